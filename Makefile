@@ -1,0 +1,47 @@
+# The README's two commands: `make run` and `make test`. Both set up a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: run test lint unit e2e bench chromium clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+run: $(VENV)/.runtime
+	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.headless true \
+		--browser.gatherUsageStats false
+
+# Debian's chromium for the browser tests (Playwright cannot download browsers here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser tests..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check dpviz app tests bench
+
+test: $(VENV)/.dev chromium lint
+	$(PY) -m pytest
+
+unit: $(VENV)/.dev
+	$(PY) -m pytest tests/unit
+
+bench: $(VENV)/.dev
+	$(PY) bench/averaging.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
