@@ -1,0 +1,100 @@
+"""Parameter checks shared by every public function (errors a user can act on).
+
+Messages follow scikit-learn's form: "The 'rho' parameter of fc_avg must be a float in the
+range (0, inf). Got -1.0 instead."
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+RngLike = np.random.Generator | int | None
+
+
+def _range_text(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    left = "(" if low_open else "["
+    right = ")" if high_open else "]"
+    return f"{left}{low:g}, {high:g}{right}"
+
+
+def check_scalar(
+    value: Any,
+    name: str,
+    func: str,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> float:
+    """Return ``value`` as a float (or int) if it lies in the range, else raise ValueError."""
+    kind = "an int" if integer else "a float"
+    rng_txt = _range_text(low, high, low_open, high_open)
+    msg = f"The '{name}' parameter of {func} must be {kind} in the range {rng_txt}. Got {value!r} instead."
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(msg)
+    if integer and not float(value).is_integer():
+        raise ValueError(msg)
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(msg)
+    too_low = v <= low if low_open else v < low
+    too_high = v >= high if high_open else v > high
+    if too_low or too_high:
+        raise ValueError(msg)
+    return int(v) if integer else v
+
+
+def check_rho(rho: Any, func: str) -> float:
+    return check_scalar(rho, "rho", func, low=0.0, low_open=True, high_open=True)
+
+
+def check_delta(delta: Any, func: str, *, allow_zero: bool = False) -> float:
+    return check_scalar(delta, "delta", func, low=0.0, high=1.0, low_open=not allow_zero, high_open=True)
+
+
+def check_data(X: Any, func: str, *, allow_empty: bool = True) -> np.ndarray:
+    """Return X as a finite float64 array of shape (n, d); raise ValueError otherwise."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"The 'X' parameter of {func} must be a numeric array of shape (n, d).") from exc
+    if arr.ndim != 2:
+        raise ValueError(
+            f"The 'X' parameter of {func} must be a 2-D array of shape (n, d). "
+            f"Got an array with shape {arr.shape} instead."
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(f"The 'X' parameter of {func} must have at least one column (d >= 1).")
+    if not allow_empty and arr.shape[0] == 0:
+        raise ValueError(f"The 'X' parameter of {func} must have at least one row. Got 0 rows.")
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = int(np.sum(~np.all(np.isfinite(arr), axis=1)))
+        raise ValueError(
+            f"The 'X' parameter of {func} contains {bad} row(s) with NaN or infinite values. "
+            "Drop or impute them first (dpviz.data.load_csv drops them and reports the count)."
+        )
+    return arr
+
+
+def check_rng(rng: RngLike) -> tuple[np.random.Generator, int | None]:
+    """Normalize ``rng`` once at a public boundary; return the Generator and a replay seed.
+
+    An int seeds a new Generator; None draws fresh OS entropy but keeps the seed so the run can
+    be replayed exactly (``Result.seed``); a Generator is used as given (seed unknown: None).
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+        return np.random.default_rng(seed), seed
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
+        return np.random.default_rng(int(rng)), int(rng)
+    raise ValueError(
+        f"The 'rng' parameter must be a numpy.random.Generator, a non-negative int seed or None. "
+        f"Got {rng!r} instead."
+    )

@@ -1,0 +1,141 @@
+"""Noise mechanisms. Each takes the sensitivity and the budget, draws from a numpy Generator,
+and records itself in the ledger (name, budget, sensitivity, noise scale).
+
+References: Tsfadia et al. 2022, Thm 2.2 (Gaussian σ = Δ₂/√(2ρ) for ρ-zCDP); Balle & Wang 2018
+(analytic Gaussian for (ε, δ)-DP); Dwork & Roth 2014 (Laplace); McSherry & Talwar 2007
+(exponential mechanism).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from dpviz._validation import check_scalar
+from dpviz.privacy.budget import ApproxDP, ZCDP
+from dpviz.privacy.ledger import Ledger
+
+
+def gaussian_sigma_zcdp(sensitivity: float, rho: float) -> float:
+    """σ = Δ₂ / √(2ρ): the Gaussian mechanism is ρ-zCDP (Tsfadia et al. 2022, Thm 2.2)."""
+    check_scalar(sensitivity, "sensitivity", "gaussian_sigma_zcdp", low=0.0)
+    check_scalar(rho, "rho", "gaussian_sigma_zcdp", low=0.0, low_open=True)
+    return sensitivity / math.sqrt(2.0 * rho)
+
+
+def _analytic_gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
+    """Exact δ of the Gaussian mechanism at ε (Balle & Wang 2018, Thm 8)."""
+    a = sensitivity / (2.0 * sigma)
+    b = eps * sigma / sensitivity
+    return math.exp(log_ndtr(a - b)) - math.exp(eps + log_ndtr(-a - b))
+
+
+def gaussian_sigma_dp(sensitivity: float, eps: float, delta: float) -> float:
+    """Smallest σ for which the Gaussian mechanism is (ε, δ)-DP (analytic, any ε > 0).
+
+    Unlike the classic σ = Δ√(2 ln(1.25/δ))/ε it is exact and valid for ε ≥ 1.
+    """
+    check_scalar(sensitivity, "sensitivity", "gaussian_sigma_dp", low=0.0, low_open=True)
+    check_scalar(eps, "eps", "gaussian_sigma_dp", low=0.0, low_open=True)
+    check_scalar(delta, "delta", "gaussian_sigma_dp", low=0.0, high=1.0, low_open=True, high_open=True)
+    hi = sensitivity * (1.0 + math.sqrt(2.0 * math.log(1.25 / delta))) / eps * 4.0
+    while _analytic_gaussian_delta(hi, sensitivity, eps) > delta:
+        hi *= 2.0
+    lo = hi / 2.0
+    while lo > 1e-300 and _analytic_gaussian_delta(lo, sensitivity, eps) <= delta:
+        lo /= 2.0
+    sigma = brentq(lambda s: _analytic_gaussian_delta(s, sensitivity, eps) - delta, lo, hi,
+                   xtol=1e-14 * hi, rtol=1e-12)
+    # Round up so the returned σ never falls on the wrong side of δ.
+    while _analytic_gaussian_delta(sigma, sensitivity, eps) > delta:
+        sigma *= 1.0 + 1e-12
+    return float(sigma)
+
+
+def gaussian(
+    value: np.ndarray | float,
+    *,
+    sensitivity: float,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    charge: ZCDP | None = None,
+    note: str = "",
+) -> np.ndarray | float:
+    """value + N(0, σ²I) with σ = Δ₂/√(2ρ); records a ρ-zCDP spend.
+
+    ``charge`` overrides the accounted cost when a proof charges more than ρ for this draw
+    (e.g. FriendlyAvg draws n̂ with ρ₁ = 0.1(1−δ)ρ but pays 0.1ρ after conditioning, Fact 2.4.4).
+    """
+    sigma = gaussian_sigma_zcdp(sensitivity, rho)
+    ledger.record(name, "gaussian", charge or ZCDP(rho), sensitivity=sensitivity,
+                  noise_scale=sigma, note=note)
+    noise = rng.normal(0.0, sigma, size=np.shape(value))
+    return value + noise if np.ndim(value) else float(value + noise)
+
+
+def gaussian_dp(
+    value: np.ndarray | float,
+    *,
+    sensitivity: float,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    note: str = "",
+) -> np.ndarray | float:
+    """value + N(0, σ²I) with the analytic (ε, δ)-DP σ; records an (ε, δ)-DP spend."""
+    sigma = gaussian_sigma_dp(sensitivity, eps, delta)
+    ledger.record(name, "gaussian", ApproxDP(eps, delta), sensitivity=sensitivity,
+                  noise_scale=sigma, note=note)
+    noise = rng.normal(0.0, sigma, size=np.shape(value))
+    return value + noise if np.ndim(value) else float(value + noise)
+
+
+def laplace(
+    value: np.ndarray | float,
+    *,
+    sensitivity: float,
+    eps: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    note: str = "",
+) -> np.ndarray | float:
+    """value + Lap(Δ₁/ε) per coordinate; ε-DP for ℓ1 sensitivity Δ₁; records an ε-DP spend."""
+    check_scalar(sensitivity, "sensitivity", "laplace", low=0.0)
+    check_scalar(eps, "eps", "laplace", low=0.0, low_open=True)
+    scale = sensitivity / eps
+    ledger.record(name, "laplace", ApproxDP(eps, 0.0), sensitivity=sensitivity,
+                  noise_scale=scale, note=note)
+    noise = rng.laplace(0.0, scale, size=np.shape(value))
+    return value + noise if np.ndim(value) else float(value + noise)
+
+
+def exponential(
+    scores: np.ndarray,
+    *,
+    sensitivity: float,
+    eps: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    note: str = "",
+) -> int:
+    """Index i drawn with probability ∝ exp(ε·score_i/(2Δ)); ε-DP (McSherry & Talwar 2007).
+
+    Sampled with the Gumbel-max trick, which has exactly this distribution.
+    """
+    check_scalar(sensitivity, "sensitivity", "exponential", low=0.0, low_open=True)
+    check_scalar(eps, "eps", "exponential", low=0.0, low_open=True)
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError("The 'scores' parameter of exponential must be a non-empty 1-D array.")
+    ledger.record(name, "exponential", ApproxDP(eps, 0.0), sensitivity=sensitivity,
+                  noise_scale=2.0 * sensitivity / eps, note=note)
+    return int(np.argmax(eps * s / (2.0 * sensitivity) + rng.gumbel(size=s.size)))

@@ -1,0 +1,87 @@
+"""The Result every algorithm returns: the answer and the story of how it got there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpviz.privacy.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One named step of a run and what it produced.
+
+    ``released`` is True when ``data`` is private output (safe to publish); False for internal,
+    non-private values kept for teaching and diagnostics (never publish those).
+    """
+
+    name: str
+    released: bool
+    data: Mapping[str, Any]
+    note: str = ""
+
+
+class Trace:
+    """A mutable list of steps filled during a run, frozen into ``Result.trace`` at the end."""
+
+    def __init__(self) -> None:
+        self._steps: list[TraceStep] = []
+
+    def add(self, name: str, *, released: bool, note: str = "", **data: Any) -> TraceStep:
+        step = TraceStep(name, released, data, note)
+        self._steps.append(step)
+        return step
+
+    def extend(self, steps: tuple[TraceStep, ...], prefix: str = "") -> None:
+        for s in steps:
+            self._steps.append(TraceStep(prefix + s.name, s.released, s.data, s.note))
+
+    def freeze(self) -> tuple[TraceStep, ...]:
+        return tuple(self._steps)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The output of a private algorithm.
+
+    Attributes
+    ----------
+    centers : (k, d) array or None
+        The private answer (an average is a (1, d) array); None when the algorithm output ⊥.
+    failure : str or None
+        A short reason when the algorithm output ⊥ (empty core, n̂ ≤ 0, ...). A failure is an
+        answer, not an exception.
+    ledger : Ledger
+        What was spent; ``ledger.total()`` equals the budget the caller gave.
+    trace : tuple of TraceStep
+        The ordered steps, for the figure builders.
+    params : mapping
+        The parameters of the call (enough, with ``seed``, to rerun it exactly).
+    seed : int or None
+        The seed the run drew its randomness from (None if the caller passed a Generator).
+    """
+
+    centers: np.ndarray | None
+    failure: str | None
+    ledger: Ledger
+    trace: tuple[TraceStep, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def step(self, name: str) -> TraceStep:
+        """The first trace step called ``name`` (KeyError naming the available steps if none)."""
+        for s in self.trace:
+            if s.name == name:
+                return s
+        raise KeyError(f"No trace step '{name}'. Steps: {[s.name for s in self.trace]}")
+
+    def steps(self, prefix: str) -> list[TraceStep]:
+        return [s for s in self.trace if s.name.startswith(prefix)]
