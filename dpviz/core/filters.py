@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz._validation import check_scalar
-from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
 

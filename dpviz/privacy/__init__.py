@@ -12,7 +12,7 @@ from dpviz.privacy.accounting import (
     zcdp_delta,
     zcdp_to_dp,
 )
-from dpviz.privacy.budget import ApproxDP, ZCDP
+from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger, Spend
 from dpviz.privacy.mechanisms import (
     exponential,
@@ -24,8 +24,24 @@ from dpviz.privacy.mechanisms import (
 )
 
 __all__ = [
-    "ZCDP", "ApproxDP", "Ledger", "Spend", "PrivacyStatement",
-    "zcdp_to_dp", "zcdp_delta", "dp_to_zcdp", "approx_zcdp_to_dp", "compose_zcdp", "compose_dp",
-    "group_privacy_zcdp", "group_privacy_dp", "row_level_statement",
-    "gaussian", "gaussian_dp", "gaussian_sigma_zcdp", "gaussian_sigma_dp", "laplace", "exponential",
+    "ZCDP",
+    "ApproxDP",
+    "Ledger",
+    "PrivacyStatement",
+    "Spend",
+    "approx_zcdp_to_dp",
+    "compose_dp",
+    "compose_zcdp",
+    "dp_to_zcdp",
+    "exponential",
+    "gaussian",
+    "gaussian_dp",
+    "gaussian_sigma_dp",
+    "gaussian_sigma_zcdp",
+    "group_privacy_dp",
+    "group_privacy_zcdp",
+    "laplace",
+    "row_level_statement",
+    "zcdp_delta",
+    "zcdp_to_dp",
 ]

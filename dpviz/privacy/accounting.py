@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from dpviz._validation import check_scalar
-from dpviz.privacy.budget import ApproxDP, ZCDP
+from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 
 

@@ -75,9 +75,13 @@ class ApproxDP:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.eps, (int, float)) and math.isfinite(self.eps) and self.eps >= 0):
-            raise ValueError(f"The 'eps' of an ApproxDP budget must be a float in [0, inf). Got {self.eps!r}.")
+            raise ValueError(
+                f"The 'eps' of an ApproxDP budget must be a float in [0, inf). Got {self.eps!r}."
+            )
         if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
-            raise ValueError(f"The 'delta' of an ApproxDP budget must be a float in [0, 1). Got {self.delta!r}.")
+            raise ValueError(
+                f"The 'delta' of an ApproxDP budget must be a float in [0, 1). Got {self.delta!r}."
+            )
 
     def split(
         self, eps: Mapping[str, float], delta: Mapping[str, float] | None = None

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dpviz.privacy.budget import ApproxDP, ZCDP
+from dpviz.privacy.budget import ZCDP, ApproxDP
 
 Unit = Literal["row", "tuple"]
 Composition = Literal["sequential", "parallel"]

@@ -15,7 +15,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from dpviz._validation import check_scalar
-from dpviz.privacy.budget import ApproxDP, ZCDP
+from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 
 
