@@ -1,0 +1,476 @@
+"""The paper's Figure 3 storyboard, panel by panel, drawn from one FC clustering Result.
+
+Panels (Tsfadia et al. 2022, §5.2, Figure 3; the informal FC_Clustering's step numbers):
+(a) the data; (b) the points of all t k-tuples (step 2); (c) core vs removed tuples (step 4);
+(d) the reference tuple and the split of tuple points into coordinate clouds (step 5);
+(e) private tuple averages vs the non-private ones (step 6); (f) the private centers on the data;
+(g) the centers after the private Lloyd step (step 7).
+
+Everything is read from ``Result.trace`` (the schema in INTERFACES.md); nothing is recomputed.
+Each legend entry says whether it is a private release or a non-private diagnostic
+(``TraceStep.released``). Missing steps (a run that stopped early) become an annotation that
+says where and why it stopped and what the fallback returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dpviz.result import Result, TraceStep
+from dpviz.viz import colors
+from dpviz.viz.data import Projector, centers_trace, downsample_index, points_traces, project_2d
+
+#: The FC pipeline's trace steps in run order (INTERFACES.md).
+PIPELINE_STEPS: tuple[str, ...] = (
+    "pieces", "tuples", "feasibility", "match_core", "reorder", "diameters", "dist_core",
+    "tuple_averages", "tuple_averages_nonprivate", "lloyd_partition", "lloyd",
+)
+
+PRIVATE_TAG = "private"
+NONPRIVATE_TAG = "non-private diagnostic"
+
+
+def release_label(name: str, released: bool) -> str:
+    """Legend text for something drawn from a trace step: ``'<name> — private'`` or
+    ``'<name> — non-private diagnostic'``."""
+    return f"{name} — {PRIVATE_TAG if released else NONPRIVATE_TAG}"
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """Where an FC run got to (for the failure annotation and the app's status line)."""
+
+    last_step: str | None
+    missing: tuple[str, ...]
+    reason: str | None
+    fallback_used: bool
+    fallback_method: str | None
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def message(self) -> str:
+        """One sentence for the user, e.g. "FriendlyCore stopped after 'match_core' (empty
+        core); the fallback (dp_lloyd) released the centers."."""
+        if self.complete and not self.fallback_used:
+            return "The run completed every step."
+        where = f"after '{self.last_step}'" if self.last_step else "before its first step"
+        why = f" ({self.reason})" if self.reason else ""
+        if self.fallback_used:
+            tail = f"; the fallback ({self.fallback_method or 'fallback'}) released the centers."
+        else:
+            tail = "; no fallback: the run output ⊥ (no centers)."
+        return f"FriendlyCore stopped {where}{why}{tail}"
+
+
+def run_status(result: Result) -> RunStatus:
+    """How far ``result`` got through :data:`PIPELINE_STEPS` and why it stopped."""
+    names = {s.name for s in result.trace}
+    present = [s for s in PIPELINE_STEPS if s in names]
+    missing = tuple(s for s in PIPELINE_STEPS if s not in names)
+    fb = _step(result, "fallback")
+    used = bool(fb and fb.data.get("used"))
+    reason = (fb.data.get("reason") if fb else None) or result.failure
+    method = fb.data.get("method") if fb else None
+    return RunStatus(present[-1] if present else None, missing, reason, used, method)
+
+
+def _step(result: Result, name: str) -> TraceStep | None:
+    for s in result.trace:
+        if s.name == name:
+            return s
+    return None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One storyboard panel: its title, traces and any explanatory message."""
+
+    key: str
+    title: str
+    traces: tuple[Any, ...]
+    messages: tuple[str, ...] = ()
+
+
+@dataclass
+class _Context:
+    result: Result
+    X: np.ndarray
+    proj: Projector
+    P: np.ndarray  # projected, downsampled data
+    idx: np.ndarray
+    n: int
+    color_of: np.ndarray
+    status: RunStatus
+    extra: dict = field(default_factory=dict)
+
+    def step(self, name: str) -> TraceStep | None:
+        return _step(self.result, name)
+
+    def ccolor(self, j: int) -> str:
+        return colors.cluster_color(int(self.color_of[j]) if j < len(self.color_of) else j)
+
+
+def _cluster_centers_for_colors(result: Result) -> np.ndarray | None:
+    """Centers indexed by the run's coordinate j (the order of the ordered tuples)."""
+    for name, key in (("tuple_averages", "centers"), ("lloyd", "centers"),
+                      ("tuple_averages_nonprivate", "centers"), ("reorder", "reference")):
+        s = _step(result, name)
+        if s is not None and s.data.get(key) is not None:
+            return np.asarray(s.data[key], dtype=float)
+    if result.centers is not None:
+        return np.asarray(result.centers, dtype=float)
+    return None
+
+
+def _context(
+    result: Result,
+    X: np.ndarray,
+    *,
+    projector: Projector | None,
+    reference_centers: np.ndarray | None,
+    max_points: int,
+    rng_seed: int,
+) -> _Context:
+    X = np.asarray(getattr(X, "X", X), dtype=float)
+    proj = projector or project_2d(X)
+    idx = downsample_index(X.shape[0], max_points, rng_seed=rng_seed)
+    P = proj.transform(X[idx]) if X.shape[0] else np.zeros((0, 2))
+    C = _cluster_centers_for_colors(result)
+    if C is None:
+        color_of = np.arange(64)
+    elif reference_centers is not None:
+        color_of = colors.align_colors(reference_centers, C)
+    else:
+        color_of = colors.canonical_order(proj.transform(C))
+    return _Context(result, X, proj, P, idx, X.shape[0], color_of, run_status(result))
+
+
+def _faint_data(ctx: _Context, *, showlegend: bool = False) -> go.Scattergl:
+    return points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
+                         showlegend=showlegend)[0]
+
+
+def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
+    """The annotation for a panel whose steps are absent ("" if all present)."""
+    absent = [s for s in needed if ctx.step(s) is None]
+    if not absent:
+        return ()
+    return (f"Step '{absent[0]}' was not reached. {ctx.status.message()}",)
+
+
+def _cloud(points: np.ndarray, proj: Projector, **kw: Any) -> go.Scatter:
+    P = proj.transform(points.reshape(-1, points.shape[-1])) if points.size else np.zeros((0, 2))
+    return go.Scatter(x=P[:, 0], y=P[:, 1], mode="markers", **kw)
+
+
+def _circle(center2: np.ndarray, r: float, m: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    th = np.linspace(0, 2 * np.pi, m + 1)
+    return center2[0] + r * np.cos(th), center2[1] + r * np.sin(th)
+
+
+# ---- the panels -------------------------------------------------------------------------------
+
+def _panel_a(ctx: _Context) -> Panel:
+    shown = f"showing {ctx.idx.size:,} of {ctx.n:,} points" if ctx.idx.size < ctx.n else f"n = {ctx.n:,}"
+    tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.35, size=3)
+    return Panel("a", f"a. data ({shown})", tuple(tr))
+
+
+def _panel_b(ctx: _Context) -> Panel:
+    s = ctx.step("tuples")
+    traces: list[Any] = [_faint_data(ctx)]
+    if s is None:
+        return Panel("b", "b. k-tuples of the pieces", tuple(traces), _missing(ctx, "tuples"))
+    T = np.asarray(s.data["tuples"], dtype=float)
+    t, k = T.shape[0], T.shape[1]
+    traces.append(_cloud(T, ctx.proj, name=release_label("points of all k-tuples", s.released),
+                         marker=dict(size=5, color="#34495E", opacity=0.7)))
+    return Panel("b", f"b. points of all t={t} {k}-tuples (step 2)", tuple(traces))
+
+
+def _panel_c(ctx: _Context) -> Panel:
+    s, tup = ctx.step("match_core"), ctx.step("tuples")
+    traces: list[Any] = [_faint_data(ctx)]
+    if s is None or tup is None:
+        return Panel("c", "c. core vs removed tuples", tuple(traces),
+                     _missing(ctx, "tuples", "match_core"))
+    T = np.asarray(tup.data["tuples"], dtype=float)
+    keep = np.asarray(s.data["keep"], dtype=bool)
+    traces.append(_cloud(T[keep], ctx.proj, name=release_label("core tuples (kept)", s.released),
+                         marker=dict(size=5, color=colors.KEPT, opacity=0.8)))
+    traces.append(_cloud(T[~keep], ctx.proj,
+                         name=release_label("removed tuples", s.released),
+                         marker=dict(size=7, color=colors.REMOVED, symbol="x-thin",
+                                     line=dict(width=1.5, color=colors.REMOVED))))
+    return Panel("c", f"c. core: {int(keep.sum())} of {keep.size} tuples kept (step 4)",
+                 tuple(traces))
+
+
+def _panel_d(ctx: _Context) -> Panel:
+    s = ctx.step("reorder")
+    traces: list[Any] = [_faint_data(ctx)]
+    if s is None:
+        return Panel("d", "d. reference tuple and the split", tuple(traces), _missing(ctx, "reorder"))
+    ordered = np.asarray(s.data["ordered"], dtype=float)
+    for j in range(ordered.shape[1]):
+        traces.append(_cloud(ordered[:, j, :], ctx.proj,
+                             name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})", s.released),
+                             marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)))
+    ref = ctx.proj.transform(np.asarray(s.data["reference"], dtype=float))
+    traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
+                                color=colors.REFERENCE, symbol="circle", size=12))
+    return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (step 5)",
+                 tuple(traces))
+
+
+def _panel_e(ctx: _Context) -> Panel:
+    s, npv, ro, dia = (ctx.step(n) for n in ("tuple_averages", "tuple_averages_nonprivate",
+                                             "reorder", "diameters"))
+    traces: list[Any] = [_faint_data(ctx)]
+    if ro is not None:
+        ordered = np.asarray(ro.data["ordered"], dtype=float)
+        for j in range(ordered.shape[1]):
+            traces.append(_cloud(ordered[:, j, :], ctx.proj, showlegend=False,
+                                 name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})",
+                                                    ro.released),
+                                 marker=dict(size=4, color=ctx.ccolor(j), opacity=0.25)))
+    if s is None:
+        return Panel("e", "e. private vs non-private averages", tuple(traces),
+                     _missing(ctx, "tuple_averages"))
+    C = np.asarray(s.data["centers"], dtype=float)
+    C2 = ctx.proj.transform(C)
+    if dia is not None and dia.data.get("radii_used") is not None:
+        radii = np.asarray(dia.data["radii_used"], dtype=float)
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for j in range(min(len(radii), C2.shape[0])):
+            cx, cy = _circle(C2[j], float(radii[j]))
+            xs += [*cx, None]
+            ys += [*cy, None]
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", visible="legendonly",
+                                 name=release_label("FindDiam radii r_j", dia.released),
+                                 line=dict(color=colors.THRESHOLD, width=1, dash="dot")))
+    if npv is not None:
+        traces.append(centers_trace(ctx.proj.transform(np.asarray(npv.data["centers"], float)),
+                                    name=release_label("non-private averages", npv.released),
+                                    color=colors.NONPRIVATE, symbol="diamond-open", size=13,
+                                    line_color=colors.NONPRIVATE))
+    traces.append(centers_trace(C2, name=release_label("private averages", s.released),
+                                color=colors.PRIVATE, symbol="x", size=13))
+    return Panel("e", "e. private averages (red) vs non-private ones (step 6)", tuple(traces))
+
+
+def _fallback_trace(ctx: _Context) -> tuple[list[Any], tuple[str, ...]]:
+    fb = ctx.step("fallback")
+    if fb is None or not fb.data.get("used") or fb.data.get("centers") is None:
+        return [], ()
+    C2 = ctx.proj.transform(np.asarray(fb.data["centers"], dtype=float))
+    name = release_label(f"fallback centers ({fb.data.get('method', 'fallback')})", fb.released)
+    return ([centers_trace(C2, name=name, color=colors.PRIVATE, symbol="square", size=13)],
+            (ctx.status.message(),))
+
+
+def _panel_f(ctx: _Context) -> Panel:
+    s = ctx.step("tuple_averages")
+    traces: list[Any] = [_faint_data(ctx)]
+    if s is None:
+        fb, msg = _fallback_trace(ctx)
+        return Panel("f", "f. private centers on the data", tuple(traces + fb),
+                     _missing(ctx, "tuple_averages") or msg)
+    C2 = ctx.proj.transform(np.asarray(s.data["centers"], dtype=float))
+    traces.append(centers_trace(C2, name=release_label("private centers (tuple averages)",
+                                                        s.released),
+                                color=[ctx.ccolor(j) for j in range(C2.shape[0])],
+                                symbol="x", size=15, line_color=colors.NONPRIVATE))
+    return Panel("f", "f. private centers over the full data", tuple(traces))
+
+
+def _panel_g(ctx: _Context) -> Panel:
+    s, part = ctx.step("lloyd"), ctx.step("lloyd_partition")
+    traces: list[Any] = []
+    if part is not None and part.data.get("labels") is not None:
+        labels = np.asarray(part.data["labels"])[ctx.idx]
+        suffix = release_label("", part.released)
+        traces += points_traces(ctx.P, labels, color_of=ctx.color_of, suffix=suffix,
+                                name="data by nearest center", opacity=0.3, size=3)
+    else:
+        traces.append(_faint_data(ctx))
+    if s is None:
+        fb, msg = _fallback_trace(ctx)
+        return Panel("g", "g. after the private Lloyd step", tuple(traces + fb),
+                     _missing(ctx, "lloyd") or msg)
+    C2 = ctx.proj.transform(np.asarray(s.data["centers"], dtype=float))
+    removed = part.data.get("n_removed") if part is not None else None
+    note = f"; {removed} rows outside Λ removed" if removed else ""
+    traces.append(centers_trace(C2, name=release_label("final centers (private Lloyd step)",
+                                                        s.released),
+                                color=colors.FINAL, symbol="star", size=17,
+                                line_color=colors.NONPRIVATE))
+    return Panel("g", f"g. after the private Lloyd step (step 7{note})", tuple(traces))
+
+
+_BUILDERS = {"a": _panel_a, "b": _panel_b, "c": _panel_c, "d": _panel_d, "e": _panel_e,
+             "f": _panel_f, "g": _panel_g}
+
+
+def storyboard_panels(
+    result: Result,
+    X: np.ndarray,
+    *,
+    panels: Sequence[str] = "abcdefg",
+    projector: Projector | None = None,
+    reference_centers: np.ndarray | None = None,
+    max_points: int = 20_000,
+    rng_seed: int = 0,
+) -> list[Panel]:
+    """The chosen panels as :class:`Panel` records (title, traces, messages)."""
+    bad = [p for p in panels if p not in _BUILDERS]
+    if bad:
+        raise ValueError(f"Unknown storyboard panel(s) {bad}; choose from 'abcdefg'.")
+    ctx = _context(result, X, projector=projector, reference_centers=reference_centers,
+                   max_points=max_points, rng_seed=rng_seed)
+    return [_BUILDERS[p](ctx) for p in panels]
+
+
+def _layout_single(fig: go.Figure, panel: Panel, proj: Projector) -> go.Figure:
+    for m in panel.messages:
+        fig.add_annotation(text=_wrap(m), xref="paper", yref="paper", x=0.5, y=0.5,
+                           showarrow=False, bgcolor="rgba(255,255,255,0.85)",
+                           bordercolor=colors.REMOVED, font=dict(size=12))
+    fig.update_layout(title=panel.title, template="plotly_white",
+                      xaxis_title=proj.axis_titles[0], yaxis_title=proj.axis_titles[1],
+                      legend=dict(itemsizing="constant"))
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def _wrap(text: str, width: int = 48) -> str:
+    words, lines, cur = text.split(), [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}".strip()
+    if cur:
+        lines.append(cur)
+    return "<br>".join(lines)
+
+
+def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    proj = kw.get("projector") or project_2d(np.asarray(getattr(X, "X", X), dtype=float))
+    kw["projector"] = proj
+    (panel,) = storyboard_panels(result, X, panels=key, **kw)
+    return _layout_single(go.Figure(data=list(panel.traces)), panel, proj)
+
+
+def panel_data(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(a) The data (downsampled for display)."""
+    return _panel_figure("a", result, X, **kw)
+
+
+def panel_tuples(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(b) The points of all t k-tuples (the oracle's centers per piece; non-private)."""
+    return _panel_figure("b", result, X, **kw)
+
+
+def panel_core(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(c) Core vs removed tuples (the match_{1/7} FriendlyCore filter's decision)."""
+    return _panel_figure("c", result, X, **kw)
+
+
+def panel_reorder(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(d) The reference tuple and the ordered coordinate clouds Q^j, coloured by j."""
+    return _panel_figure("d", result, X, **kw)
+
+
+def panel_averages(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(e) Private tuple averages vs the non-private coordinate means (radii on demand)."""
+    return _panel_figure("e", result, X, **kw)
+
+
+def panel_centers(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(f) The private centers over the full data (or the fallback's)."""
+    return _panel_figure("f", result, X, **kw)
+
+
+def panel_lloyd(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+    """(g) The data split by nearest center and the centers after the private Lloyd step."""
+    return _panel_figure("g", result, X, **kw)
+
+
+PANEL_FUNCTIONS = {"a": panel_data, "b": panel_tuples, "c": panel_core, "d": panel_reorder,
+                   "e": panel_averages, "f": panel_centers, "g": panel_lloyd}
+
+
+def storyboard_figure(
+    result: Result,
+    X: np.ndarray,
+    *,
+    panels: Sequence[str] = "abcdefg",
+    cols: int = 4,
+    projector: Projector | None = None,
+    reference_centers: np.ndarray | None = None,
+    max_points: int = 5_000,
+    rng_seed: int = 0,
+    height_per_row: int = 360,
+    title: str | None = None,
+) -> go.Figure:
+    """All storyboard panels in one grid of subplots (shared projection, one legend).
+
+    Parameters
+    ----------
+    result : Result
+        An ``fc_clustering`` / ``fc_private_stage`` Result (its trace is drawn).
+    X : (n, d) array or Dataset
+        The data the run used (drawn faintly under every panel, downsampled to ``max_points``).
+    reference_centers : (k, d) array, optional
+        Fixes the cluster colours (e.g. non-private or true centers) so they do not change
+        between reruns; by default clusters are coloured in the order of their x position.
+
+    Notes
+    -----
+    Panels whose steps are absent carry an annotation saying where the run stopped, why, and
+    what the fallback released; the title repeats it.
+    """
+    X_arr = np.asarray(getattr(X, "X", X), dtype=float)
+    proj = projector or project_2d(X_arr)
+    plist = storyboard_panels(result, X_arr, panels=panels, projector=proj,
+                              reference_centers=reference_centers, max_points=max_points,
+                              rng_seed=rng_seed)
+    rows = -(-len(plist) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p.title for p in plist],
+                        horizontal_spacing=0.04, vertical_spacing=0.1)
+    seen: set[str] = set()
+    for i, p in enumerate(plist):
+        r, c = i // cols + 1, i % cols + 1
+        for tr in p.traces:
+            tr.legendgroup = tr.name
+            if tr.name in seen or tr.showlegend is False:
+                tr.showlegend = False
+            else:
+                seen.add(tr.name)
+            fig.add_trace(tr, row=r, col=c)
+        for m in p.messages:
+            fig.add_annotation(text=_wrap(m, 36), xref="x domain", yref="y domain", x=0.5, y=0.5,
+                               showarrow=False, bgcolor="rgba(255,255,255,0.85)",
+                               bordercolor=colors.REMOVED, font=dict(size=10), row=r, col=c)
+        axis = "x" if i == 0 else f"x{i + 1}"
+        fig.update_yaxes(scaleanchor=axis, scaleratio=1, row=r, col=c)
+    status = run_status(result)
+    head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
+    sub = status.message() if (status.fallback_used or not status.complete) else proj.note()
+    for ann in fig.layout.annotations[: len(plist)]:
+        ann.font = dict(size=12)
+    fig.update_layout(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
+                      template="plotly_white", height=height_per_row * rows + 120,
+                      legend=dict(orientation="h", y=-0.05, itemsizing="constant"))
+    return fig
