@@ -1,0 +1,172 @@
+"""The filters' decisions: noisy scores against the keep threshold; FindDiam's probes.
+
+zCDPFilter (Tsfadia et al. 2022, §4.2) keeps element i iff ẑ_i = (w_i − n/2) + N(0, n̂/(8ρ₂))
+clears τ = √(n̂ ln(2n̂/δ)/(4ρ₂)) + 1/2. FindDiam (§5.1.2) accepts the first radius r whose
+noisy mean friend count â clears n − √(4 ln(1/β)/ρ). All of these are internal values of a run
+(non-private diagnostics), drawn to explain the released decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpviz.result import Result, TraceStep
+from dpviz.viz import colors
+from dpviz.viz.storyboard import release_label
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def filter_scores_figure(
+    source: Result | TraceStep | Mapping[str, Any] | Any,
+    *,
+    step: str = "match_core",
+    title: str | None = None,
+    nbins: int = 40,
+) -> go.Figure:
+    """Histogram of the noisy scores ẑ of kept and removed elements, with the keep threshold τ.
+
+    Parameters
+    ----------
+    source : Result, TraceStep, mapping or FilterOutcome
+        A Result (its trace step ``step`` is used: "match_core" or "dist_core"), the step itself,
+        or anything with ``noisy_scores``, ``threshold``, ``keep`` (and optionally ``scores``,
+        ``n_hat``).
+    step : str
+        Which filter of a Result to draw.
+
+    Notes
+    -----
+    The score is z = w − n/2 (w: friend count, self included), so the dotted line z = 0 is
+    "friends with exactly half of the elements"; τ sits to its right by the privacy margin. The
+    true scores are a legend-only trace (a non-private diagnostic).
+    """
+    released = False
+    label = step
+    if isinstance(source, Result):
+        st = next((s for s in source.trace if s.name == step), None)
+        if st is None:
+            fig = go.Figure()
+            fig.add_annotation(text=f"The run stopped before the '{step}' filter.",
+                               xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
+            fig.update_layout(title=title or f"{step}: not reached", template="plotly_white")
+            return fig
+        source = st
+    if isinstance(source, TraceStep):
+        released, label, data = source.released, source.name, source.data
+    else:
+        data = source
+    noisy = _get(data, "noisy_scores")
+    if noisy is None:
+        raise ValueError("filter_scores_figure needs noisy scores (zCDPFilter); BasicFilter has none.")
+    noisy = np.asarray(noisy, dtype=float)
+    keep = np.asarray(_get(data, "keep"), dtype=bool)
+    tau = float(_get(data, "threshold"))
+    scores = _get(data, "scores")
+    n_hat = _get(data, "n_hat")
+    n = noisy.size
+    fig = go.Figure()
+    lo = float(min(noisy.min(initial=0.0), tau, 0.0))
+    hi = float(max(noisy.max(initial=0.0), tau, 0.0))
+    size = (hi - lo) / nbins if hi > lo else 1.0
+    xbins = dict(start=lo - size, end=hi + size, size=size)
+    fig.add_trace(go.Histogram(x=noisy[keep], xbins=xbins, name=release_label(
+        f"kept ({int(keep.sum())})", released), marker_color=colors.KEPT, opacity=0.8))
+    fig.add_trace(go.Histogram(x=noisy[~keep], xbins=xbins, name=release_label(
+        f"removed ({int((~keep).sum())})", released), marker_color=colors.REMOVED, opacity=0.8))
+    if scores is not None:
+        fig.add_trace(go.Histogram(x=np.asarray(scores, float), xbins=xbins, visible="legendonly",
+                                   name=release_label("true scores z (before noise)", False),
+                                   marker_color=colors.NONPRIVATE, opacity=0.4))
+    fig.add_vline(x=tau, line=dict(color=colors.THRESHOLD, width=2),
+                  annotation_text=f"keep threshold τ = {tau:.3g}", annotation_position="top right")
+    fig.add_vline(x=0.0, line=dict(color=colors.THRESHOLD, width=1, dash="dot"),
+                  annotation_text="z = 0: friends with n/2", annotation_position="top left")
+    sub = f"n = {n}" + (f", n̂ = {float(n_hat):.1f}" if n_hat is not None else "")
+    fig.update_layout(
+        title=dict(text=f"{title or label + ': noisy scores vs keep threshold'}<br><sup>{sub}; "
+                   "an element is kept iff its noisy score ẑ ≥ τ</sup>"),
+        barmode="overlay", template="plotly_white", bargap=0.05,
+        xaxis_title="noisy score ẑ = (friend count − n/2) + noise", yaxis_title="elements")
+    return fig
+
+
+def find_diam_table(probes: Sequence[Any]) -> pd.DataFrame:
+    """FindDiam probes as a table, one row per probe: coordinate, r, a, â, threshold, accepted.
+
+    ``probes`` is either one probe list (a single FindDiam) or one list per coordinate (the
+    ``diameters`` step of fc_clustering); a probe is a dict or a ``Probe`` record.
+    """
+    if len(probes) and not isinstance(probes[0], (list, tuple)):
+        probes = [probes]
+    rows = []
+    for j, plist in enumerate(probes):
+        for i, p in enumerate(plist):
+            rows.append(dict(coordinate=j + 1, probe=i + 1, r=float(_get(p, "r")),
+                             a=_get(p, "a"), a_hat=float(_get(p, "a_hat")),
+                             threshold=float(_get(p, "threshold")),
+                             accepted=bool(_get(p, "accepted"))))
+    return pd.DataFrame(rows, columns=["coordinate", "probe", "r", "a", "a_hat", "threshold",
+                                       "accepted"])
+
+
+def find_diam_figure(
+    source: Result | Sequence[Any],
+    *,
+    title: str | None = None,
+) -> go.Figure:
+    """FindDiam's search: â against the acceptance threshold for every probed radius r.
+
+    x is r on a log axis; filled circles are accepted probes, crosses rejected ones; the dashed
+    line of the same colour is the threshold n − √(4 ln(1/β)/ρ) (per coordinate j when drawn
+    from fc_clustering's ``diameters`` step). The released output is the chosen r (the first
+    accepted probe); a and â are non-private diagnostics.
+    """
+    chosen = None
+    if isinstance(source, Result):
+        st = next((s for s in source.trace if s.name == "diameters"), None)
+        if st is None:
+            fig = go.Figure()
+            fig.add_annotation(text="The run stopped before the diameter search.",
+                               xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
+            fig.update_layout(title=title or "FindDiam: not reached", template="plotly_white")
+            return fig
+        source = st.data["probes"]
+        chosen = st.data.get("radii")
+    df = find_diam_table(source)
+    fig = go.Figure()
+    for j, g in df.groupby("coordinate", sort=True):
+        c = colors.cluster_color(int(j) - 1)
+        many = df["coordinate"].nunique() > 1
+        lab = f"coordinate {j}: " if many else ""
+        for acc, sym in ((True, "circle"), (False, "x")):
+            sub = g[g["accepted"] == acc]
+            if sub.empty:
+                continue
+            fig.add_trace(go.Scatter(
+                x=sub["r"], y=sub["a_hat"], mode="markers", legendgroup=f"c{j}",
+                name=release_label(f"{lab}{'accepted' if acc else 'rejected'} probes â", False),
+                marker=dict(color=c, symbol=sym, size=10, line=dict(width=1, color=c)),
+                customdata=np.c_[sub["a"].astype(float), sub["threshold"]],
+                hovertemplate="r = %{x:.4g}<br>â = %{y:.4g}<br>a = %{customdata[0]:.4g}"
+                              "<br>threshold = %{customdata[1]:.4g}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=g["r"], y=g["threshold"], mode="lines", legendgroup=f"c{j}",
+                                 name=f"{lab}acceptance threshold",
+                                 line=dict(color=c, dash="dash", width=1)))
+    sub = ""
+    if chosen is not None:
+        sub = "chosen radii (private): " + ", ".join(f"{float(r):.3g}" for r in np.ravel(chosen))
+    fig.update_layout(
+        title=dict(text=f"{title or 'FindDiam: probes of the radius search'}<br><sup>{sub}</sup>"),
+        template="plotly_white", xaxis_type="log", xaxis_title="radius r (log scale)",
+        yaxis_title="noisy mean friend count â")
+    return fig

@@ -1,0 +1,142 @@
+"""The privacy panel: the ledger as a sunburst/treemap, and the statement as display strings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpviz.privacy.accounting import PrivacyStatement
+from dpviz.privacy.ledger import Ledger
+
+#: Children of a node are shrunk by this factor so float sums never exceed the parent
+#: (plotly drops a branch whose children add up to more than it with branchvalues="total").
+_SHRINK = 1.0 - 1e-9
+
+
+def ledger_frame(ledger: Ledger) -> pd.DataFrame:
+    """``ledger.to_rows()`` as a DataFrame with a ``display`` column for area charts.
+
+    ``display`` is each row's share of the root ρ as drawn: children of a sequential node add
+    up to it; children of a parallel node (which costs only its largest child) are scaled to
+    fill it in proportion to their own ρ. ``rho`` stays the true accounted value.
+    """
+    rows = ledger.to_rows()
+    df = pd.DataFrame(rows)
+    kids: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        kids[r["parent"]].append(i)
+    display = np.zeros(len(rows))
+
+    def fill(i: int, value: float) -> None:
+        display[i] = value
+        ch = kids.get(rows[i]["id"], [])
+        tot = sum(rows[c]["rho"] for c in ch)
+        for c in ch:
+            fill(c, value * _SHRINK * (rows[c]["rho"] / tot) if tot > 0 else 0.0)
+
+    for root in kids[""]:
+        fill(root, rows[root]["rho"])
+    df["display"] = display
+    return df
+
+
+def _fmt(v: object, spec: str) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "—"
+    return format(v, spec)
+
+
+def ledger_figure(
+    ledger: Ledger,
+    *,
+    kind: Literal["sunburst", "treemap"] = "sunburst",
+    title: str | None = None,
+    maxdepth: int | None = None,
+) -> go.Figure:
+    """Every spend of a run as a sunburst (or treemap); area = share of ρ.
+
+    Hover shows ρ, δ, the noise scale σ, the sensitivity, the unit of privacy (row or tuple)
+    and the mechanism or composition of each node. Parallel nodes (e.g. NoisyLloydStep: each
+    row falls in one cluster) cost their largest child; their children are drawn filling the
+    node in proportion to their own ρ, and the hover says "parallel composition".
+    δ-only events (failure probabilities) have no area; their δ shows in the parent's hover.
+    """
+    df = ledger_frame(ledger)
+    custom = np.c_[
+        [_fmt(v, ".4g") for v in df["rho"]],
+        [_fmt(v, ".3g") for v in df["delta"]],
+        [_fmt(v, ".4g") for v in df["noise_scale"]],
+        [_fmt(v, ".4g") for v in df["sensitivity"]],
+        df["unit"].astype(str),
+        df["mechanism"].astype(str),
+        df["note"].fillna("").astype(str),
+    ]
+    hover = ("<b>%{label}</b><br>ρ = %{customdata[0]}<br>δ = %{customdata[1]}"
+             "<br>σ = %{customdata[2]}<br>sensitivity = %{customdata[3]}"
+             "<br>unit: %{customdata[4]}<br>%{customdata[5]}<br>%{customdata[6]}<extra></extra>")
+    if kind not in ("sunburst", "treemap"):
+        raise ValueError(f"The 'kind' parameter of ledger_figure must be 'sunburst' or 'treemap'. "
+                         f"Got {kind!r} instead.")
+    cls = go.Sunburst if kind == "sunburst" else go.Treemap
+    trace = cls(ids=df["id"], labels=df["label"], parents=df["parent"], values=df["display"],
+                branchvalues="total", customdata=custom, hovertemplate=hover,
+                maxdepth=maxdepth)
+    total = ledger.total()
+    fig = go.Figure(trace)
+    head = title or f"Privacy budget: where ρ = {total.rho:.4g} went"
+    fig.update_layout(title=dict(text=f"{head}<br><sup>total {total}; area = share of ρ</sup>"),
+                      margin=dict(t=70, l=10, r=10, b=10))
+    return fig
+
+
+def ledger_table(ledger: Ledger) -> pd.DataFrame:
+    """The leaf spends (mechanism draws and δ events) as a table: path, mechanism, ρ, δ, σ,
+    sensitivity, unit."""
+    rows = []
+    for path, s in ledger.spends():
+        z = s.zcdp()
+        rows.append(dict(step=" › ".join((*path[1:], s.name)), mechanism=s.mechanism, rho=z.rho,
+                         delta=z.delta, sigma=s.noise_scale, sensitivity=s.sensitivity,
+                         unit=s.unit, note=s.note))
+    return pd.DataFrame(rows, columns=["step", "mechanism", "rho", "delta", "sigma",
+                                       "sensitivity", "unit", "note"])
+
+
+@dataclass(frozen=True)
+class PrivacySummary:
+    """Display strings for a PrivacyStatement (the app shows them as metrics and text)."""
+
+    paper: str
+    row_level: str
+    epsilon: str
+    delta: str
+    odds: str
+    details: tuple[str, ...]
+
+
+def _eps(eps: float) -> str:
+    return f"{eps:.3g}" if eps < 10 else f"{eps:.1f}"
+
+
+def privacy_summary(statement: PrivacyStatement) -> PrivacySummary:
+    """Plain-language strings for ``row_level_statement(ledger, δ′)``.
+
+    ``paper`` is the zCDP statement as the paper gives it; ``row_level`` the (ε, δ)-DP guarantee
+    for one row of the user's data (tight conversion unless ``statement.tight`` is False);
+    ``odds`` a sentence on how much one row can move any outcome's probability.
+    """
+    conv = "tight CKS20 conversion" if statement.tight else "simple conversion ρ + 2√(ρ ln 1/δ′)"
+    return PrivacySummary(
+        paper=f"Paper's guarantee: {statement.paper}",
+        row_level=(f"For one row of your data: ({_eps(statement.row.eps)}, "
+                   f"{statement.row.delta:.2g})-DP ({conv}, δ′ = {statement.delta_prime:.2g})"),
+        epsilon=f"ε = {_eps(statement.row.eps)}",
+        delta=f"δ = {statement.row.delta:.2g}",
+        odds=statement.odds_sentence,
+        details=tuple(statement.lines),
+    )
