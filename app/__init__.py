@@ -1,0 +1,1 @@
+"""The dpviz Streamlit app (pages over the dpviz library)."""

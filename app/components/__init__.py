@@ -1,0 +1,1 @@
+"""Reusable pieces of the app: URL state, controls, the dataset picker, caches."""

@@ -1,0 +1,126 @@
+"""Which dataset the app is looking at: resolved from the canonical parameters.
+
+``current()`` returns the dataset for the URL parameters (generated, built-in, or the session's
+uploaded one). Generation errors keep the previous dataset on screen with the error beside it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from app.components import cache, lib, state
+
+_LAST_GOOD = "_last_dataset"
+_ACTIVE_UPLOAD = "_active_upload"
+
+#: Widget-level knobs and the generator keyword each maps to.
+_KNOB_KWARGS = {"d": "d", "gk": "k", "sep": "separation"}
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """The resolved dataset (None if there is none yet), an error and a notice to show."""
+
+    dataset: Any | None
+    error: str | None = None
+    notice: str | None = None
+
+
+def generator_knobs(gen: str) -> set[str]:
+    """Which of the knobs d, gk (k), sep (separation) the generator ``gen`` accepts."""
+    spec = lib.get("data").GENERATORS[gen]
+    sig = inspect.signature(spec.func).parameters
+    return {knob for knob, kw in _KNOB_KWARGS.items() if kw in sig}
+
+
+def generator_kwargs(p: dict[str, Any]) -> dict[str, Any]:
+    knobs = generator_knobs(p["gen"])
+    return {_KNOB_KWARGS[k]: p[k] for k in sorted(knobs)}
+
+
+@st.cache_resource(max_entries=12, show_spinner="Generating data…")
+def _generate(gen: str, n: int, kwargs_items: tuple, seed: int):
+    spec = lib.get("data").GENERATORS[gen]
+    return spec(n, rng=seed, **dict(kwargs_items))
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the built-in dataset…")
+def _builtin(name: str):
+    return lib.get("data").BUILTIN[name]()
+
+
+def generate(p: dict[str, Any]):
+    """The generated dataset for parameters ``p`` (cached; raises ValueError on bad parameters)."""
+    data = lib.get("data")
+    if p["gen"] not in data.GENERATORS:
+        raise ValueError(f"Unknown generator {p['gen']!r}. Available: {', '.join(data.GENERATORS)}.")
+    return _generate(p["gen"], int(p["n"]), tuple(sorted(generator_kwargs(p).items())),
+                     int(p["dseed"]))
+
+
+def builtin(name: str):
+    data = lib.get("data")
+    if name not in data.BUILTIN:
+        raise ValueError(f"Unknown built-in dataset {name!r}. Available: {', '.join(data.BUILTIN)}.")
+    return _builtin(name)
+
+
+# ----------------------------------------------------------------------------- uploads
+
+
+def remember_upload(dataset) -> None:
+    """Keep an uploaded (and bounded) dataset in this session and make it the active one."""
+    cache.put("upload", dataset.content_hash, dataset)
+    st.session_state[_ACTIVE_UPLOAD] = dataset.content_hash
+
+
+def active_upload():
+    h = st.session_state.get(_ACTIVE_UPLOAD)
+    return None if h is None else cache.peek("upload", h)
+
+
+# ----------------------------------------------------------------------------- resolution
+
+
+def current() -> DataChoice:
+    """The dataset the parameters point at; on error, the last good one plus the error."""
+    if lib.missing("data"):
+        return DataChoice(None, error=None, notice=None)
+    p = state.params()
+    last = st.session_state.get(_LAST_GOOD)
+    try:
+        if p["src"] == "generate":
+            ds = generate(p)
+        elif p["src"] == "builtin":
+            ds = builtin(p["builtin"])
+        else:
+            ds = active_upload()
+            if ds is None:
+                fallback = last if last is not None and last.source != "upload" else None
+                return DataChoice(
+                    fallback,
+                    notice="This link points at an uploaded dataset. Uploads are never stored or "
+                    "shared, so the link carries the parameters but not the data: upload the same "
+                    "file on the Data page to reproduce the view.",
+                )
+    except ValueError as exc:
+        return DataChoice(last, error=str(exc))
+    st.session_state[_LAST_GOOD] = ds
+    return DataChoice(ds)
+
+
+def radius_for(ds, p: dict[str, Any] | None = None) -> float | None:
+    """The public Λ for a run: the user's declared value, else the dataset's declared one."""
+    p = state.params() if p is None else p
+    return p["radius"] if p["radius"] is not None else ds.radius
+
+
+def describe(ds) -> str:
+    """One line about a dataset (public facts and its recipe)."""
+    src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
+    lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
+    return f"**{ds.name}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}"

@@ -1,0 +1,215 @@
+"""The app's parameters: one canonical dict in session state, mirrored to the URL query string.
+
+Every parameter that changes what the app shows (data recipe, budget, algorithm knobs, seed)
+lives in ``st.session_state["params"]``. On the first run of a session the URL query string is
+read into it (invalid values are ignored with a notice); at the end of every run (and of every
+fragment rerun) it is written back to ``st.query_params``, so a copied link reproduces the
+same view. Widgets never own a parameter: they are seeded from the canonical value and their
+``on_change`` callback (or the form's submit callback) writes it back.
+
+Uploaded data is never in the URL: a link to an uploaded dataset carries its parameters only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+_PARAMS_KEY = "params"
+_NOTICES_KEY = "_url_notices"
+
+
+def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        v = float(text)
+        if not math.isfinite(v) or v < low or v > high or (low_open and v == low):
+            bracket = "(" if low_open else "["
+            raise ValueError(f"must be a number in {bracket}{low:g}, {high:g}]")
+        return v
+
+    return parse
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        v = float(text)
+        if not v.is_integer() or v < low or v > high:
+            raise ValueError(f"must be an integer in [{low}, {high}]")
+        return int(v)
+
+    return parse
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return text
+
+    return parse
+
+
+def _any_name(text: str) -> str:
+    text = text.strip()
+    if not text or len(text) > 64:
+        raise ValueError("must be a short name")
+    return text
+
+
+def _optional_radius(text: str) -> float | None:
+    if text.strip() in ("", "auto", "none", "None"):
+        return None
+    return _float_in(0.0, 1e12, low_open=True)(text)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One URL-backed parameter: its default and how to read it from a query string."""
+
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str = ""
+    group: str = "run"  # "data" | "run"
+
+    def format(self, value: Any) -> str:
+        if value is None:
+            return "auto"
+        if isinstance(value, float):
+            return repr(value)  # shortest exact round-trip
+        return str(value)
+
+
+# Data recipe. ``gen`` and ``builtin`` are checked against the registries at load time.
+_DATA_PARAMS = (
+    Param("src", "generate", _choice("generate", "builtin", "upload"), "data source", "data"),
+    Param("gen", "fig6_blobs", _any_name, "generator", "data"),
+    Param("n", 20_000, _int_in(50, 500_000), "rows to generate", "data"),
+    Param("d", 2, _int_in(1, 200), "dimension", "data"),
+    Param("gk", 8, _int_in(1, 50), "clusters to generate", "data"),
+    Param("sep", 1.0, _float_in(0.05, 20.0), "separation (multiplies center spread)", "data"),
+    Param("dseed", 0, _int_in(0, 2**31 - 1), "data seed", "data"),
+    Param("builtin", "iris", _any_name, "built-in dataset", "data"),
+)
+# The private run (Explore) and the sweep (Budget).
+_RUN_PARAMS = (
+    Param("rho", 1.0, _float_in(0.0, 1e3, low_open=True), "zCDP budget ρ"),
+    Param("delta", 1e-6, _float_in(0.0, 0.1, low_open=True), "δ"),
+    Param("k", 8, _int_in(1, 50), "clusters"),
+    Param("t", 200, _int_in(2, 5000), "tuples (pieces)"),
+    Param("radius", None, _optional_radius, "public radius Λ (auto = the dataset's declared Λ)"),
+    Param("rmin", 0.001, _float_in(0.0, 1e9, low_open=True), "r_min"),
+    Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
+    Param("preset", "practical", _choice("practical", "paper"), "budget split preset"),
+    Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
+)
+PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS)}
+
+
+def defaults() -> dict[str, Any]:
+    return {name: p.default for name, p in PARAMS.items()}
+
+
+def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Parameters read from a query string, and a notice for each value that was ignored."""
+    values: dict[str, Any] = {}
+    notices: list[str] = []
+    for name, raw in query.items():
+        p = PARAMS.get(name)
+        if p is None:
+            continue
+        text = raw[-1] if isinstance(raw, list) else str(raw)
+        try:
+            values[name] = p.parse(text)
+        except (ValueError, TypeError) as exc:
+            notices.append(f"URL parameter {name}={text!r} ignored: it {exc}.")
+    return values, notices
+
+
+def init() -> dict[str, Any]:
+    """Create the canonical parameters on the session's first run (defaults ← URL)."""
+    if _PARAMS_KEY not in st.session_state:
+        params = defaults()
+        values, notices = parse_query(st.query_params.to_dict())
+        params.update(values)
+        st.session_state[_PARAMS_KEY] = params
+        st.session_state[_NOTICES_KEY] = notices
+    return st.session_state[_PARAMS_KEY]
+
+
+def params() -> dict[str, Any]:
+    """The canonical parameters (the live dict; use :func:`update` to change it)."""
+    return init()
+
+
+def get(name: str) -> Any:
+    return params()[name]
+
+
+def update(**values: Any) -> None:
+    """Set parameters (names must be registered)."""
+    p = params()
+    for name, value in values.items():
+        if name not in PARAMS:
+            raise KeyError(f"Unknown app parameter {name!r}")
+        p[name] = value
+
+
+def url_notices() -> list[str]:
+    """Notices about URL values that were ignored (shown once)."""
+    return st.session_state.pop(_NOTICES_KEY, [])
+
+
+def relevant(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that matter for the current data source (what goes in the URL)."""
+    skip: set[str] = set()
+    if p["src"] != "generate":
+        skip |= {"gen", "n", "d", "gk", "sep", "dseed"}
+    if p["src"] != "builtin":
+        skip.add("builtin")
+    return {k: v for k, v in p.items() if k not in skip}
+
+
+def query_dict(p: Mapping[str, Any] | None = None) -> dict[str, str]:
+    p = params() if p is None else p
+    return {k: PARAMS[k].format(v) for k, v in relevant(p).items()}
+
+
+def sync_url() -> None:
+    """Write the canonical parameters to the URL (only when they changed)."""
+    want = query_dict()
+    if st.query_params.to_dict() != want:
+        st.query_params.from_dict(want)
+
+
+# ----------------------------------------------------------------------------- widget binding
+
+
+def seed_widget(name: str, key: str, to_widget: Callable[[Any], Any] = lambda v: v) -> None:
+    """Make the widget ``key`` show the canonical value of ``name`` (call before creating it)."""
+    want = to_widget(params()[name])
+    if key not in st.session_state or st.session_state[key] != want:
+        st.session_state[key] = want
+
+
+def on_change(name: str, key: str, from_widget: Callable[[Any], Any] = lambda v: v) -> Callable[[], None]:
+    """An ``on_change`` callback copying the widget's value into the canonical parameter."""
+
+    def callback() -> None:
+        update(**{name: from_widget(st.session_state[key])})
+
+    return callback
+
+
+def commit(bindings: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> Callable[[], None]:
+    """A form-submit callback copying several widgets ({name: (key, from_widget)}) at once."""
+
+    def callback() -> None:
+        update(**{name: conv(st.session_state[key]) for name, (key, conv) in bindings.items()
+                  if key in st.session_state})
+
+    return callback

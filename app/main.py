@@ -1,0 +1,91 @@
+"""dpviz: explore differentially private clustering (FriendlyCore) live in the browser.
+
+Run with ``make run`` or ``streamlit run app/main.py`` (from anywhere: the repo root is put on
+``sys.path`` below). Pages (``st.navigation``; URL paths in brackets):
+
+Page scripts live in ``app/views/`` (not ``app/pages/``: a ``pages/`` folder next to the
+entry point switches Streamlit to the legacy multipage mode, which runs a page without this
+script).
+
+- Explore [/ (default) and /explore]: one private FC clustering run as the Figure 3 storyboard.
+- Data [/data]: generate, pick a built-in dataset, or upload a CSV (and declare Λ).
+- Budget [/budget]: accuracy and success rate against ρ, loss against n.
+- Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
+
+All parameters and the seed are in the URL query string (see ``app/components/state.py``):
+src, gen, n, d, gk, sep, dseed, builtin, rho, delta, k, t, radius, rmin, oracle, preset, seed.
+
+Stable widget keys (locate in the browser as ``.st-key-<key>``)
+---------------------------------------------------------------
+Every page
+    ``dataset_summary`` (sidebar container: the current dataset in one line)
+Explore
+    ``rho_slider`` (select_slider, log grid), ``delta_select`` (select_slider, powers of ten),
+    ``eps_readout`` (container: ε per tuple, ε per row), ``explore_form`` (form) with
+    ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``, ``ex_radius``, ``ex_rmin``,
+    ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); ``run_status`` (container: success /
+    fallback / failure message), ``explore_error`` (container: parameter errors),
+    ``metrics_tiles`` (container), ``privacy_statement`` (container), ``feasibility`` (container),
+    ``storyboard`` (container of the panels), ``storyboard_a`` … ``storyboard_g`` (charts),
+    ``ledger_chart``, ``redraw_n`` (number_input), ``redraw_button``, ``redraw_chart``,
+    ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
+Data
+    ``source_radio`` (generate | built-in | upload), ``gen_form`` with ``gen_select``,
+    ``gen_n``, ``gen_d``, ``gen_k``, ``gen_sep``, ``gen_seed``, ``gen_apply``;
+    ``regenerate_button``; ``builtin_select``; ``csv_upload`` (file_uploader),
+    ``csv_columns`` (multiselect), ``csv_messages`` (container), ``csv_error`` (container),
+    ``csv_radius`` (number_input, the declared Λ), ``csv_use_data_radius`` (checkbox, NOT
+    private), ``csv_use`` (button); ``data_preview`` (chart), ``data_facts`` (container).
+Budget
+    ``budget_algorithms`` (multiselect), ``budget_rho_range`` (select_slider range),
+    ``budget_points``, ``budget_reps`` (number inputs), ``budget_run``, ``budget_stop``
+    (buttons), ``budget_progress`` (container), ``budget_accuracy`` (chart, click a point to
+    load its ρ into Explore), ``budget_success``, ``budget_loss_n`` (charts),
+    ``budget_loss_n_run`` (button).
+Learn
+    ``learn_rho`` (slider), ``learn_noise_chart``, ``learn_filter_chart``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.components import data_source, state  # noqa: E402
+
+st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
+                   layout="wide")
+
+state.init()
+
+HERE = Path(__file__).resolve().parent
+PAGES = {
+    "explore": st.Page(HERE / "views/explore.py", title="Explore", icon=":material/insights:",
+                       url_path="explore", default=True),
+    "data": st.Page(HERE / "views/data.py", title="Data", icon=":material/table_chart:",
+                    url_path="data"),
+    "budget": st.Page(HERE / "views/budget.py", title="Budget", icon=":material/tune:",
+                      url_path="budget"),
+    "learn": st.Page(HERE / "views/learn.py", title="Learn", icon=":material/school:",
+                     url_path="learn"),
+}
+st.session_state["_pages"] = PAGES
+page = st.navigation(list(PAGES.values()))
+
+for notice in state.url_notices():
+    st.warning(notice)
+
+with st.sidebar.container(key="dataset_summary"):
+    choice = data_source.current()
+    if choice.dataset is not None:
+        st.caption(data_source.describe(choice.dataset))
+    st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
+
+page.run()
+state.sync_url()

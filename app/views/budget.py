@@ -1,0 +1,5 @@
+"""budget (placeholder)."""
+
+import streamlit as st
+
+st.title("Budget")

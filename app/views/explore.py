@@ -1,0 +1,5 @@
+"""explore (placeholder)."""
+
+import streamlit as st
+
+st.title("Explore")

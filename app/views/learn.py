@@ -1,0 +1,5 @@
+"""learn (placeholder)."""
+
+import streamlit as st
+
+st.title("Learn")
