@@ -1,0 +1,231 @@
+"""Accuracy vs budget: median curve and 10–90% band over repetitions, per algorithm.
+
+The layout follows Google's DP clustering plots: one median line per algorithm with a quantile
+band over repetitions, log-scaled budget axis, and the non-private result as the ε = ∞
+horizontal reference. Median points carry ``customdata = ρ`` so the app can load a clicked ρ.
+All metrics are non-private diagnostics.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpviz.experiments import quantile_names, summarize
+from dpviz.viz import colors
+
+ALGORITHM_LABELS: dict[str, str] = {
+    "fc:practical": "FriendlyCore (practical split)",
+    "fc:paper": "FriendlyCore (paper's split)",
+    "dp_lloyd": "DP-Lloyd",
+    "diffprivlib": "diffprivlib KMeans (ε = √(2ρ))",
+    "nonprivate": "non-private k-means++ (ε = ∞)",
+}
+ALGORITHM_COLORS: dict[str, str] = {
+    "fc:practical": "#0072B2", "fc:paper": "#56B4E9", "dp_lloyd": "#E69F00",
+    "diffprivlib": "#CC79A7", "nonprivate": "#111111",
+}
+METRIC_LABELS: dict[str, str] = {
+    "loss": "normalized k-means loss 1 − X/Y",
+    "center_error": "center error (mean distance to matched reference)",
+    "seconds": "seconds (private stage)",
+}
+NONPRIVATE_RULE = "non-private (ε = ∞)"
+CURRENT_RULE = "current ρ"
+
+
+def algorithm_label(name: str) -> str:
+    if name in ALGORITHM_LABELS:
+        return ALGORITHM_LABELS[name]
+    return f"FriendlyCore ({name[3:]} preset)" if name.startswith("fc:") else name
+
+
+def algorithm_color(name: str, i: int = 0) -> str:
+    return ALGORITHM_COLORS.get(name, colors.cluster_color(i + 4))
+
+
+def _frame(sweep: Any) -> pd.DataFrame:
+    return sweep.frame if hasattr(sweep, "frame") else pd.DataFrame(sweep)
+
+
+def _band_traces(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, color: str, group: str,
+                 name: str) -> list[go.Scatter]:
+    """Upper edge (invisible) then lower edge filled up to it."""
+    return [
+        go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0), showlegend=False,
+                   legendgroup=group, hoverinfo="skip", name=f"{name} upper"),
+        go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
+                   fillcolor=colors.with_alpha(color, 0.2), showlegend=False, legendgroup=group,
+                   hoverinfo="skip", name=f"{name} lower"),
+    ]
+
+
+def _y_range(values: list[np.ndarray]) -> tuple[float, float]:
+    v = np.concatenate([np.ravel(a) for a in values if np.size(a)]) if values else np.zeros(1)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(v.min()), float(v.max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
+    return lo - pad, hi + pad
+
+
+def _rule(x: float, y: tuple[float, float], name: str) -> go.Scatter:
+    return go.Scatter(x=[x, x], y=list(y), mode="lines", name=name, hoverinfo="name",
+                      line=dict(color=colors.THRESHOLD, width=1.5, dash="dash"))
+
+
+def accuracy_figure(
+    sweep: Any,
+    *,
+    metric: str = "loss",
+    quantiles: tuple[float, float] = (0.1, 0.9),
+    current_rho: float | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Metric vs ρ: per algorithm a median line over repetitions and a quantile band.
+
+    Parameters
+    ----------
+    sweep : Sweep or DataFrame
+        ``run_sweep``'s result (or its frame). Rows with ``rho = inf`` (the non-private
+        reference) become a horizontal line labelled "non-private (ε = ∞)".
+    metric : str
+        A frame column: "loss" (default), "center_error", "seconds".
+    quantiles : (lo, hi)
+        The band; (0.1, 0.9) is the 10–90% band.
+    current_rho : float, optional
+        Drawn as a vertical rule (the ρ loaded in Explore).
+
+    Notes
+    -----
+    Each median marker's ``customdata`` is its ρ (``customdata[0]``), followed by the band
+    edges and the success rate, so a click can load that ρ.
+    """
+    frame = _frame(sweep)
+    summ = summarize(frame, metric=metric, quantiles=quantiles)
+    qlo, qhi = quantile_names(quantiles)
+    fig = go.Figure()
+    finite = summ[np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    ys: list[np.ndarray] = []
+    for i, (alg, g) in enumerate(finite.groupby("algorithm", sort=False)):
+        g = g.sort_values("rho")
+        color, label = algorithm_color(alg, i), algorithm_label(alg)
+        x = g["rho"].to_numpy(float)
+        lo, hi, med = (g[c].to_numpy(float) for c in (qlo, qhi, "median"))
+        ys += [lo, hi, med]
+        for tr in _band_traces(x, lo, hi, color=color, group=alg, name=label):
+            fig.add_trace(tr)
+        fig.add_trace(go.Scatter(
+            x=x, y=med, mode="lines+markers", name=label, legendgroup=alg,
+            line=dict(color=color, width=2), marker=dict(size=7, color=color),
+            customdata=np.c_[x, lo, hi, g["success_rate"].to_numpy(float), g["runs"]],
+            hovertemplate=(f"<b>{label}</b><br>ρ = %{{customdata[0]:.3g}}<br>median = %{{y:.3g}}"
+                           f"<br>{qlo}–{qhi}: %{{customdata[1]:.3g}} – %{{customdata[2]:.3g}}"
+                           "<br>success rate %{customdata[3]:.0%} of %{customdata[4]} runs"
+                           "<extra>click to load this ρ</extra>")))
+    rho_vals = finite["rho"].to_numpy(float) if not finite.empty else np.array([])
+    if current_rho is not None:
+        rho_vals = np.append(rho_vals, float(current_rho))
+    xr = (float(rho_vals.min()), float(rho_vals.max())) if rho_vals.size else (0.01, 10.0)
+    nonpriv = summ[~np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    for _, row in nonpriv.iterrows():
+        ys.append(np.array([row["median"]]))
+        fig.add_trace(go.Scatter(
+            x=list(xr), y=[row["median"], row["median"]], mode="lines",
+            name=NONPRIVATE_RULE if row["algorithm"] == "nonprivate"
+            else f"{algorithm_label(row['algorithm'])} (ρ = ∞)",
+            line=dict(color=algorithm_color(row["algorithm"]), width=2, dash="dot"),
+            hovertemplate=f"non-private median = {row['median']:.3g}<extra></extra>"))
+    yr = _y_range(ys)
+    if current_rho is not None:
+        fig.add_trace(_rule(float(current_rho), yr, f"{CURRENT_RULE} = {current_rho:.3g}"))
+    reps = int(frame["rep"].nunique()) if "rep" in frame and not frame.empty else 0
+    sub = (f"median and {qlo}–{qhi} band over {reps} repetitions; "
+           "non-private diagnostic; lower is better")
+    fig.update_layout(
+        title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs budget ρ'}"
+                        f"<br><sup>{sub}</sup>"),
+        template="plotly_white", hovermode="closest",
+        xaxis=dict(type="log", title="ρ (zCDP budget, log scale): more privacy ← → more accuracy"),
+        yaxis=dict(title=METRIC_LABELS.get(metric, metric), range=list(yr)),
+        clickmode="event+select")
+    return fig
+
+
+def success_figure(sweep: Any, *, current_rho: float | None = None,
+                   title: str | None = None) -> go.Figure:
+    """Success rate vs ρ per algorithm (FC: released centers without its fallback)."""
+    frame = _frame(sweep)
+    summ = summarize(frame, metric="loss")
+    fig = go.Figure()
+    finite = summ[np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    for i, (alg, g) in enumerate(finite.groupby("algorithm", sort=False)):
+        g = g.sort_values("rho")
+        x = g["rho"].to_numpy(float)
+        fig.add_trace(go.Scatter(
+            x=x, y=g["success_rate"], mode="lines+markers", name=algorithm_label(alg),
+            line=dict(color=algorithm_color(alg, i)), customdata=np.c_[x, g["runs"]],
+            hovertemplate="ρ = %{customdata[0]:.3g}<br>success %{y:.0%} of %{customdata[1]} runs"
+                          "<extra></extra>"))
+    if current_rho is not None:
+        fig.add_trace(_rule(float(current_rho), (0.0, 1.05), f"{CURRENT_RULE} = {current_rho:.3g}"))
+    fig.update_layout(
+        title=dict(text=f"{title or 'How often the algorithm succeeds'}<br><sup>FriendlyCore "
+                        "counts as failed when its fallback released the centers</sup>"),
+        template="plotly_white", xaxis=dict(type="log", title="ρ (zCDP budget, log scale)"),
+        yaxis=dict(title="success rate", range=[0, 1.05], tickformat=".0%"))
+    return fig
+
+
+def loss_vs_n_figure(
+    sweep: Any,
+    *,
+    metric: str = "loss",
+    quantiles: tuple[float, float] = (0.1, 0.9),
+    title: str | None = None,
+) -> go.Figure:
+    """Metric vs n (from ``run_n_sweep``): median and band per algorithm, log-n axis.
+
+    The non-private reference is drawn as a dotted line of its own (it also depends on n).
+    """
+    frame = _frame(sweep)
+    summ = summarize(frame, by=("algorithm", "n"), metric=metric, quantiles=quantiles)
+    qlo, qhi = quantile_names(quantiles)
+    fig = go.Figure()
+    for i, (alg, g) in enumerate(summ.groupby("algorithm", sort=False)):
+        g = g.sort_values("n")
+        color, label = algorithm_color(alg, i), algorithm_label(alg)
+        x = g["n"].to_numpy(float)
+        for tr in _band_traces(x, g[qlo].to_numpy(float), g[qhi].to_numpy(float), color=color,
+                               group=alg, name=label):
+            fig.add_trace(tr)
+        fig.add_trace(go.Scatter(
+            x=x, y=g["median"], mode="lines+markers", name=label, legendgroup=alg,
+            line=dict(color=color, width=2, dash="dot" if alg == "nonprivate" else "solid"),
+            customdata=x, hovertemplate="n = %{x:,}<br>median = %{y:.3g}<extra></extra>"))
+    rho = frame["rho"][np.isfinite(frame["rho"].astype(float))] if not frame.empty else []
+    at = f" at ρ = {float(pd.Series(rho).iloc[0]):.3g}" if len(rho) else ""
+    fig.update_layout(
+        title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs n' + at}"
+                        f"<br><sup>median and {qlo}–{qhi} band; non-private diagnostic</sup>"),
+        template="plotly_white", xaxis=dict(type="log", title="n (rows, log scale)"),
+        yaxis=dict(title=METRIC_LABELS.get(metric, metric)))
+    return fig
+
+
+def clicked_rho(point: dict) -> float | None:
+    """The ρ of a clicked median point (a plotly selection point dict), or None."""
+    cd = point.get("customdata")
+    if cd is None:
+        return None
+    v = cd[0] if isinstance(cd, (list, tuple, np.ndarray)) else cd
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
