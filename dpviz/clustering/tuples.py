@@ -1,0 +1,465 @@
+"""Sample-and-aggregate, the non-private stage: split the rows into t pieces, cluster each piece.
+
+The result (t k-tuples of centers) depends on the data, k, t, the oracle and the seed, but not on
+the privacy budget, so the app computes it once and reruns only the private aggregation when ρ or
+δ moves (DESIGN.md, "Two stages").
+
+Two implementations of the same oracle:
+
+* ``method="batched"``: one numpy k-means over all pieces at once (pieces padded and masked;
+  greedy k-means++ seeding vectorized across pieces; Lloyd iterations with early stop). No
+  Python loop over points; loops run over the k seeding steps, the Lloyd iterations and groups
+  of pieces (to bound memory).
+* ``method="sklearn"``: scikit-learn ``KMeans(n_init=1)`` per piece, pinned to one thread.
+
+``method="auto"`` picks the faster one for the input size (measured in ``bench/tuples_speed.py``).
+
+References
+----------
+Tsfadia et al. 2022, §5.2 (FC_Clustering, steps 1–4; the PCA oracle of footnote 5);
+Arthur & Vassilvitskii 2007 (k-means++); the greedy variant with 2 + ⌊ln k⌋ local trials is
+scikit-learn's ``_kmeans_plusplus``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+
+Oracle = Literal["kmeans++", "pca"]
+Method = Literal["auto", "batched", "sklearn"]
+
+ORACLES: tuple[str, ...] = ("kmeans++", "pca")
+METHODS: tuple[str, ...] = ("auto", "batched", "sklearn")
+
+#: ``method="auto"`` uses the batched numpy k-means up to this many rows and the per-piece
+#: scikit-learn loop above it. Set from bench/tuples_speed.py (d=2, k=8, t=200, 2 cores):
+#: batched is faster at n ≤ 2·10⁵ and slower at 10⁶ (see the table in that script).
+AUTO_BATCHED_MAX_N = 400_000
+
+#: Elements (pieces × rows × max(k, local trials)) per batched group; bounds peak memory.
+_GROUP_ELEMENTS = 4_000_000
+
+#: Lloyd defaults (scikit-learn's KMeans defaults).
+MAX_ITER = 300
+TOL = 1e-4
+
+
+# ----------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True, eq=False)
+class TupleStage:
+    """The non-private stage of sample-and-aggregate.
+
+    Attributes
+    ----------
+    tuples : (t, k, d) array
+        The oracle's k centers for each piece (internal, non-private).
+    piece_of_row : (n,) int array
+        The piece of each row (independent uniform draws: one row touches one piece).
+    piece_sizes : (t,) int array
+        Rows per piece.
+    k, n_pieces : int
+    oracle : {"kmeans++", "pca"}
+    method : {"batched", "sklearn"}
+        The implementation actually used.
+    seconds : float
+        Wall time of the stage.
+    valid : (t,) bool array
+        False for a tuple from a piece with fewer than k rows, or with two equal centers (such a
+        tuple is not match_γ-friendly with itself). Invalid tuples are still the oracle's output
+        for that piece, so keeping or dropping them is privacy-neutral (each depends on one
+        piece only); they simply never find friends.
+    seed : int or None
+        The replay seed (None when a Generator was passed).
+    """
+
+    tuples: np.ndarray
+    piece_of_row: np.ndarray
+    piece_sizes: np.ndarray
+    k: int
+    n_pieces: int
+    oracle: str
+    method: str
+    seconds: float
+    valid: np.ndarray | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        tuples = np.asarray(self.tuples, dtype=np.float64)
+        if tuples.ndim != 3 or tuples.shape[:2] != (self.n_pieces, self.k):
+            raise ValueError(f"TupleStage.tuples must have shape (n_pieces, k, d) = "
+                             f"({self.n_pieces}, {self.k}, d). Got {tuples.shape}.")
+        sizes = np.asarray(self.piece_sizes, dtype=np.int64)
+        if self.valid is None:
+            object.__setattr__(self, "valid", tuple_validity(tuples, sizes))
+        for name in ("tuples", "piece_of_row", "piece_sizes", "valid"):
+            arr = np.array(getattr(self, name), copy=True)
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+
+    @property
+    def n_valid(self) -> int:
+        return int(np.count_nonzero(self.valid))
+
+
+#: Two centers closer than this times (1 + the tuple's largest norm) count as duplicates.
+DUPLICATE_RTOL = 1e-9
+
+
+def tuple_validity(tuples: np.ndarray, piece_sizes: np.ndarray) -> np.ndarray:
+    """True where the piece had ≥ k rows and the tuple's k centers are finite and pairwise
+    distinct (farther apart than DUPLICATE_RTOL·(1 + max norm): rounding noise is not distinct)."""
+    t, k, _ = tuples.shape
+    ok = (np.asarray(piece_sizes) >= k) & np.all(np.isfinite(tuples), axis=(1, 2))
+    if k > 1:
+        diff = tuples[:, :, None, :] - tuples[:, None, :, :]
+        d2 = np.einsum("tijd,tijd->tij", diff, diff)
+        d2[:, np.arange(k), np.arange(k)] = np.inf
+        scale = 1.0 + np.sqrt(np.einsum("tkd,tkd->tk", tuples, tuples).max(axis=1))
+        with np.errstate(invalid="ignore"):
+            ok &= np.sqrt(d2.min(axis=(1, 2))) > DUPLICATE_RTOL * scale
+    return ok
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def assign_pieces(n: int, n_pieces: int, rng: np.random.Generator) -> np.ndarray:
+    """Each of n rows to one of ``n_pieces`` pieces, independently and uniformly at random.
+
+    Not "shuffle then consecutive chunks of size ⌊n/t⌋" (FC_Clustering step 1–2): with
+    independent draws, adding or removing one row changes exactly one piece and moves no chunk
+    boundary, so one row changes at most one tuple (seed note §4.5).
+    """
+    return rng.integers(0, n_pieces, size=n, dtype=np.int64)
+
+
+def _fill_small_piece(Xp: np.ndarray, k: int, d: int) -> np.ndarray:
+    """A deterministic placeholder tuple for a piece with fewer than k rows (flagged invalid)."""
+    if Xp.shape[0] == 0:
+        return np.zeros((k, d))
+    return Xp[np.arange(k) % Xp.shape[0]].copy()
+
+
+# ----------------------------------------------------------------------------- batched k-means
+
+
+def _sqdist(P: np.ndarray, C: np.ndarray, sqn: np.ndarray | None = None) -> np.ndarray:
+    """Squared distances (g, m, c) between rows P (g, m, d) and centers C (g, c, d), clamped ≥ 0."""
+    cross = P @ C.transpose(0, 2, 1)
+    cn = np.einsum("gcd,gcd->gc", C, C)
+    if sqn is None:
+        sqn = np.einsum("gmd,gmd->gm", P, P)
+    return np.maximum(sqn[:, :, None] + cn[:, None, :] - 2.0 * cross, 0.0)
+
+
+def _sample_rows(w: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Per piece, ``n_draws`` row indices drawn with probability ∝ w (g, m); rows of w sum > 0."""
+    cs = np.cumsum(w, axis=1)
+    u = rng.random((w.shape[0], n_draws)) * cs[:, -1:]
+    idx = np.sum(cs[:, None, :] <= u[:, :, None], axis=2)
+    return np.minimum(idx, w.shape[1] - 1)
+
+
+def _kmeanspp_batched(
+    P: np.ndarray, mask: np.ndarray, sqn: np.ndarray, k: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Greedy k-means++ seeding in every piece at once; never picks a row twice while unpicked
+    rows with positive distance remain (so ≥ k distinct rows give k distinct centers)."""
+    g, m, d = P.shape
+    ar = np.arange(g)
+    sizes = mask.sum(axis=1)
+    n_trials = 2 + int(math.log(k))
+    C = np.empty((g, k, d))
+    chosen = np.zeros((g, m), dtype=bool)
+    first = np.minimum((rng.random(g) * sizes).astype(np.int64), np.maximum(sizes - 1, 0))
+    C[:, 0] = P[ar, first]
+    chosen[ar, first] = True
+    # Squared distances below this count as 0 (rounding of the Gram trick on duplicate rows).
+    eps = 1e-12 * (sqn.sum(axis=1) / np.maximum(sizes, 1) + 1e-300)[:, None]
+    D2 = _sqdist(P, C[:, :1], sqn)[:, :, 0] * mask
+    D2[D2 <= eps] = 0.0
+    for j in range(1, k):  # loop over the k seeding steps, vectorized over pieces and rows
+        free = mask & ~chosen
+        w = np.where(free, D2, 0.0)
+        empty = w.sum(axis=1) <= 0
+        if np.any(empty):  # no mass left: uniform over unpicked rows, else any row
+            fb = free[empty]
+            exhausted = ~fb.any(axis=1)  # fewer than j + 1 rows: repeat a row (flagged invalid)
+            fb[exhausted] = mask[empty][exhausted]
+            fb[~fb.any(axis=1), 0] = True  # an empty piece: its (zero) padding row
+            w[empty] = fb
+        cand = _sample_rows(w, n_trials, rng)  # (g, L)
+        Cc = P[ar[:, None], cand]  # (g, L, d)
+        newD2 = np.minimum(D2[:, None, :], _sqdist(P, Cc, sqn).transpose(0, 2, 1))  # (g, L, m)
+        pot = np.sum(newD2 * mask[:, None, :], axis=2)
+        best = np.argmin(pot, axis=1)
+        C[:, j] = Cc[ar, best]
+        D2 = newD2[ar, best]
+        D2[D2 <= eps] = 0.0
+        chosen[ar, cand[ar, best]] = True
+    return C
+
+
+def _cluster_means(
+    P: np.ndarray, mask: np.ndarray, labels: np.ndarray, k: int, fallback: np.ndarray
+) -> np.ndarray:
+    """Per piece, the mean of each cluster's rows; an empty cluster keeps ``fallback``.
+
+    Padded rows are zero in P and carry weight 0 in ``mask``, so no boolean indexing is needed.
+    """
+    g, m, d = P.shape
+    w = mask.astype(np.float64)
+    if d <= 4:
+        flat = (np.arange(g)[:, None] * k + labels).ravel()
+        counts = np.bincount(flat, weights=w.ravel(), minlength=g * k).reshape(g, k)
+        sums = np.empty((g, k, d))
+        flatP = P.reshape(g * m, d)
+        for j in range(d):  # loop over dimensions, not points
+            sums[:, :, j] = np.bincount(flat, weights=flatP[:, j], minlength=g * k).reshape(g, k)
+    else:
+        onehot = (labels[:, :, None] == np.arange(k)) * w[:, :, None]  # (g, m, k)
+        counts = onehot.sum(axis=1)
+        sums = onehot.transpose(0, 2, 1) @ P
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts[:, :, None]
+    return np.where(counts[:, :, None] > 0, means, fallback)
+
+
+def _lloyd_batched(
+    P: np.ndarray, mask: np.ndarray, C: np.ndarray, *, max_iter: int, tol: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lloyd iterations in every piece at once until every piece's center shift² ≤ tol."""
+    labels = np.zeros(mask.shape, dtype=np.int64)
+    for _ in range(max_iter):
+        # argmin_j ||p − c_j||² = argmin_j (||c_j||² − 2 p·c_j): ||p||² is not needed.
+        score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
+        labels = np.argmin(score, axis=2)
+        newC = _cluster_means(P, mask, labels, C.shape[1], C)
+        shift = np.sum((newC - C) ** 2, axis=(1, 2))
+        C = newC
+        if np.all(shift <= tol):
+            break
+    score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
+    return C, np.argmin(score, axis=2)
+
+
+def _kmeans_batched(
+    P: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator, *, max_iter: int, tol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ then Lloyd in every piece; P is centred per piece and zero on padded rows."""
+    sizes = np.maximum(mask.sum(axis=1), 1)
+    sqn = np.einsum("gmd,gmd->gm", P, P)
+    # scikit-learn's tolerance: tol × mean per-feature variance of the piece.
+    tol_abs = tol * sqn.sum(axis=1) / (sizes * P.shape[2])
+    C = _kmeanspp_batched(P, mask, sqn, k, rng)
+    return _lloyd_batched(P, mask, C, max_iter=max_iter, tol=tol_abs)
+
+
+def _pca_oracle_batched(
+    P: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator, *, max_iter: int, tol: float
+) -> np.ndarray:
+    """Footnote 5: top-k PCA projection, k-means++ there, cluster means in the original space,
+    one Lloyd step. P is centred per piece and zero on padded rows."""
+    g, m, d = P.shape
+    q = min(k, d)
+    if d <= m:
+        _, V = np.linalg.eigh(P.transpose(0, 2, 1) @ P)  # ascending eigenvalues
+        V = V[:, :, ::-1][:, :, :q]
+    else:
+        _, _, Vt = np.linalg.svd(P, full_matrices=False)
+        V = Vt[:, :q, :].transpose(0, 2, 1)
+    Z = P @ V  # (g, m, q); padded rows stay 0
+    Cz, labels = _kmeans_batched(Z, mask, k, rng, max_iter=max_iter, tol=tol)
+    # Map the clustering back: means in the original space (empty: the back-projected center).
+    C = _cluster_means(P, mask, labels, k, Cz @ V.transpose(0, 2, 1))
+    # One Lloyd step in the original space.
+    score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
+    return _cluster_means(P, mask, np.argmin(score, axis=2), k, C)
+
+
+def _tuples_batched(
+    X: np.ndarray, piece_of_row: np.ndarray, sizes: np.ndarray, k: int, oracle: str,
+    rng: np.random.Generator, *, max_iter: int, tol: float,
+) -> np.ndarray:
+    n, d = X.shape
+    t = sizes.shape[0]
+    order = np.argsort(piece_of_row, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    m = max(int(sizes.max()), 1)
+    ps = piece_of_row[order]
+    pos = np.arange(n) - starts[ps]
+    P = np.zeros((t, m, d))
+    P[ps, pos] = X[order]
+    mask = np.zeros((t, m), dtype=bool)
+    mask[ps, pos] = True
+    mu = P.sum(axis=1) / np.maximum(sizes, 1)[:, None]
+    P -= mu[:, None, :]
+    P *= mask[:, :, None]
+    width = max(k, 2 + int(math.log(k)), d if oracle == "pca" else 1)
+    group = max(1, _GROUP_ELEMENTS // (m * width))
+    out = np.empty((t, k, d))
+    oracle_fn = _pca_oracle_batched if oracle == "pca" else (
+        lambda P_, M_, k_, r_, **kw: _kmeans_batched(P_, M_, k_, r_, **kw)[0])
+    for s in range(0, t, group):  # loop over groups of pieces (bounded memory)
+        sl = slice(s, min(s + group, t))
+        out[sl] = oracle_fn(P[sl], mask[sl], k, rng, max_iter=max_iter, tol=tol)
+    return out + mu[:, None, :]
+
+
+# ----------------------------------------------------------------------------- sklearn loop
+
+
+def _pca_oracle_piece(Xp: np.ndarray, k: int, seed: int, max_iter: int, tol: float) -> np.ndarray:
+    from sklearn.cluster import KMeans
+
+    mu = Xp.mean(axis=0)
+    P = Xp - mu
+    q = min(k, P.shape[1])
+    _, _, Vt = np.linalg.svd(P, full_matrices=False)
+    V = Vt[:q].T
+    Z = P @ V
+    km = KMeans(n_clusters=k, n_init=1, random_state=seed, max_iter=max_iter, tol=tol).fit(Z)
+    labels = km.labels_
+    C = km.cluster_centers_ @ V.T
+    counts = np.bincount(labels, minlength=k)
+    sums = np.zeros((k, P.shape[1]))
+    np.add.at(sums, labels, P)
+    C = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], C)
+    lab = np.argmin((C * C).sum(1)[None, :] - 2.0 * P @ C.T, axis=1)
+    counts = np.bincount(lab, minlength=k)
+    sums = np.zeros_like(C)
+    np.add.at(sums, lab, P)
+    C = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], C)
+    return C + mu
+
+
+def _tuples_sklearn(
+    X: np.ndarray, piece_of_row: np.ndarray, sizes: np.ndarray, k: int, oracle: str,
+    rng: np.random.Generator, *, max_iter: int, tol: float,
+) -> np.ndarray:
+    from sklearn.cluster import KMeans
+
+    t, d = sizes.shape[0], X.shape[1]
+    order = np.argsort(piece_of_row, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    seeds = rng.integers(0, 2**31 - 1, size=t)
+    out = np.empty((t, k, d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning on pieces with duplicate rows
+        for i in range(t):  # loop over pieces
+            Xp = X[order[bounds[i] : bounds[i + 1]]]
+            if Xp.shape[0] < k:
+                out[i] = _fill_small_piece(Xp, k, d)
+            elif oracle == "pca":
+                out[i] = _pca_oracle_piece(Xp, k, int(seeds[i]), max_iter, tol)
+            else:
+                km = KMeans(n_clusters=k, n_init=1, random_state=int(seeds[i]),
+                            max_iter=max_iter, tol=tol)
+                out[i] = km.fit(Xp).cluster_centers_
+    return out
+
+
+# ----------------------------------------------------------------------------- public
+
+
+def resolve_method(method: str, n: int) -> str:
+    """The implementation ``method="auto"`` picks for n rows (see AUTO_BATCHED_MAX_N)."""
+    if method == "auto":
+        return "batched" if n <= AUTO_BATCHED_MAX_N else "sklearn"
+    return method
+
+
+def compute_tuples(
+    X: np.ndarray,
+    k: int,
+    *,
+    n_tuples: int = 200,
+    oracle: Oracle = "kmeans++",
+    rng: RngLike = None,
+    method: Method = "auto",
+    max_iter: int = MAX_ITER,
+    tol: float = TOL,
+) -> TupleStage:
+    """Split the rows into ``n_tuples`` random pieces and cluster each with the oracle.
+
+    Tsfadia et al.'s FC_Clustering steps 1–4, with pieces drawn row by row (see
+    :func:`assign_pieces`). Pieces hold Binomial(n, 1/t) rows; a piece with fewer than k rows
+    gets a placeholder tuple (its rows repeated) that is flagged ``valid=False``.
+
+    Parameters
+    ----------
+    X : (n, d) array
+    k : int
+        Centers per tuple.
+    n_tuples : int, default 200
+        Number of pieces t (the paper uses 200; 300 in Fig. 3).
+    oracle : {"kmeans++", "pca"}
+        "kmeans++": Lloyd after greedy k-means++ seeding (scikit-learn's KMeans, n_init=1).
+        "pca": footnote 5's clusterer for Gaussian mixtures: project the piece on its top-k
+        principal components, run k-means++ there, take the cluster means in the original
+        space, then one Lloyd step.
+    rng : Generator, int or None
+    method : {"auto", "batched", "sklearn"}
+        Same oracle, two implementations; "auto" picks the faster for n.
+    max_iter, tol : Lloyd stopping rule (scikit-learn's meaning and defaults).
+
+    Returns
+    -------
+    TupleStage
+
+    Raises
+    ------
+    ValueError
+        k < 1, n_tuples < 1, an unknown oracle or method, or n < n_tuples·k.
+
+    Privacy
+    -------
+    NON-PRIVATE: the tuples are internal values. Privacy comes from the aggregation that
+    follows (FriendlyCore over the tuples); it holds for any oracle, and with independent piece
+    assignment one row changes one tuple (replace = distance 2 in the tuple relation).
+
+    References
+    ----------
+    Tsfadia et al. 2022, §5.2.5 (FC_Clustering steps 1–4) and footnote 5 (PCA oracle).
+    """
+    func = "compute_tuples"
+    X = check_data(X, func)
+    n, _ = X.shape
+    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    t = check_scalar(n_tuples, "n_tuples", func, low=1, high_open=True, integer=True)
+    if oracle not in ORACLES:
+        raise ValueError(f"The 'oracle' parameter of {func} must be one of {ORACLES}. Got {oracle!r}.")
+    if method not in METHODS:
+        raise ValueError(f"The 'method' parameter of {func} must be one of {METHODS}. Got {method!r}.")
+    max_iter = check_scalar(max_iter, "max_iter", func, low=1, high_open=True, integer=True)
+    tol = check_scalar(tol, "tol", func, low=0.0, high_open=True)
+    if n < t * k:
+        raise ValueError(
+            f"n_tuples={t} with k={k} needs at least {t * k} rows; got n={n}. "
+            f"Use n_tuples <= {max(n // k, 1)} or a smaller k.")
+    gen, seed = check_rng(rng)
+    start = time.perf_counter()
+    piece_of_row = assign_pieces(n, t, gen)
+    sizes = np.bincount(piece_of_row, minlength=t)
+    used = resolve_method(method, n)
+    impl = _tuples_batched if used == "batched" else _tuples_sklearn
+    with threadpool_limits(limits=1):  # tiny BLAS calls: threads only add contention
+        tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol)
+    small = np.flatnonzero(sizes < k)
+    if small.size:
+        for i in small:  # rare: only pieces with < k rows
+            tuples[i] = _fill_small_piece(X[piece_of_row == i], k, X.shape[1])
+    seconds = time.perf_counter() - start
+    return TupleStage(tuples=tuples, piece_of_row=piece_of_row, piece_sizes=sizes, k=k,
+                      n_pieces=t, oracle=oracle, method=used, seconds=seconds, seed=seed)
