@@ -119,7 +119,7 @@ DUPLICATE_RTOL = 1e-9
 def tuple_validity(tuples: np.ndarray, piece_sizes: np.ndarray) -> np.ndarray:
     """True where the piece had ≥ k rows and the tuple's k centers are finite and pairwise
     distinct (farther apart than DUPLICATE_RTOL·(1 + max norm): rounding noise is not distinct)."""
-    t, k, _ = tuples.shape
+    k = tuples.shape[1]
     ok = (np.asarray(piece_sizes) >= k) & np.all(np.isfinite(tuples), axis=(1, 2))
     if k > 1:
         diff = tuples[:, :, None, :] - tuples[:, None, :, :]
@@ -187,11 +187,11 @@ def _kmeanspp_batched(
     chosen[ar, first] = True
     # Squared distances below this count as 0 (rounding of the Gram trick on duplicate rows).
     eps = 1e-12 * (sqn.sum(axis=1) / np.maximum(sizes, 1) + 1e-300)[:, None]
-    D2 = _sqdist(P, C[:, :1], sqn)[:, :, 0] * mask
-    D2[D2 <= eps] = 0.0
+    dist2 = _sqdist(P, C[:, :1], sqn)[:, :, 0] * mask
+    dist2 = np.where(dist2 > eps, dist2, 0.0)
     for j in range(1, k):  # loop over the k seeding steps, vectorized over pieces and rows
         free = mask & ~chosen
-        w = np.where(free, D2, 0.0)
+        w = np.where(free, dist2, 0.0)
         empty = w.sum(axis=1) <= 0
         if np.any(empty):  # no mass left: uniform over unpicked rows, else any row
             fb = free[empty]
@@ -201,12 +201,12 @@ def _kmeanspp_batched(
             w[empty] = fb
         cand = _sample_rows(w, n_trials, rng)  # (g, L)
         Cc = P[ar[:, None], cand]  # (g, L, d)
-        newD2 = np.minimum(D2[:, None, :], _sqdist(P, Cc, sqn).transpose(0, 2, 1))  # (g, L, m)
-        pot = np.sum(newD2 * mask[:, None, :], axis=2)
+        new_dist2 = np.minimum(dist2[:, None, :], _sqdist(P, Cc, sqn).transpose(0, 2, 1))  # (g, L, m)
+        pot = np.sum(new_dist2 * mask[:, None, :], axis=2)
         best = np.argmin(pot, axis=1)
         C[:, j] = Cc[ar, best]
-        D2 = newD2[ar, best]
-        D2[D2 <= eps] = 0.0
+        dist2 = new_dist2[ar, best]
+        dist2 = np.where(dist2 > eps, dist2, 0.0)
         chosen[ar, cand[ar, best]] = True
     return C
 
@@ -271,7 +271,7 @@ def _pca_oracle_batched(
 ) -> np.ndarray:
     """Footnote 5: top-k PCA projection, k-means++ there, cluster means in the original space,
     one Lloyd step. P is centred per piece and zero on padded rows."""
-    g, m, d = P.shape
+    m, d = P.shape[1:]
     q = min(k, d)
     if d <= m:
         _, V = np.linalg.eigh(P.transpose(0, 2, 1) @ P)  # ascending eigenvalues
