@@ -1,0 +1,183 @@
+"""The fallback of FC_Clustering: good private centers when FriendlyCore outputs ⊥.
+
+The paper ran Google's LSH clustering with 1% of the budget when FC failed (§6.2). Here:
+
+* d ≤ 3 — a private **adaptive grid (quadtree) coreset**: noisy counts of the cells of a grid
+  over the Λ-box, refined level by level only inside cells whose noisy count clears a threshold;
+  every surviving cell (and the unexplained mass of each refined parent) becomes a weighted point,
+  and weighted k-means++/Lloyd on those points (post-processing) gives the centers. It adapts to
+  both tight clusters (fine cells) and diffuse ones (coarse cells).
+* d > 3 — the same coreset on a **random projection** to 3 dimensions (half the budget) picks k
+  groups; the rows are partitioned by their nearest projected center, and each group's mean is
+  released in the full space by noisy sum and noisy count (the other half, parallel composition
+  over the groups). A random projection keeps cluster structure when clusters are separated along
+  many directions (Johnson–Lindenstrauss); it is data-independent, so it costs no budget.
+
+Privacy
+-------
+ρ-zCDP under add/remove of one row of the Λ-ball (rows outside are removed first). One row lies
+in exactly one cell per level, so each level's count vector has ℓ2 sensitivity 1; the levels
+compose sequentially (ρ/L each). In d > 3, one row changes one group's sum by ≤ Λ and its count
+by 1; the groups compose in parallel.
+
+References
+----------
+Tsfadia et al. 2022, §6.2 (a backup algorithm with a reserved share of ρ); grid/quadtree
+coresets for private k-means: Su et al. 2016 ("Differentially private k-means clustering"),
+Feldman et al. 2009 (private coresets).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import gaussian
+
+#: Survival threshold of a noisy cell count, in noise standard deviations.
+THRESHOLD_SDS = 3.0
+#: Projection dimension of the d > 3 branch.
+PROJECTION_DIM = 3
+
+
+@dataclass(frozen=True)
+class FallbackOutcome:
+    """Private centers (k, d) from the fallback and what it built (weights are private)."""
+
+    centers: np.ndarray
+    method: str
+    points: np.ndarray  # coreset points (m, p), p = d or the projection dimension
+    weights: np.ndarray  # their noisy weights (private)
+    levels: tuple[int, ...]  # grid levels used (cells per axis = 2**level)
+
+
+def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
+    """Public choice of the quadtree levels (cells per axis 2**ℓ) from d, declared n and ρ.
+
+    The finest level has about n·√(2ρ) cells in all (n rows over the count noise's sd): finer
+    cells could not clear the threshold even if the rows were spread evenly over the box, and the
+    quadtree only refines cells that do. Chosen on tuning seeds (Fig. 6 data, seeds 1000+).
+    """
+    start = {1: 4, 2: 3, 3: 2}.get(d, 2)
+    finest_cap = {1: 14, 2: 8, 3: 6}.get(d, 6)
+    budget_cells = max(2.0, n * math.sqrt(2.0 * max(rho, 1e-12)))
+    finest = math.floor(math.log2(budget_cells) / d)
+    finest = max(start, min(finest_cap, finest))
+    return tuple(range(start, finest + 1))
+
+
+def _quadtree_coreset(
+    U: np.ndarray, *, levels: tuple[int, ...], rho: float, rng: np.random.Generator, ledger: Ledger,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,))."""
+    p = U.shape[1]
+    rho_level = rho / len(levels)
+    sigma = 1.0 / math.sqrt(2.0 * rho_level)
+    tau = THRESHOLD_SDS * sigma
+    points: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    active: np.ndarray | None = None  # integer coords (m, p) of surviving cells at the last level
+    active_w: np.ndarray | None = None
+    prev = None
+    for lvl in levels:
+        g = 2**lvl
+        coords = np.minimum((U * g).astype(np.int64), g - 1)  # (n, p)
+        if active is None:
+            cells = np.array(np.unravel_index(np.arange(g**p), (g,) * p)).T
+        else:
+            step = 2 ** (lvl - prev)
+            sub = np.array(np.unravel_index(np.arange(step**p), (step,) * p)).T
+            cells = (active[:, None, :] * step + sub[None, :, :]).reshape(-1, p)
+        keys = np.ravel_multi_index(cells.T, (g,) * p)
+        order = np.argsort(keys)
+        keys_sorted = keys[order]
+        row_keys = np.ravel_multi_index(coords.T, (g,) * p)
+        pos = np.searchsorted(keys_sorted, row_keys)
+        pos_c = np.minimum(pos, len(keys_sorted) - 1)
+        hit = keys_sorted[pos_c] == row_keys  # rows inside an active cell's children
+        counts = np.zeros(len(keys), dtype=np.float64)
+        counts[order] = np.bincount(pos_c[hit], minlength=len(keys_sorted))
+        noisy = gaussian(counts, sensitivity=1.0, rho=rho_level, rng=rng, ledger=ledger,
+                         name=f"grid counts (level {lvl}: {g}^{p} cells, {len(keys)} noised)")
+        keep = noisy >= tau
+        if active is not None:
+            # The mass of each parent not explained by its surviving children stays at the parent.
+            m_par = len(active)
+            child_sum = (np.where(keep, noisy, 0.0)).reshape(m_par, -1).sum(axis=1)
+            rest = active_w - child_sum
+            par_keep = rest >= tau
+            gp = 2**prev
+            points.append((active[par_keep] + 0.5) / gp)
+            weights.append(rest[par_keep])
+        active, active_w, prev = cells[keep], noisy[keep], lvl
+        if len(active) == 0:
+            break
+    if active is not None and len(active):
+        points.append((active + 0.5) / 2**prev)
+        weights.append(active_w)
+    if not points:
+        return np.zeros((0, p)), np.zeros(0)
+    return np.concatenate(points), np.concatenate(weights)
+
+
+def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k centers of the weighted points (post-processing of private values)."""
+    if len(P) == 0:
+        return np.zeros((k, P.shape[1]))
+    if len(P) <= k:
+        reps = np.resize(np.arange(len(P)), k)
+        return P[reps] + 1e-9 * np.arange(k)[:, None]
+    km = KMeans(n_clusters=k, n_init=5, random_state=int(rng.integers(2**31 - 1)))
+    km.fit(P, sample_weight=np.maximum(w, 1e-12))
+    return km.cluster_centers_
+
+
+def fallback_centers(
+    X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int,
+    rng: np.random.Generator, ledger: Ledger,
+) -> FallbackOutcome:
+    """Private k centers of the rows X (all inside the Λ-ball) with budget ρ (pure zCDP).
+
+    Privacy
+    -------
+    ρ-zCDP for add/remove of one row (see the module docstring); records its draws in ``ledger``.
+
+    References
+    ----------
+    Tsfadia et al. 2022, §6.2 (backup); Su et al. 2016 (grid-based private k-means).
+    """
+    d = X.shape[1]
+    if d <= PROJECTION_DIM:
+        levels = grid_levels(d, n_declared, rho)
+        U = np.clip((X + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
+        P, w = _quadtree_coreset(U, levels=levels, rho=rho, rng=rng, ledger=ledger)
+        C = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
+        return FallbackOutcome(C, "grid coreset (quadtree) + weighted k-means", P * 2 * radius - radius,
+                               w, levels)
+    # d > 3: random orthonormal projection (data-independent), coreset there, then full-d means.
+    Q, _ = np.linalg.qr(rng.standard_normal((d, PROJECTION_DIM)))
+    Z = X @ Q  # ||Z|| ≤ ||X|| ≤ Λ
+    levels = grid_levels(PROJECTION_DIM, n_declared, rho / 2)
+    U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
+    P, w = _quadtree_coreset(U, levels=levels, rho=rho / 2, rng=rng, ledger=ledger)
+    Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
+    labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
+    means = ledger.child("group means (parallel)", composition="parallel")
+    C = np.zeros((k, d))
+    # ρ/2 per group: ρ/4 for the sum (ℓ2 sensitivity Λ), ρ/4 for the count (sensitivity 1).
+    for i in range(k):
+        node = means.child(f"group[{i}]")
+        rows = X[labels == i]
+        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=rho / 4, rng=rng, ledger=node,
+                     name="noisy sum")
+        c = gaussian(float(len(rows)), sensitivity=1.0, rho=rho / 4, rng=rng, ledger=node,
+                     name="noisy count")
+        C[i] = s / max(c, 1.0) if c >= 1.0 else Q @ Cz[i]
+    norms = np.linalg.norm(C, axis=1, keepdims=True)
+    C = np.where(norms > radius, C * radius / np.maximum(norms, 1e-300), C)
+    return FallbackOutcome(C, "random projection to 3-D + grid coreset + noisy group means",
+                           P * 2 * radius - radius, w, levels)
