@@ -1,0 +1,17 @@
+"""Private averaging: FriendlyAvg, the diameter search, FC_Avg and the CoinPress baseline."""
+
+from dpviz.averaging.diameter import (
+    DiamOutcome,
+    Probe,
+    check_diam,
+    check_diam_core,
+    find_diam,
+    find_diam_core,
+)
+from dpviz.averaging.friendly_avg import AvgOutcome, friendly_avg, friendly_avg_core
+
+__all__ = [
+    "AvgOutcome", "DiamOutcome", "Probe",
+    "check_diam", "check_diam_core", "find_diam", "find_diam_core",
+    "friendly_avg", "friendly_avg_core",
+]

@@ -1,0 +1,104 @@
+"""FriendlyAvg, FC_Avg and FC_Avg_UnknownDiam (Tsfadia et al. 2022, §3 and §5.1)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpviz.averaging.friendly_avg import friendly_avg, friendly_avg_core, friendly_avg_split
+from dpviz.privacy.ledger import Ledger
+
+
+def _by_name(ledger, prefix):
+    return [s for _, s in ledger.spends() if s.name.startswith(prefix)]
+
+
+def test_friendly_avg_constants_match_section_3():
+    X = np.random.default_rng(0).normal(size=(500, 4))
+    rho, delta, r = 0.7, 1e-6, 3.0
+    res = friendly_avg(X, rho=rho, delta=delta, r=r, rng=0)
+    (nh,) = _by_name(res.ledger, "n̂")
+    (avg,) = _by_name(res.ledger, "Avg(D)")
+    rho1 = 0.1 * (1 - delta) * rho
+    # n̂ ~ N(n − √(ln(1/δ)/ρ₁) − 1, 1/(2ρ₁)); drawn with ρ₁ = 0.1(1−δ)ρ, charged 0.1ρ.
+    assert nh.noise_scale == pytest.approx(math.sqrt(1 / (2 * rho1)), rel=1e-12)
+    assert nh.budget.rho == pytest.approx(0.1 * rho, rel=1e-12)
+    n_hat = res.step("friendly_avg").data["n_hat"]
+    sigma = (2 * r / n_hat) / math.sqrt(2 * 0.9 * rho)
+    assert avg.noise_scale == pytest.approx(sigma, rel=1e-12)
+    assert avg.sensitivity == pytest.approx(2 * r / n_hat, rel=1e-12)
+    assert res.step("friendly_avg").data["sigma"] == pytest.approx(sigma, rel=1e-12)
+    assert res.ledger.total().rho == pytest.approx(rho) and res.ledger.total().delta == delta
+    assert res.centers.shape == (1, 4)
+    assert np.allclose(res.step("friendly_avg_nonprivate").data["mean"], X.mean(0))
+
+
+def test_friendly_avg_n_hat_is_an_under_estimate_with_the_right_noise():
+    n, rho, delta = 300, 0.5, 1e-3
+    rho1 = 0.1 * (1 - delta) * rho
+    rng = np.random.default_rng(1)
+    X = np.zeros((n, 1))
+    led = Ledger("x")
+    n_hats = np.array([friendly_avg_core(X, rho=rho, delta=delta, r=1.0, rng=rng, ledger=led).n_hat
+                       for _ in range(3000)])
+    assert np.mean(n_hats) == pytest.approx(n - math.sqrt(math.log(1 / delta) / rho1) - 1, abs=0.3)
+    assert np.std(n_hats) == pytest.approx(math.sqrt(1 / (2 * rho1)), rel=0.05)
+    assert np.mean(n_hats > n) < 0.01
+
+
+def test_friendly_avg_noise_std_matches_sigma_within_5_percent():
+    X = np.zeros((1000, 2000))
+    res = friendly_avg(X, rho=1.0, delta=1e-8, r=50.0, rng=7)
+    sigma = res.step("friendly_avg").data["sigma"]
+    assert np.std(res.centers[0]) == pytest.approx(sigma, rel=0.05)
+
+
+def test_experiments_split_uses_only_the_public_n():
+    rho, delta = 1.0, 1e-8
+    split = friendly_avg_split(rho, delta, n_public=800)
+    rho1 = (math.sqrt(math.log(1 / delta)) * rho / 800) ** (2 / 3)
+    assert split.rho1_charge == pytest.approx(rho1) and split.rho2 == pytest.approx(rho - rho1)
+    X = np.random.default_rng(2).normal(size=(100, 3))  # true n differs from the declared one
+    res = friendly_avg(X, rho=rho, delta=delta, r=5.0, n_public=800, rng=0)
+    (nh,) = _by_name(res.ledger, "n̂")
+    assert nh.budget.rho == pytest.approx(rho1)
+    assert nh.noise_scale == pytest.approx(math.sqrt(1 / (2 * (1 - delta) * rho1)))
+    assert res.ledger.total().rho == pytest.approx(rho)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_friendly_avg_bottom_still_records_the_whole_budget(n):
+    # n = 3 at ρ = 0.01: n̂ ≈ 3 − 136 − 1 < 0 → ⊥.
+    res = friendly_avg(np.ones((n, 2)), rho=0.01, delta=1e-8, r=1.0, rng=0)
+    assert res.centers is None and not res.ok
+    assert res.failure == ("empty input (n = 0)" if n == 0 else "n̂ ≤ 0")
+    assert res.ledger.total().rho == pytest.approx(0.01)
+    assert res.ledger.total().delta == pytest.approx(1e-8)
+    assert [s.mechanism for _, s in res.ledger.spends()] == ["gaussian", "event", "reserved"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [(dict(rho=-1.0), "'rho' parameter of friendly_avg.*\\(0, inf\\)"),
+     (dict(delta=1.0), "'delta' parameter of friendly_avg.*\\(0, 1\\)"),
+     (dict(delta=0.0), "'delta'"),
+     (dict(r=-0.5), "'r' parameter of friendly_avg.*\\[0, inf\\)"),
+     (dict(r=math.inf), "'r'"),
+     (dict(n_public=0), "'n_public'"),
+     (dict(X=np.array([[1.0, np.inf]])), "'X'.*NaN or infinite"),
+     (dict(X=np.zeros((3, 0))), "'X'.*at least one column"),
+     (dict(X=np.zeros(3)), "'X'.*2-D")],
+)
+def test_friendly_avg_rejects_bad_parameters(kwargs, match):
+    args = dict(X=np.zeros((3, 2)), rho=1.0, delta=1e-6, r=1.0)
+    args.update(kwargs)
+    X = args.pop("X")
+    with pytest.raises(ValueError, match=match):
+        friendly_avg(X, **args)
+
+
+def test_friendly_avg_is_reproducible_with_a_seed():
+    X = np.random.default_rng(3).normal(size=(50, 2))
+    a = friendly_avg(X, rho=1.0, delta=1e-6, r=5.0, rng=11)
+    b = friendly_avg(X, rho=1.0, delta=1e-6, r=5.0, rng=11)
+    assert np.array_equal(a.centers, b.centers) and a.seed == 11
