@@ -1,0 +1,42 @@
+"""Hypothetical-outcome cloud: N private draws aligned to the non-private centers."""
+
+import numpy as np
+from _viz_fakes import TRUE_CENTERS, blobs, fake_ledger
+
+from dpviz.result import Result
+from dpviz.viz.colors import cluster_color
+from dpviz.viz.noise import aligned_draws, noise_cloud_figure
+
+
+def _draws(n=12, seed=0, fail=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        if i < fail:
+            out.append(Result(None, "empty core", fake_ledger()))
+            continue
+        C = TRUE_CENTERS[rng.permutation(3)] + 0.02 * rng.normal(size=(3, 2))
+        out.append(Result(C, None, fake_ledger()))
+    return out
+
+
+def test_aligned_draws_undo_each_draws_permutation():
+    A = aligned_draws(_draws(), TRUE_CENTERS)
+    assert A.shape == (12, 3, 2)
+    assert np.max(np.abs(A - TRUE_CENTERS[None])) < 0.1
+
+
+def test_cloud_traces_are_coloured_by_matched_cluster_and_count_failures():
+    X, _ = blobs(300)
+    fig = noise_cloud_figure(X, _draws(fail=2), TRUE_CENTERS, current=_draws(1, seed=5)[0])
+    clouds = [t for t in fig.data if "private draws" in (t.name or "")]
+    assert len(clouds) == 3
+    for j, tr in enumerate(clouds):
+        assert tr.marker.color == cluster_color(j)
+        assert len(tr.x) == 10
+        np.testing.assert_allclose(np.mean(tr.x), TRUE_CENTERS[j, 0], atol=0.05)
+        assert tr.name.endswith("— private")
+    names = [t.name for t in fig.data]
+    assert any("non-private diagnostic (ε = ∞)" in n for n in names)
+    assert "this run's centers — private" in names
+    assert "2 output ⊥" in fig.layout.title.text

@@ -1,0 +1,129 @@
+"""Figure 3 storyboard drawn from a Result's trace (hand-built Results; see _viz_fakes)."""
+
+import numpy as np
+import pytest
+from _viz_fakes import TRUE_CENTERS, fake_fc_result
+
+from dpviz.viz.colors import cluster_color
+from dpviz.viz.storyboard import (
+    PANEL_FUNCTIONS,
+    run_status,
+    storyboard_figure,
+    storyboard_panels,
+)
+
+
+def _names(fig):
+    return [t.name for t in fig.data]
+
+
+def test_grid_has_seven_panels_and_one_legend_entry_per_name():
+    result, X = fake_fc_result()
+    fig = storyboard_figure(result, X)
+    titles = [a.text for a in fig.layout.annotations]
+    assert [t[:2] for t in titles] == ["a.", "b.", "c.", "d.", "e.", "f.", "g."]
+    assert "27 of 30 tuples kept" in titles[2]
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert len(shown) == len(set(shown))
+    assert len({t.xaxis for t in fig.data}) == 7
+
+
+def test_every_trace_says_private_or_non_private():
+    result, X = fake_fc_result()
+    names = _names(storyboard_figure(result, X))
+    for n in names:
+        assert ("— private" in n) or ("non-private diagnostic" in n) or ("never released" in n), n
+    assert "private averages — private" in names
+    assert "non-private averages — non-private diagnostic" in names
+    assert "final centers (private Lloyd step) — private" in names
+    assert "core tuples (kept) — non-private diagnostic" in names
+
+
+def test_panels_draw_the_trace_values():
+    result, X = fake_fc_result()
+    b, c, d, e = storyboard_panels(result, X, panels="bcde")
+    T = np.asarray(result.step("tuples").data["tuples"])
+    assert len(b.traces[1].x) == T.shape[0] * T.shape[1]
+    keep = result.step("match_core").data["keep"]
+    assert len(c.traces[1].x) == keep.sum() * 3 and len(c.traces[2].x) == (~keep).sum() * 3
+    ordered = result.step("reorder").data["ordered"]
+    np.testing.assert_allclose(d.traces[1].x, ordered[:, 0, 0])  # 2-D data: identity projection
+    priv = result.step("tuple_averages").data["centers"]
+    np.testing.assert_allclose(e.traces[-1].x, priv[:, 0])
+
+
+@pytest.mark.parametrize("perm", [(0, 1, 2), (2, 0, 1), (1, 2, 0)])
+def test_cluster_colours_follow_the_cluster_not_its_index(perm):
+    result, X = fake_fc_result(perm=np.array(perm))
+    f, g = storyboard_panels(result, X, panels="fg", reference_centers=TRUE_CENTERS)
+    C = np.asarray(result.step("tuple_averages").data["centers"])
+    nearest = np.argmin(np.linalg.norm(C[:, None] - TRUE_CENTERS[None], axis=2), axis=1)
+    assert list(f.traces[-1].marker.color) == [cluster_color(i) for i in nearest]
+    # the Lloyd partition panel uses the same colours for the same clusters
+    part = [t for t in g.traces if "nearest center" in t.name]
+    assert sorted(t.marker.color for t in part) == sorted(cluster_color(i) for i in range(3))
+
+
+def test_colours_stable_across_reruns_without_reference():
+    a, _ = fake_fc_result(perm=np.array([0, 1, 2]))
+    b, X = fake_fc_result(perm=np.array([2, 0, 1]))
+    (fa,) = storyboard_panels(a, X, panels="f")
+    (fb,) = storyboard_panels(b, X, panels="f")
+    col_a = dict(zip(np.round(fa.traces[-1].x, 1), fa.traces[-1].marker.color, strict=True))
+    col_b = dict(zip(np.round(fb.traces[-1].x, 1), fb.traces[-1].marker.color, strict=True))
+    assert col_a == col_b
+
+
+def test_failed_run_explains_where_and_why_and_the_fallback():
+    result, X = fake_fc_result(stop_after="match_core")
+    status = run_status(result)
+    assert status.last_step == "match_core" and status.fallback_used
+    fig = storyboard_figure(result, X)
+    msgs = [a.text for a in fig.layout.annotations if "not reached" in a.text.replace("<br>", " ")]
+    assert len(msgs) == 4  # panels d, e, f, g
+    joined = " ".join(m.replace("<br>", " ") for m in msgs)
+    assert "after 'match_core'" in joined and "empty core" in joined and "dp_lloyd" in joined
+    assert "fallback centers (dp_lloyd) — private" in _names(fig)
+    assert "stopped after 'match_core'" in fig.layout.title.text
+
+
+def test_failed_run_without_fallback_says_bottom():
+    result, X = fake_fc_result(stop_after="tuples", fallback=False)
+    assert result.centers is None
+    fig = PANEL_FUNCTIONS["g"](result, X)
+    text = fig.layout.annotations[0].text.replace("<br>", " ")
+    assert "no fallback" in text and "⊥" in text
+
+
+def test_single_panels_and_bad_panel_key():
+    result, X = fake_fc_result()
+    for key, fn in PANEL_FUNCTIONS.items():
+        fig = fn(result, X)
+        assert fig.layout.title.text.startswith(f"{key}.")
+    with pytest.raises(ValueError, match="Unknown storyboard panel"):
+        storyboard_panels(result, X, panels="az")
+
+
+def test_high_dimensional_data_shares_one_projection():
+    rng = np.random.default_rng(0)
+    result, X2 = fake_fc_result()
+    # embed the 2-D fixture in 5-D: every array in the trace is drawn through the same PCA
+    X = np.c_[X2, 0.001 * rng.normal(size=(X2.shape[0], 3))]
+    from dataclasses import replace
+
+    from dpviz.result import TraceStep
+
+    def lift(a):
+        a = np.asarray(a, float)
+        return np.concatenate([a, np.zeros((*a.shape[:-1], 3))], axis=-1)
+
+    steps = []
+    for s in result.trace:
+        data = dict(s.data)
+        for key in ("tuples", "ordered", "reference", "centers"):
+            if data.get(key) is not None and np.ndim(data[key]) >= 2:
+                data[key] = lift(data[key])
+        steps.append(TraceStep(s.name, s.released, data, s.note))
+    r5 = replace(result, trace=tuple(steps), centers=lift(result.centers))
+    fig = storyboard_figure(r5, X)
+    assert "principal components" in fig.layout.title.text

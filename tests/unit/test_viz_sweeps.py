@@ -1,0 +1,91 @@
+"""Accuracy vs ρ: median + quantile band on a hand-made frame."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz.experiments import summarize
+from dpviz.viz.sweeps import (
+    CURRENT_RULE,
+    NONPRIVATE_RULE,
+    accuracy_figure,
+    clicked_rho,
+    loss_vs_n_figure,
+    success_figure,
+)
+
+RHOS = [0.01, 0.1, 1.0]
+
+
+def _frame(seed=0, reps=21):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for alg in ("fc:practical", "dp_lloyd"):
+        for rho in RHOS:
+            for rep in range(reps):
+                rows.append(dict(algorithm=alg, rho=rho, rep=rep, loss=rng.uniform(0, 1 / (1 + rho)),
+                                 success=rep % 3 != 0 or rho > 0.5, center_error=rng.uniform(),
+                                 seconds=0.01, n=1000))
+    for rep in range(reps):
+        rows.append(dict(algorithm="nonprivate", rho=np.inf, rep=rep, loss=0.01 * rep,
+                         success=True, center_error=0.0, seconds=0.1, n=1000))
+    return pd.DataFrame(rows)
+
+
+def test_band_uses_the_requested_quantiles():
+    df = _frame()
+    fig = accuracy_figure(df, current_rho=0.3)
+    by_name = {t.name: t for t in fig.data}
+    med = by_name["FriendlyCore (practical split)"]
+    upper = by_name["FriendlyCore (practical split) upper"]
+    lower = by_name["FriendlyCore (practical split) lower"]
+    assert lower.fill == "tonexty"
+    for i, rho in enumerate(RHOS):
+        v = df[(df.algorithm == "fc:practical") & (df.rho == rho)]["loss"].to_numpy()
+        assert med.y[i] == pytest.approx(np.median(v))
+        assert lower.y[i] == pytest.approx(np.quantile(v, 0.1))
+        assert upper.y[i] == pytest.approx(np.quantile(v, 0.9))
+        assert med.customdata[i][0] == rho  # clicking loads this ρ
+    fig2 = accuracy_figure(df, quantiles=(0.25, 0.75))
+    lower2 = {t.name: t for t in fig2.data}["DP-Lloyd lower"]
+    v = df[(df.algorithm == "dp_lloyd") & (df.rho == 0.1)]["loss"].to_numpy()
+    assert lower2.y[1] == pytest.approx(np.quantile(v, 0.25))
+
+
+def test_nonprivate_line_and_current_rule():
+    df = _frame()
+    fig = accuracy_figure(df, current_rho=0.3)
+    by_name = {t.name: t for t in fig.data}
+    np_line = by_name[NONPRIVATE_RULE]
+    assert list(np_line.y) == [pytest.approx(0.1)] * 2  # median of 0.00, 0.01, ..., 0.20
+    assert list(np_line.x) == [0.01, 1.0]
+    rule = by_name[f"{CURRENT_RULE} = 0.3"]
+    assert list(rule.x) == [0.3, 0.3]
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_summary_columns_and_success_rate():
+    s = summarize(_frame())
+    assert list(s.columns) == ["algorithm", "rho", "median", "q10", "q90", "success_rate", "runs"]
+    row = s[(s.algorithm == "dp_lloyd") & (s.rho == 0.01)].iloc[0]
+    assert row.success_rate == pytest.approx(14 / 21) and row.runs == 21
+    with pytest.raises(ValueError, match="quantiles"):
+        summarize(_frame(), quantiles=(0.9, 0.1))
+
+
+def test_success_and_loss_vs_n_figures():
+    df = _frame()
+    fig = success_figure(df, current_rho=0.1)
+    fc = {t.name: t for t in fig.data}["FriendlyCore (practical split)"]
+    assert list(fc.y) == [pytest.approx(14 / 21), pytest.approx(14 / 21), 1.0]
+    df2 = pd.concat([df, df.assign(n=10_000, loss=df.loss / 2)], ignore_index=True)
+    fig_n = loss_vs_n_figure(df2)
+    med = {t.name: t for t in fig_n.data}["DP-Lloyd"]
+    assert list(med.x) == [1000, 10_000]
+    assert med.y[1] == pytest.approx(med.y[0] / 2)
+
+
+def test_clicked_rho():
+    assert clicked_rho({"customdata": [0.1, 0.2, 0.3]}) == 0.1
+    assert clicked_rho({"x": 3}) is None
+    assert clicked_rho({"customdata": [float("inf")]}) is None
