@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import streamlit as st
 
@@ -102,3 +102,19 @@ def viz(name: str):
         if hasattr(sub, name):
             return getattr(sub, name)
     return None
+
+
+def viz_modules() -> SimpleNamespace:
+    """dpviz.viz's submodules by short name (data, storyboard, privacy, filters, noise, ...)."""
+    mod = get("viz")
+    out = {}
+    for info in pkgutil.iter_modules(mod.__path__):
+        try:
+            out[info.name] = importlib.import_module(f"{mod.__name__}.{info.name}")
+        except Exception:  # a half-written module must not take the app down
+            continue
+    return SimpleNamespace(**out)
+
+
+def presets() -> ModuleType:
+    return importlib.import_module("dpviz.clustering.presets")

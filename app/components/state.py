@@ -21,6 +21,7 @@ import streamlit as st
 
 _PARAMS_KEY = "params"
 _NOTICES_KEY = "_url_notices"
+_LAST_QUERY_KEY = "_last_query"
 
 
 def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
@@ -74,7 +75,7 @@ class Param:
     default: Any
     parse: Callable[[str], Any]
     help: str = ""
-    group: str = "run"  # "data" | "run"
+    group: str = "run"  # "data" | "run" | "budget"
 
     def format(self, value: Any) -> str:
         if value is None:
@@ -104,10 +105,28 @@ _RUN_PARAMS = (
     Param("radius", None, _optional_radius, "public radius Λ (auto = the dataset's declared Λ)"),
     Param("rmin", 0.001, _float_in(0.0, 1e9, low_open=True), "r_min"),
     Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
-    Param("preset", "practical", _choice("practical", "paper"), "budget split preset"),
+    Param("preset", "practical", _choice("practical", "paper", "reference"), "budget split preset"),
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
 )
-PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS)}
+def _algorithms(text: str) -> str:
+    algos = [a for a in text.split(",") if a]
+    known = {"fc:practical", "fc:paper", "fc:reference", "dp_lloyd", "diffprivlib", "nonprivate"}
+    bad = [a for a in algos if a not in known]
+    if bad or not algos:
+        raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
+    return ",".join(algos)
+
+
+# The Budget page's sweep.
+_BUDGET_PARAMS = (
+    Param("balg", "fc:practical,dp_lloyd,diffprivlib,nonprivate", _algorithms, "algorithms",
+          "budget"),
+    Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest ρ of the sweep", "budget"),
+    Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest ρ of the sweep", "budget"),
+    Param("bpts", 7, _int_in(2, 25), "ρ values in the sweep", "budget"),
+    Param("breps", 8, _int_in(1, 100), "repetitions per ρ", "budget"),
+)
+PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS)}
 
 
 def defaults() -> dict[str, Any]:
@@ -131,19 +150,27 @@ def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
 
 
 def init() -> dict[str, Any]:
-    """Create the canonical parameters on the session's first run (defaults ← URL)."""
+    """The canonical parameters: defaults ← URL on the session's first run; later, a URL the app
+    did not write itself (a link with parameters, the browser's back button) updates them."""
+    query = st.query_params.to_dict()
     if _PARAMS_KEY not in st.session_state:
         params = defaults()
-        values, notices = parse_query(st.query_params.to_dict())
+        values, notices = parse_query(query)
         params.update(values)
         st.session_state[_PARAMS_KEY] = params
+        st.session_state[_NOTICES_KEY] = notices
+    elif query and query != st.session_state.get(_LAST_QUERY_KEY):
+        values, notices = parse_query(query)
+        st.session_state[_PARAMS_KEY].update(values)
         st.session_state[_NOTICES_KEY] = notices
     return st.session_state[_PARAMS_KEY]
 
 
 def params() -> dict[str, Any]:
     """The canonical parameters (the live dict; use :func:`update` to change it)."""
-    return init()
+    if _PARAMS_KEY not in st.session_state:
+        return init()
+    return st.session_state[_PARAMS_KEY]
 
 
 def get(name: str) -> Any:
@@ -184,6 +211,7 @@ def sync_url() -> None:
     want = query_dict()
     if st.query_params.to_dict() != want:
         st.query_params.from_dict(want)
+    st.session_state[_LAST_QUERY_KEY] = want
 
 
 # ----------------------------------------------------------------------------- widget binding

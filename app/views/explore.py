@@ -1,5 +1,275 @@
-"""explore (placeholder)."""
+"""Explore: one private FriendlyCore clustering run, drawn as the paper's Figure 3 storyboard.
+
+Expensive knobs (dataset, n, k, t, oracle, Λ, r_min, preset, seed) sit in the sidebar form;
+ρ and δ are live: moving them reruns only the fragment below, i.e. only the private stage on
+the cached tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
 
 import streamlit as st
 
-st.title("Explore")
+from app.components import controls, data_source, explore_form, lib, run, state
+
+st.title("Explore: one private run, step by step")
+st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t random pieces, "
+           "cluster each piece without privacy, keep the k-tuples that agree with many others, "
+           "average them privately, then one private Lloyd step. Every number says whether it is "
+           "**private** (safe to publish) or a **non-private diagnostic** (for you only).")
+
+_LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
+_LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
+
+PANEL_TEXT = {
+    "a": "The data (input; never released).",
+    "b": "The oracle's centers of every piece: t k-tuples (non-private, internal).",
+    "c": "FriendlyCore keeps tuples whose noisy friend score clears the threshold.",
+    "d": "The reference tuple orders every core tuple; points split into k clouds.",
+    "e": "Private averages of each cloud (released) vs the non-private means.",
+    "f": "The private centers on the data.",
+    "g": "After one private Lloyd step on all rows (the final release).",
+}
+
+
+def _error(msg: str) -> None:
+    with st.container(key="explore_error"):
+        st.error(msg)
+
+
+def _panel(key: str, fn, result, ds, proj, ref_centers) -> None:
+    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
+                      title=dict(font=dict(size=13)))
+    st.plotly_chart(fig, key=f"storyboard_{key}", config={"displaylogo": False})
+    st.caption(f"({key}) {PANEL_TEXT[key]}")
+
+
+def _storyboard(result, ds, ref) -> None:
+    viz = lib.viz_modules()
+    storyboard = viz.storyboard
+    proj = run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
+        ds.X, feature_names=ds.feature_names))
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    with st.container(key="storyboard"):
+        if proj.method == "pca":
+            st.caption(proj.note())
+        for row in ("abcd", "efg"):
+            cols = st.columns(4)
+            for col, key in zip(cols, row, strict=False):
+                with col:
+                    _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers)
+
+
+def _tiles(diag: run.Diagnostics, result) -> None:
+    tag = "non-private diagnostic"
+    with st.container(key="metrics_tiles"):
+        c1, c2, c3, c4 = st.columns(4)
+        kept = "—" if diag.tuples_kept is None else f"{diag.tuples_kept} / {diag.tuples_total}"
+        c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
+                  "FriendlyCore filter. Computed from the internal keep mask: " + tag + ".")
+        c1.caption(tag)
+        loss = "—" if diag.normalized_loss is None else f"{diag.normalized_loss:.3f}"
+        c2.metric("Normalized k-means loss", loss, help="1 − X/Y with X the cost of non-private "
+                  "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
+                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ".")
+        c2.caption(tag)
+        err = "—" if diag.center_error is None else f"{diag.center_error:.4f}"
+        c3.metric("Center error", err, help="Mean distance from each true (generating) center "
+                  "to its matched private center; only for data with known centers. " + tag + ".")
+        c3.caption(tag + ("" if diag.center_error is not None else " (no true centers)"))
+        k = 0 if result.centers is None else len(result.centers)
+        c4.metric("Centers released", f"{k}", help="The number of private centers in the output.")
+        c4.caption("private output")
+
+
+def _privacy_tab(result, statement, cfg) -> None:
+    viz = lib.viz_modules()
+    summary = viz.privacy.privacy_summary(statement)
+    with st.container(key="privacy_statement"):
+        st.markdown(f"**{summary.row_level}**")
+        st.markdown(summary.odds)
+        st.markdown(summary.paper + " — the paper's unit is one k-tuple of the derived database.")
+        with st.expander("How the row-level statement is derived"):
+            for line in summary.details:
+                st.markdown(f"- {line}")
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart",
+                        config={"displaylogo": False})
+    with right, st.container(key="feasibility"):
+        st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
+                    "quantities, never from the data)")
+        feas = next((s for s in result.trace if s.name == "feasibility"), None)
+        if feas is None:
+            st.caption("No feasibility step in this run.")
+        else:
+            rows = []
+            presets = lib.presets()
+            for name, m in dict(feas.data.get("margins", {})).items():
+                rows.append({"FriendlyCore call": name, "expected margin (sd)": round(m, 2),
+                             "keep chance of a friendly element": presets.keep_probability(m)})
+            st.dataframe(rows, hide_index=True)
+            st.caption(f"Preset: {feas.data.get('preset', cfg.preset)}. A margin below ~1 sd "
+                       "means the filter will likely drop even perfectly friendly tuples: "
+                       "raise ρ or t.")
+    st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True)
+
+
+def _filters_tab(result) -> None:
+    viz = lib.viz_modules()
+    names = {s.name for s in result.trace}
+    c1, c2 = st.columns(2)
+    with c1:
+        if "match_core" in names:
+            st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
+                            key="filter_match_chart")
+    with c2:
+        if "dist_core" in names:
+            st.plotly_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
+                            key="filter_dist_chart")
+    if "diameters" in names:
+        st.plotly_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
+    st.caption("Scores and counts are internal, non-private diagnostics; the keep decisions and "
+               "the radii are what the private algorithm acts on.")
+
+
+def _cloud_tab(ds, stage, cfg, result, ref) -> None:
+    viz = lib.viz_modules()
+    c1, c2 = st.columns([1, 3])
+    n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
+                              key="redraw_n")
+    if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
+        st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
+    want = (cfg.private_key(ds), int(n_draws))
+    if st.session_state.get("_cloud_for") != want:
+        c2.info("Press **Re-draw noise ×N** to run the private stage N more times on the same "
+                "tuples with fresh noise: the cloud shows what this release could have been.")
+        return
+    with st.spinner(f"Drawing {n_draws} private outcomes…"):
+        draws = run.redraws(ds, stage, cfg, int(n_draws))
+    ref_centers = ref.centers if ref is not None and ref.centers is not None else ds.true_centers
+    if ref_centers is None:
+        c2.warning("No non-private reference centers to anchor the cloud.")
+        return
+    fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000)
+    c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
+    ok = sum(r.centers is not None for r in draws)
+    c2.caption(f"{ok} of {len(draws)} draws released centers. Each draw is private; the black "
+               "reference (non-private k-means++) is a diagnostic.")
+
+
+def _downloads_tab(ds, cfg, result, statement, ref) -> None:
+    viz = lib.viz_modules()
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Private centers (CSV)", run.centers_csv(result, ds.feature_names),
+                       file_name="dpviz_private_centers.csv", mime="text/csv", key="dl_centers",
+                       on_click="ignore", icon=":material/download:")
+    c2.download_button("Run configuration (JSON)",
+                       run.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       file_name="dpviz_run_config.json", mime="application/json",
+                       key="dl_config", on_click="ignore", icon=":material/download:")
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+
+    def figure_html() -> str:
+        fig = viz.storyboard.storyboard_figure(result, ds.X, reference_centers=ref_centers)
+        return fig.to_html(include_plotlyjs="cdn", full_html=True)
+
+    c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
+                       mime="text/html", key="dl_figure", on_click="ignore",
+                       icon=":material/download:")
+    st.caption("The centers are the private release. The configuration lists the parameters, "
+               "the seed streams and the privacy statement; uploaded rows are never included.")
+
+
+@st.fragment
+def live(ds, stage, cfg: run.RunConfig) -> None:
+    """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
+    c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
+    with c1:
+        rho = controls.rho_slider()
+    with c2:
+        delta = controls.delta_select()
+    cfg = replace(cfg, rho=rho, delta=delta)
+    try:
+        result = run.private_run(ds, stage, cfg)
+        st.session_state[_LAST_RESULT] = (cfg.stage_key(ds), result)
+    except ValueError as exc:
+        _error(str(exc))
+        last = st.session_state.get(_LAST_RESULT)
+        if last is None or last[0] != cfg.stage_key(ds):
+            return
+        result = last[1]
+        st.caption("Showing the previous result.")
+    privacy = lib.get("privacy")
+    statement = privacy.row_level_statement(result.ledger, delta)
+    with c3:
+        controls.epsilon_readout(rho, delta, statement)
+
+    status = lib.viz_modules().storyboard.run_status(result)
+    with st.container(key="run_status"):
+        if result.centers is None:
+            st.error(f"No centers released: {status.message()}")
+        elif status.fallback_used or not status.complete:
+            st.warning(status.message())
+        else:
+            st.success(f"FriendlyCore completed every step and released {len(result.centers)} "
+                       "private centers.")
+    with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
+        ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
+    _tiles(run.diagnostics(ds, stage, result, ref), result)
+
+    tabs = st.tabs(["Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads"])
+    with tabs[0]:
+        _storyboard(result, ds, ref)
+    with tabs[1]:
+        _privacy_tab(result, statement, cfg)
+    with tabs[2]:
+        _cloud_tab(ds, stage, cfg, result, ref)
+    with tabs[3]:
+        _filters_tab(result)
+    with tabs[4]:
+        _downloads_tab(ds, cfg, result, statement, ref)
+    state.sync_url()
+
+
+def main() -> None:
+    if not lib.require("data", "tuples", "fc", "metrics", "viz", "privacy"):
+        return
+    explore_form.sidebar_form()
+    choice = data_source.current()
+    if choice.error:
+        _error(choice.error)
+    if choice.notice:
+        st.info(choice.notice)
+    ds = choice.dataset
+    if ds is None:
+        st.info("No dataset yet: choose one on the **Data** page.")
+        return
+    explore_form.sync_run_defaults(ds)
+    radius = data_source.radius_for(ds)
+    if radius is None:
+        _error("This dataset has no public radius Λ yet. Declare one on the Data page (bounds "
+               "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
+               "from the data.")
+        return
+    p = state.params()
+    cfg = run.RunConfig.from_params(p, radius)
+    try:
+        with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
+                        f"{cfg.oracle}…"):
+            stage = run.tuple_stage(ds, cfg)
+        st.session_state[_LAST] = (ds, stage, cfg)
+    except ValueError as exc:
+        _error(str(exc))
+        last = st.session_state.get(_LAST)
+        if last is None:
+            return
+        ds, stage, cfg = last
+        st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
+    st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    live(ds, stage, cfg)
+
+
+main()

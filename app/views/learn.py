@@ -1,5 +1,115 @@
-"""learn (placeholder)."""
+"""Learn: differential privacy, zCDP, sample-and-aggregate and FriendlyCore, with live examples."""
+
+from __future__ import annotations
 
 import streamlit as st
 
-st.title("Learn")
+from app.components import controls, lib, run
+
+st.title("Learn: private clustering in five minutes")
+
+PAGES = st.session_state.get("_pages", {})
+
+st.header("1. Differential privacy")
+st.markdown(
+    "A release is **differentially private** if it would look almost the same whether or not any "
+    "one person's row were in the data. Formally, an algorithm M is (ε, δ)-DP if for any two "
+    "datasets that differ in one row and any set S of outcomes, "
+    "P[M(D) ∈ S] ≤ e^ε · P[M(D′) ∈ S] + δ. Small ε means the odds of any conclusion about a "
+    "person can change by at most a factor e^ε; δ is a small probability of failure.\n\n"
+    "The price is noise: every released number is perturbed enough to hide one row. How much "
+    "noise depends on the **sensitivity** (how far one row can move the answer) — which is why "
+    "DP needs a *public* bound Λ on the data, declared before looking at it."
+)
+
+st.header("2. zCDP and the budget ρ")
+st.markdown(
+    "dpviz accounts in **zero-concentrated DP** (ρ-zCDP, Bun & Steinke 2016): adding Gaussian "
+    "noise of standard deviation σ = Δ/√(2ρ) to a value of sensitivity Δ costs ρ, and budgets of "
+    "successive steps simply add up. For display, ρ is converted to (ε, δ)-DP; the tight "
+    "conversion (Canonne, Kamath & Steinke 2020) gives a smaller ε than the textbook "
+    "ε = ρ + 2√(ρ ln 1/δ)."
+)
+if lib.require("privacy"):
+    privacy = lib.get("privacy")
+    rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
+                           key="learn_rho")
+    rows = []
+    for delta in (1e-5, 1e-6, 1e-8):
+        rows.append({"δ": controls.fmt_delta(delta),
+                     "ε (tight)": round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
+                     "ε (simple bound)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
+                     "σ for a mean of 1 000 rows in the unit ball":
+                         round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
+    with st.container(key="learn_eps_table"):
+        st.dataframe(rows, hide_index=True)
+        st.caption("Public guarantees, computed from ρ and δ only.")
+
+st.header("3. Sample and aggregate")
+st.markdown(
+    "Clustering is hard to make private directly: a center is an exact function of many rows. "
+    "**Sample and aggregate** sidesteps this. Split the rows at random into t pieces and run an "
+    "ordinary, non-private k-means on each piece; each piece returns a k-tuple of centers. One "
+    "person's row lands in exactly one piece, so it can change at most one tuple. Now the task is "
+    "to *aggregate* t tuples privately — and when the clusters are real, most tuples agree."
+)
+
+st.header("4. FriendlyCore")
+st.markdown(
+    "FriendlyCore (Tsfadia, Cohen, Kaplan, Mansour & Stemmer, ICML 2022) is the aggregator. Two "
+    "tuples are *friends* if they match (each center of one is close to a center of the other). "
+    "FriendlyCore privately keeps the tuples with many friends — the **core** — using a noisy "
+    "count and a threshold, so that adding or removing one tuple changes the core only a little. "
+    "On the core, the problem becomes easy: order every tuple like a reference tuple, find the "
+    "spread of each coordinate privately, and average each coordinate with Gaussian noise. A "
+    "final private Lloyd step on all rows refines the centers. If the core is empty (the pieces "
+    "disagree, or ρ is too small), the run falls back to a simpler private method and says so."
+)
+if lib.require("data", "tuples", "fc", "viz"):
+    viz = lib.viz_modules()
+    demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
+                                format_func=controls.fmt_rho, key="learn_demo_rho")
+    with st.spinner("A small private run (6 000 rows, t = 60 pieces)…"):
+        ds, result = run.demo_run(demo_rho)
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2,
+                                               max_points=2_000, height_per_row=300)
+        st.plotly_chart(fig, key="learn_storyboard_chart", config={"displaylogo": False})
+    with c2:
+        if any(s.name == "match_core" for s in result.trace):
+            st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
+                            key="learn_filter_chart", config={"displaylogo": False})
+        st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
+                   "Figure 3 panels b, c, f, g). Right: the noisy friend scores of the tuples "
+                   "against the keep threshold (internal, non-private diagnostic). Lower ρ "
+                   "spreads the scores and raises the threshold.")
+
+st.header("5. What to try")
+TRY = [
+    ("Spend too little: watch the core empty out", {"rho": "0.01"},
+     "At ρ = 0.01 the filters' noise swamps the friend counts; FriendlyCore fails and the fallback "
+     "answers. Move ρ up until the core survives."),
+    ("Too few rows per piece", {"src": "generate", "gen": "fig6_blobs", "n": "2000", "t": "200"},
+     "10 rows per piece cannot find 8 clusters: tuples disagree and few are friends."),
+    ("Shapes k-means cannot describe", {"src": "generate", "gen": "moons", "k": "2"},
+     "Private or not, centroids do not fit moons: the private answer is only as good as the "
+     "non-private one."),
+    ("No clusters at all", {"src": "generate", "gen": "null_uniform", "k": "3"},
+     "On uniform data the pieces disagree, so a good private algorithm should fail rather than "
+     "invent clusters."),
+    ("The paper's Figure 7 in 10-D", {"src": "generate", "gen": "fig7_gmm", "n": "50000", "d": "10",
+                                     "gk": "5", "k": "5", "oracle": "pca", "rmin": "0.1"},
+     "Gaussian mixture with the PCA oracle; the storyboard shows the first two principal "
+     "components."),
+]
+with st.container(key="learn_try"):
+    for title, query, text in TRY:
+        if "explore" in PAGES:
+            st.page_link(PAGES["explore"], label=title, query_params=query,
+                         icon=":material/arrow_forward:")
+        st.caption(text)
+    if "budget" in PAGES:
+        st.page_link(PAGES["budget"], label="Find the ρ where FriendlyCore beats DP-Lloyd",
+                     icon=":material/arrow_forward:")
+        st.caption("Run a sweep on the Budget page and click a point to inspect that ρ.")

@@ -1,0 +1,221 @@
+"""The Explore pipeline, cached per session: tuple stage → private stage → diagnostics.
+
+Two stages (DESIGN.md, "Two stages, for live interaction"):
+
+- the tuple stage (pieces and the oracle's k-tuples) depends on the rows, k, t, the oracle and
+  the seed, not on the budget. It is cached per session keyed on
+  ``(content_hash, k, t, oracle, seed)``;
+- the private stage reruns on every ρ / δ move, on the cached tuples (milliseconds at t = 200);
+  its results are kept in a small per-session LRU so moving back to a ρ is instant.
+
+The non-private reference (k-means++ on all rows: its centers and cost, used by the normalized
+loss and the noise cloud) is computed once per ``(content_hash, k)``.
+
+Seeds: one run seed s gives independent streams, ``SeedSequence(s).spawn(3)``: the first for
+the tuple stage (pieces, oracle), the second for the private stage's noise, the third for the
+"Re-draw noise ×N" draws. The same URL therefore shows the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from app.components import cache, lib
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines one Explore run (besides the dataset's rows)."""
+
+    k: int
+    t: int
+    oracle: str
+    seed: int
+    rho: float
+    delta: float
+    radius: float
+    r_min: float
+    preset: str
+
+    @classmethod
+    def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
+        return cls(k=int(p["k"]), t=int(p["t"]), oracle=str(p["oracle"]), seed=int(p["seed"]),
+                   rho=float(p["rho"]), delta=float(p["delta"]), radius=float(radius),
+                   r_min=float(p["rmin"]), preset=str(p["preset"]))
+
+    def stage_key(self, ds) -> tuple:
+        return (ds.content_hash, self.k, self.t, self.oracle, self.seed)
+
+    def private_key(self, ds) -> tuple:
+        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset)
+
+
+def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
+    """(tuple-stage stream, private-stage stream, noise-redraw stream) for a run seed."""
+    return tuple(np.random.SeedSequence(int(seed)).spawn(3))
+
+
+def tuple_stage(ds, cfg: RunConfig):
+    """The cached non-private tuple stage (raises ValueError for infeasible k, t)."""
+    compute_tuples = lib.get("tuples").compute_tuples
+
+    def compute():
+        return compute_tuples(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle,
+                              rng=np.random.default_rng(seeds(cfg.seed)[0]))
+
+    return cache.memo("stage", cfg.stage_key(ds), compute)
+
+
+def _private(ds, stage, cfg: RunConfig, stream: np.random.SeedSequence):
+    fc = lib.get("fc")
+    return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
+                               r_min=cfg.r_min, preset=cfg.preset,
+                               rng=np.random.default_rng(stream))
+
+
+def private_run(ds, stage, cfg: RunConfig):
+    """The private stage for ``cfg`` on the cached tuples (cached; ValueError on bad knobs)."""
+    return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
+
+
+def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
+    """``n_draws`` private outcomes on the same tuples with fresh noise (the third seed stream)."""
+    def compute():
+        return lib.get("experiments").run_repeats(
+            ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
+            r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]))
+
+    return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Non-private k-means++ on all rows (a diagnostic, never released)."""
+
+    centers: np.ndarray | None
+    cost: float
+    seconds: float
+
+
+def reference(ds, k: int) -> Reference:
+    """The non-private reference for the normalized loss, cached per (content hash, k)."""
+    def compute() -> Reference:
+        t0 = time.perf_counter()
+        metrics = lib.get("metrics")
+        if not lib.missing("baselines"):
+            res = lib.get("baselines").nonprivate_kmeans(ds.X, k, rng=0)
+            centers = np.asarray(res.centers, dtype=float)
+            cost = metrics.kmeans_cost(ds.X, centers)
+        else:
+            centers = None
+            cost = metrics.reference_kmeans_cost(ds.X, k, rng=0)
+        return Reference(centers, float(cost), time.perf_counter() - t0)
+
+    return cache.memo("refcost", (ds.content_hash, int(k)), compute)
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """The metric tiles (all NON-PRIVATE diagnostics: exact functions of the rows)."""
+
+    tuples_kept: int | None
+    tuples_total: int
+    normalized_loss: float | None
+    center_error: float | None
+
+
+def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
+    metrics = lib.get("metrics")
+    kept = None
+    for s in result.trace:
+        if s.name == "match_core" and s.data.get("keep") is not None:
+            kept = int(np.count_nonzero(s.data["keep"]))
+    t = int(np.asarray(stage.tuples).shape[0])
+    if result.centers is None:
+        return Diagnostics(kept, t, None, None)
+    loss = None
+    if ref is not None:
+        loss = float(metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost))
+    err = None
+    if ds.true_centers is not None:
+        err = float(metrics.center_error(ds.true_centers, result.centers))
+    return Diagnostics(kept, t, loss, err)
+
+
+# ----------------------------------------------------------------------------- downloads
+
+
+def centers_csv(result, feature_names) -> str:
+    """The private centers as CSV (one row per center)."""
+    if result.centers is None:
+        return "no centers: the run output ⊥\n"
+    df = pd.DataFrame(np.asarray(result.centers), columns=list(feature_names))
+    df.index.name = "center"
+    return df.to_csv()
+
+
+def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
+                url_query: Mapping[str, str] | None = None) -> str:
+    """The run configuration (enough to reproduce it with the library) as JSON."""
+    out: dict[str, Any] = {
+        "dataset": {"name": ds.name, "source": ds.source, "n": ds.n, "d": ds.d,
+                    "content_sha256": ds.content_hash, "recipe": _jsonable(dict(ds.params))},
+        "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
+                                                "private stage, noise redraws]"},
+        "calls": [
+            "stage = dpviz.clustering.tuples.compute_tuples(X, k, n_tuples=t, oracle=oracle, "
+            "rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
+            "result = dpviz.clustering.friendlycore.fc_private_stage(X, stage, rho=rho, "
+            "delta=delta, radius=radius, r_min=r_min, preset=preset, "
+            "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
+        ],
+        "app_parameters": _jsonable(dict(params)),
+    }
+    if url_query is not None:
+        out["url_query"] = dict(url_query)
+    if statement is not None:
+        out["privacy"] = {"paper": str(statement.paper), "row_level_eps": statement.row.eps,
+                          "row_level_delta": statement.row.delta,
+                          "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
+    if ds.source == "upload":
+        out["note"] = "Uploaded data is not included; the sha256 identifies the rows used."
+    return json.dumps(out, indent=2, default=str)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return obj
+
+
+def memo_figure(key: Hashable, build):
+    """Figures that depend only on cached inputs (e.g. panels (a), (b)) are built once."""
+    return cache.memo("figures", key, build)
+
+
+def demo_dataset(n: int = 6_000, seed: int = 0):
+    """The Learn page's small public dataset: three clusters (Fig. 3 recipe)."""
+    return cache.memo("demo_data", (n, seed),
+                      lambda: lib.get("data").GENERATORS["fig3_three"](n, rng=seed))
+
+
+def demo_run(rho: float, *, n: int = 6_000, t: int = 60, seed: int = 0):
+    """A small FC run for the Learn page (k = 3, t = 60, Λ = 1, r_min = 0.001)."""
+    ds = demo_dataset(n, seed)
+    cfg = RunConfig(k=3, t=t, oracle="kmeans++", seed=seed, rho=float(rho), delta=1e-6,
+                    radius=float(ds.radius or 1.0), r_min=0.001, preset="practical")
+    stage = tuple_stage(ds, cfg)
+    return ds, private_run(ds, stage, cfg)
