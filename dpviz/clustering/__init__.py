@@ -1,0 +1,31 @@
+"""Private clustering: FriendlyCore's FC_Clustering and its sample-and-aggregate stage."""
+
+from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
+from dpviz.clustering.friendlycore import (
+    fc_clustering,
+    fc_private_stage,
+    friendly_ord_tup_avg,
+    friendly_reorder,
+    noisy_lloyd_step,
+    stage_match_graph,
+)
+from dpviz.clustering.presets import FCSplit, margins, paper_split, practical_split, resolve_split
+from dpviz.clustering.tuples import TupleStage, compute_tuples
+
+__all__ = [
+    "FCSplit",
+    "FallbackOutcome",
+    "TupleStage",
+    "compute_tuples",
+    "fallback_centers",
+    "fc_clustering",
+    "fc_private_stage",
+    "friendly_ord_tup_avg",
+    "friendly_reorder",
+    "margins",
+    "noisy_lloyd_step",
+    "paper_split",
+    "practical_split",
+    "resolve_split",
+    "stage_match_graph",
+]

@@ -101,12 +101,14 @@ def friendly_reorder(core: np.ndarray, *, rng: np.random.Generator) -> ReorderOu
     if c == 0:
         return ReorderOutcome(core.copy(), 0, pi, 0)
     ref = core[0]
-    ordered = np.empty_like(core)
-    n_hung = 0
-    for i in range(c):  # c ≤ t (hundreds) small k×k problems
-        sigma, bij = ord_permutation(ref, core[i])
-        n_hung += not bij
-        ordered[i] = core[i][sigma][pi]
+    # σ_i(j) = argmin_l ||x^1_j − y^i_l|| for all core tuples at once (first index on ties).
+    D = np.linalg.norm(ref[None, :, None, :] - core[:, None, :, :], axis=3)  # (c, k, k)
+    sigma = np.argmin(D, axis=2)
+    bij = np.all(np.sort(sigma, axis=1) == np.arange(k), axis=1)
+    n_hung = int(np.count_nonzero(~bij))
+    for i in np.flatnonzero(~bij):  # rare inside a friendly core: Hungarian fallback
+        sigma[i], _ = ord_permutation(ref, core[i])
+    ordered = np.take_along_axis(core, sigma[:, pi, None], axis=1)  # Ỹ^i_j = y^i_{σ_i(π(j))}
     return ReorderOutcome(ordered, 0, pi, n_hung)
 
 
@@ -208,10 +210,8 @@ def noisy_lloyd_step(
     sigma = np.full(k, np.nan)
     n_hat = np.full(k, np.nan)
     kept = 0
-    order = np.argsort(labels, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(counts)])
     for i in range(k):
-        part = X[order[bounds[i]:bounds[i + 1]]]
+        part = X[labels == i]
         node = ledger.child(f"cluster[{i}]", ZCDP(rho, delta))
         out = friendly_avg_core(part, rho=rho, delta=delta, r=r, rng=rng, ledger=node,
                                 n_public=n_public)
@@ -353,7 +353,7 @@ def fc_private_stage(
     m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
     trace.add("feasibility", released=True, margins=m, fractions=dict(split.rho), preset=split.preset,
               delta_fractions=dict(split.delta),
-              suggested_n_tuples=suggest_n_tuples(n=n_decl, k=k, rho=rho, delta=delta, r_min=r_min,
+              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho, delta=delta, r_min=r_min,
                                                   radius=radius),
               note="expected margins (noise sds) from public n, t, k, ρ, δ only")
 

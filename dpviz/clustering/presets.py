@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from dpviz.averaging.diameter import find_diam_calls
 from dpviz.core.filters import expected_margin
 
 FRACTION_KEYS = ("match_core", "find_diam", "dist_core", "tuple_avg", "lloyd", "fallback")
@@ -116,12 +117,6 @@ class FCSplit:
                     nhat_fraction=self.nhat_fraction, core_guess=self.core_guess, preset=self.preset)
 
 
-def find_diam_calls(r_min: float, r_max: float, base: float = 1.5) -> int:
-    """Number of CheckDiam probes of FindDiam: q = ⌈log2(T + 1)⌉, T = ⌈log_b(r_max/r_min)⌉ (note §3.7)."""
-    T = max(0, math.ceil(math.log(r_max / r_min) / math.log(base) - 1e-12))
-    return max(1, math.ceil(math.log2(T + 1)))
-
-
 def diam_margin(c: float, rho: float, beta: float, q: int) -> float:
     """Feasibility of one CheckDiam probe of FindDiam, in noise sds.
 
@@ -145,7 +140,7 @@ def margins(
     c = core_guess · t (the true core size is private). Uses ``expected_margin`` (§4.4).
     """
     c = max(1.0, split.core_guess * t)
-    q = find_diam_calls(r_min, 2.0 * radius, base)
+    q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
     return {
         MARGIN_MATCH: expected_margin(t, rho * split.rho["match_core"], delta * split.delta["match_core"]),
         MARGIN_DIST: expected_margin(c, rho * split.rho["dist_core"], delta * split.delta["dist_core"]),
@@ -190,7 +185,7 @@ def _fraction_needed(margin_fn, target: float) -> float:
     if margin_fn(1.0) < target:
         return 2.0
     lo, hi = 1e-6, 1.0
-    for _ in range(50):
+    for _ in range(24):  # relative precision (10^6)^(2^-24) ≈ 1 + 1e-6
         mid = math.sqrt(lo * hi)
         if margin_fn(mid) >= target:
             hi = mid
@@ -222,7 +217,7 @@ def practical_split(
     proto = FCSplit(rho={"match_core": 0.25, "find_diam": 0.25, "dist_core": 0.25,
                          "tuple_avg": 0.125, "lloyd": 0.125})
     c = max(1.0, proto.core_guess * t)
-    q = find_diam_calls(r_min, 2.0 * radius, base)
+    q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
     fns = {
         MARGIN_MATCH: lambda f: expected_margin(t, rho * f, delta * PAPER_DELTA["match_core"]),
         MARGIN_DIST: lambda f: expected_margin(c, rho * f, delta * PAPER_DELTA["dist_core"]),
@@ -236,7 +231,7 @@ def practical_split(
     need = needs(1.0)
     if sum(need.values()) > room:
         lo, hi = -3.0, 1.0  # a negative level: the best we can do is still below 0 sd
-        for _ in range(40):
+        for _ in range(16):  # margin level to ±6e-5 of the targets
             mid = (lo + hi) / 2
             if sum(needs(mid).values()) <= room:
                 lo = mid
@@ -261,16 +256,16 @@ def practical_split(
 
 
 def suggest_n_tuples(
-    *, n: int, k: int, rho: float, delta: float, r_min: float, radius: float, min_margin: float = 3.0,
+    split: FCSplit, *, n: int, k: int, rho: float, delta: float, r_min: float, radius: float,
+    min_margin: float = 3.0,
 ) -> int | None:
-    """Smallest t (pieces of ≥ 10k rows each) at which the practical split reaches ``min_margin``
-    on every test, or None if no such t exists for the declared n (public values only)."""
+    """Smallest t on a grid (pieces of ≥ 10k rows of the declared n) at which ``split`` reaches
+    ``min_margin`` on every test, or None if none does (public values only)."""
     t_max = n // (10 * k)
-    for t in (50, 75, 100, 150, 200, 300, 400, 600, 800, 1000, 1500, 2000):
+    for t in (50, 75, 100, 150, 200, 300, 400, 600, 800, 1000, 1500, 2000, 3000, 5000):
         if t > t_max:
             return None
-        s = practical_split(t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
-        m = margins(s, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
+        m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
         if min(m.values()) >= min_margin:
             return t
     return None
