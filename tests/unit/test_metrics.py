@@ -1,0 +1,88 @@
+"""Tests for dpviz.metrics: exact small examples, invariances, the k-means reference."""
+
+import numpy as np
+import pytest
+
+from dpviz.data import fig3_three
+from dpviz.metrics import (
+    center_error,
+    kmeans_cost,
+    labeling_failure,
+    match_centers,
+    nearest_center,
+    normalized_loss,
+    reference_kmeans_cost,
+)
+
+
+def test_kmeans_cost_exact():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [10.0, 0.0], [10.0, 2.0]])
+    C = np.array([[0.0, 0.0], [10.0, 1.0]])
+    # 0 + 1 + 1 + 1
+    assert kmeans_cost(X, C) == 3.0
+    assert kmeans_cost(X, C[::-1]) == 3.0
+    labels, d2 = nearest_center(X, C)
+    np.testing.assert_array_equal(labels, [0, 0, 1, 1])
+    np.testing.assert_array_equal(d2, [0.0, 1.0, 1.0, 1.0])
+
+
+def test_kmeans_cost_chunked_matches_direct(monkeypatch):
+    import dpviz.metrics as m
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3))
+    C = rng.normal(size=(7, 3))
+    direct = float(np.min(((X[:, None] - C[None]) ** 2).sum(-1), axis=1).sum())
+    monkeypatch.setattr(m, "_CHUNK_ELEMENTS", 100)  # many small chunks
+    assert m.kmeans_cost(X, C) == pytest.approx(direct, rel=1e-12)
+
+
+def test_nearest_center_ties_go_to_lowest_index():
+    labels, _ = nearest_center(np.array([[0.5, 0.0]]), np.array([[0.0, 0.0], [1.0, 0.0]]))
+    assert labels[0] == 0
+
+
+def test_normalized_loss_zero_for_reference_and_positive_for_worse():
+    ds = fig3_three(3000, sigma=0.05, rng=1)
+    ref = reference_kmeans_cost(ds.X, 3, rng=0)
+    from sklearn.cluster import KMeans
+
+    km = KMeans(3, n_init=3, random_state=5).fit(ds.X)
+    assert normalized_loss(ds.X, km.cluster_centers_, reference_cost=ref) == pytest.approx(0.0, abs=1e-6)
+    bad = km.cluster_centers_ + 0.1
+    y = kmeans_cost(ds.X, bad)
+    assert normalized_loss(ds.X, bad, reference_cost=ref) == pytest.approx(1 - ref / y)
+    assert normalized_loss(ds.X, bad, reference_cost=ref) > 0.5
+    # computed reference (same seed) equals the passed one
+    assert normalized_loss(ds.X, bad, rng=0) == pytest.approx(1 - ref / y)
+
+
+def test_normalized_loss_exact_small():
+    X = np.array([[0.0], [2.0]])
+    # reference k=1 cost: mean 1 → cost 2; centers at 0 → cost 4 → 1 − 2/4
+    assert normalized_loss(X, np.array([[0.0]]), reference_cost=2.0) == 0.5
+    with pytest.raises(ValueError, match="'centers' parameter of normalized_loss"):
+        normalized_loss(X, np.array([[0.0, 1.0]]), reference_cost=2.0)
+
+
+def test_labeling_failure_permutation_invariant():
+    y = np.array([0, 0, 1, 1, 2, 2])
+    assert labeling_failure(y, np.array([2, 2, 0, 0, 1, 1])) == 0.0
+    assert labeling_failure(y, np.array([2, 2, 0, 1, 1, 1])) == pytest.approx(1 / 6)
+    # fewer predicted labels: best matching covers 2 of 3 classes
+    assert labeling_failure(y, np.array([5, 5, 7, 7, 7, 7])) == pytest.approx(2 / 6)
+    # more predicted labels than true ones
+    assert labeling_failure(np.array([0, 0, 0, 1]), np.array([0, 1, 2, 3])) == pytest.approx(2 / 4)
+    with pytest.raises(ValueError, match="equal length"):
+        labeling_failure(y, y[:3])
+
+
+def test_match_centers_and_center_error():
+    ref = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    est = np.array([[0.0, 11.0], [1.0, 0.0], [10.0, 0.0]])
+    perm = match_centers(ref, est)
+    np.testing.assert_array_equal(perm, [1, 2, 0])
+    assert center_error(ref, est) == pytest.approx((1 + 0 + 1) / 3)
+    # fewer estimates: unmatched reference rows get −1
+    np.testing.assert_array_equal(match_centers(ref, est[1:2]), [0, -1, -1])
+    assert center_error(ref, est[1:2]) == pytest.approx(1.0)
