@@ -163,9 +163,13 @@ def centers_trace(
     line_color: str = "white",
     opacity: float = 1.0,
     showlegend: bool = True,
-) -> go.Scatter:
-    """One trace of projected centers (k, 2) drawn as large outlined markers."""
-    return go.Scatter(x=C2[:, 0], y=C2[:, 1], mode="markers", name=name, showlegend=showlegend,
+) -> go.Scattergl:
+    """One trace of projected centers (k, 2) drawn as large outlined markers.
+
+    WebGL like the data: plotly draws every WebGL trace above every SVG trace, so an SVG marker
+    would disappear under a Scattergl cloud.
+    """
+    return go.Scattergl(x=C2[:, 0], y=C2[:, 1], mode="markers", name=name, showlegend=showlegend,
                       marker=dict(size=size, color=color, symbol=symbol, opacity=opacity,
                                   line=dict(width=1.5, color=line_color)))
 

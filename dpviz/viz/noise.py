@@ -85,7 +85,7 @@ def noise_cloud_figure(
         pts = draws[:, j, :]
         pts = pts[~np.isnan(pts).any(axis=1)]
         P = proj.transform(pts) if pts.size else np.zeros((0, 2))
-        fig.add_trace(go.Scatter(
+        fig.add_trace(go.Scattergl(
             x=P[:, 0], y=P[:, 1], mode="markers",
             name=f"cluster {j + 1}: {len(pts)} private draws — private",
             marker=dict(size=8, color=colors.cluster_color(j), opacity=opacity,

@@ -159,16 +159,25 @@ def _faint_data(ctx: _Context, *, showlegend: bool = False) -> go.Scattergl:
 
 
 def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
-    """The annotation for a panel whose steps are absent ("" if all present)."""
+    """The short annotation of a panel whose steps are absent (empty if all present).
+
+    The full reason (``RunStatus.message``) goes in the figure's subtitle.
+    """
     absent = [s for s in needed if ctx.step(s) is None]
     if not absent:
         return ()
-    return (f"Step '{absent[0]}' was not reached. {ctx.status.message()}",)
+    where = f"after '{ctx.status.last_step}'" if ctx.status.last_step else "before its first step"
+    msg = f"Not reached: FriendlyCore stopped {where}."
+    if ctx.status.fallback_used:
+        msg += " Squares: the fallback's private centers."
+    elif ctx.result.centers is None:
+        msg += " No fallback: the run output ⊥."
+    return (msg,)
 
 
-def _cloud(points: np.ndarray, proj: Projector, **kw: Any) -> go.Scatter:
+def _cloud(points: np.ndarray, proj: Projector, **kw: Any) -> go.Scattergl:
     P = proj.transform(points.reshape(-1, points.shape[-1])) if points.size else np.zeros((0, 2))
-    return go.Scatter(x=P[:, 0], y=P[:, 1], mode="markers", **kw)
+    return go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", **kw)
 
 
 def _circle(center2: np.ndarray, r: float, m: int = 48) -> tuple[np.ndarray, np.ndarray]:
@@ -208,7 +217,7 @@ def _panel_c(ctx: _Context) -> Panel:
                          marker=dict(size=5, color=colors.KEPT, opacity=0.8)))
     traces.append(_cloud(T[~keep], ctx.proj,
                          name=release_label("removed tuples", s.released),
-                         marker=dict(size=7, color=colors.REMOVED, symbol="x-thin",
+                         marker=dict(size=7, color=colors.REMOVED, symbol="x",
                                      line=dict(width=1.5, color=colors.REMOVED))))
     return Panel("c", f"c. core: {int(keep.sum())} of {keep.size} tuples kept (step 4)",
                  tuple(traces))
@@ -226,7 +235,8 @@ def _panel_d(ctx: _Context) -> Panel:
                              marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)))
     ref = ctx.proj.transform(np.asarray(s.data["reference"], dtype=float))
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
-                                color=colors.REFERENCE, symbol="circle", size=12))
+                                color=colors.REFERENCE, symbol="circle-open", size=16,
+                                line_color=colors.REFERENCE))
     return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (step 5)",
                  tuple(traces))
 
@@ -255,7 +265,7 @@ def _panel_e(ctx: _Context) -> Panel:
             cx, cy = _circle(C2[j], float(radii[j]))
             xs += [*cx, None]
             ys += [*cy, None]
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", visible="legendonly",
+        traces.append(go.Scattergl(x=xs, y=ys, mode="lines", visible="legendonly",
                                  name=release_label("FindDiam radii r_j", dia.released),
                                  line=dict(color=colors.THRESHOLD, width=1, dash="dot")))
     if npv is not None:
@@ -275,16 +285,16 @@ def _fallback_trace(ctx: _Context) -> tuple[list[Any], tuple[str, ...]]:
     C2 = ctx.proj.transform(np.asarray(fb.data["centers"], dtype=float))
     name = release_label(f"fallback centers ({fb.data.get('method', 'fallback')})", fb.released)
     return ([centers_trace(C2, name=name, color=colors.PRIVATE, symbol="square", size=13)],
-            (ctx.status.message(),))
+            _missing(ctx, "lloyd"))
 
 
 def _panel_f(ctx: _Context) -> Panel:
     s = ctx.step("tuple_averages")
     traces: list[Any] = [_faint_data(ctx)]
     if s is None:
-        fb, msg = _fallback_trace(ctx)
+        fb, _ = _fallback_trace(ctx)
         return Panel("f", "f. private centers on the data", tuple(traces + fb),
-                     _missing(ctx, "tuple_averages") or msg)
+                     _missing(ctx, "tuple_averages"))
     C2 = ctx.proj.transform(np.asarray(s.data["centers"], dtype=float))
     traces.append(centers_trace(C2, name=release_label("private centers (tuple averages)",
                                                         s.released),
@@ -304,9 +314,9 @@ def _panel_g(ctx: _Context) -> Panel:
     else:
         traces.append(_faint_data(ctx))
     if s is None:
-        fb, msg = _fallback_trace(ctx)
+        fb, _ = _fallback_trace(ctx)
         return Panel("g", "g. after the private Lloyd step", tuple(traces + fb),
-                     _missing(ctx, "lloyd") or msg)
+                     _missing(ctx, "lloyd"))
     C2 = ctx.proj.transform(np.asarray(s.data["centers"], dtype=float))
     removed = part.data.get("n_removed") if part is not None else None
     note = f"; {removed} rows outside Λ removed" if removed else ""
@@ -340,12 +350,15 @@ def storyboard_panels(
     return [_BUILDERS[p](ctx) for p in panels]
 
 
-def _layout_single(fig: go.Figure, panel: Panel, proj: Projector) -> go.Figure:
+def _layout_single(fig: go.Figure, panel: Panel, proj: Projector, status: RunStatus) -> go.Figure:
     for m in panel.messages:
-        fig.add_annotation(text=_wrap(m), xref="paper", yref="paper", x=0.5, y=0.5,
-                           showarrow=False, bgcolor="rgba(255,255,255,0.85)",
+        fig.add_annotation(text=_wrap(m, 60), xref="paper", yref="paper", x=0.5, y=1.0,
+                           yanchor="top", showarrow=False, bgcolor="rgba(255,255,255,0.85)",
                            bordercolor=colors.REMOVED, font=dict(size=12))
-    fig.update_layout(title=panel.title, template="plotly_white",
+    title = panel.title
+    if not status.complete or status.fallback_used:
+        title = f"{title}<br><sup>{status.message()}</sup>"
+    fig.update_layout(title=title, template="plotly_white",
                       xaxis_title=proj.axis_titles[0], yaxis_title=proj.axis_titles[1],
                       legend=dict(itemsizing="constant"))
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
@@ -369,7 +382,7 @@ def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figu
     proj = kw.get("projector") or project_2d(np.asarray(getattr(X, "X", X), dtype=float))
     kw["projector"] = proj
     (panel,) = storyboard_panels(result, X, panels=key, **kw)
-    return _layout_single(go.Figure(data=list(panel.traces)), panel, proj)
+    return _layout_single(go.Figure(data=list(panel.traces)), panel, proj, run_status(result))
 
 
 def panel_data(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
@@ -460,8 +473,8 @@ def storyboard_figure(
                 seen.add(tr.name)
             fig.add_trace(tr, row=r, col=c)
         for m in p.messages:
-            fig.add_annotation(text=_wrap(m, 36), xref="x domain", yref="y domain", x=0.5, y=0.5,
-                               showarrow=False, bgcolor="rgba(255,255,255,0.85)",
+            fig.add_annotation(text=_wrap(m, 40), xref="x domain", yref="y domain", x=0.5, y=1.0,
+                               yanchor="top", showarrow=False, bgcolor="rgba(255,255,255,0.85)",
                                bordercolor=colors.REMOVED, font=dict(size=10), row=r, col=c)
         axis = "x" if i == 0 else f"x{i + 1}"
         fig.update_yaxes(scaleanchor=axis, scaleratio=1, row=r, col=c)

@@ -9,7 +9,7 @@ from dpviz.viz.data import data_figure, downsample_index, project_2d
 
 
 def _n_points(fig):
-    return sum(len(t.x) for t in fig.data if t.type == "scattergl")
+    return sum(len(t.x) for t in fig.data if t.name.startswith("data"))
 
 
 def test_downsampling_caps_points_and_is_deterministic():

@@ -79,12 +79,16 @@ def test_failed_run_explains_where_and_why_and_the_fallback():
     status = run_status(result)
     assert status.last_step == "match_core" and status.fallback_used
     fig = storyboard_figure(result, X)
-    msgs = [a.text for a in fig.layout.annotations if "not reached" in a.text.replace("<br>", " ")]
+    msgs = [a.text.replace("<br>", " ") for a in fig.layout.annotations
+            if a.text.startswith("Not reached")]
     assert len(msgs) == 4  # panels d, e, f, g
-    joined = " ".join(m.replace("<br>", " ") for m in msgs)
-    assert "after 'match_core'" in joined and "empty core" in joined and "dp_lloyd" in joined
+    assert all("stopped after 'match_core'" in m and "fallback" in m for m in msgs)
     assert "fallback centers (dp_lloyd) — private" in _names(fig)
-    assert "stopped after 'match_core'" in fig.layout.title.text
+    title = fig.layout.title.text
+    assert "stopped after 'match_core'" in title and "empty core" in title and "dp_lloyd" in title
+    single = PANEL_FUNCTIONS["e"](result, X)
+    assert "empty core" in single.layout.title.text
+    assert single.layout.annotations[0].text.startswith("Not reached")
 
 
 def test_failed_run_without_fallback_says_bottom():
@@ -92,7 +96,8 @@ def test_failed_run_without_fallback_says_bottom():
     assert result.centers is None
     fig = PANEL_FUNCTIONS["g"](result, X)
     text = fig.layout.annotations[0].text.replace("<br>", " ")
-    assert "no fallback" in text and "⊥" in text
+    assert "No fallback" in text and "⊥" in text
+    assert "no fallback: the run output ⊥" in fig.layout.title.text
 
 
 def test_single_panels_and_bad_panel_key():
