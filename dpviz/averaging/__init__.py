@@ -8,10 +8,19 @@ from dpviz.averaging.diameter import (
     find_diam,
     find_diam_core,
 )
+from dpviz.averaging.fc_avg import fc_avg, fc_avg_unknown_diam
 from dpviz.averaging.friendly_avg import AvgOutcome, friendly_avg, friendly_avg_core
 
 __all__ = [
-    "AvgOutcome", "DiamOutcome", "Probe",
-    "check_diam", "check_diam_core", "find_diam", "find_diam_core",
-    "friendly_avg", "friendly_avg_core",
+    "AvgOutcome",
+    "DiamOutcome",
+    "Probe",
+    "check_diam",
+    "check_diam_core",
+    "fc_avg",
+    "fc_avg_unknown_diam",
+    "find_diam",
+    "find_diam_core",
+    "friendly_avg",
+    "friendly_avg_core",
 ]

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from dpviz.averaging.fc_avg import fc_avg, fc_avg_unknown_diam
 from dpviz.averaging.friendly_avg import friendly_avg, friendly_avg_core, friendly_avg_split
 from dpviz.privacy.ledger import Ledger
 
@@ -102,3 +103,97 @@ def test_friendly_avg_is_reproducible_with_a_seed():
     a = friendly_avg(X, rho=1.0, delta=1e-6, r=5.0, rng=11)
     b = friendly_avg(X, rho=1.0, delta=1e-6, r=5.0, rng=11)
     assert np.array_equal(a.centers, b.centers) and a.seed == 11
+
+
+# --- FC_Avg and FC_Avg_UnknownDiam -----------------------------------------------------------
+
+def _gaussian_data(n, d, seed):
+    return np.random.default_rng(seed).normal(size=(n, d)) + 100.0
+
+
+def test_fc_avg_budget_tree_and_constants():
+    X = _gaussian_data(800, 10, 0)
+    rho, delta = 1.0, 1e-8
+    r = math.sqrt(2) * (math.sqrt(10) + math.sqrt(math.log(100 * 800)))
+    res = fc_avg(X, rho=rho, delta=delta, r=r, rng=1)
+    assert res.ok and res.centers.shape == (1, 10)
+    names = [c.name for c in res.ledger.children]
+    assert names == ["FriendlyCore(dist_r)", "FriendlyAvg"]
+    fc, fa = res.ledger.children
+    assert fc.total().rho == pytest.approx(0.1) and fc.total().delta == pytest.approx(delta / 2)
+    assert fa.total().rho == pytest.approx(0.9) and fa.total().delta == pytest.approx(delta / 2)
+    assert res.ledger.total().rho == pytest.approx(rho)
+    assert res.ledger.total().delta == pytest.approx(delta)
+    # FriendlyAvg inside FC_Avg: ρ₁ = 0.1(1 − δ/2)(0.9ρ), σ = (2r/n̂)/√(2·0.81ρ)
+    (nh,) = _by_name(fa, "n̂")
+    assert nh.noise_scale == pytest.approx(math.sqrt(1 / (2 * 0.1 * (1 - delta / 2) * 0.9)))
+    n_hat = res.step("friendly_avg").data["n_hat"]
+    (avg,) = _by_name(fa, "Avg(D)")
+    assert avg.noise_scale == pytest.approx((2 * r / n_hat) / math.sqrt(2 * 0.81))
+    thr = res.step("zcdp_filter").data["threshold"]
+    nf = res.step("zcdp_filter").data["n_hat"]
+    assert thr == pytest.approx(math.sqrt(nf * math.log(2 * nf / (delta / 2)) / (4 * 0.09)) + 0.5)
+    assert res.step("friendly_avg").released and not res.step("mean_nonprivate").released
+    # error close to the note's estimate for d = 10, n = 800 (σ ≈ 0.014·√10 noise + sampling)
+    assert np.linalg.norm(res.centers[0] - 100.0) < 0.5
+
+
+def test_fc_avg_drops_an_outlier_before_averaging():
+    X = np.vstack([_gaussian_data(600, 2, 1), [[1e6, 1e6]]])
+    res = fc_avg(X, rho=1.0, delta=1e-6, r=8.0, rng=0)
+    keep = res.step("zcdp_filter").data["keep"]
+    assert not keep[-1] and keep[:-1].sum() >= 590
+    assert np.linalg.norm(res.centers[0] - 100.0) < 0.5
+
+
+def test_fc_avg_empty_core_is_a_failure_with_the_full_budget():
+    X = np.random.default_rng(2).normal(size=(100, 2)) * 1000.0  # r far too small
+    res = fc_avg(X, rho=1.0, delta=1e-6, r=0.01, rng=0)
+    assert res.failure == "empty core" and res.centers is None
+    assert res.ledger.total().rho == pytest.approx(1.0)
+    assert res.ledger.total().delta == pytest.approx(1e-6)
+    empty = fc_avg(np.zeros((0, 3)), rho=1.0, delta=1e-6, r=1.0, rng=0)
+    assert empty.failure == "empty core" and empty.ledger.total().rho == pytest.approx(1.0)
+
+
+def test_fc_avg_unknown_diam_budget_and_estimate():
+    X = _gaussian_data(1000, 5, 3)
+    res = fc_avg_unknown_diam(X, rho=1.0, delta=1e-8, r_min=0.01, r_max=1e4, rng=4)
+    assert [c.name for c in res.ledger.children] == ["FindDiam", "FC_Avg"]
+    fd, fca = res.ledger.children
+    assert fd.total().rho == pytest.approx(0.1) and fd.total().delta == 0.0
+    assert fca.total().rho == pytest.approx(0.9) and fca.total().delta == pytest.approx(1e-8)
+    assert res.ledger.total().rho == pytest.approx(1.0)
+    assert res.ledger.total().delta == pytest.approx(1e-8)
+    # FindDiam with β/2 and b = 1.5: q = ⌈log2(⌈log_1.5(1e6)⌉ + 1)⌉ = ⌈log2 36⌉ = 6 calls of ρ/60
+    assert res.step("find_diam").data["q"] == 6
+    probes = res.step("find_diam_probes").data["probes"]
+    for p in probes:
+        assert p["threshold"] == pytest.approx(1000 - math.sqrt(4 * math.log(6 / 0.025) / (0.1 / 6)))
+    r = res.step("find_diam").data["r"]
+    assert 2.0 < r < 15.0
+    assert res.ok and np.linalg.norm(res.centers[0] - 100.0) < 0.5
+    names = [s.name for s in res.trace]
+    assert names[:2] == ["find_diam", "find_diam_probes"] and "friendly_avg" in names
+
+
+@pytest.mark.parametrize(
+    ("func", "kwargs", "match"),
+    [(fc_avg, dict(rho=0.0, delta=1e-6, r=1.0), "'rho' parameter of fc_avg"),
+     (fc_avg, dict(rho=1.0, delta=-1e-6, r=1.0), "'delta' parameter of fc_avg"),
+     (fc_avg, dict(rho=1.0, delta=1e-6, r=-1.0), "'r' parameter of fc_avg"),
+     (fc_avg_unknown_diam, dict(rho=1.0, delta=1e-6, r_min=0.0, r_max=1.0), "'r_min'"),
+     (fc_avg_unknown_diam, dict(rho=1.0, delta=1e-6, r_min=2.0, r_max=1.0), "at least r_min"),
+     (fc_avg_unknown_diam, dict(rho=1.0, delta=1e-6, r_min=1.0, r_max=2.0, beta=0.0), "'beta'")],
+)
+def test_fc_avg_rejects_bad_parameters(func, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        func(np.zeros((5, 2)), **kwargs)
+
+
+@pytest.mark.parametrize("X", [np.zeros((5, 2, 1)), np.zeros(5), np.array([[np.nan, 1.0]])])
+def test_fc_avg_rejects_bad_data(X):
+    with pytest.raises(ValueError, match="'X' parameter of fc_avg"):
+        fc_avg(X, rho=1.0, delta=1e-6, r=1.0)
+    with pytest.raises(ValueError, match="'X' parameter of fc_avg_unknown_diam"):
+        fc_avg_unknown_diam(X, rho=1.0, delta=1e-6, r_min=0.1, r_max=1.0)
