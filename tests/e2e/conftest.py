@@ -1,0 +1,87 @@
+"""Fixtures for the browser tests: Debian's chromium (one per session), a `streamlit run` server
+per test module (the app in the module's ``APP_SCRIPT``, default ``app/main.py``) and one page
+per module, reused by its tests. Helpers live in st_e2e.py (shared with bench/app_latency.py).
+
+Run: ``PYTHONPATH=. .venv/bin/python -m pytest tests/e2e -q``. If chromium is missing the tests
+fail (not skip) and say how to install it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from st_e2e import (
+    CHROMIUM_MISSING,
+    ROOT,
+    chromium_path,
+    launch_chromium,
+    new_app_page,
+    streamlit_server,
+)
+
+SCREENSHOTS = ROOT / "tests" / "e2e" / "screenshots"
+DEFAULT_APP = "app/main.py"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if chromium_path() is None:
+        pytest.fail(CHROMIUM_MISSING, pytrace=False)
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a fresh `streamlit run` of the module's ``APP_SCRIPT`` on a free port."""
+    script = ROOT / getattr(request.module, "APP_SCRIPT", DEFAULT_APP)
+    if not script.is_file():
+        pytest.fail(f"app script {script} does not exist", pytrace=False)
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with streamlit_server(script, log=log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def page(browser: Browser, app_url: str) -> Iterator[Page]:
+    """One page (fresh browser context) per module; tests navigate it with ``open_app``."""
+    page = new_app_page(browser)
+    yield page
+    page.context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture
+def shoot(page: Page, screenshot_dir: Path):
+    """``shoot(name)`` saves a full-page screenshot to tests/e2e/screenshots/<name>.png."""
+
+    def save(name: str, *, full_page: bool = True) -> Path:
+        path = screenshot_dir / f"{name}.png"
+        page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+    return save
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """On a failing e2e test, keep a screenshot of the page for debugging."""
+    outcome = yield
+    report = outcome.get_result()
+    page = getattr(item, "funcargs", {}).get("page")
+    if report.when == "call" and report.failed and page is not None and not page.is_closed():
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception):  # best effort while reporting another failure
+            page.screenshot(path=str(SCREENSHOTS / f"FAILED-{item.name}.png"), full_page=True)

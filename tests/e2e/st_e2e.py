@@ -1,0 +1,379 @@
+"""Small helpers to drive a Streamlit app in Debian's chromium with Playwright (sync API).
+
+Used by the e2e tests (through conftest.py) and by bench/app_latency.py.
+
+Waiting for reruns
+------------------
+Streamlit publishes its state on the root element
+``<div data-testid="stApp" data-test-connection-state="CONNECTED" data-test-script-state="...">``.
+Checking for ``notRunning`` right after an input races with the rerun that has not started yet
+(Streamlit's own e2e suite waits a fixed ~200 ms first), and a fast rerun may never show
+``running`` in the DOM at all (React batches the two updates). So we count finished runs where
+they are announced: every ``ForwardMsg`` the server sends on the page's websocket is decoded
+with Streamlit's own protobuf classes, and each ``script_finished`` (except "finished early for
+a rerun") counts one run. :func:`rerun_after` waits for *this* input's run to finish, however
+fast or slow it is, then for the DOM to say ``notRunning`` with no loading skeletons left.
+An init script also timestamps every websocket message in the page's clock
+(``window.__dpvizWsTimes``), aligned one-to-one with the decoded frames, for the latency bench.
+
+Widgets are located by their key: ``st.slider(..., key="rho")`` renders inside ``.st-key-rho``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from google.protobuf.message import DecodeError
+from playwright.sync_api import Browser, Locator, Page, Playwright, WebSocket, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHROMIUM_ARGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+CHROMIUM_MISSING = (
+    "Debian's chromium is needed for the browser tests but was not found (looked for "
+    "$DPVIZ_CHROMIUM, `chromium` on PATH and /usr/bin/chromium). Install it with `make chromium` "
+    "(runs `sudo apt-get install -y chromium`); `playwright install` cannot download browsers here."
+)
+#: How long a single rerun may take before a wait fails (ms). Generous: 2 shared cores.
+RERUN_TIMEOUT_MS = 15_000
+
+# Timestamps (page clock) every message received on any websocket, before the app sees it.
+_WS_TIMES_JS = """
+(() => {
+  window.__dpvizWsTimes = [];
+  const Native = window.WebSocket;
+  class TimedWebSocket extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => window.__dpvizWsTimes.push(performance.now()));
+    }
+  }
+  window.WebSocket = TimedWebSocket;
+})();
+"""
+
+
+# --------------------------------------------------------------------------------- browser ---
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium: ``$DPVIZ_CHROMIUM``, ``chromium`` on PATH, or /usr/bin/chromium."""
+    for candidate in (os.environ.get("DPVIZ_CHROMIUM"), shutil.which("chromium"),
+                      "/usr/bin/chromium"):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def launch_chromium(playwright: Playwright) -> Browser:
+    """Launch headless Debian chromium; Playwright gives it a fresh temporary profile dir."""
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError(CHROMIUM_MISSING)
+    return playwright.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
+
+
+def new_app_page(browser: Browser, *, width: int = 1400, height: int = 1000) -> Page:
+    """A page in a fresh context, with the rerun counter installed on every navigation."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(RERUN_TIMEOUT_MS)
+    context.add_init_script(_WS_TIMES_JS)
+    page = context.new_page()
+    track_runs(page)
+    return page
+
+
+# ---------------------------------------------------------------------------------- server ---
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(script: str | Path, *, timeout: float = 60.0,
+                     log: Path | None = None) -> Iterator[str]:
+    """Run ``streamlit run <script>`` on a free loopback port; yield its base URL; always kill it.
+
+    Polls ``/_stcore/health`` until it answers 200. The server's output goes to ``log`` (or is
+    kept in memory) and is shown in the error if it never comes up.
+    """
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(script),
+        "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(proc, url, timeout, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        if log:
+            out.close()
+
+
+def _wait_healthy(proc: subprocess.Popen, url: str, timeout: float, log: Path | None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:] if log else ""
+            raise RuntimeError(f"streamlit exited with code {proc.returncode} before serving "
+                               f"{url}\n{tail}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    tail = log.read_text(errors="replace")[-3000:] if log else ""
+    raise RuntimeError(f"streamlit did not answer {url}/_stcore/health within {timeout:.0f} s"
+                       f"\n{tail}")
+
+
+# ------------------------------------------------------------------------------ app state ---
+
+
+@dataclass
+class RunLog:
+    """Decoded server messages of one page: ``kinds[i]`` is the i-th frame's ForwardMsg type
+    (``script_finished`` frames carry their status), ``times[i]`` its arrival (perf_counter)."""
+
+    kinds: list[str] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    finished: list[int] = field(default_factory=list)  # frame indexes of completed runs
+
+
+_LOGS: dict[int, RunLog] = {}
+_EARLY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+
+
+def track_runs(page: Page) -> RunLog:
+    """Start decoding the page's websocket frames (done by :func:`new_app_page`)."""
+    log = _LOGS.setdefault(id(page), RunLog())
+
+    def on_frame(payload: str | bytes) -> None:
+        now = time.perf_counter()
+        kind = "text"
+        if isinstance(payload, bytes):
+            msg = ForwardMsg()
+            try:
+                msg.ParseFromString(payload)
+                kind = msg.WhichOneof("type") or "empty"
+            except DecodeError:
+                kind = "undecodable"
+            if kind == "script_finished":
+                status = msg.script_finished
+                kind = f"script_finished:{ForwardMsg.ScriptFinishedStatus.Name(status)}"
+                if status != _EARLY:
+                    log.finished.append(len(log.kinds))
+        log.kinds.append(kind)
+        log.times.append(now)
+
+    def on_websocket(ws: WebSocket) -> None:
+        if "/_stcore/stream" in ws.url:
+            ws.on("framereceived", on_frame)
+
+    page.on("websocket", on_websocket)
+    return log
+
+
+def run_log(page: Page) -> RunLog:
+    """The decoded websocket frames of a page made by :func:`new_app_page`."""
+    return _LOGS[id(page)]
+
+
+def runs(page: Page) -> int:
+    """How many script runs of this page have finished (all navigations included)."""
+    return len(run_log(page).finished)
+
+
+def wait_for_app_idle(page: Page, *, after: int, timeout: float = RERUN_TIMEOUT_MS) -> None:
+    """Wait until more than ``after`` runs have finished, then until the app is connected and
+    ``notRunning`` with no loading skeletons left."""
+    deadline = time.monotonic() + timeout / 1000
+    while runs(page) <= after:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no script run finished within {timeout / 1000:.0f} s "
+                               f"(finished runs: {runs(page)}, waiting for > {after})")
+        page.wait_for_timeout(20)  # lets Playwright deliver websocket events
+    page.locator(
+        "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+        "[data-test-script-state='notRunning']"
+    ).wait_for(state="attached", timeout=timeout)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
+
+
+def rerun_after(page: Page, action: Callable[[], object], *,
+                timeout: float = RERUN_TIMEOUT_MS) -> None:
+    """Do ``action`` (an input that triggers a rerun) and wait for that rerun to finish."""
+    before = runs(page)
+    action()
+    wait_for_app_idle(page, after=before, timeout=timeout)
+
+
+def open_app(page: Page, url: str) -> None:
+    """Navigate to ``url`` and wait for the first script run to finish."""
+    rerun_after(page, lambda: page.goto(url))
+
+
+def assert_no_exception(page: Page) -> None:
+    """Fail with the exception's text if the app shows a Streamlit exception box."""
+    boxes = page.get_by_test_id("stException")
+    if boxes.count():
+        raise AssertionError("the app shows an exception:\n" + boxes.first.inner_text())
+
+
+def query_params(page: Page) -> dict[str, str]:
+    """The page URL's query string as a flat dict (last value wins)."""
+    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query).items()}
+
+
+# -------------------------------------------------------------------------------- widgets ---
+
+
+def widget(page: Page, key: str) -> Locator:
+    """The element container of the widget with ``key`` (``.st-key-<key>``)."""
+    return page.locator(f".st-key-{key}")
+
+
+def slider_input(page: Page, key: str) -> Locator:
+    """The range input of a (select-)slider; ``aria-valuetext`` is the shown value."""
+    return widget(page, key).locator("input[type='range']")
+
+
+def slider_text(page: Page, key: str) -> str:
+    """The value a slider shows (``aria-valuetext``)."""
+    return slider_input(page, key).get_attribute("aria-valuetext") or ""
+
+
+def slider_index(page: Page, key: str) -> int:
+    """The slider position, counted in steps from its minimum (select-slider: option index)."""
+    thumb = slider_input(page, key)
+    low, step, value = (float(thumb.get_attribute(a) or 1) for a in ("min", "step", "value"))
+    return round((value - low) / step)
+
+
+def move_slider(page: Page, key: str, steps: int) -> None:
+    """Move a slider ``steps`` positions with the arrow keys (left if negative).
+
+    One key press at a time, each followed by its own rerun: Streamlit sends a slider's value
+    at once and again after a debounce, so a burst of presses gives an unknown number of
+    reruns and no way to know which one is the last.
+    """
+    thumb = slider_input(page, key)
+    target = slider_index(page, key) + steps
+    key_name = "ArrowRight" if steps > 0 else "ArrowLeft"
+    for _ in range(abs(steps)):
+        thumb.focus()
+        rerun_after(page, lambda: thumb.press(key_name))
+    got = slider_index(page, key)
+    if got != target:
+        raise AssertionError(f"slider {key!r} at position {got}, expected {target}")
+
+
+def set_slider(page: Page, key: str, value: str, *, options: list[str] | None = None) -> None:
+    """Move a slider to ``value`` with the keyboard and wait for the rerun.
+
+    A numeric slider's target position is computed from its min/step; a select-slider needs
+    its ``options`` (the labels it shows, in order), since only two of them are in the DOM.
+    """
+    thumb = slider_input(page, key)
+    if options is not None:
+        target = options.index(value)
+    else:
+        low, step = (float(thumb.get_attribute(a) or 1) for a in ("min", "step"))
+        target = round((float(value) - low) / step)
+    move_slider(page, key, target - slider_index(page, key))
+    expect(thumb).to_have_attribute("aria-valuetext", value)
+
+
+def select_option(page: Page, key: str, option: str) -> None:
+    """Pick ``option`` in the selectbox with ``key`` and wait for the rerun."""
+    box = widget(page, key).locator("input[role='combobox']")
+    box.click()
+    choice = page.get_by_role("option", name=option, exact=True)
+    rerun_after(page, choice.click)
+    expect(box).to_have_value(option)
+
+
+def upload_file(page: Page, key: str, path: str | Path) -> None:
+    """Upload ``path`` through the file uploader with ``key`` and wait for the rerun."""
+    uploader = widget(page, key).get_by_test_id("stFileUploaderDropzoneInput")
+    rerun_after(page, lambda: uploader.set_input_files(str(path)))
+
+
+def click_button(page: Page, key: str) -> None:
+    """Click the button (or form submit button) with ``key`` and wait for the rerun."""
+    button = widget(page, key).locator("button")
+    rerun_after(page, button.click)
+
+
+# -------------------------------------------------------------------------------- figures ---
+
+_PLOTLY_TRACES_JS = """
+(el) => {
+  // Plotly >= 6 ships arrays as {dtype, bdata}; plotly.js keeps the decoded typed array in
+  // `_inputArray`. Turn both forms into plain lists.
+  const plain = (v) => {
+    if (v === undefined || v === null) return null;
+    if (v._inputArray !== undefined) v = v._inputArray;
+    if (ArrayBuffer.isView(v)) return Array.from(v);
+    if (Array.isArray(v)) return v.map((x) => (ArrayBuffer.isView(x) ? Array.from(x) : x));
+    return v;
+  };
+  return (el.data || []).map((t) => ({
+    type: t.type || 'scatter', name: t.name === undefined ? null : t.name,
+    x: plain(t.x), y: plain(t.y), z: plain(t.z),
+    labels: plain(t.labels), values: plain(t.values), text: plain(t.text),
+  }));
+}
+"""
+
+
+def plotly_charts(scope: Page | Locator) -> Locator:
+    """Every drawn plotly chart under ``scope``."""
+    return scope.locator(".js-plotly-plot")
+
+
+def plotly_traces(chart: Locator) -> list[dict]:
+    """The traces of one drawn plotly chart, as the browser holds them (decoded arrays)."""
+    expect(chart).to_be_visible()
+    return chart.evaluate(_PLOTLY_TRACES_JS)
