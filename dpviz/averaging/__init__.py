@@ -1,5 +1,6 @@
 """Private averaging: FriendlyAvg, the diameter search, FC_Avg and the CoinPress baseline."""
 
+from dpviz.averaging.coinpress import coinpress_mean
 from dpviz.averaging.diameter import (
     DiamOutcome,
     Probe,
@@ -17,6 +18,7 @@ __all__ = [
     "Probe",
     "check_diam",
     "check_diam_core",
+    "coinpress_mean",
     "fc_avg",
     "fc_avg_unknown_diam",
     "find_diam",
