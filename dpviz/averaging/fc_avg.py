@@ -40,6 +40,7 @@ def _fc_avg(
     trace: Trace,
     sampled: bool = False,
     xi: float = 0.1,
+    n_public: float | None = None,
 ) -> tuple[np.ndarray | None, str | None]:
     """FC_Avg on trusted inputs: FriendlyCore(dist_r, 0.1ρ, δ/2), then FriendlyAvg(C, 0.9ρ, δ/2, r)."""
     parts = budget.split(FC_AVG_FRACTIONS, FC_AVG_DELTA_FRACTIONS)
@@ -51,7 +52,7 @@ def _fc_avg(
     C = X[core.keep]
     avg_ledger = ledger.child("FriendlyAvg", parts["FriendlyAvg"])
     out = friendly_avg_core(C, rho=parts["FriendlyAvg"].rho, delta=parts["FriendlyAvg"].delta,
-                            r=r, rng=rng, ledger=avg_ledger)
+                            r=r, rng=rng, ledger=avg_ledger, n_public=n_public)
     add_avg_steps(trace, out, C.shape[0])
     trace.add("mean_nonprivate", released=False, mean=X.mean(axis=0) if len(X) else None,
               note="non-private average of all the data, for comparison only")
@@ -70,6 +71,7 @@ def fc_avg(
     rng: RngLike = None,
     sampled: bool = False,
     xi: float = 0.1,
+    n_public: float | None = None,
 ) -> Result:
     """FC_Avg: a (ρ, δ)-zCDP average for data whose points are mostly within r of each other.
 
@@ -85,6 +87,9 @@ def fc_avg(
     rng : Generator, int or None
     sampled, xi
         App. B sampled counts for FriendlyCore (privacy per the paper's sketch; opt-in).
+    n_public : float, optional
+        A public, declared dataset size: FriendlyAvg then splits its ρ as in the paper's
+        experiments (footnote 4) instead of 0.1/0.9. Never pass the true n of private data.
 
     Returns
     -------
@@ -108,14 +113,17 @@ def fc_avg(
     rho, delta, r = check_rho(rho, func), check_delta(delta, func), check_radius(r, func)
     if sampled:
         xi = check_scalar(xi, "xi", func, low=0.0, high=0.5, low_open=True, high_open=True)
+    if n_public is not None:
+        n_public = check_scalar(n_public, "n_public", func, low=0.0, high=math.inf,
+                                low_open=True, high_open=True)
     gen, seed = check_rng(rng)
     ledger = Ledger("FC_Avg", ZCDP(rho, delta))
     trace = Trace()
     estimate, failure = _fc_avg(X, budget=ZCDP(rho, delta), r=r, rng=gen, ledger=ledger,
-                                trace=trace, sampled=sampled, xi=xi)
+                                trace=trace, sampled=sampled, xi=xi, n_public=n_public)
     ledger.check()
     centers = None if estimate is None else np.asarray(estimate)[None, :]
-    params = dict(rho=rho, delta=delta, r=r, sampled=sampled, xi=xi)
+    params = dict(rho=rho, delta=delta, r=r, sampled=sampled, xi=xi, n_public=n_public)
     return Result(centers, failure, ledger, trace.freeze(), params, seed)
 
 

@@ -197,3 +197,12 @@ def test_fc_avg_rejects_bad_data(X):
         fc_avg(X, rho=1.0, delta=1e-6, r=1.0)
     with pytest.raises(ValueError, match="'X' parameter of fc_avg_unknown_diam"):
         fc_avg_unknown_diam(X, rho=1.0, delta=1e-6, r_min=0.1, r_max=1.0)
+
+
+def test_fc_avg_experiments_split_from_a_declared_n():
+    X = _gaussian_data(300, 3, 5)
+    res = fc_avg(X, rho=1.0, delta=1e-8, r=8.0, n_public=800, rng=0)
+    (nh,) = _by_name(res.ledger.children[1], "n̂")
+    rho1 = (math.sqrt(math.log(1 / 0.5e-8)) * 0.9 / 800) ** (2 / 3)  # FriendlyAvg has 0.9ρ, δ/2
+    assert nh.budget.rho == pytest.approx(rho1)
+    assert res.ledger.total().rho == pytest.approx(1.0)
