@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from dpviz.result import Result
 from dpviz.viz import colors
@@ -49,6 +50,7 @@ def noise_cloud_figure(
     max_points: int = 5_000,
     rng_seed: int = 0,
     current: Result | None = None,
+    zoom: bool = False,
     title: str | None = None,
 ) -> go.Figure:
     """N private outcomes as a semi-transparent cloud around the non-private centers.
@@ -64,6 +66,9 @@ def noise_cloud_figure(
         The non-private reference (a diagnostic); fixes the cluster colours.
     current : Result, optional
         The draw on screen in the Explore page, outlined on top of the cloud.
+    zoom : bool
+        One small panel per cluster, centred on its non-private center and scaled to its cloud
+        (private noise is often far smaller than the spread of the data).
 
     Notes
     -----
@@ -73,6 +78,8 @@ def noise_cloud_figure(
     X = np.asarray(getattr(X, "X", X), dtype=float)
     proj = projector or project_2d(X)
     idx = downsample_index(X.shape[0], max_points, rng_seed=rng_seed)
+    if zoom:
+        return _zoomed(X[idx], results, nonprivate_centers, proj, current, title)
     fig = go.Figure()
     for tr in points_traces(proj.transform(X[idx]), name="data (input, never released)",
                             opacity=0.2, size=3):
@@ -95,8 +102,8 @@ def noise_cloud_figure(
                                 symbol="diamond", size=12))
     if current is not None and current.centers is not None:
         fig.add_trace(centers_trace(proj.transform(np.asarray(current.centers, float)),
-                                    name="this run's centers — private", color=colors.FINAL,
-                                    symbol="star", size=15, line_color=colors.NONPRIVATE))
+                                    name="this run's centers — private", color=colors.NONPRIVATE,
+                                    symbol="star-open", size=15, line_color=colors.NONPRIVATE))
     sub = f"{len(results)} draws of the noise on the same tuples"
     if n_fail:
         sub += f"; {n_fail} output ⊥ (no centers)"
@@ -105,4 +112,63 @@ def noise_cloud_figure(
         template="plotly_white", xaxis_title=proj.axis_titles[0],
         yaxis_title=proj.axis_titles[1], legend=dict(itemsizing="constant"))
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def _zoomed(
+    Xs: np.ndarray,
+    results: Sequence[Result],
+    nonprivate_centers: np.ndarray,
+    proj: Projector,
+    current: Result | None,
+    title: str | None,
+) -> go.Figure:
+    """Small multiples: cluster j's draws around non-private center j, each at its own scale."""
+    ref = np.asarray(nonprivate_centers, dtype=float)
+    k = ref.shape[0]
+    cols = min(k, 4)
+    rows = -(-k // cols)
+    draws = aligned_draws(results, ref)
+    cur = aligned_draws([current], ref)[0] if current is not None and current.centers is not None \
+        else None
+    R2 = proj.transform(ref)
+    P = proj.transform(Xs) if Xs.size else np.zeros((0, 2))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"cluster {j + 1}" for j in range(k)],
+                        horizontal_spacing=0.06, vertical_spacing=0.12)
+    for j in range(k):
+        r, c = j // cols + 1, j % cols + 1
+        pts = draws[:, j, :]
+        pts = pts[~np.isnan(pts).any(axis=1)]
+        D = proj.transform(pts) if pts.size else np.zeros((0, 2))
+        half = float(np.max(np.abs(D - R2[j]))) * 1.3 if D.size else 0.0
+        half = max(half, 1e-6 * (1.0 + float(np.abs(R2[j]).max())))
+        near = np.all(np.abs(P - R2[j]) <= half, axis=1)
+        first = j == 0
+        fig.add_trace(go.Scattergl(x=P[near, 0], y=P[near, 1], mode="markers",
+                                   name="data (input, never released)", showlegend=first,
+                                   legendgroup="data",
+                                   marker=dict(size=3, color=colors.DATA, opacity=0.3)),
+                      row=r, col=c)
+        fig.add_trace(go.Scattergl(x=D[:, 0], y=D[:, 1], mode="markers",
+                                   name=f"cluster {j + 1}: {len(D)} private draws — private",
+                                   marker=dict(size=8, color=colors.cluster_color(j), opacity=0.6)),
+                      row=r, col=c)
+        fig.add_trace(centers_trace(R2[j : j + 1], name="non-private centers — non-private "
+                                    "diagnostic (ε = ∞)", color=colors.NONPRIVATE,
+                                    symbol="diamond", size=11, showlegend=first), row=r, col=c)
+        if cur is not None and not np.isnan(cur[j]).any():
+            fig.add_trace(centers_trace(proj.transform(cur[j : j + 1]),
+                                        name="this run's centers — private",
+                                        color=colors.NONPRIVATE, symbol="star-open", size=15,
+                                        line_color=colors.NONPRIVATE, showlegend=first),
+                          row=r, col=c)
+        fig.update_xaxes(range=[R2[j, 0] - half, R2[j, 0] + half], row=r, col=c)
+        fig.update_yaxes(range=[R2[j, 1] - half, R2[j, 1] + half], row=r, col=c)
+    n_fail = sum(res.centers is None for res in results)
+    sub = f"{len(results)} draws, each panel zoomed on one cluster (own scale)"
+    if n_fail:
+        sub += f"; {n_fail} output ⊥ (no centers)"
+    fig.update_layout(
+        title=dict(text=f"{title or 'What else could this release have been?'}<br><sup>{sub}</sup>"),
+        template="plotly_white", height=320 * rows + 120)
     return fig

@@ -40,3 +40,16 @@ def test_cloud_traces_are_coloured_by_matched_cluster_and_count_failures():
     assert any("non-private diagnostic (ε = ∞)" in n for n in names)
     assert "this run's centers — private" in names
     assert "2 output ⊥" in fig.layout.title.text
+
+
+def test_zoomed_cloud_has_one_panel_per_cluster_scaled_to_its_draws():
+    X, _ = blobs(300)
+    draws = _draws()
+    fig = noise_cloud_figure(X, draws, TRUE_CENTERS, zoom=True, current=draws[0])
+    assert [a.text for a in fig.layout.annotations][:3] == ["cluster 1", "cluster 2", "cluster 3"]
+    A = aligned_draws(draws, TRUE_CENTERS)
+    half = np.max(np.abs(A[:, 1] - TRUE_CENTERS[1])) * 1.3
+    np.testing.assert_allclose(fig.layout.xaxis2.range,
+                               [TRUE_CENTERS[1, 0] - half, TRUE_CENTERS[1, 0] + half])
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert len(shown) == len(set(shown))
