@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 #: LRU sizes of the per-session caches.
 SIZES = {"stage": 4, "run": 64, "refcost": 8, "sweep": 8, "upload": 4, "csv": 4, "cloud": 8,
-         "figures": 8}
+         "figures": 8, "statement": 256}
 
 
 def session_lru(name: str) -> OrderedDict:

@@ -219,3 +219,11 @@ def demo_run(rho: float, *, n: int = 6_000, t: int = 60, seed: int = 0):
                     radius=float(ds.radius or 1.0), r_min=0.001, preset="practical")
     stage = tuple_stage(ds, cfg)
     return ds, private_run(ds, stage, cfg)
+
+
+def statement(result, delta_prime: float):
+    """``row_level_statement(result.ledger, δ′)``, cached on the ledger's per-unit totals."""
+    ledger = result.ledger
+    key = (ledger.total("tuple"), ledger.total("row"), ledger.total(), float(delta_prime))
+    return cache.memo("statement", key,
+                      lambda: lib.get("privacy").row_level_statement(ledger, delta_prime))

@@ -69,6 +69,19 @@ class Partial:
         return exp.Sweep(self.frame(), params=dict(self.spec.__dict__), complete=self.complete)
 
 
+def rho_from_selection(event) -> float | None:
+    """The ρ of the first clicked median point in a plotly selection event (None if none)."""
+    if not event:
+        return None
+    selection = event.get("selection", {}) if hasattr(event, "get") else {}
+    viz = lib.viz_modules()
+    for pt in selection.get("points", []) or []:
+        rho = viz.sweeps.clicked_rho(pt)
+        if rho is not None:
+            return float(rho)
+    return None
+
+
 def rho_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:
     """``points`` values of ρ evenly spaced in log between lo and hi (3 significant digits)."""
     lo, hi = min(lo, hi), max(lo, hi)

@@ -22,15 +22,10 @@ ALGOS = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "Friendly
 
 def _load_rho() -> None:
     """Selection callback: the clicked point's ρ goes to Explore."""
-    event = st.session_state.get("budget_accuracy")
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    viz = lib.viz_modules()
-    for pt in points:
-        rho = viz.sweeps.clicked_rho(pt)
-        if rho is not None:
-            state.update(rho=float(rho))
-            st.session_state["_goto_explore"] = True
-            return
+    rho = sweep.rho_from_selection(st.session_state.get("budget_accuracy"))
+    if rho is not None:
+        state.update(rho=rho)
+        st.session_state["_goto_explore"] = True
 
 
 def _settings():

@@ -38,15 +38,21 @@ def _error(msg: str) -> None:
         st.error(msg)
 
 
-def _panel(key: str, fn, result, ds, proj, ref_centers) -> None:
-    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
-    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
-                      title=dict(font=dict(size=13)))
-    st.plotly_chart(fig, key=f"storyboard_{key}", config={"displaylogo": False})
+def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
+    def build():
+        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+        fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
+                          title=dict(font=dict(size=13)))
+        return fig
+
+    # (a) and (b) show the data and the tuples: they do not depend on ρ or δ, so they are built
+    # once per tuple stage; (c)-(g) are redrawn on every ρ / δ move.
+    fig = run.memo_figure(("panel", key, stage_key), build) if key in "ab" else build()
+    st.plotly_chart(fig, key=f"storyboard_{key}", height=330, config={"displaylogo": False})
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
-def _storyboard(result, ds, ref) -> None:
+def _storyboard(result, ds, ref, stage_key) -> None:
     viz = lib.viz_modules()
     storyboard = viz.storyboard
     proj = run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
@@ -59,7 +65,8 @@ def _storyboard(result, ds, ref) -> None:
             cols = st.columns(4)
             for col, key in zip(cols, row, strict=False):
                 with col:
-                    _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers)
+                    _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
+                           stage_key)
 
 
 def _tiles(diag: run.Diagnostics, result) -> None:
@@ -202,8 +209,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
             return
         result = last[1]
         st.caption("Showing the previous result.")
-    privacy = lib.get("privacy")
-    statement = privacy.row_level_statement(result.ledger, delta)
+    statement = run.statement(result, delta)
     with c3:
         controls.epsilon_readout(rho, delta, statement)
 
@@ -220,17 +226,24 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     _tiles(run.diagnostics(ds, stage, result, ref), result)
 
-    tabs = st.tabs(["Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads"])
+    # Tabs track which one is open, so a ρ move only builds the figures of the open tab.
+    tabs = st.tabs(["Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads"],
+                   key="explore_tabs", on_change="rerun")
     with tabs[0]:
-        _storyboard(result, ds, ref)
+        if tabs[0].open is not False:
+            _storyboard(result, ds, ref, cfg.stage_key(ds))
     with tabs[1]:
-        _privacy_tab(result, statement, cfg)
+        if tabs[1].open is not False:
+            _privacy_tab(result, statement, cfg)
     with tabs[2]:
-        _cloud_tab(ds, stage, cfg, result, ref)
+        if tabs[2].open is not False:
+            _cloud_tab(ds, stage, cfg, result, ref)
     with tabs[3]:
-        _filters_tab(result)
+        if tabs[3].open is not False:
+            _filters_tab(result)
     with tabs[4]:
-        _downloads_tab(ds, cfg, result, statement, ref)
+        if tabs[4].open is not False:
+            _downloads_tab(ds, cfg, result, statement, ref)
     state.sync_url()
 
 

@@ -1,0 +1,56 @@
+"""AppTest helpers: open the app at a page with URL parameters, find widgets by key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
+#: Small data so each test stays well under 20 s on two shared cores.
+SMALL = {"n": "3000", "t": "60", "k": "4", "gk": "4", "seed": "1"}
+TIMEOUT = 90
+
+
+def open_app(page: str | None = None, **query: str) -> AppTest:
+    """Run the app once (Explore, the default page) with ``query`` in the URL, then switch."""
+    at = AppTest.from_file(str(MAIN), default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    at.run()
+    if page is not None:
+        at.switch_page(f"views/{page}.py").run()
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """All markdown, captions, errors, warnings and infos on the page, joined."""
+    parts = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    return "\n".join(parts)
+
+
+def metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"No metric {label!r}; metrics: {[m.label for m in at.metric]}")
+
+
+def container(at: AppTest, key: str):
+    """The block (st.container / st.form ...) created with ``key``, searched in main and sidebar."""
+    stack = [at.main, at.sidebar]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "key", None) == key:
+            return node
+        stack.extend(getattr(node, "children", {}).values())
+    raise AssertionError(f"No container with key {key!r}")
+
+
+def has_container(at: AppTest, key: str) -> bool:
+    try:
+        container(at, key)
+    except AssertionError:
+        return False
+    return True

@@ -1,0 +1,215 @@
+"""The app under Streamlit's AppTest: pages load, controls change the output, errors are shown
+beside their control, the URL round-trips, a bad CSV leaves the app usable."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_helpers import SMALL, container, has_container, metric, open_app, texts
+
+GOOD_CSV = b"height,weight,name\n" + b"".join(
+    f"{1.0 + (i % 3) * 2 + (i % 7) * 0.01},{-1.0 + (i % 3) + (i % 5) * 0.01},p{i}\n".encode()
+    for i in range(400)
+) + b"nan,1.0,bad\ninf,2.0,bad\n"
+
+
+def _centers(at):
+    return at.session_state["_explore_last_result"][1].centers
+
+
+# ----------------------------------------------------------------------------- pages load
+
+
+def test_explore_loads_with_private_run_and_labelled_numbers():
+    at = open_app(**SMALL)
+    assert not at.exception
+    page = texts(at)
+    assert "n = 3,000" in page
+    # The ε readout and every tile are there, each tile labelled as a diagnostic or private.
+    assert float(metric(at, "ε per tuple (paper's unit)")) > 0
+    assert float(metric(at, "ε per row (one person)")) > float(metric(at, "ε per tuple (paper's unit)"))
+    assert page.count("non-private diagnostic") >= 3
+    assert "private output" in page
+    for key in ("rho_slider", "delta_select"):
+        assert at.select_slider(key=key) is not None
+    assert has_container(at, "run_status") and has_container(at, "storyboard")
+    assert _centers(at).shape == (4, 2)
+
+
+@pytest.mark.parametrize("page", ["data", "budget", "learn"])
+def test_other_pages_load(page):
+    at = open_app(page, **SMALL)
+    assert not at.exception
+    assert at.title[0].value.split(":")[0] in {"Data", "Budget", "Learn"}
+
+
+# ----------------------------------------------------------------------------- live controls
+
+
+def test_rho_move_changes_epsilon_and_centers_and_url():
+    at = open_app(**SMALL)
+    eps_before = metric(at, "ε per tuple (paper's unit)")
+    row_before = metric(at, "ε per row (one person)")
+    centers_before = _centers(at).copy()
+    at.select_slider(key="rho_slider").set_value(0.1).run()
+    assert not at.exception
+    assert metric(at, "ε per tuple (paper's unit)") != eps_before
+    assert metric(at, "ε per row (one person)") != row_before
+    assert at.query_params["rho"] == "0.1"
+    centers_after = _centers(at)
+    assert centers_after.shape == centers_before.shape
+    assert not (centers_after == centers_before).all()
+
+
+def test_delta_move_changes_epsilon():
+    at = open_app(**SMALL)
+    before = metric(at, "ε per tuple (paper's unit)")
+    at.select_slider(key="delta_select").set_value(1e-10).run()
+    assert not at.exception
+    assert float(metric(at, "ε per tuple (paper's unit)")) > float(before)
+    assert at.query_params["delta"] == "1e-10"
+
+
+def test_bad_form_value_shows_error_and_keeps_previous_result():
+    at = open_app(**SMALL)
+    centers = _centers(at).copy()
+    # t·k > n: the tuple stage refuses (each piece needs k rows); the error sits beside the form
+    # and the previous run stays on screen.
+    at.number_input(key="ex_t").set_value(2000)
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    errors = [e.value for e in container(at, "explore_error").error]
+    assert errors and "2000" in errors[0]
+    assert (_centers(at) == centers).all()
+    assert has_container(at, "storyboard")
+
+
+def test_form_apply_changes_k():
+    at = open_app(**SMALL)
+    at.number_input(key="ex_k").set_value(3)
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    assert _centers(at).shape == (3, 2)
+    assert at.query_params["k"] == "3"
+
+
+# ----------------------------------------------------------------------------- data page
+
+
+def test_generator_change_changes_n_shown():
+    at = open_app("data", **SMALL)
+    assert "n = 3,000" in container(at, "data_facts").markdown[0].value
+    at.number_input(key="gen_n").set_value(2500)
+    at.button(key="gen_apply").click().run()
+    assert not at.exception
+    assert "n = 2,500" in container(at, "data_facts").markdown[0].value
+    assert at.query_params["n"] == "2500"
+    at.selectbox(key="gen_select").set_value("moons").run()
+    assert not at.exception
+    assert "Two moons" in container(at, "data_facts").markdown[0].value
+    # The dataset's suggestion (k = 2) is applied to the run knobs.
+    assert at.query_params["k"] == "2"
+
+
+def test_regenerate_changes_data_seed():
+    at = open_app("data", **SMALL)
+    at.button(key="regenerate_button").click().run()
+    assert not at.exception
+    assert at.query_params["dseed"] == "1"
+
+
+def test_builtin_dataset():
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("builtin").run()
+    at.selectbox(key="builtin_select").set_value("wine").run()
+    assert not at.exception
+    assert "Wine" in container(at, "data_facts").markdown[0].value
+    assert at.query_params["src"] == "builtin" and at.query_params["builtin"] == "wine"
+
+
+def test_bad_csv_gives_clear_message_and_app_stays_usable():
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("bad.csv", b"\x00\x01\x02\xff\xfe" * 50,
+                                              "text/csv")
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in container(at, "csv_error").error]
+    assert errors and "bad.csv" in errors[0]
+    # Still usable: switch back to generated data and change n.
+    at.radio(key="source_radio").set_value("generate").run()
+    at.number_input(key="gen_n").set_value(2000)
+    at.button(key="gen_apply").click().run()
+    assert not at.exception
+    assert "n = 2,000" in container(at, "data_facts").markdown[0].value
+
+
+def test_good_csv_upload_declare_radius_and_run():
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("people.csv", GOOD_CSV, "text/csv")
+    at.run()
+    assert not at.exception
+    msgs = " ".join(w.value for w in container(at, "csv_messages").warning)
+    assert "Dropped 2 rows" in msgs
+    assert at.multiselect(key="csv_columns").value == ["height", "weight"]
+    assert at.button(key="csv_use").disabled  # no Λ declared yet
+    # The data-derived radius is offered only behind a NOT-private warning.
+    at.checkbox(key="csv_use_data_radius").check().run()
+    assert "Not private" in texts(at)
+    at.number_input(key="csv_radius").set_value(10.0).run()
+    at.button(key="csv_use").click().run()
+    assert not at.exception
+    assert at.query_params["src"] == "upload"
+    at.switch_page("views/explore.py").run()
+    assert not at.exception
+    assert "uploaded" in texts(at) and "Λ used = 10" in texts(at)
+    assert _centers(at).shape[1] == 2
+
+
+# ----------------------------------------------------------------------------- URL
+
+
+def test_query_params_round_trip_and_bad_values_are_ignored():
+    at = open_app(**{**SMALL, "rho": "0.25", "delta": "1e-08", "oracle": "pca",
+                     "preset": "paper", "k": "3", "seed": "7", "dseed": "3", "bogus": "1"})
+    assert not at.exception
+    p = at.session_state["params"]
+    assert (p["rho"], p["delta"], p["oracle"], p["preset"], p["k"], p["seed"], p["dseed"]) == (
+        0.25, 1e-08, "pca", "paper", 3, 7, 3)
+    q = at.query_params
+    assert (q["rho"], q["delta"], q["oracle"], q["k"], q["seed"], q["n"]) == (
+        "0.25", "1e-08", "pca", "3", "7", "3000")
+    assert at.select_slider(key="rho_slider").value == 0.25
+    # A second session opened on the written URL shows the same run.
+    again = open_app(**{k: v for k, v in q.items()})
+    assert (_centers(again) == _centers(at)).all()
+
+    bad = open_app(**{**SMALL, "rho": "-1", "k": "many"})
+    assert not bad.exception
+    notices = " ".join(w.value for w in bad.warning)
+    assert "rho='-1' ignored" in notices and "k='many' ignored" in notices
+    assert bad.session_state["params"]["rho"] == 1.0
+
+
+# ----------------------------------------------------------------------------- budget
+
+
+def test_budget_small_sweep_runs_and_point_click_loads_rho():
+    at = open_app("budget", **SMALL, balg="fc:practical,nonprivate", blo="0.1", bhi="1.0",
+                  bpts="2", breps="1")
+    assert not at.exception
+    at.button(key="budget_run").click().run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) >= 2  # accuracy and success charts
+    summary = at.dataframe[0].value
+    assert set(summary["algorithm"]) == {"fc:practical", "nonprivate"}
+    # A click on a median point (the chart's selection event) loads its ρ into Explore.
+    from app.components.sweep import rho_from_selection
+
+    assert rho_from_selection({"selection": {"points": [{"customdata": [0.316, 1]}]}}) == 0.316
+    at.session_state["_goto_explore"] = True
+    at.session_state["params"]["rho"] = 0.316
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("Explore")
+    assert at.select_slider(key="rho_slider").value == 0.316
