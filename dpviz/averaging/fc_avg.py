@@ -8,6 +8,7 @@ searches r in [r_min, r_max] privately.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from dpviz._validation import RngLike, check_data, check_delta, check_rho, check
 from dpviz.averaging.diameter import add_find_diam_steps, find_diam_core
 from dpviz.averaging.friendly_avg import add_avg_steps, check_radius, friendly_avg_core
 from dpviz.core.friendlycore import add_core_steps, friendly_core_mask
-from dpviz.core.predicates import DistR
+from dpviz.core.predicates import SKETCH_LABEL, DistR, SketchPrivacyWarning
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.result import Result, Trace
@@ -113,6 +114,8 @@ def fc_avg(
     rho, delta, r = check_rho(rho, func), check_delta(delta, func), check_radius(r, func)
     if sampled:
         xi = check_scalar(xi, "xi", func, low=0.0, high=0.5, low_open=True, high_open=True)
+        warnings.warn(f"fc_avg with sampled counts: {SKETCH_LABEL}. Use sampled=False for the "
+                      "proved guarantee.", SketchPrivacyWarning, stacklevel=2)
     if n_public is not None:
         n_public = check_scalar(n_public, "n_public", func, low=0.0, high=math.inf,
                                 low_open=True, high_open=True)

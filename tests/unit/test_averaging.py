@@ -206,3 +206,23 @@ def test_fc_avg_experiments_split_from_a_declared_n():
     rho1 = (math.sqrt(math.log(1 / 0.5e-8)) * 0.9 / 800) ** (2 / 3)  # FriendlyAvg has 0.9ρ, δ/2
     assert nh.budget.rho == pytest.approx(rho1)
     assert res.ledger.total().rho == pytest.approx(1.0)
+
+
+def test_fc_avg_sampled_mode_warns_and_keeps_the_budget():
+    from dpviz.core.predicates import SketchPrivacyWarning
+
+    X = _gaussian_data(2000, 2, 6)
+    with pytest.warns(SketchPrivacyWarning, match=r"App\. B"):
+        res = fc_avg(X, rho=1.0, delta=1e-6, r=8.0, sampled=True, rng=0)
+    assert res.ok and res.step("zcdp_filter").data["m"] < 2000
+    assert res.ledger.total().rho == pytest.approx(1.0)
+    assert res.ledger.total().delta == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize("name", ["friendly_avg", "fc_avg", "fc_avg_unknown_diam", "check_diam",
+                                  "find_diam", "coinpress_mean"])
+def test_public_algorithms_document_privacy_and_references(name):
+    import dpviz.averaging as avg
+
+    doc = getattr(avg, name).__doc__
+    assert "Privacy\n    -------" in doc and "References\n    ----------" in doc

@@ -129,3 +129,8 @@ def test_bad_xi_and_alpha():
         friendly_core(np.zeros((3, 2)), 1.0, 1.0, 1e-6, sampled=True, xi=0.7)
     with pytest.raises(ValueError, match=r"'alpha'.*\[0, 0.5\)"):
         friendly_core_dp(np.zeros((3, 2)), 1.0, alpha=0.5)
+
+
+@pytest.mark.parametrize("func", [friendly_core, friendly_core_dp])
+def test_public_algorithms_document_privacy_and_references(func):
+    assert "Privacy\n    -------" in func.__doc__ and "References\n    ----------" in func.__doc__
