@@ -4,6 +4,7 @@ from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
 from dpviz.clustering.friendlycore import (
     fc_clustering,
     fc_private_stage,
+    fc_tuple_stage,
     friendly_ord_tup_avg,
     friendly_reorder,
     noisy_lloyd_step,
@@ -20,6 +21,7 @@ __all__ = [
     "fallback_centers",
     "fc_clustering",
     "fc_private_stage",
+    "fc_tuple_stage",
     "friendly_ord_tup_avg",
     "friendly_reorder",
     "margins",

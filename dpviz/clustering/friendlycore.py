@@ -480,6 +480,42 @@ def _fc_avg_ord_tup(
     return avg.centers, None
 
 
+def fc_tuple_stage(
+    X: np.ndarray,
+    k: int,
+    *,
+    n_tuples: int = 200,
+    radius: float,
+    oracle: str = "kmeans++",
+    rng: RngLike = None,
+    method: str = "auto",
+) -> TupleStage:
+    """The non-private stage of FC_Clustering, on the rows inside the Λ-ball only.
+
+    Rows with ||x|| > Λ are dropped before the pieces are drawn (NoisyLloydStep drops them too):
+    one far row would otherwise take a center of its piece's tuple and spoil that tuple's
+    matches. Dropping is a per-row rule, so one row still changes at most one piece. The
+    returned stage indexes all rows of X; ``piece_of_row`` is −1 for a dropped row. ρ-independent:
+    cache it and call :func:`fc_private_stage` with the same X.
+
+    Privacy
+    -------
+    NON-PRIVATE (internal tuples); see :func:`dpviz.clustering.tuples.compute_tuples`.
+    """
+    func = "fc_tuple_stage"
+    X = check_data(X, func, allow_empty=False)
+    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    inside = np.einsum("ij,ij->i", X, X) <= radius * radius
+    if inside.all():
+        return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+    st = compute_tuples(X[inside], k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+    piece = np.full(X.shape[0], -1, dtype=np.int64)
+    piece[inside] = st.piece_of_row
+    return TupleStage(tuples=st.tuples, piece_of_row=piece, piece_sizes=st.piece_sizes, k=st.k,
+                      n_pieces=st.n_pieces, oracle=st.oracle, method=st.method, seconds=st.seconds,
+                      valid=st.valid, seed=st.seed)
+
+
 def fc_clustering(
     X: np.ndarray,
     k: int,
@@ -498,7 +534,7 @@ def fc_clustering(
     method: str = "auto",
     **options: Any,
 ) -> Result:
-    """FC_Clustering: private k-means / k-GMM centers (compute_tuples + fc_private_stage).
+    """FC_Clustering: private k-means / k-GMM centers (fc_tuple_stage + fc_private_stage).
 
     Parameters
     ----------
@@ -550,7 +586,8 @@ def fc_clustering(
     check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high_open=True)
     gen, seed = check_rng(rng)
     t0 = time.perf_counter()
-    stage = compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=gen, method=method)
+    stage = fc_tuple_stage(X, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen,
+                           method=method)
     res = fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min, preset=preset,
                            fractions=fractions, fallback=fallback, rng=gen, n_declared=n_declared,
                            **options)
