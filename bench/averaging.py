@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import trim_mean
+from threadpoolctl import threadpool_limits
 
 from dpviz.averaging import coinpress_mean, fc_avg
 
@@ -111,4 +112,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # One BLAS thread: the products are small and threads spin on a shared 2-core machine.
+    with threadpool_limits(1, user_api="blas"):
+        main()

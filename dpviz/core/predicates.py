@@ -15,12 +15,16 @@ Appendix B (sampling-based FriendlyCore).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from dpviz._validation import check_scalar
 
@@ -73,6 +77,30 @@ def as_predicate(predicate: float | Predicate, func: str) -> Predicate:
         return predicate
     r = check_scalar(predicate, "predicate", func, low=0.0, high=math.inf, high_open=True)
     return DistR(r)
+
+
+#: Pair counts from which BLAS is pinned to one thread while counting (see _single_thread_blas).
+SINGLE_THREAD_PAIRS = 1 << 20
+
+
+@cache
+def _blas_controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def _single_thread_blas(pairs: int) -> Iterator[None]:
+    """Pin BLAS to one thread for large counts.
+
+    The block products are thin (k = d + 1), so threads buy little; on a shared 2-core machine
+    OpenBLAS threads spin against other processes and one count at n = 20 000 took 30 s wall
+    instead of 3.6 s. The limit is process-wide while it lasts.
+    """
+    if pairs < SINGLE_THREAD_PAIRS:
+        yield
+        return
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        yield
 
 
 def _block_rows(n_rows: int, n_cols: int, chunk_size: int | None) -> int:
@@ -142,16 +170,17 @@ def dist_r_cross_counts(
     buf = np.empty((rows, ny))
     sure_buf = np.empty((rows, ny), dtype=bool)
     maybe_buf = np.empty_like(sure_buf)
-    for s in range(0, nx, rows):
-        e = min(s + rows, nx)
-        block = np.matmul(A[s:e], B, out=buf[: e - s])
-        sure = np.less_equal(block, lo[s:e, None], out=sure_buf[: e - s])
-        maybe = np.less_equal(block, hi[s:e, None], out=maybe_buf[: e - s])
-        counts[s:e] = _row_counts(sure)
-        if np.count_nonzero(maybe) != counts[s:e].sum():  # rare: pairs near the boundary
-            ii, jj = np.nonzero(maybe & ~sure)
-            ok = _exact_le(X, Y, s + ii, jj, r2)
-            np.add.at(counts, s + ii[ok], 1)
+    with _single_thread_blas(nx * ny):
+        for s in range(0, nx, rows):
+            e = min(s + rows, nx)
+            block = np.matmul(A[s:e], B, out=buf[: e - s])
+            sure = np.less_equal(block, lo[s:e, None], out=sure_buf[: e - s])
+            maybe = np.less_equal(block, hi[s:e, None], out=maybe_buf[: e - s])
+            counts[s:e] = _row_counts(sure)
+            if np.count_nonzero(maybe) != counts[s:e].sum():  # rare: pairs near the boundary
+                ii, jj = np.nonzero(maybe & ~sure)
+                ok = _exact_le(X, Y, s + ii, jj, r2)
+                np.add.at(counts, s + ii[ok], 1)
     return counts
 
 
@@ -190,21 +219,22 @@ def dist_r_counts(X: np.ndarray, r: float, *, chunk_size: int | None = None) -> 
     # Symmetry halves the work: block rows [s, e) against columns [s, n) only. The square part
     # [s, e) × [s, e) is symmetric, so its row sums count both directions; the part right of it
     # adds to its rows (row sums) and to its columns (column sums).
-    for s in range(0, n, rows):
-        e = min(s + rows, n)
-        shape = (e - s, n - s)
-        size = shape[0] * shape[1]
-        block = np.matmul(A[s:e], B[:, s:], out=buf[:size].reshape(shape))
-        sure = np.less_equal(block, lo[s:e, None], out=sure_buf[:size].reshape(shape))
-        maybe = np.less_equal(block, hi[s:e, None], out=maybe_buf[:size].reshape(shape))
-        counts[s:e] += _row_counts(sure)
-        counts[e:] += sure[:, e - s:].view(np.uint8).sum(axis=0, dtype=np.int64)
-        if np.count_nonzero(maybe) != np.count_nonzero(sure):  # rare: pairs near the boundary
-            ii, jj = np.nonzero(maybe & ~sure)
-            ok = _exact_le(X, X, s + ii, s + jj, r2)
-            i, j = s + ii[ok], s + jj[ok]
-            np.add.at(counts, i, 1)
-            np.add.at(counts, j[j >= e], 1)
+    with _single_thread_blas(n * n // 2):
+        for s in range(0, n, rows):
+            e = min(s + rows, n)
+            shape = (e - s, n - s)
+            size = shape[0] * shape[1]
+            block = np.matmul(A[s:e], B[:, s:], out=buf[:size].reshape(shape))
+            sure = np.less_equal(block, lo[s:e, None], out=sure_buf[:size].reshape(shape))
+            maybe = np.less_equal(block, hi[s:e, None], out=maybe_buf[:size].reshape(shape))
+            counts[s:e] += _row_counts(sure)
+            counts[e:] += sure[:, e - s:].view(np.uint8).sum(axis=0, dtype=np.int64)
+            if np.count_nonzero(maybe) != np.count_nonzero(sure):  # rare: pairs near the boundary
+                ii, jj = np.nonzero(maybe & ~sure)
+                ok = _exact_le(X, X, s + ii, s + jj, r2)
+                i, j = s + ii[ok], s + jj[ok]
+                np.add.at(counts, i, 1)
+                np.add.at(counts, j[j >= e], 1)
     return counts
 
 
