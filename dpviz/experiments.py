@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -286,6 +287,7 @@ def run_sweep(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     n_jobs: int = 1,
+    backend: str | None = None,
     oracle: str = "kmeans++",
     true_centers: np.ndarray | None = None,
     reference_cost: float | None = None,
@@ -314,6 +316,8 @@ def run_sweep(
         returns True the sweep stops and returns the finished runs with ``complete=False``.
     n_jobs : int
         Repetitions run in parallel with joblib when > 1 (results do not depend on it).
+    backend : str, optional
+        joblib backend ("loky" by default; "threading" shares the process).
     true_centers : (k, d) array, optional
         center_error is measured against these; otherwise against non-private k-means++ centers.
     reference_cost : float, optional
@@ -384,14 +388,19 @@ def run_sweep(
         from joblib import Parallel, delayed
 
         jobs = (delayed(_run_rep)(Xa, cfg, rep, rep_rngs[rep], units) for rep in range(reps))
-        out = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
-        for i, (rep_rows, _) in enumerate(out, start=1):
-            rows.extend(rep_rows)
-            if progress is not None:
-                progress(i / reps, f"repetition {i} of {reps} done")
-            if should_stop is not None and should_stop() and i < reps:
-                stopped = True
-                break
+        out = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(jobs)
+        try:
+            for i, (rep_rows, _) in enumerate(out, start=1):
+                rows.extend(rep_rows)
+                if progress is not None:
+                    progress(i / reps, f"repetition {i} of {reps} done")
+                if should_stop is not None and should_stop() and i < reps:
+                    stopped = True
+                    break
+        finally:
+            with warnings.catch_warnings():  # joblib warns that it cancelled pending reps
+                warnings.simplefilter("ignore", UserWarning)
+                out.close()
         rows.sort(key=lambda r: r["rep"])
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return Sweep(frame, params, not stopped, time.perf_counter() - t_start)

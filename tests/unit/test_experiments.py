@@ -177,3 +177,42 @@ def test_run_n_sweep_has_one_block_per_n(fakes):
                         n_tuples=10, radius=1.0, r_min=1e-3, rng=1)
     assert sorted(sw.frame["n"].unique()) == [150, 300]
     assert len(sw.frame) == 2 * 2 * 2 and sw.complete
+
+
+# ---- integration: the real algorithms ----------------------------------------------------------
+
+def _real_sweep(**kw):
+    from dpviz.data import fig3_three
+
+    ds = fig3_three(2000, rng=0)
+    args = dict(algorithms=["fc:practical", "dp_lloyd", "nonprivate"], rhos=[0.1, 1.0], reps=2,
+                delta=1e-6, n_tuples=40, r_min=1e-3, rng=5)
+    args.update(kw)
+    return ex.run_sweep(ds, 3, **args)
+
+
+def test_real_sweep_and_counted_tuple_stage(monkeypatch):
+    real = ex._tuple_stage
+    n = {"calls": 0}
+
+    def counting(*a, **k):
+        n["calls"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(ex, "_tuple_stage", counting)
+    sw = _real_sweep()
+    assert n["calls"] == 2
+    assert len(sw.frame) == 2 * (2 + 2 + 1)
+    assert sw.frame["loss"].between(-0.1, 1.0).all()
+    assert sw.params["center_error_against"] == "true centers"
+
+
+def test_parallel_sweep_equals_sequential(fakes):
+    # threads share the monkeypatched fakes; the default (loky) backend runs the same _run_rep
+    cols = ["algorithm", "rho", "rep", "loss", "center_error", "success"]
+    seen = []
+    par = _sweep(n_jobs=2, backend="threading", progress=lambda f, m: seen.append(f))
+    pd.testing.assert_frame_equal(_sweep().frame[cols], par.frame[cols])
+    assert par.complete and seen[-1] == 1.0 and len(seen) == 3
+    stopped = _sweep(n_jobs=2, backend="threading", reps=4, should_stop=lambda: True)
+    assert not stopped.complete and stopped.frame["rep"].nunique() < 4

@@ -132,3 +132,42 @@ def test_high_dimensional_data_shares_one_projection():
     r5 = replace(result, trace=tuple(steps), centers=lift(result.centers))
     fig = storyboard_figure(r5, X)
     assert "principal components" in fig.layout.title.text
+
+
+# ---- integration: the real fc_clustering -----------------------------------------------------
+
+def test_storyboard_of_a_real_fc_clustering_run():
+    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.data import fig3_three
+    from dpviz.viz import filter_scores_figure, find_diam_figure, ledger_figure
+
+    ds = fig3_three(5000, rng=0)
+    res = fc_clustering(ds.X, 3, rho=5.0, delta=1e-6, n_tuples=100, radius=ds.radius,
+                        r_min=1e-3, rng=1)
+    assert run_status(res).complete
+    fig = storyboard_figure(res, ds, reference_centers=ds.true_centers)
+    names = _names(fig)
+    assert "final centers (private Lloyd step) — private" in names
+    final = next(t for t in fig.data if t.name == "final centers (private Lloyd step) — private")
+    np.testing.assert_allclose(final.x, res.step("lloyd").data["centers"][:, 0])
+    keep = res.step("match_core").data["keep"]
+    assert f"{int(keep.sum())} of {keep.size} tuples kept" in fig.layout.annotations[2].text
+    f_scores = filter_scores_figure(res)
+    assert len(f_scores.data[0].x) == keep.sum()
+    assert find_diam_figure(res).layout.xaxis.type == "log"
+    lf = ledger_figure(res.ledger)
+    assert lf.data[0].values[0] == pytest.approx(5.0)  # the root's area is the whole ρ
+
+
+def test_storyboard_of_a_real_run_that_falls_back():
+    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.data import fig3_three
+
+    ds = fig3_three(3000, rng=0)
+    res = fc_clustering(ds.X, 3, rho=1e-4, delta=1e-6, n_tuples=50, radius=ds.radius,
+                        r_min=1e-3, rng=1)
+    status = run_status(res)
+    assert status.fallback_used and not status.complete and res.centers is not None
+    fig = storyboard_figure(res, ds)
+    assert any(a.text.startswith("Not reached") for a in fig.layout.annotations)
+    assert any((t.name or "").startswith("fallback centers") for t in fig.data)
