@@ -40,10 +40,12 @@ Method = Literal["auto", "batched", "sklearn"]
 ORACLES: tuple[str, ...] = ("kmeans++", "pca")
 METHODS: tuple[str, ...] = ("auto", "batched", "sklearn")
 
-#: ``method="auto"`` uses the batched numpy k-means up to this many rows and the per-piece
-#: scikit-learn loop above it. Set from bench/tuples_speed.py (d=2, k=8, t=200, 2 cores):
-#: batched is faster at n ≤ 2·10⁵ and slower at 10⁶ (see the table in that script).
-AUTO_BATCHED_MAX_N = 400_000
+#: ``method="auto"`` uses the batched numpy k-means while n·d is at most this (per oracle) and
+#: the per-piece scikit-learn loop above it. Set from bench/tuples_speed.py on 2 shared cores
+#: (best of 3, one thread each): d=2, k=8, t=200: batched 25–38× faster at n=10⁴, 8× at 5·10⁴,
+#: 4× at 2·10⁵, 3× at 4·10⁵, 0.6–2.9× at 10⁶ (noisy); fig7 d=50, k=5: k-means++ batched 2× faster
+#: at n=5·10⁴ but slower at 2.5·10⁵; the PCA oracle (Lloyd in k dims) batched faster throughout.
+AUTO_BATCHED_MAX_CELLS: dict[str, int] = {"kmeans++": 2_000_000, "pca": 20_000_000}
 
 #: Elements (pieces × rows × max(k, local trials)) per batched group; bounds peak memory.
 _GROUP_ELEMENTS = 4_000_000
@@ -187,6 +189,8 @@ def _kmeanspp_batched(
     chosen[ar, first] = True
     # Squared distances below this count as 0 (rounding of the Gram trick on duplicate rows).
     eps = 1e-12 * (sqn.sum(axis=1) / np.maximum(sizes, 1) + 1e-300)[:, None]
+    PT = np.ascontiguousarray(P.transpose(0, 2, 1))  # (g, d, m)
+    maskf = mask.astype(np.float64)
     dist2 = _sqdist(P, C[:, :1], sqn)[:, :, 0] * mask
     dist2 = np.where(dist2 > eps, dist2, 0.0)
     for j in range(1, k):  # loop over the k seeding steps, vectorized over pieces and rows
@@ -201,8 +205,14 @@ def _kmeanspp_batched(
             w[empty] = fb
         cand = _sample_rows(w, n_trials, rng)  # (g, L)
         Cc = P[ar[:, None], cand]  # (g, L, d)
-        new_dist2 = np.minimum(dist2[:, None, :], _sqdist(P, Cc, sqn).transpose(0, 2, 1))  # (g, L, m)
-        pot = np.sum(new_dist2 * mask[:, None, :], axis=2)
+        # ||p − c||² for every candidate and row, laid out (g, L, m), updated in place.
+        new_dist2 = Cc @ PT
+        new_dist2 *= -2.0
+        new_dist2 += sqn[:, None, :]
+        new_dist2 += np.einsum("gld,gld->gl", Cc, Cc)[:, :, None]
+        np.maximum(new_dist2, 0.0, out=new_dist2)
+        np.minimum(new_dist2, dist2[:, None, :], out=new_dist2)
+        pot = (new_dist2 @ maskf[:, :, None])[:, :, 0]  # potential of each candidate
         best = np.argmin(pot, axis=1)
         C[:, j] = Cc[ar, best]
         dist2 = new_dist2[ar, best]
@@ -238,25 +248,37 @@ def _cluster_means(
 
 def _lloyd_batched(
     P: np.ndarray, mask: np.ndarray, C: np.ndarray, *, max_iter: int, tol: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Lloyd iterations in every piece at once until every piece's center shift² ≤ tol."""
-    labels = np.zeros(mask.shape, dtype=np.int64)
+) -> np.ndarray:
+    """Lloyd iterations in every piece at once; a piece stops (and leaves the working set) once
+    its center shift² ≤ its tol, as scikit-learn's per-piece run would."""
+    k = C.shape[1]
+    C = C.copy()
+    idx = np.arange(P.shape[0])  # pieces still iterating
+    Pw, Mw, Cw, tw = P, mask, C, tol
     for _ in range(max_iter):
         # argmin_j ||p − c_j||² = argmin_j (||c_j||² − 2 p·c_j): ||p||² is not needed.
-        score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
-        labels = np.argmin(score, axis=2)
-        newC = _cluster_means(P, mask, labels, C.shape[1], C)
-        shift = np.sum((newC - C) ** 2, axis=(1, 2))
-        C = newC
-        if np.all(shift <= tol):
+        score = np.einsum("gcd,gcd->gc", Cw, Cw)[:, None, :] - 2.0 * (Pw @ Cw.transpose(0, 2, 1))
+        newC = _cluster_means(Pw, Mw, np.argmin(score, axis=2), k, Cw)
+        done = np.sum((newC - Cw) ** 2, axis=(1, 2)) <= tw
+        Cw = newC
+        if done.all():
             break
+        if done.any():
+            C[idx[done]] = Cw[done]
+            keep = ~done
+            idx, Pw, Mw, Cw, tw = idx[keep], Pw[keep], Mw[keep], Cw[keep], tw[keep]
+    C[idx] = Cw
+    return C
+
+
+def _labels_batched(P: np.ndarray, C: np.ndarray) -> np.ndarray:
     score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
-    return C, np.argmin(score, axis=2)
+    return np.argmin(score, axis=2)
 
 
 def _kmeans_batched(
     P: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator, *, max_iter: int, tol: float
-) -> tuple[np.ndarray, np.ndarray]:
+) -> np.ndarray:
     """k-means++ then Lloyd in every piece; P is centred per piece and zero on padded rows."""
     sizes = np.maximum(mask.sum(axis=1), 1)
     sqn = np.einsum("gmd,gmd->gm", P, P)
@@ -280,12 +302,12 @@ def _pca_oracle_batched(
         _, _, Vt = np.linalg.svd(P, full_matrices=False)
         V = Vt[:, :q, :].transpose(0, 2, 1)
     Z = P @ V  # (g, m, q); padded rows stay 0
-    Cz, labels = _kmeans_batched(Z, mask, k, rng, max_iter=max_iter, tol=tol)
+    Cz = _kmeans_batched(Z, mask, k, rng, max_iter=max_iter, tol=tol)
+    labels = _labels_batched(Z, Cz)
     # Map the clustering back: means in the original space (empty: the back-projected center).
     C = _cluster_means(P, mask, labels, k, Cz @ V.transpose(0, 2, 1))
     # One Lloyd step in the original space.
-    score = np.einsum("gcd,gcd->gc", C, C)[:, None, :] - 2.0 * (P @ C.transpose(0, 2, 1))
-    return _cluster_means(P, mask, np.argmin(score, axis=2), k, C)
+    return _cluster_means(P, mask, _labels_batched(P, C), k, C)
 
 
 def _tuples_batched(
@@ -309,8 +331,7 @@ def _tuples_batched(
     width = max(k, 2 + int(math.log(k)), d if oracle == "pca" else 1)
     group = max(1, _GROUP_ELEMENTS // (m * width))
     out = np.empty((t, k, d))
-    oracle_fn = _pca_oracle_batched if oracle == "pca" else (
-        lambda P_, M_, k_, r_, **kw: _kmeans_batched(P_, M_, k_, r_, **kw)[0])
+    oracle_fn = _pca_oracle_batched if oracle == "pca" else _kmeans_batched
     for s in range(0, t, group):  # loop over groups of pieces (bounded memory)
         sl = slice(s, min(s + group, t))
         out[sl] = oracle_fn(P[sl], mask[sl], k, rng, max_iter=max_iter, tol=tol)
@@ -373,10 +394,10 @@ def _tuples_sklearn(
 # ----------------------------------------------------------------------------- public
 
 
-def resolve_method(method: str, n: int) -> str:
-    """The implementation ``method="auto"`` picks for n rows (see AUTO_BATCHED_MAX_N)."""
+def resolve_method(method: str, n: int, d: int = 2, oracle: str = "kmeans++") -> str:
+    """The implementation ``method="auto"`` picks for an (n, d) input (AUTO_BATCHED_MAX_CELLS)."""
     if method == "auto":
-        return "batched" if n <= AUTO_BATCHED_MAX_N else "sklearn"
+        return "batched" if n * d <= AUTO_BATCHED_MAX_CELLS[oracle] else "sklearn"
     return method
 
 
@@ -452,7 +473,7 @@ def compute_tuples(
     start = time.perf_counter()
     piece_of_row = assign_pieces(n, t, gen)
     sizes = np.bincount(piece_of_row, minlength=t)
-    used = resolve_method(method, n)
+    used = resolve_method(method, n, X.shape[1], oracle)
     impl = _tuples_batched if used == "batched" else _tuples_sklearn
     with threadpool_limits(limits=1):  # tiny BLAS calls: threads only add contention
         tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol)

@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import chi2_contingency, chisquare
 
 from dpviz.clustering.tuples import (
-    AUTO_BATCHED_MAX_N,
+    AUTO_BATCHED_MAX_CELLS,
     TupleStage,
     assign_pieces,
     compute_tuples,
@@ -121,6 +121,10 @@ def test_tuple_stage_checks_shape():
 
 
 def test_auto_switch():
-    assert resolve_method("auto", AUTO_BATCHED_MAX_N) == "batched"
-    assert resolve_method("auto", AUTO_BATCHED_MAX_N + 1) == "sklearn"
+    cells = AUTO_BATCHED_MAX_CELLS["kmeans++"]
+    assert resolve_method("auto", cells // 2, 2) == "batched"
+    assert resolve_method("auto", cells // 2 + 1, 2) == "sklearn"
+    assert resolve_method("auto", cells // 2 + 1, 2, "pca") == "batched"
     assert resolve_method("sklearn", 10) == "sklearn"
+    st = compute_tuples(np.random.default_rng(0).normal(size=(400, 2)), 2, n_tuples=10, rng=0)
+    assert st.method == "batched"
