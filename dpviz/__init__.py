@@ -1,8 +1,27 @@
 """dpviz: differentially private clustering you can see.
 
 The library is pure Python (numpy, scipy, scikit-learn, plotly); it never imports Streamlit.
+Entry points return a :class:`Result` (answer, ledger of privacy spends, trace of steps).
 """
 
+from dpviz import privacy
+from dpviz.averaging import fc_avg, fc_avg_unknown_diam, friendly_avg
+from dpviz.clustering import compute_tuples, fc_clustering, fc_private_stage
+from dpviz.core import friendly_core, friendly_core_dp
+from dpviz.estimators import FriendlyCoreKMeans
 from dpviz.result import Result, TraceStep
 
-__all__ = ["Result", "TraceStep"]
+__all__ = [
+    "FriendlyCoreKMeans",
+    "Result",
+    "TraceStep",
+    "compute_tuples",
+    "fc_avg",
+    "fc_avg_unknown_diam",
+    "fc_clustering",
+    "fc_private_stage",
+    "friendly_avg",
+    "friendly_core",
+    "friendly_core_dp",
+    "privacy",
+]
