@@ -86,7 +86,7 @@ def test_large_generation_is_fast():
 
     t = time.perf_counter()
     fig6_blobs(1_000_000, rng=0)
-    assert time.perf_counter() - t < 3.0
+    assert time.perf_counter() - t < 5.0  # ~0.35 s unloaded; slack for shared CI cores
 
 
 def test_generator_bad_params():
