@@ -137,7 +137,10 @@ def _tolerance(sq_x: np.ndarray, sq_y: np.ndarray, d: int) -> np.ndarray:
 
 
 def _row_counts(mask: np.ndarray) -> np.ndarray:
-    # count_nonzero over a whole contiguous row is ~10x faster than count_nonzero(axis=1).
+    # For long rows, count_nonzero over each whole contiguous row is ~10x faster than
+    # count_nonzero(axis=1); for short rows the per-row Python call would dominate.
+    if mask.shape[1] < 4096:
+        return np.count_nonzero(mask, axis=1).astype(np.int64)
     return np.fromiter((np.count_nonzero(row) for row in mask), dtype=np.int64, count=len(mask))
 
 

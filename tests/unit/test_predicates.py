@@ -100,7 +100,7 @@ def test_sampled_counts_are_shifted_for_the_filter_and_warn():
     # filter computes z = counts − n/2; it must equal z̃ = w̃ − (1/2 + ξ)n.
     assert np.allclose(sc.filter_counts - 3000 / 2, sc.w_tilde - (0.5 + 0.1) * 3000)
     # the estimate tracks the exact counts (hypergeometric, sd ≲ n/(2√m) ≈ 39)
-    assert np.max(np.abs(sc.w_tilde - _brute(X, X, 1.0))) < 6 * 3000 / (2 * math.sqrt(m))
+    assert np.max(np.abs(sc.w_tilde - dist_r_counts(X, 1.0))) < 6 * 3000 / (2 * math.sqrt(m))
 
 
 def test_sampled_counts_can_be_silenced():
