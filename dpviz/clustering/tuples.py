@@ -41,11 +41,12 @@ ORACLES: tuple[str, ...] = ("kmeans++", "pca")
 METHODS: tuple[str, ...] = ("auto", "batched", "sklearn")
 
 #: ``method="auto"`` uses the batched numpy k-means while n·d is at most this (per oracle) and
-#: the per-piece scikit-learn loop above it. Set from bench/tuples_speed.py on 2 shared cores
-#: (best of 3, one thread each): d=2, k=8, t=200: batched 25–38× faster at n=10⁴, 8× at 5·10⁴,
-#: 4× at 2·10⁵, 3× at 4·10⁵, 0.6–2.9× at 10⁶ (noisy); fig7 d=50, k=5: k-means++ batched 2× faster
-#: at n=5·10⁴ but slower at 2.5·10⁵; the PCA oracle (Lloyd in k dims) batched faster throughout.
-AUTO_BATCHED_MAX_CELLS: dict[str, int] = {"kmeans++": 2_000_000, "pca": 20_000_000}
+#: the per-piece scikit-learn loop above it. Set from bench/tuples_speed.py on 2 shared, heavily
+#: loaded cores (best of 3, one thread each). d=2, k=8, t=200, batched vs sklearn: 29–38× faster
+#: at n=10⁴, 8–10× at 5·10⁴, 4× at 2·10⁵, 3× at 4·10⁵, 0.8–2.9× at 10⁶ (parity within the
+#: noise). Fig. 7 data, d=50, k=5: k-means++ batched 2× faster at n=5·10⁴, slower at 2.5·10⁵;
+#: the PCA oracle (Lloyd in k dimensions) is faster batched at every size tried.
+AUTO_BATCHED_MAX_CELLS: dict[str, int] = {"kmeans++": 1_000_000, "pca": 20_000_000}
 
 #: Elements (pieces × rows × max(k, local trials)) per batched group; bounds peak memory.
 _GROUP_ELEMENTS = 4_000_000
