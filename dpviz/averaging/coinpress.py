@@ -62,9 +62,9 @@ def _coinpress_step(
     clip = min(r + gamma, math.sqrt(r * r + 2.0 * r * math.sqrt(2.0 * math.log(2.0 * n / beta))
                                     + gamma * gamma))
     diff = X - c
-    norms = np.linalg.norm(diff, axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", diff, diff))
     scale = np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-    mean = c + (diff * scale[:, None]).mean(axis=0)
+    mean = c + (scale @ diff) / n  # the mean of the rows projected onto B(c, clip)
     sens = 2.0 * clip / n  # replacing one clipped row moves the mean by ≤ 2·clip/n
     c_out = np.asarray(gaussian(mean, sensitivity=sens, rho=rho_t, rng=rng, ledger=ledger,
                                 name=name, note="clipped mean, n public"))

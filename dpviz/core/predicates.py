@@ -68,6 +68,8 @@ class DistR:
         return f"dist_r (r={self.r:.4g})"
 
     def cross_counts(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        if X is Y:  # friend counts within one set: the symmetric path does half the work
+            return dist_r_counts(X, self.r, chunk_size=self.chunk_size)
         return dist_r_cross_counts(X, Y, self.r, chunk_size=self.chunk_size)
 
 
