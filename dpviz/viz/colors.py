@@ -98,3 +98,19 @@ def canonical_order(centers_2d: np.ndarray) -> np.ndarray:
     perm = np.empty(c.shape[0], dtype=int)
     perm[order] = np.arange(c.shape[0])
     return perm
+
+
+#: A light template (white background, faint grid). A dict, so figures validate it cheaply:
+#: the built-in "plotly_white" is deep-copied and validated on every figure (≈ 40 ms each).
+#: Streamlit replaces templates with its own theme anyway; this one is for HTML exports.
+TEMPLATE: dict = {
+    "layout": {
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "font": {"color": "#2a3f5f"},
+        "title": {"x": 0.05},
+        "xaxis": {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8"},
+        "yaxis": {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8"},
+        "hoverlabel": {"align": "left"},
+    }
+}

@@ -116,6 +116,14 @@ def _unpack(data: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None
     return np.asarray(data, dtype=float), None, None, None, "data"
 
 
+def _scattergl(x: np.ndarray, y: np.ndarray, *, name: str, mode: str = "markers",
+               **kw: Any) -> dict:
+    """A Scattergl trace as a dict (keys with value None are left out)."""
+    out = dict(type="scattergl", x=x, y=y, mode=mode, name=name)
+    out.update({k: v for k, v in kw.items() if v is not None})
+    return out
+
+
 def points_traces(
     P: np.ndarray,
     labels: np.ndarray | None = None,
@@ -128,16 +136,19 @@ def points_traces(
     showlegend: bool = True,
     legendgroup: str | None = None,
     suffix: str = "",
-) -> list[go.Scattergl]:
-    """Scattergl traces for already projected (and downsampled) points ``P`` (m, 2).
+) -> list[dict]:
+    """Scattergl traces (plain dicts) for already projected (and downsampled) points ``P`` (m, 2).
+
+    Dicts rather than ``go.Scattergl`` objects: a figure validates them once when it is built,
+    which halves the time to draw a storyboard panel.
 
     Without labels: one trace. With labels: one trace per label, coloured ``cluster_color(
     color_of[label])``; label −1 is drawn grey as "removed". ``suffix`` ends every name.
     """
     if labels is None:
-        return [go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name=name + suffix,
-                             legendgroup=legendgroup, showlegend=showlegend,
-                             marker=dict(size=size, color=color, opacity=opacity))]
+        return [_scattergl(P[:, 0], P[:, 1], name=name + suffix, legendgroup=legendgroup,
+                           showlegend=showlegend,
+                           marker=dict(size=size, color=color, opacity=opacity))]
     labels = np.asarray(labels)
     traces = []
     for lab in np.unique(labels):
@@ -147,9 +158,9 @@ def points_traces(
         else:
             ci = int(color_of[lab]) if color_of is not None and lab < len(color_of) else int(lab)
             c, nm = colors.cluster_color(ci), f"{name}: cluster {ci + 1}"
-        traces.append(go.Scattergl(x=P[sel, 0], y=P[sel, 1], mode="markers", name=nm + suffix,
-                                   legendgroup=legendgroup, showlegend=showlegend,
-                                   marker=dict(size=size, color=c, opacity=opacity)))
+        traces.append(_scattergl(P[sel, 0], P[sel, 1], name=nm + suffix, legendgroup=legendgroup,
+                                 showlegend=showlegend,
+                                 marker=dict(size=size, color=c, opacity=opacity)))
     return traces
 
 
@@ -163,13 +174,13 @@ def centers_trace(
     line_color: str = "white",
     opacity: float = 1.0,
     showlegend: bool = True,
-) -> go.Scattergl:
-    """One trace of projected centers (k, 2) drawn as large outlined markers.
+) -> dict:
+    """One trace (a dict) of projected centers (k, 2) drawn as large outlined markers.
 
     WebGL like the data: plotly draws every WebGL trace above every SVG trace, so an SVG marker
     would disappear under a Scattergl cloud.
     """
-    return go.Scattergl(x=C2[:, 0], y=C2[:, 1], mode="markers", name=name, showlegend=showlegend,
+    return _scattergl(C2[:, 0], C2[:, 1], name=name, showlegend=showlegend,
                       marker=dict(size=size, color=color, symbol=symbol, opacity=opacity,
                                   line=dict(width=1.5, color=line_color)))
 
@@ -206,21 +217,20 @@ def data_figure(
     n = X.shape[0]
     idx = downsample_index(n, max_points, rng_seed=rng_seed)
     P = proj.transform(X[idx]) if n else np.zeros((0, 2))
-    fig = go.Figure()
     lab = None if labels is None else np.asarray(labels)[idx]
-    for tr in points_traces(P, lab, name="data" if lab is None else "data (true label)",
-                            opacity=0.6 if n < 5000 else 0.35):
-        fig.add_trace(tr)
+    traces = points_traces(P, lab, name="data" if lab is None else "data (true label)",
+                           opacity=0.6 if n < 5000 else 0.35)
     if show_true_centers and true_centers is not None and len(true_centers):
         C2 = proj.transform(np.asarray(true_centers, dtype=float))
-        fig.add_trace(centers_trace(C2, name="true centers (known to the generator)",
+        traces.append(centers_trace(C2, name="true centers (known to the generator)",
                                     color=colors.NONPRIVATE, symbol="diamond", size=11))
     head = title or name
     sub = [f"showing {idx.size:,} of {n:,} points"] if idx.size < n else [f"{n:,} points"]
     if proj.method == "pca":
         sub.append(f"PCA of {proj.d}-D data")
-    fig.update_layout(title=dict(text=f"{head}<br><sup>{' · '.join(sub)}</sup>"),
-                      xaxis_title=proj.axis_titles[0], yaxis_title=proj.axis_titles[1],
-                      template="plotly_white", legend=dict(itemsizing="constant"))
-    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    fig = go.Figure(data=traces, layout=dict(
+        title=dict(text=f"{head}<br><sup>{' · '.join(sub)}</sup>"),
+        xaxis=dict(title=dict(text=proj.axis_titles[0])),
+        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
+        template=colors.TEMPLATE, legend=dict(itemsizing="constant")))
     return fig

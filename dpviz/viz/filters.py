@@ -58,7 +58,7 @@ def filter_scores_figure(
             fig = go.Figure()
             fig.add_annotation(text=f"The run stopped before the '{step}' filter.",
                                xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
-            fig.update_layout(title=title or f"{step}: not reached", template="plotly_white")
+            fig.update_layout(title=title or f"{step}: not reached", template=colors.TEMPLATE)
             return fig
         source = st
     if isinstance(source, TraceStep):
@@ -95,7 +95,7 @@ def filter_scores_figure(
     fig.update_layout(
         title=dict(text=f"{title or label + ': noisy scores vs keep threshold'}<br><sup>{sub}; "
                    "an element is kept iff its noisy score ẑ ≥ τ</sup>"),
-        barmode="overlay", template="plotly_white", bargap=0.05,
+        barmode="overlay", template=colors.TEMPLATE, bargap=0.05,
         xaxis_title="noisy score ẑ = (friend count − n/2) + noise", yaxis_title="elements")
     return fig
 
@@ -138,7 +138,7 @@ def find_diam_figure(
             fig = go.Figure()
             fig.add_annotation(text="The run stopped before the diameter search.",
                                xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
-            fig.update_layout(title=title or "FindDiam: not reached", template="plotly_white")
+            fig.update_layout(title=title or "FindDiam: not reached", template=colors.TEMPLATE)
             return fig
         source = st.data["probes"]
         chosen = st.data.get("radii")
@@ -167,6 +167,6 @@ def find_diam_figure(
         sub = "chosen radii (private): " + ", ".join(f"{float(r):.3g}" for r in np.ravel(chosen))
     fig.update_layout(
         title=dict(text=f"{title or 'FindDiam: probes of the radius search'}<br><sup>{sub}</sup>"),
-        template="plotly_white", xaxis_type="log", xaxis_title="radius r (log scale)",
+        template=colors.TEMPLATE, xaxis_type="log", xaxis_title="radius r (log scale)",
         yaxis_title="noisy mean friend count â")
     return fig

@@ -109,7 +109,7 @@ def noise_cloud_figure(
         sub += f"; {n_fail} output ⊥ (no centers)"
     fig.update_layout(
         title=dict(text=f"{title or 'What else could this release have been?'}<br><sup>{sub}</sup>"),
-        template="plotly_white", xaxis_title=proj.axis_titles[0],
+        template=colors.TEMPLATE, xaxis_title=proj.axis_titles[0],
         yaxis_title=proj.axis_titles[1], legend=dict(itemsizing="constant"))
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
     return fig
@@ -170,5 +170,5 @@ def _zoomed(
         sub += f"; {n_fail} output ⊥ (no centers)"
     fig.update_layout(
         title=dict(text=f"{title or 'What else could this release have been?'}<br><sup>{sub}</sup>"),
-        template="plotly_white", height=320 * rows + 120)
+        template=colors.TEMPLATE, height=320 * rows + 120)
     return fig

@@ -24,7 +24,14 @@ from plotly.subplots import make_subplots
 
 from dpviz.result import Result, TraceStep
 from dpviz.viz import colors
-from dpviz.viz.data import Projector, centers_trace, downsample_index, points_traces, project_2d
+from dpviz.viz.data import (
+    Projector,
+    _scattergl,
+    centers_trace,
+    downsample_index,
+    points_traces,
+    project_2d,
+)
 
 #: The FC pipeline's trace steps in run order (INTERFACES.md).
 PIPELINE_STEPS: tuple[str, ...] = (
@@ -91,7 +98,7 @@ def _step(result: Result, name: str) -> TraceStep | None:
 
 @dataclass(frozen=True)
 class Panel:
-    """One storyboard panel: its title, traces and any explanatory message."""
+    """One storyboard panel: its title, traces (plotly trace dicts) and any explanatory message."""
 
     key: str
     title: str
@@ -153,7 +160,7 @@ def _context(
     return _Context(result, X, proj, P, idx, X.shape[0], color_of, run_status(result))
 
 
-def _faint_data(ctx: _Context, *, showlegend: bool = False) -> go.Scattergl:
+def _faint_data(ctx: _Context, *, showlegend: bool = False) -> dict:
     return points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
                          showlegend=showlegend)[0]
 
@@ -175,9 +182,9 @@ def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
     return (msg,)
 
 
-def _cloud(points: np.ndarray, proj: Projector, **kw: Any) -> go.Scattergl:
+def _cloud(points: np.ndarray, proj: Projector, *, name: str, **kw: Any) -> dict:
     P = proj.transform(points.reshape(-1, points.shape[-1])) if points.size else np.zeros((0, 2))
-    return go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", **kw)
+    return _scattergl(P[:, 0], P[:, 1], name=name, **kw)
 
 
 def _circle(center2: np.ndarray, r: float, m: int = 48) -> tuple[np.ndarray, np.ndarray]:
@@ -265,7 +272,8 @@ def _panel_e(ctx: _Context) -> Panel:
             cx, cy = _circle(C2[j], float(radii[j]))
             xs += [*cx, None]
             ys += [*cy, None]
-        traces.append(go.Scattergl(x=xs, y=ys, mode="lines", visible="legendonly",
+        traces.append(_scattergl(np.array(xs, dtype=float), np.array(ys, dtype=float),
+                                 mode="lines", visible="legendonly",
                                  name=release_label("FindDiam radii r_j", dia.released),
                                  line=dict(color=colors.THRESHOLD, width=1, dash="dot")))
     if npv is not None:
@@ -350,19 +358,23 @@ def storyboard_panels(
     return [_BUILDERS[p](ctx) for p in panels]
 
 
-def _layout_single(fig: go.Figure, panel: Panel, proj: Projector, status: RunStatus) -> go.Figure:
-    for m in panel.messages:
-        fig.add_annotation(text=_wrap(m, 60), xref="paper", yref="paper", x=0.5, y=1.0,
-                           yanchor="top", showarrow=False, bgcolor="rgba(255,255,255,0.85)",
-                           bordercolor=colors.REMOVED, font=dict(size=12))
+def _annotation(text: str, width: int, size: int, xref: str = "paper",
+                yref: str = "paper") -> dict:
+    return dict(text=_wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
+                showarrow=False, bgcolor="rgba(255,255,255,0.85)", bordercolor=colors.REMOVED,
+                font=dict(size=size))
+
+
+def _single_figure(panel: Panel, proj: Projector, status: RunStatus) -> go.Figure:
     title = panel.title
     if not status.complete or status.fallback_used:
         title = f"{title}<br><sup>{status.message()}</sup>"
-    fig.update_layout(title=title, template="plotly_white",
-                      xaxis_title=proj.axis_titles[0], yaxis_title=proj.axis_titles[1],
-                      legend=dict(itemsizing="constant"))
-    fig.update_yaxes(scaleanchor="x", scaleratio=1)
-    return fig
+    layout = dict(
+        title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
+        xaxis=dict(title=dict(text=proj.axis_titles[0])),
+        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
+        annotations=[_annotation(m, 60, 12) for m in panel.messages])
+    return go.Figure(data=list(panel.traces), layout=layout)
 
 
 def _wrap(text: str, width: int = 48) -> str:
@@ -382,7 +394,7 @@ def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figu
     proj = kw.get("projector") or project_2d(np.asarray(getattr(X, "X", X), dtype=float))
     kw["projector"] = proj
     (panel,) = storyboard_panels(result, X, panels=key, **kw)
-    return _layout_single(go.Figure(data=list(panel.traces)), panel, proj, run_status(result))
+    return _single_figure(panel, proj, run_status(result))
 
 
 def panel_data(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
@@ -460,30 +472,34 @@ def storyboard_figure(
                               reference_centers=reference_centers, max_points=max_points,
                               rng_seed=rng_seed)
     rows = -(-len(plist) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p.title for p in plist],
-                        horizontal_spacing=0.04, vertical_spacing=0.1)
+    # make_subplots only for the axis domains and panel titles; the traces and the rest of the
+    # layout go into one Figure constructor (much faster than add_trace/update per panel).
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=[p.title for p in plist],
+                         horizontal_spacing=0.04, vertical_spacing=0.1)
+    layout = grid.layout.to_plotly_json()
+    annotations = layout.pop("annotations", [])[: len(plist)]
+    for ann in annotations:
+        ann["font"] = dict(size=12)
+    data: list[dict] = []
     seen: set[str] = set()
     for i, p in enumerate(plist):
-        r, c = i // cols + 1, i % cols + 1
+        sfx = "" if i == 0 else str(i + 1)
         for tr in p.traces:
-            tr.legendgroup = tr.name
-            if tr.name in seen or tr.showlegend is False:
-                tr.showlegend = False
+            tr = dict(tr, xaxis=f"x{sfx}", yaxis=f"y{sfx}", legendgroup=tr["name"])
+            if tr["name"] in seen or tr.get("showlegend") is False:
+                tr["showlegend"] = False
             else:
-                seen.add(tr.name)
-            fig.add_trace(tr, row=r, col=c)
-        for m in p.messages:
-            fig.add_annotation(text=_wrap(m, 40), xref="x domain", yref="y domain", x=0.5, y=1.0,
-                               yanchor="top", showarrow=False, bgcolor="rgba(255,255,255,0.85)",
-                               bordercolor=colors.REMOVED, font=dict(size=10), row=r, col=c)
-        axis = "x" if i == 0 else f"x{i + 1}"
-        fig.update_yaxes(scaleanchor=axis, scaleratio=1, row=r, col=c)
+                seen.add(tr["name"])
+            data.append(tr)
+        annotations += [_annotation(m, 40, 10, f"x{sfx} domain", f"y{sfx} domain")
+                        for m in p.messages]
+        layout.setdefault(f"yaxis{sfx}", {}).update(scaleanchor=f"x{sfx}", scaleratio=1)
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
     sub = status.message() if (status.fallback_used or not status.complete) else proj.note()
-    for ann in fig.layout.annotations[: len(plist)]:
-        ann.font = dict(size=12)
-    fig.update_layout(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
-                      template="plotly_white", height=height_per_row * rows + 120,
-                      legend=dict(orientation="h", y=-0.05, itemsizing="constant"))
+    layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
+                  annotations=annotations, template=colors.TEMPLATE,
+                  height=height_per_row * rows + 120,
+                  legend=dict(orientation="h", y=-0.05, itemsizing="constant"))
+    fig = go.Figure(data=data, layout=layout)
     return fig

@@ -150,7 +150,7 @@ def accuracy_figure(
     fig.update_layout(
         title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs budget ρ'}"
                         f"<br><sup>{sub}</sup>"),
-        template="plotly_white", hovermode="closest",
+        template=colors.TEMPLATE, hovermode="closest",
         xaxis=dict(type="log", title="ρ (zCDP budget, log scale): more privacy ← → more accuracy"),
         yaxis=dict(title=METRIC_LABELS.get(metric, metric), range=list(yr)),
         clickmode="event+select")
@@ -177,7 +177,7 @@ def success_figure(sweep: Any, *, current_rho: float | None = None,
     fig.update_layout(
         title=dict(text=f"{title or 'How often the algorithm succeeds'}<br><sup>FriendlyCore "
                         "counts as failed when its fallback released the centers</sup>"),
-        template="plotly_white", xaxis=dict(type="log", title="ρ (zCDP budget, log scale)"),
+        template=colors.TEMPLATE, xaxis=dict(type="log", title="ρ (zCDP budget, log scale)"),
         yaxis=dict(title="success rate", range=[0, 1.05], tickformat=".0%"))
     return fig
 
@@ -213,7 +213,7 @@ def loss_vs_n_figure(
     fig.update_layout(
         title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs n' + at}"
                         f"<br><sup>median and {qlo}–{qhi} band; non-private diagnostic</sup>"),
-        template="plotly_white", xaxis=dict(type="log", title="n (rows, log scale)"),
+        template=colors.TEMPLATE, xaxis=dict(type="log", title="n (rows, log scale)"),
         yaxis=dict(title=METRIC_LABELS.get(metric, metric)))
     return fig
 

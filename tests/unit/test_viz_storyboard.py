@@ -43,13 +43,13 @@ def test_panels_draw_the_trace_values():
     result, X = fake_fc_result()
     b, c, d, e = storyboard_panels(result, X, panels="bcde")
     T = np.asarray(result.step("tuples").data["tuples"])
-    assert len(b.traces[1].x) == T.shape[0] * T.shape[1]
+    assert len(b.traces[1]["x"]) == T.shape[0] * T.shape[1]
     keep = result.step("match_core").data["keep"]
-    assert len(c.traces[1].x) == keep.sum() * 3 and len(c.traces[2].x) == (~keep).sum() * 3
+    assert len(c.traces[1]["x"]) == keep.sum() * 3 and len(c.traces[2]["x"]) == (~keep).sum() * 3
     ordered = result.step("reorder").data["ordered"]
-    np.testing.assert_allclose(d.traces[1].x, ordered[:, 0, 0])  # 2-D data: identity projection
+    np.testing.assert_allclose(d.traces[1]["x"], ordered[:, 0, 0])  # 2-D data: identity projection
     priv = result.step("tuple_averages").data["centers"]
-    np.testing.assert_allclose(e.traces[-1].x, priv[:, 0])
+    np.testing.assert_allclose(e.traces[-1]["x"], priv[:, 0])
 
 
 @pytest.mark.parametrize("perm", [(0, 1, 2), (2, 0, 1), (1, 2, 0)])
@@ -58,10 +58,10 @@ def test_cluster_colours_follow_the_cluster_not_its_index(perm):
     f, g = storyboard_panels(result, X, panels="fg", reference_centers=TRUE_CENTERS)
     C = np.asarray(result.step("tuple_averages").data["centers"])
     nearest = np.argmin(np.linalg.norm(C[:, None] - TRUE_CENTERS[None], axis=2), axis=1)
-    assert list(f.traces[-1].marker.color) == [cluster_color(i) for i in nearest]
+    assert list(f.traces[-1]["marker"]["color"]) == [cluster_color(i) for i in nearest]
     # the Lloyd partition panel uses the same colours for the same clusters
-    part = [t for t in g.traces if "nearest center" in t.name]
-    assert sorted(t.marker.color for t in part) == sorted(cluster_color(i) for i in range(3))
+    part = [t for t in g.traces if "nearest center" in t["name"]]
+    assert sorted(t["marker"]["color"] for t in part) == sorted(cluster_color(i) for i in range(3))
 
 
 def test_colours_stable_across_reruns_without_reference():
@@ -69,8 +69,8 @@ def test_colours_stable_across_reruns_without_reference():
     b, X = fake_fc_result(perm=np.array([2, 0, 1]))
     (fa,) = storyboard_panels(a, X, panels="f")
     (fb,) = storyboard_panels(b, X, panels="f")
-    col_a = dict(zip(np.round(fa.traces[-1].x, 1), fa.traces[-1].marker.color, strict=True))
-    col_b = dict(zip(np.round(fb.traces[-1].x, 1), fb.traces[-1].marker.color, strict=True))
+    col_a = dict(zip(np.round(fa.traces[-1]["x"], 1), fa.traces[-1]["marker"]["color"], strict=True))
+    col_b = dict(zip(np.round(fb.traces[-1]["x"], 1), fb.traces[-1]["marker"]["color"], strict=True))
     assert col_a == col_b
 
 
