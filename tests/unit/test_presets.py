@@ -12,6 +12,7 @@ from dpviz.clustering.presets import (
     MARGIN_DIAM,
     MARGIN_DIST,
     MARGIN_MATCH,
+    _MIN_SHARE,
     FCSplit,
     diam_margin,
     margins,
@@ -86,8 +87,9 @@ def test_practical_gives_the_surplus_to_the_averages_when_feasible() -> None:
     p = practical_split(**big)
     m = margins(p, **big)
     assert m[MARGIN_MATCH] >= 4 - 1e-6 and m[MARGIN_DIST] >= 4 - 1e-6 and m[MARGIN_DIAM] >= 1.5 - 1e-6
-    assert p.rho["lloyd"] > 0.08 and p.rho["tuple_avg"] > 0.06
-    assert math.isclose(p.rho["lloyd"] - 0.08, 2 * (p.rho["tuple_avg"] - 0.06), rel_tol=1e-6)
+    lo_l, lo_a = _MIN_SHARE["lloyd"], _MIN_SHARE["tuple_avg"]
+    assert p.rho["lloyd"] > lo_l and p.rho["tuple_avg"] > lo_a
+    assert math.isclose(p.rho["lloyd"] - lo_l, 2 * (p.rho["tuple_avg"] - lo_a), rel_tol=1e-6)
 
 
 def test_practical_reads_public_values_only() -> None:
