@@ -8,11 +8,11 @@ import math
 import pytest
 
 from dpviz.clustering.presets import (
+    _MIN_SHARE,
     FRACTION_KEYS,
     MARGIN_DIAM,
     MARGIN_DIST,
     MARGIN_MATCH,
-    _MIN_SHARE,
     FCSplit,
     diam_margin,
     margins,
