@@ -74,30 +74,38 @@ def filter_scores_figure(
     scores = _get(data, "scores")
     n_hat = _get(data, "n_hat")
     n = noisy.size
-    fig = go.Figure()
     lo = float(min(noisy.min(initial=0.0), tau, 0.0))
     hi = float(max(noisy.max(initial=0.0), tau, 0.0))
     size = (hi - lo) / nbins if hi > lo else 1.0
     xbins = dict(start=lo - size, end=hi + size, size=size)
-    fig.add_trace(go.Histogram(x=noisy[keep], xbins=xbins, name=release_label(
-        f"kept ({int(keep.sum())})", released), marker_color=colors.KEPT, opacity=0.8))
-    fig.add_trace(go.Histogram(x=noisy[~keep], xbins=xbins, name=release_label(
-        f"removed ({int((~keep).sum())})", released), marker_color=colors.REMOVED, opacity=0.8))
+    data = [
+        dict(type="histogram", x=noisy[keep], xbins=xbins, opacity=0.8,
+             name=release_label(f"kept ({int(keep.sum())})", released),
+             marker=dict(color=colors.KEPT)),
+        dict(type="histogram", x=noisy[~keep], xbins=xbins, opacity=0.8,
+             name=release_label(f"removed ({int((~keep).sum())})", released),
+             marker=dict(color=colors.REMOVED)),
+    ]
     if scores is not None:
-        fig.add_trace(go.Histogram(x=np.asarray(scores, float), xbins=xbins, visible="legendonly",
-                                   name=release_label("true scores z (before noise)", False),
-                                   marker_color=colors.NONPRIVATE, opacity=0.4))
-    fig.add_vline(x=tau, line=dict(color=colors.THRESHOLD, width=2),
-                  annotation_text=f"keep threshold τ = {tau:.3g}", annotation_position="top right")
-    fig.add_vline(x=0.0, line=dict(color=colors.THRESHOLD, width=1, dash="dot"),
-                  annotation_text="z = 0: friends with n/2", annotation_position="top left")
+        data.append(dict(type="histogram", x=np.asarray(scores, float), xbins=xbins,
+                         visible="legendonly", opacity=0.4, marker=dict(color=colors.NONPRIVATE),
+                         name=release_label("true scores z (before noise)", False)))
+    rules = ((tau, f"keep threshold τ = {tau:.3g}", "solid", 2, "left"),
+             (0.0, "z = 0: friends with n/2", "dot", 1, "right"))
+    shapes = [dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1,
+                   line=dict(color=colors.THRESHOLD, width=w, dash=dash))
+              for x, _, dash, w, _ in rules]
+    notes = [dict(text=text, xref="x", yref="paper", x=x, y=1, yanchor="bottom",
+                  xanchor=anchor, showarrow=False) for x, text, _, _, anchor in rules]
     sub = f"n = {n}" + (f", n̂ = {float(n_hat):.1f}" if n_hat is not None else "")
-    fig.update_layout(
+    layout = dict(
         title=dict(text=f"{title or label + ': noisy scores vs keep threshold'}<br><sup>{sub}; "
                    "an element is kept iff its noisy score ẑ ≥ τ</sup>"),
-        barmode="overlay", template=colors.TEMPLATE, bargap=0.05,
-        xaxis_title="noisy score ẑ = (friend count − n/2) + noise", yaxis_title="elements")
-    return fig
+        barmode="overlay", template=colors.TEMPLATE, bargap=0.05, shapes=shapes,
+        annotations=notes, margin=dict(t=90),
+        xaxis=dict(title=dict(text="noisy score ẑ = (friend count − n/2) + noise")),
+        yaxis=dict(title=dict(text="elements")))
+    return go.Figure(data=data, layout=layout)
 
 
 def find_diam_table(probes: Sequence[Any]) -> pd.DataFrame:
@@ -143,30 +151,34 @@ def find_diam_figure(
         source = st.data["probes"]
         chosen = st.data.get("radii")
     df = find_diam_table(source)
-    fig = go.Figure()
+    data: list[dict] = []
+    many = df["coordinate"].nunique() > 1
+    hover = ("r = %{x:.4g}<br>â = %{y:.4g}<br>a = %{customdata[0]:.4g}"
+             "<br>threshold = %{customdata[1]:.4g}<extra></extra>")
     for j, g in df.groupby("coordinate", sort=True):
         c = colors.cluster_color(int(j) - 1)
-        many = df["coordinate"].nunique() > 1
         lab = f"coordinate {j}: " if many else ""
-        for acc, sym in ((True, "circle"), (False, "x")):
-            sub = g[g["accepted"] == acc]
-            if sub.empty:
+        acc = g["accepted"].to_numpy(bool)
+        for flag, sym in ((True, "circle"), (False, "x")):
+            sel = acc == flag
+            if not sel.any():
                 continue
-            fig.add_trace(go.Scatter(
-                x=sub["r"], y=sub["a_hat"], mode="markers", legendgroup=f"c{j}",
-                name=release_label(f"{lab}{'accepted' if acc else 'rejected'} probes â", False),
+            data.append(dict(
+                type="scatter", x=g["r"].to_numpy()[sel], y=g["a_hat"].to_numpy()[sel],
+                mode="markers", legendgroup=f"c{j}",
+                name=release_label(f"{lab}{'accepted' if flag else 'rejected'} probes â", False),
                 marker=dict(color=c, symbol=sym, size=10, line=dict(width=1, color=c)),
-                customdata=np.c_[sub["a"].astype(float), sub["threshold"]],
-                hovertemplate="r = %{x:.4g}<br>â = %{y:.4g}<br>a = %{customdata[0]:.4g}"
-                              "<br>threshold = %{customdata[1]:.4g}<extra></extra>"))
-        fig.add_trace(go.Scatter(x=g["r"], y=g["threshold"], mode="lines", legendgroup=f"c{j}",
-                                 name=f"{lab}acceptance threshold",
-                                 line=dict(color=c, dash="dash", width=1)))
+                customdata=np.c_[g["a"].to_numpy(float)[sel], g["threshold"].to_numpy()[sel]],
+                hovertemplate=hover))
+        data.append(dict(type="scatter", x=g["r"].to_numpy(), y=g["threshold"].to_numpy(),
+                         mode="lines", legendgroup=f"c{j}", name=f"{lab}acceptance threshold",
+                         line=dict(color=c, dash="dash", width=1)))
     sub = ""
     if chosen is not None:
         sub = "chosen radii (private): " + ", ".join(f"{float(r):.3g}" for r in np.ravel(chosen))
-    fig.update_layout(
+    layout = dict(
         title=dict(text=f"{title or 'FindDiam: probes of the radius search'}<br><sup>{sub}</sup>"),
-        template=colors.TEMPLATE, xaxis_type="log", xaxis_title="radius r (log scale)",
-        yaxis_title="noisy mean friend count â")
-    return fig
+        template=colors.TEMPLATE,
+        xaxis=dict(type="log", title=dict(text="radius r (log scale)")),
+        yaxis=dict(title=dict(text="noisy mean friend count â")))
+    return go.Figure(data=data, layout=layout)
