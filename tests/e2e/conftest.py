@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from st_e2e import (
     CHROMIUM_MISSING,
     ROOT,
+    capture,
     chromium_path,
     launch_chromium,
     new_app_page,
@@ -65,12 +66,11 @@ def screenshot_dir() -> Path:
 
 @pytest.fixture
 def shoot(page: Page, screenshot_dir: Path):
-    """``shoot(name)`` saves a full-page screenshot to tests/e2e/screenshots/<name>.png."""
+    """``shoot(name, height=None)`` saves a screenshot of the whole app (or its top ``height``
+    pixels) to tests/e2e/screenshots/<name>.png."""
 
-    def save(name: str, *, full_page: bool = True) -> Path:
-        path = screenshot_dir / f"{name}.png"
-        page.screenshot(path=str(path), full_page=full_page)
-        return path
+    def save(name: str, *, height: int | None = None) -> Path:
+        return capture(page, screenshot_dir / f"{name}.png", height=height)
 
     return save
 
@@ -84,4 +84,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     if report.when == "call" and report.failed and page is not None and not page.is_closed():
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(Exception):  # best effort while reporting another failure
-            page.screenshot(path=str(SCREENSHOTS / f"FAILED-{item.name}.png"), full_page=True)
+            capture(page, SCREENSHOTS / f"FAILED-{item.name}.png")

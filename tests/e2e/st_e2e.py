@@ -57,7 +57,7 @@ CHROMIUM_MISSING = (
     "(runs `sudo apt-get install -y chromium`); `playwright install` cannot download browsers here."
 )
 #: How long a single rerun may take before a wait fails (ms). Generous: 2 shared cores.
-RERUN_TIMEOUT_MS = 15_000
+RERUN_TIMEOUT_MS = 60_000
 
 # Timestamps (page clock) every message received on any websocket, before the app sees it.
 _WS_TIMES_JS = """
@@ -298,15 +298,24 @@ def move_slider(page: Page, key: str, steps: int) -> None:
     at once and again after a debounce, so a burst of presses gives an unknown number of
     reruns and no way to know which one is the last.
     """
-    thumb = slider_input(page, key)
     target = slider_index(page, key) + steps
-    key_name = "ArrowRight" if steps > 0 else "ArrowLeft"
     for _ in range(abs(steps)):
-        thumb.focus()
-        rerun_after(page, lambda: thumb.press(key_name))
+        press_slider_key(page, key, "ArrowRight" if steps > 0 else "ArrowLeft")
     got = slider_index(page, key)
     if got != target:
         raise AssertionError(f"slider {key!r} at position {got}, expected {target}")
+
+
+def press_slider_key(page: Page, key: str, key_name: str) -> None:
+    """Press one key on a slider's thumb and wait for the rerun it triggers."""
+    thumb = slider_input(page, key)
+    old = thumb.get_attribute("value")
+    thumb.focus()
+    expect(thumb, f"slider {key!r} did not take the focus (a dialog open?)").to_be_focused()
+    before = runs(page)
+    thumb.press(key_name)
+    expect(thumb, f"{key_name} did not move slider {key!r}").not_to_have_attribute("value", old)
+    wait_for_app_idle(page, after=before)
 
 
 def set_slider(page: Page, key: str, value: str, *, options: list[str] | None = None) -> None:
@@ -343,7 +352,40 @@ def upload_file(page: Page, key: str, path: str | Path) -> None:
 def click_button(page: Page, key: str) -> None:
     """Click the button (or form submit button) with ``key`` and wait for the rerun."""
     button = widget(page, key).locator("button")
+    expect(button).to_be_enabled()
     rerun_after(page, button.click)
+
+
+def choose_radio(page: Page, key: str, label: str) -> None:
+    """Pick the radio option shown as ``label`` and wait for the rerun."""
+    option = widget(page, key).locator("label").filter(has_text=label)
+    rerun_after(page, option.click)
+
+
+def number_input(page: Page, key: str) -> Locator:
+    """The text box of a number input."""
+    return widget(page, key).locator("input")
+
+
+def fill_number(page: Page, key: str, value: float | str, *, in_form: bool = False) -> None:
+    """Type ``value`` into a number input. Outside a form, Enter commits it and we wait for the
+    rerun; inside a form nothing reruns until the submit button is clicked."""
+    box = number_input(page, key)
+    box.fill(str(value))
+    if in_form:
+        return
+    rerun_after(page, lambda: box.press("Enter"))
+
+
+def selectbox_value(page: Page, key: str) -> str:
+    """The option a selectbox shows."""
+    return widget(page, key).locator("input[role='combobox']").input_value()
+
+
+def go_to_page(page: Page, title: str) -> None:
+    """Open another page of a multipage app from the sidebar navigation (same session)."""
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True)
+    rerun_after(page, link.click)
 
 
 # -------------------------------------------------------------------------------- figures ---
@@ -377,3 +419,31 @@ def plotly_traces(chart: Locator) -> list[dict]:
     """The traces of one drawn plotly chart, as the browser holds them (decoded arrays)."""
     expect(chart).to_be_visible()
     return chart.evaluate(_PLOTLY_TRACES_JS)
+
+
+# ---------------------------------------------------------------------------- screenshots ---
+
+
+def capture(page: Page, path: str | Path, *, height: int | None = None,
+            max_height: int = 6000) -> Path:
+    """Screenshot the app, ``height`` pixels tall (default: the whole page).
+
+    Streamlit scrolls inside its main container, so Playwright's ``full_page`` only sees the
+    viewport; we grow the viewport to the content's height instead, then restore it.
+    """
+    size = page.viewport_size or {"width": 1400, "height": 1000}
+    if height is None:
+        height = page.evaluate(
+            """() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent']
+                 .map((id) => document.querySelector(`[data-testid='${id}']`))
+                 .filter((el) => el !== null).map((el) => el.scrollHeight))"""
+        )
+    height = max(size["height"], min(int(height), max_height))
+    page.set_viewport_size({"width": size["width"], "height": height})
+    try:
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => "
+                      "requestAnimationFrame(r)))")  # let the layout settle
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(size)
+    return Path(path)

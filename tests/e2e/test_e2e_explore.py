@@ -1,0 +1,125 @@
+"""The real app in chromium: every page loads, ρ moves redraw Explore, shared links reproduce it.
+
+One `streamlit run app/main.py` for the module and one page (one browser session) reused by the
+tests: the app caches the tuple stage per session, so each fresh session costs a full tuple
+stage; only the tests about links open new sessions.
+Screenshots go to tests/e2e/screenshots/ (explore.png is the README's assets/screenshot.png,
+copied by tests/e2e/update_screenshot.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from st_e2e import (
+    assert_no_exception,
+    go_to_page,
+    move_slider,
+    new_app_page,
+    number_input,
+    open_app,
+    plotly_charts,
+    plotly_traces,
+    query_params,
+    selectbox_value,
+    slider_text,
+    widget,
+)
+
+pytestmark = pytest.mark.e2e
+
+# Fig. 6 blobs at the app's default size: FriendlyCore completes every step at ρ = 1.
+EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=1.0&seed=0"
+README_HEIGHT = 1500
+
+
+def chart_traces(page: Page, key: str) -> list[dict]:
+    return plotly_traces(plotly_charts(widget(page, key)))
+
+
+def private_centers(page: Page) -> list[tuple[list, list]]:
+    """(x, y) of every trace of panel (f), the private centers on the data."""
+    return [(t["x"], t["y"]) for t in chart_traces(page, "storyboard_f")]
+
+
+def ensure_explore(page: Page, app_url: str) -> None:
+    """Open EXPLORE unless this page already shows the app's Explore page in a live session."""
+    if not page.url.startswith(app_url) or widget(page, "rho_slider").count() == 0:
+        open_app(page, app_url + EXPLORE)
+
+
+def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> None:
+    open_app(page, app_url + EXPLORE)
+    assert slider_text(page, "rho_slider") == "1"
+    expect(widget(page, "run_status")).to_contain_text("completed every step")
+    shoot("explore", height=README_HEIGHT)  # the README screenshot: both storyboard rows
+    shoot("explore_full")
+    centers = private_centers(page)
+    eps = widget(page, "eps_readout").inner_text()
+    data_panel = chart_traces(page, "storyboard_a")
+
+    move_slider(page, "rho_slider", -3)  # 1 → 0.501 on the 10-per-decade grid
+
+    assert slider_text(page, "rho_slider") == "0.501"
+    assert query_params(page)["rho"] == "0.501"
+    expect(widget(page, "eps_readout")).not_to_have_text(eps)
+    assert private_centers(page) != centers, "panel (f) was not redrawn after the ρ move"
+    assert chart_traces(page, "storyboard_a") == data_panel, "the data panel must not change"
+    assert_no_exception(page)
+    shoot("explore_after_rho_move")
+
+
+def test_copied_link_reproduces_the_view(page: Page, app_url: str, browser: Browser) -> None:
+    """A second user opening the first one's URL sees the same parameters and the same release."""
+    ensure_explore(page, app_url)
+    move_slider(page, "rho_slider", 1)
+    link = page.url
+    centers = private_centers(page)
+    status = widget(page, "run_status").inner_text()
+
+    other = new_app_page(browser)
+    try:
+        open_app(other, link)
+        assert query_params(other) == query_params(page)
+        assert slider_text(other, "rho_slider") == slider_text(page, "rho_slider")
+        expect(widget(other, "run_status")).to_have_text(status)
+        assert private_centers(other) == centers, "same seed and parameters, different release"
+    finally:
+        other.context.close()
+
+
+def test_every_page_loads_without_exception(page: Page, app_url: str, shoot) -> None:
+    ensure_explore(page, app_url)
+    for title, heading in (("Data", "Data"), ("Budget", "Budget"), ("Learn", "Learn"),
+                           ("Explore", "Explore")):
+        go_to_page(page, title)
+        expect(page.locator("h1").first).to_contain_text(heading)
+        assert_no_exception(page)
+        shoot(f"page_{title.lower()}")
+    for key in ("storyboard_a", "storyboard_f", "storyboard_g"):
+        expect(plotly_charts(widget(page, key))).to_have_count(1)
+
+
+def test_shared_url_parameters_show_in_the_widgets(page: Page, app_url: str, shoot) -> None:
+    shared = {"src": "generate", "gen": "fig6_blobs", "n": "6000", "rho": "0.316",
+              "delta": "1e-08", "k": "6", "t": "150", "oracle": "pca", "preset": "paper",
+              "seed": "7"}
+    open_app(page, app_url + "/?" + "&".join(f"{k}={v}" for k, v in shared.items()))
+    assert_no_exception(page)
+    assert slider_text(page, "rho_slider") == "0.316"
+    assert slider_text(page, "delta_select") == "10⁻⁸"
+    expect(number_input(page, "ex_n")).to_have_value(re.compile(r"^6,?000$"))
+    expect(number_input(page, "ex_k")).to_have_value("6")
+    expect(number_input(page, "ex_t")).to_have_value("150")
+    expect(number_input(page, "ex_seed")).to_have_value("7")
+    assert "pca" in selectbox_value(page, "ex_oracle").lower()
+    assert "paper" in selectbox_value(page, "ex_preset").lower()
+    got = query_params(page)
+    for name, value in shared.items():
+        assert float(got[name]) == float(value) if name in ("rho", "delta") else \
+            got[name] == value, f"URL parameter {name}: {got.get(name)!r} != {value!r}"
+    # the run used them: six private centers at t = 150
+    expect(widget(page, "metrics_tiles")).to_contain_text("/ 150")
+    shoot("explore_shared_url")
