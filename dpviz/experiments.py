@@ -291,6 +291,7 @@ def run_sweep(
     oracle: str = "kmeans++",
     true_centers: np.ndarray | None = None,
     reference_cost: float | None = None,
+    reference_centers: np.ndarray | None = None,
 ) -> Sweep:
     """Run each algorithm at each ρ, ``reps`` times, and measure it.
 
@@ -322,6 +323,9 @@ def run_sweep(
         center_error is measured against these; otherwise against non-private k-means++ centers.
     reference_cost : float, optional
         X of the normalized loss (non-private k-means++ cost on X); computed once if None.
+    reference_centers : (k, d) array, optional
+        The non-private k-means++ centers (for center_error when there are no true centers).
+        Pass both references when cached: then the sweep runs no k-means of its own.
 
     Returns
     -------
@@ -356,9 +360,15 @@ def run_sweep(
     n_jobs = check_scalar(n_jobs, "n_jobs", func, low=-1, integer=True)
     gen, seed = check_rng(rng)
     ref_rng, *rep_rngs = gen.spawn(1 + reps)
-    ref_cost, ref_centers = _reference(Xa, k, ref_rng)
+    ref_cost = ref_centers = None
     if reference_cost is not None:
         ref_cost = check_scalar(reference_cost, "reference_cost", func, low=0.0, high_open=True)
+    if reference_centers is not None:
+        ref_centers = np.asarray(reference_centers, dtype=float)
+    if ref_cost is None or (ref_centers is None and true_centers is None):
+        cost, centers = _reference(Xa, k, ref_rng)
+        ref_cost = cost if ref_cost is None else ref_cost
+        ref_centers = centers if ref_centers is None else ref_centers
     cfg = _Config(k, delta, int(n_tuples), radius, r_min, oracle, ref_cost,
                   np.asarray(true_centers if true_centers is not None else ref_centers, float))
     units = _units(algs, rhos)

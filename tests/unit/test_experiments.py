@@ -216,3 +216,16 @@ def test_parallel_sweep_equals_sequential(fakes):
     assert par.complete and seen[-1] == 1.0 and len(seen) == 3
     stopped = _sweep(n_jobs=2, backend="threading", reps=4, should_stop=lambda: True)
     assert not stopped.complete and stopped.frame["rep"].nunique() < 4
+
+
+def test_cached_references_skip_the_sweeps_own_kmeans(fakes, monkeypatch):
+    def no_kmeans(*a, **k):
+        raise AssertionError("the sweep ran k-means although both references were given")
+
+    monkeypatch.setattr(ex, "_reference", no_kmeans)
+    sw = _sweep(reference_cost=1.0, reference_centers=TRUE_CENTERS)
+    npv = sw.frame[sw.frame.algorithm == "nonprivate"]
+    from dpviz.metrics import kmeans_cost
+
+    assert npv["loss"].iloc[0] == pytest.approx(1.0 - 1.0 / kmeans_cost(X, TRUE_CENTERS))
+    np.testing.assert_allclose(npv["center_error"], 0.0, atol=1e-12)
