@@ -13,6 +13,9 @@ import plotly.graph_objects as go
 from dpviz.privacy.accounting import PrivacyStatement
 from dpviz.privacy.ledger import Ledger
 
+#: Fill colour of a ledger node by its unit of privacy.
+UNIT_COLORS: dict[str, str] = {"tuple": "#56B4E9", "row": "#E69F00"}
+
 #: Children of a node are shrunk by this factor so float sums never exceed the parent
 #: (plotly drops a branch whose children add up to more than it with branchvalues="total").
 _SHRINK = 1.0 - 1e-9
@@ -82,16 +85,18 @@ def ledger_figure(
     if kind not in ("sunburst", "treemap"):
         raise ValueError(f"The 'kind' parameter of ledger_figure must be 'sunburst' or 'treemap'. "
                          f"Got {kind!r} instead.")
-    cls = go.Sunburst if kind == "sunburst" else go.Treemap
-    trace = cls(ids=df["id"], labels=df["label"], parents=df["parent"], values=df["display"],
-                branchvalues="total", customdata=custom, hovertemplate=hover,
-                maxdepth=maxdepth)
+    fill = [UNIT_COLORS.get(u, "#DDDDDD") if p else "white"
+            for u, p in zip(df["unit"], df["parent"], strict=True)]
+    trace = dict(type=kind, ids=df["id"], labels=df["label"], parents=df["parent"],
+                 values=df["display"], branchvalues="total", customdata=custom,
+                 hovertemplate=hover, maxdepth=maxdepth,
+                 marker=dict(colors=fill, line=dict(color="white", width=1)))
     total = ledger.total()
-    fig = go.Figure(trace)
     head = title or f"Privacy budget: where ρ = {total.rho:.4g} went"
-    fig.update_layout(title=dict(text=f"{head}<br><sup>total {total}; area = share of ρ</sup>"),
-                      margin=dict(t=70, l=10, r=10, b=10))
-    return fig
+    sub = (f"total {total}; area = share of ρ; blue: spends per k-tuple (one row moves one "
+           "tuple: group privacy), orange: spends per row")
+    return go.Figure(data=[trace], layout=dict(title=dict(text=f"{head}<br><sup>{sub}</sup>"),
+                                               margin=dict(t=70, l=10, r=10, b=10)))
 
 
 def ledger_table(ledger: Ledger) -> pd.DataFrame:

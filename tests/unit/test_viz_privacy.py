@@ -7,7 +7,13 @@ import pytest
 from _viz_fakes import fake_ledger
 
 from dpviz.privacy.accounting import row_level_statement
-from dpviz.viz.privacy import ledger_figure, ledger_frame, ledger_table, privacy_summary
+from dpviz.viz.privacy import (
+    UNIT_COLORS,
+    ledger_figure,
+    ledger_frame,
+    ledger_table,
+    privacy_summary,
+)
 
 
 def test_display_values_nest_under_parallel_and_sequential_nodes():
@@ -33,6 +39,9 @@ def test_ledger_figure_hover_carries_delta_sigma_sensitivity_unit(kind):
     assert (rho, delta, sigma, sens, unit) == ("0.5", "5e-07", "0.02", "2", "row")
     assert "δ = %{customdata[1]}" in tr.hovertemplate
     assert "ρ = 1" in fig.layout.title.text
+    fills = dict(zip(tr.labels, tr.marker.colors, strict=True))
+    assert fills["FriendlyCore(match_1/7)"] == UNIT_COLORS["tuple"]
+    assert fills["FriendlyAvg[0]"] == UNIT_COLORS["row"]
 
 
 def test_ledger_figure_rejects_unknown_kind_and_table_lists_leaves():
