@@ -89,3 +89,16 @@ def test_clicked_rho():
     assert clicked_rho({"customdata": [0.1, 0.2, 0.3]}) == 0.1
     assert clicked_rho({"x": 3}) is None
     assert clicked_rho({"customdata": [float("inf")]}) is None
+
+
+def test_empty_and_reference_only_sweeps_still_draw():
+    from dpviz.experiments import FRAME_COLUMNS, Sweep
+
+    empty = Sweep(pd.DataFrame(columns=list(FRAME_COLUMNS)))  # a sweep stopped before any run
+    assert len(accuracy_figure(empty).data) == 0
+    assert len(success_figure(empty).data) == 0
+    assert len(loss_vs_n_figure(empty).data) == 0
+    only = _frame()
+    only = only[only.algorithm == "nonprivate"]
+    names = [t.name for t in accuracy_figure(only, current_rho=1.0).data]
+    assert names == [NONPRIVATE_RULE, f"{CURRENT_RULE} = 1"]
