@@ -196,6 +196,16 @@ def _circle(center2: np.ndarray, r: float, m: int = 48) -> tuple[np.ndarray, np.
 
 def _panel_a(ctx: _Context) -> Panel:
     shown = f"showing {ctx.idx.size:,} of {ctx.n:,} points" if ctx.idx.size < ctx.n else f"n = {ctx.n:,}"
+    pieces = ctx.step("pieces")
+    if ctx.extra.get("color_pieces") and pieces is not None:
+        piece = np.asarray(pieces.data["piece_of_row"])[ctx.idx]
+        palette = np.asarray(colors.PALETTE)
+        tr = [_scattergl(ctx.P[:, 0], ctx.P[:, 1],
+                         name=release_label("data coloured by its random piece", pieces.released),
+                         marker=dict(size=3, opacity=0.5,
+                                     color=palette[np.mod(piece, len(palette))].tolist()))]
+        t = len(pieces.data["piece_sizes"])
+        return Panel("a", f"a. data split into t={t} random pieces ({shown})", tuple(tr))
     tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.35, size=3)
     return Panel("a", f"a. data ({shown})", tuple(tr))
 
@@ -348,13 +358,19 @@ def storyboard_panels(
     reference_centers: np.ndarray | None = None,
     max_points: int = 20_000,
     rng_seed: int = 0,
+    color_pieces: bool = False,
 ) -> list[Panel]:
-    """The chosen panels as :class:`Panel` records (title, traces, messages)."""
+    """The chosen panels as :class:`Panel` records (title, traces, messages).
+
+    ``color_pieces`` colours panel (a) by each row's random piece (palette cycled; Tsfadia et
+    al. 2022, §5.2 step 1).
+    """
     bad = [p for p in panels if p not in _BUILDERS]
     if bad:
         raise ValueError(f"Unknown storyboard panel(s) {bad}; choose from 'abcdefg'.")
     ctx = _context(result, X, projector=projector, reference_centers=reference_centers,
                    max_points=max_points, rng_seed=rng_seed)
+    ctx.extra["color_pieces"] = color_pieces
     return [_BUILDERS[p](ctx) for p in panels]
 
 
@@ -447,6 +463,7 @@ def storyboard_figure(
     max_points: int = 5_000,
     rng_seed: int = 0,
     height_per_row: int = 360,
+    color_pieces: bool = False,
     title: str | None = None,
 ) -> go.Figure:
     """All storyboard panels in one grid of subplots (shared projection, one legend).
@@ -470,7 +487,7 @@ def storyboard_figure(
     proj = projector or project_2d(X_arr)
     plist = storyboard_panels(result, X_arr, panels=panels, projector=proj,
                               reference_centers=reference_centers, max_points=max_points,
-                              rng_seed=rng_seed)
+                              rng_seed=rng_seed, color_pieces=color_pieces)
     rows = -(-len(plist) // cols)
     # make_subplots only for the axis domains and panel titles; the traces and the rest of the
     # layout go into one Figure constructor (much faster than add_trace/update per panel).

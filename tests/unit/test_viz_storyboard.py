@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from _viz_fakes import TRUE_CENTERS, fake_fc_result
 
-from dpviz.viz.colors import cluster_color
+from dpviz.viz.colors import PALETTE, cluster_color
 from dpviz.viz.storyboard import (
     PANEL_FUNCTIONS,
     run_status,
@@ -171,3 +171,14 @@ def test_storyboard_of_a_real_run_that_falls_back():
     fig = storyboard_figure(res, ds)
     assert any(a.text.startswith("Not reached") for a in fig.layout.annotations)
     assert any((t.name or "").startswith("fallback centers") for t in fig.data)
+
+
+def test_data_panel_coloured_by_piece():
+    result, X = fake_fc_result()
+    (a,) = storyboard_panels(result, X, panels="a", color_pieces=True)
+    piece = result.step("pieces").data["piece_of_row"]
+    (tr,) = a.traces
+    assert tr["marker"]["color"] == [PALETTE[p % len(PALETTE)] for p in piece]
+    assert "t=30 random pieces" in a.title and tr["name"].endswith("non-private diagnostic")
+    fig = PANEL_FUNCTIONS["a"](result, X, color_pieces=True)
+    assert fig.data[0].name == tr["name"]
