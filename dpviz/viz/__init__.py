@@ -7,7 +7,12 @@ diagnostics.
 
 from dpviz.viz.colors import PALETTE, align_colors, cluster_color
 from dpviz.viz.data import Projector, data_figure, downsample_index, project_2d
-from dpviz.viz.filters import filter_scores_figure, find_diam_figure, find_diam_table
+from dpviz.viz.filters import (
+    filter_scores_figure,
+    find_diam_figure,
+    find_diam_table,
+    friends_matrix_figure,
+)
 from dpviz.viz.noise import aligned_draws, noise_cloud_figure
 from dpviz.viz.privacy import (
     PrivacySummary,
@@ -48,6 +53,7 @@ __all__ = [
     "filter_scores_figure",
     "find_diam_figure",
     "find_diam_table",
+    "friends_matrix_figure",
     "ledger_figure",
     "ledger_frame",
     "ledger_table",

@@ -182,3 +182,59 @@ def find_diam_figure(
         xaxis=dict(type="log", title=dict(text="radius r (log scale)")),
         yaxis=dict(title=dict(text="noisy mean friend count â")))
     return go.Figure(data=data, layout=layout)
+
+
+def friends_matrix_figure(
+    graph: Any,
+    keep: np.ndarray | None = None,
+    *,
+    title: str | None = None,
+) -> go.Figure:
+    """The t×t friends matrix of the tuples (match_γ), kept tuples first, by friend count.
+
+    Parameters
+    ----------
+    graph : MatchGraph or (t, t) bool array
+        ``dpviz.core.tuple_predicates.MatchGraph`` (its ``matrix``) or the adjacency itself.
+    keep : (t,) bool array, optional
+        The filter's decision (the ``match_core`` step's ``keep``); a line separates the core
+        from the removed tuples.
+
+    Notes
+    -----
+    A non-private diagnostic: which tuples agree with which. FriendlyCore keeps a tuple when its
+    noisy friend count clears the threshold; a block of mutual friends is a stable clustering.
+    """
+    M = np.asarray(getattr(graph, "matrix", graph), dtype=bool)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"friends_matrix_figure needs a square (t, t) matrix; got {M.shape}.")
+    t = M.shape[0]
+    counts = M.sum(axis=1)
+    kept = np.ones(t, bool) if keep is None else np.asarray(keep, dtype=bool)
+    order = np.lexsort((-counts, ~kept))  # kept first, then by friend count (descending)
+    Z = M[np.ix_(order, order)].astype(np.int8)
+    data = [dict(type="heatmap", z=Z, zmin=0, zmax=1, showscale=False,
+                 colorscale=[[0, "#FFFFFF"], [1, colors.KEPT]],
+                 name=release_label("friends (match_γ)", False),
+                 customdata=np.stack(np.meshgrid(order, order, indexing="ij"), axis=-1),
+                 hovertemplate="tuples %{customdata[0]} and %{customdata[1]}: "
+                               "friends = %{z}<extra></extra>")]
+    shapes = []
+    n_kept = int(kept.sum())
+    if keep is not None and 0 < n_kept < t:
+        for axis in ("x", "y"):
+            shapes.append(dict(type="line", xref="x" if axis == "x" else "paper",
+                               yref="y" if axis == "y" else "paper",
+                               x0=n_kept - 0.5 if axis == "x" else 0,
+                               x1=n_kept - 0.5 if axis == "x" else 1,
+                               y0=n_kept - 0.5 if axis == "y" else 0,
+                               y1=n_kept - 0.5 if axis == "y" else 1,
+                               line=dict(color=colors.REMOVED, width=2)))
+    sub = f"{t} tuples" + (f"; core = first {n_kept} (red line)" if keep is not None else "")
+    layout = dict(
+        title=dict(text=f"{title or 'Which tuples are friends'}<br><sup>{sub}; "
+                        "non-private diagnostic</sup>"),
+        template=colors.TEMPLATE, shapes=shapes,
+        xaxis=dict(title=dict(text="tuple (sorted)"), constrain="domain"),
+        yaxis=dict(title=dict(text="tuple (sorted)"), autorange="reversed", scaleanchor="x"))
+    return go.Figure(data=data, layout=layout)

@@ -53,3 +53,18 @@ def test_find_diam_table_and_figure():
     assert "chosen radii (private)" in fig.layout.title.text
     # a single FindDiam probe list (not per coordinate) works too
     assert len(find_diam_table(probes[0])) == len(probes[0])
+
+
+def test_friends_matrix_sorted_core_first():
+    from dpviz.viz.filters import friends_matrix_figure
+
+    M = np.zeros((6, 6), bool)
+    M[np.ix_([1, 3, 4], [1, 3, 4])] = True  # three mutual friends
+    M[np.diag_indices(6)] = True
+    keep = np.array([False, True, False, True, True, False])
+    fig = friends_matrix_figure(M, keep)
+    Z = np.asarray(fig.data[0].z)
+    assert Z[:3, :3].all() and Z[:3, 3:].sum() == 0  # the core block comes first
+    assert [s.x0 for s in fig.layout.shapes if s.xref == "x"] == [2.5]
+    with pytest.raises(ValueError, match="square"):
+        friends_matrix_figure(np.zeros((2, 3)))
