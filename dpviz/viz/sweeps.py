@@ -39,12 +39,14 @@ CURRENT_RULE = "current ρ"
 
 
 def algorithm_label(name: str) -> str:
+    """Legend text of a sweep algorithm name ("fc:practical" → "FriendlyCore (practical split)")."""
     if name in ALGORITHM_LABELS:
         return ALGORITHM_LABELS[name]
     return f"FriendlyCore ({name[3:]} preset)" if name.startswith("fc:") else name
 
 
 def algorithm_color(name: str, i: int = 0) -> str:
+    """The fixed colour of a sweep algorithm (the i-th fallback colour for unknown names)."""
     return ALGORITHM_COLORS.get(name, colors.cluster_color(i + 4))
 
 
