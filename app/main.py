@@ -13,37 +13,45 @@ script).
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
-src, gen, n, d, gk, sep, dseed, builtin, rho, delta, k, t, radius, rmin, oracle, preset, seed.
+data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
+dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps. A link
+opened later (or another session) shows the same view; uploaded data is never in the link.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------
 Every page
-    ``dataset_summary`` (sidebar container: the current dataset in one line)
+    ``dataset_summary`` (sidebar container: the current dataset in one line).
 Explore
-    ``rho_slider`` (select_slider, log grid), ``delta_select`` (select_slider, powers of ten),
-    ``eps_readout`` (container: ε per tuple, ε per row), ``explore_form`` (form) with
-    ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``, ``ex_radius``, ``ex_rmin``,
-    ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); ``run_status`` (container: success /
-    fallback / failure message), ``explore_error`` (container: parameter errors),
-    ``metrics_tiles`` (container), ``privacy_statement`` (container), ``feasibility`` (container),
-    ``storyboard`` (container of the panels), ``storyboard_a`` … ``storyboard_g`` (charts),
-    ``ledger_chart``, ``redraw_n`` (number_input), ``redraw_button``, ``redraw_chart``,
+    Live (a fragment: a change reruns only the private stage): ``rho_slider`` (select_slider on a
+    log grid; its thumb is ``input[type=range]``), ``delta_select`` (select_slider, powers of
+    ten), ``eps_readout`` (container of two metrics: "ε per tuple (paper)", "ε per row (you)").
+    Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
+    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit).
+    Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,
+    shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
+    center error, centers released), ``explore_tabs`` (tabs: Storyboard, Privacy, Re-draw noise,
+    Filters & radii, Downloads; only the open tab is computed), ``storyboard`` (container) with
+    charts ``storyboard_a`` … ``storyboard_g``; ``privacy_statement``, ``feasibility``
+    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_button``,
+    ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;
     ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
 Data
-    ``source_radio`` (generate | built-in | upload), ``gen_form`` with ``gen_select``,
+    ``source_radio`` (generate | builtin | upload); ``gen_select`` (live), form ``gen_form`` with
     ``gen_n``, ``gen_d``, ``gen_k``, ``gen_sep``, ``gen_seed``, ``gen_apply``;
-    ``regenerate_button``; ``builtin_select``; ``csv_upload`` (file_uploader),
-    ``csv_columns`` (multiselect), ``csv_messages`` (container), ``csv_error`` (container),
-    ``csv_radius`` (number_input, the declared Λ), ``csv_use_data_radius`` (checkbox, NOT
-    private), ``csv_use`` (button); ``data_preview`` (chart), ``data_facts`` (container).
+    ``regenerate_button``; ``builtin_select``; ``csv_upload`` (file_uploader), ``csv_error``
+    (container: unreadable file / no columns), ``csv_columns`` (multiselect), ``csv_messages``
+    (container: dropped-row count, row cap, success), ``csv_use_data_radius`` (checkbox, NOT
+    private), ``csv_radius`` (number_input: the declared Λ), ``csv_use`` (button);
+    ``data_facts`` (container: name, n, d, Λ), ``data_error``, ``data_preview`` (chart).
 Budget
-    ``budget_algorithms`` (multiselect), ``budget_rho_range`` (select_slider range),
+    ``budget_algorithms`` (multiselect), ``budget_rho_range`` (range select_slider),
     ``budget_points``, ``budget_reps`` (number inputs), ``budget_run``, ``budget_stop``
-    (buttons), ``budget_progress`` (container), ``budget_accuracy`` (chart, click a point to
-    load its ρ into Explore), ``budget_success``, ``budget_loss_n`` (charts),
-    ``budget_loss_n_run`` (button).
+    (buttons), ``budget_progress`` (container with the progress bar), ``budget_accuracy``
+    (chart; clicking a median point loads its ρ into Explore), ``budget_success`` (chart),
+    ``budget_loss_n_run`` (button), ``budget_loss_n`` (chart).
 Learn
-    ``learn_rho`` (slider), ``learn_noise_chart``, ``learn_filter_chart``.
+    ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
+    ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
 """
 
 from __future__ import annotations

@@ -77,15 +77,15 @@ def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps
     """ρ → ε: the paper's conversion and, once a run exists, the row-level statement."""
     with st.container(key=key):
         c1, c2 = st.columns(2)
-        c1.metric("ε per tuple (paper's unit)", f"{paper_epsilon(rho, delta):.3g}",
+        c1.metric("ε per tuple (paper)", f"{paper_epsilon(rho, delta):.3g}",
                   help="Public guarantee: (ρ, δ)-zCDP converted to (ε, 2δ)-DP with the tight "
                        "conversion (Canonne-Kamath-Steinke 2020), δ′ = δ. This is the unit the "
                        "paper's theorem uses: one k-tuple of the derived database.")
         if statement is not None:
-            c2.metric("ε per row (one person)", f"{statement.row.eps:.3g}",
+            c2.metric("ε per row (you)", f"{statement.row.eps:.3g}",
                       help="Public guarantee for adding or removing one row of your data: the "
                            "tuple stage through group privacy (one row replaces one tuple), "
                            f"composed with the row-level steps; δ = {statement.row.delta:.2g}.")
         else:
-            c2.metric("ε per row (one person)", "—", help="Shown after a run (needs its ledger).")
+            c2.metric("ε per row (you)", "—", help="Shown after a run (needs its ledger).")
         st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data).")

@@ -104,8 +104,14 @@ def viz(name: str):
     return None
 
 
+_VIZ: SimpleNamespace | None = None
+
+
 def viz_modules() -> SimpleNamespace:
     """dpviz.viz's submodules by short name (data, storyboard, privacy, filters, noise, ...)."""
+    global _VIZ
+    if _VIZ is not None:
+        return _VIZ
     mod = get("viz")
     out = {}
     for info in pkgutil.iter_modules(mod.__path__):
@@ -113,7 +119,8 @@ def viz_modules() -> SimpleNamespace:
             out[info.name] = importlib.import_module(f"{mod.__name__}.{info.name}")
         except Exception:  # a half-written module must not take the app down
             continue
-    return SimpleNamespace(**out)
+    _VIZ = SimpleNamespace(**out)
+    return _VIZ
 
 
 def presets() -> ModuleType:

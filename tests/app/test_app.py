@@ -25,8 +25,8 @@ def test_explore_loads_with_private_run_and_labelled_numbers():
     page = texts(at)
     assert "n = 3,000" in page
     # The ε readout and every tile are there, each tile labelled as a diagnostic or private.
-    assert float(metric(at, "ε per tuple (paper's unit)")) > 0
-    assert float(metric(at, "ε per row (one person)")) > float(metric(at, "ε per tuple (paper's unit)"))
+    assert float(metric(at, "ε per tuple (paper)")) > 0
+    assert float(metric(at, "ε per row (you)")) > float(metric(at, "ε per tuple (paper)"))
     assert page.count("non-private diagnostic") >= 3
     assert "private output" in page
     for key in ("rho_slider", "delta_select"):
@@ -47,13 +47,13 @@ def test_other_pages_load(page):
 
 def test_rho_move_changes_epsilon_and_centers_and_url():
     at = open_app(**SMALL)
-    eps_before = metric(at, "ε per tuple (paper's unit)")
-    row_before = metric(at, "ε per row (one person)")
+    eps_before = metric(at, "ε per tuple (paper)")
+    row_before = metric(at, "ε per row (you)")
     centers_before = _centers(at).copy()
     at.select_slider(key="rho_slider").set_value(0.1).run()
     assert not at.exception
-    assert metric(at, "ε per tuple (paper's unit)") != eps_before
-    assert metric(at, "ε per row (one person)") != row_before
+    assert metric(at, "ε per tuple (paper)") != eps_before
+    assert metric(at, "ε per row (you)") != row_before
     assert at.query_params["rho"] == "0.1"
     centers_after = _centers(at)
     assert centers_after.shape == centers_before.shape
@@ -62,10 +62,10 @@ def test_rho_move_changes_epsilon_and_centers_and_url():
 
 def test_delta_move_changes_epsilon():
     at = open_app(**SMALL)
-    before = metric(at, "ε per tuple (paper's unit)")
+    before = metric(at, "ε per tuple (paper)")
     at.select_slider(key="delta_select").set_value(1e-10).run()
     assert not at.exception
-    assert float(metric(at, "ε per tuple (paper's unit)")) > float(before)
+    assert float(metric(at, "ε per tuple (paper)")) > float(before)
     assert at.query_params["delta"] == "1e-10"
 
 
@@ -213,3 +213,31 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert not at.exception
     assert at.title[0].value.startswith("Explore")
     assert at.select_slider(key="rho_slider").value == 0.316
+
+
+# ----------------------------------------------------------------------------- explore tabs
+
+
+def test_privacy_redraw_and_download_tabs():
+    at = open_app(**SMALL)
+    at.session_state["explore_tabs"] = "Privacy"
+    at.run()
+    assert not at.exception
+    statement = " ".join(m.value for m in container(at, "privacy_statement").markdown)
+    assert "For one row of your data" in statement and "e^ε" in statement
+    assert "Paper's guarantee" in statement
+    assert has_container(at, "feasibility")
+
+    at.session_state["explore_tabs"] = "Re-draw noise"
+    at.run()
+    at.number_input(key="redraw_n").set_value(5)
+    at.button(key="redraw_button").click().run()
+    assert not at.exception
+    assert "of 5 draws released centers" in texts(at)
+
+    at.session_state["explore_tabs"] = "Downloads"
+    at.run()
+    assert not at.exception
+    labels = [d.label for d in at.get("download_button")]
+    assert labels == ["Private centers (CSV)", "Run configuration (JSON)",
+                      "Storyboard figure (HTML)"]
