@@ -13,8 +13,8 @@ they are announced: every ``ForwardMsg`` the server sends on the page's websocke
 with Streamlit's own protobuf classes, and each ``script_finished`` (except "finished early for
 a rerun") counts one run. :func:`rerun_after` waits for *this* input's run to finish, however
 fast or slow it is, then for the DOM to say ``notRunning`` with no loading skeletons left.
-An init script also timestamps every websocket message in the page's clock
-(``window.__dpvizWsTimes``), aligned one-to-one with the decoded frames, for the latency bench.
+For the latency bench, an init script also reads the same messages in the page and keeps the
+page-clock time of every finished run in ``window.__dpvizFinished``.
 
 Widgets are located by their key: ``st.slider(..., key="rho")`` renders inside ``.st-key-rho``.
 """
@@ -59,15 +59,40 @@ CHROMIUM_MISSING = (
 #: How long a single rerun may take before a wait fails (ms). Generous: 2 shared cores.
 RERUN_TIMEOUT_MS = 60_000
 
-# Timestamps (page clock) every message received on any websocket, before the app sees it.
-_WS_TIMES_JS = """
+# Page-clock timestamps of finished script runs, for the latency bench: reads the top level of
+# every ForwardMsg (protobuf) on the websocket, before the app sees it; field 6 is
+# `script_finished` (a varint status; 2 = FINISHED_EARLY_FOR_RERUN does not count).
+_FINISHED_TIMES_JS = """
 (() => {
-  window.__dpvizWsTimes = [];
+  window.__dpvizFinished = [];
+  const SCRIPT_FINISHED = 6, EARLY_FOR_RERUN = 2;
+  const finishedStatus = (bytes) => {
+    let i = 0;
+    const varint = () => {
+      let v = 0, shift = 0, b;
+      do { b = bytes[i++]; v += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80);
+      return v;
+    };
+    while (i < bytes.length) {
+      const tag = varint(), field = Math.floor(tag / 8), wire = tag & 7;
+      if (wire === 0) { const v = varint(); if (field === SCRIPT_FINISHED) return v; }
+      else if (wire === 2) { const length = varint(); i += length; }
+      else if (wire === 1) { i += 8; }
+      else if (wire === 5) { i += 4; }
+      else return null;
+    }
+    return null;
+  };
   const Native = window.WebSocket;
   class TimedWebSocket extends Native {
     constructor(...args) {
       super(...args);
-      this.addEventListener('message', () => window.__dpvizWsTimes.push(performance.now()));
+      this.addEventListener('message', (event) => {
+        const now = performance.now();
+        if (!(event.data instanceof ArrayBuffer)) return;
+        const status = finishedStatus(new Uint8Array(event.data));
+        if (status !== null && status !== EARLY_FOR_RERUN) window.__dpvizFinished.push(now);
+      });
     }
   }
   window.WebSocket = TimedWebSocket;
@@ -99,7 +124,7 @@ def new_app_page(browser: Browser, *, width: int = 1400, height: int = 1000) -> 
     """A page in a fresh context, with the rerun counter installed on every navigation."""
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(RERUN_TIMEOUT_MS)
-    context.add_init_script(_WS_TIMES_JS)
+    context.add_init_script(_FINISHED_TIMES_JS)
     page = context.new_page()
     track_runs(page)
     return page
