@@ -7,24 +7,26 @@ The paper ran Google's LSH clustering with 1% of the budget when FC failed (§6.
   every surviving cell (and the unexplained mass of each refined parent) becomes a weighted point,
   and weighted k-means++/Lloyd on those points (post-processing) gives the centers. It adapts to
   both tight clusters (fine cells) and diffuse ones (coarse cells).
-* d > 3 — the same coreset on a **random projection** to 3 dimensions (half the budget) picks k
-  groups; the rows are partitioned by their nearest projected center, and each group's mean is
-  released in the full space by noisy sum and noisy count (the other half, parallel composition
-  over the groups). A random projection keeps cluster structure when clusters are separated along
-  many directions (Johnson–Lindenstrauss); it is data-independent, so it costs no budget.
+* d > 3 — **private PCA**: Gaussian noise on the second-moment matrix XᵀX (0.2ρ) gives the
+  top-p subspace (p = min(k, d, 5)); the same coreset there (0.4ρ, up to 2**9 cells per axis,
+  at most 2048 cells refined per level) picks k groups; the rows are partitioned by their
+  nearest projected center, and each group's mean is released in the full space by noisy sum
+  and noisy count (0.4ρ, parallel composition over the groups). Cluster centers lie near the
+  top eigenvectors of XᵀX, so the projection keeps them apart where a random one would not.
 
 Privacy
 -------
 ρ-zCDP under add/remove of one row of the Λ-ball (rows outside are removed first). One row lies
 in exactly one cell per level, so each level's count vector has ℓ2 sensitivity 1; the levels
-compose sequentially (ρ/L each). In d > 3, one row changes one group's sum by ≤ Λ and its count
-by 1; the groups compose in parallel.
+compose sequentially (ρ/L each). In d > 3, one row changes XᵀX by xxᵀ (Frobenius norm ≤ Λ²),
+one group's sum by ≤ Λ and its count by 1; the groups compose in parallel.
 
 References
 ----------
 Tsfadia et al. 2022, §6.2 (a backup algorithm with a reserved share of ρ); grid/quadtree
 coresets for private k-means: Su et al. 2016 ("Differentially private k-means clustering"),
-Feldman et al. 2009 (private coresets).
+Feldman et al. 2009 (private coresets); the noisy second moment: Dwork, Talwar, Thakurta, Zhang
+2014 ("Analyze Gauss").
 """
 
 from __future__ import annotations
@@ -40,8 +42,14 @@ from dpviz.privacy.mechanisms import gaussian
 
 #: Survival threshold of a noisy cell count, in noise standard deviations.
 THRESHOLD_SDS = 3.0
-#: Projection dimension of the d > 3 branch.
-PROJECTION_DIM = 3
+#: Largest projection dimension of the d > 3 branch (p = min(k, d, 5)).
+PROJECTION_DIM = 5
+#: Largest number of grid dimensions handled without projection.
+GRID_DIM = 3
+#: At most this many cells are refined per quadtree level.
+MAX_ACTIVE_CELLS = 2048
+#: Levels of the projected quadtree (cells per axis 2, 4, ..., 2**9 over the Λ-box).
+PROJECTED_LEVELS = tuple(range(1, 10))
 
 
 @dataclass(frozen=True)
@@ -72,8 +80,12 @@ def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
 
 def _quadtree_coreset(
     U: np.ndarray, *, levels: tuple[int, ...], rho: float, rng: np.random.Generator, ledger: Ledger,
+    max_active: int = MAX_ACTIVE_CELLS,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,))."""
+    """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,)).
+
+    At most ``max_active`` cells (the largest noisy counts: post-processing) are refined further.
+    """
     p = U.shape[1]
     rho_level = rho / len(levels)
     sigma = 1.0 / math.sqrt(2.0 * rho_level)
@@ -104,6 +116,8 @@ def _quadtree_coreset(
         noisy = gaussian(counts, sensitivity=1.0, rho=rho_level, rng=rng, ledger=ledger,
                          name=f"grid counts (level {lvl}: {g}^{p} cells, {len(keys)} noised)")
         keep = noisy >= tau
+        if np.count_nonzero(keep) > max_active:
+            keep &= noisy >= np.partition(noisy, -max_active)[-max_active]
         if active is not None:
             # The mass of each parent not explained by its surviving children stays at the parent.
             m_par = len(active)
@@ -136,6 +150,26 @@ def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Genera
     return km.cluster_centers_
 
 
+def _private_top_subspace(
+    X: np.ndarray, p: int, *, rho: float, radius: float, rng: np.random.Generator, ledger: Ledger,
+) -> np.ndarray:
+    """Top-p eigenvectors (d, p) of the noisy second moment XᵀX + E (Gaussian, symmetric).
+
+    One row changes XᵀX by xxᵀ, whose Frobenius norm is ||x||² ≤ Λ²; the upper triangle
+    (diagonal included) is released with ℓ2 sensitivity Λ² (ρ-zCDP), then mirrored.
+    """
+    d = X.shape[1]
+    iu = np.triu_indices(d)
+    M = X.T @ X
+    noisy = gaussian(M[iu], sensitivity=radius**2, rho=rho, rng=rng, ledger=ledger,
+                     name=f"second moment XᵀX ({len(iu[0])} entries)")
+    S = np.zeros((d, d))
+    S[iu] = noisy
+    S = S + S.T - np.diag(np.diag(S))
+    _, vecs = np.linalg.eigh(S)
+    return vecs[:, ::-1][:, :p]
+
+
 def fallback_centers(
     X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int,
     rng: np.random.Generator, ledger: Ledger,
@@ -151,33 +185,34 @@ def fallback_centers(
     Tsfadia et al. 2022, §6.2 (backup); Su et al. 2016 (grid-based private k-means).
     """
     d = X.shape[1]
-    if d <= PROJECTION_DIM:
+    if d <= GRID_DIM:
         levels = grid_levels(d, n_declared, rho)
         U = np.clip((X + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
         P, w = _quadtree_coreset(U, levels=levels, rho=rho, rng=rng, ledger=ledger)
         C = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
         return FallbackOutcome(C, "grid coreset (quadtree) + weighted k-means", P * 2 * radius - radius,
                                w, levels)
-    # d > 3: random orthonormal projection (data-independent), coreset there, then full-d means.
-    Q, _ = np.linalg.qr(rng.standard_normal((d, PROJECTION_DIM)))
-    Z = X @ Q  # ||Z|| ≤ ||X|| ≤ Λ
-    levels = grid_levels(PROJECTION_DIM, n_declared, rho / 2)
+    # d > 3: private PCA (Gaussian noise on the second-moment matrix), quadtree coreset on the
+    # top-p subspace, then each group's mean in the full space. Budget 0.2 / 0.4 / 0.4.
+    p = min(k, d, PROJECTION_DIM)
+    V = _private_top_subspace(X, p, rho=0.2 * rho, radius=radius, rng=rng, ledger=ledger)
+    Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
     U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
-    P, w = _quadtree_coreset(U, levels=levels, rho=rho / 2, rng=rng, ledger=ledger)
+    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=0.4 * rho, rng=rng, ledger=ledger)
     Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
     means = ledger.child("group means (parallel)", composition="parallel")
     C = np.zeros((k, d))
-    # ρ/2 per group: ρ/4 for the sum (ℓ2 sensitivity Λ), ρ/4 for the count (sensitivity 1).
+    # 0.4ρ per group (parallel): 0.2ρ for the sum (ℓ2 sensitivity Λ), 0.2ρ for the count (1).
     for i in range(k):
         node = means.child(f"group[{i}]")
         rows = X[labels == i]
-        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=rho / 4, rng=rng, ledger=node,
+        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node,
                      name="noisy sum")
-        c = gaussian(float(len(rows)), sensitivity=1.0, rho=rho / 4, rng=rng, ledger=node,
+        c = gaussian(float(len(rows)), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
                      name="noisy count")
-        C[i] = s / max(c, 1.0) if c >= 1.0 else Q @ Cz[i]
+        C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)
     C = np.where(norms > radius, C * radius / np.maximum(norms, 1e-300), C)
-    return FallbackOutcome(C, "random projection to 3-D + grid coreset + noisy group means",
-                           P * 2 * radius - radius, w, levels)
+    return FallbackOutcome(C, f"private PCA to {p}-D + grid coreset + noisy group means",
+                           P * 2 * radius - radius, w, PROJECTED_LEVELS)
