@@ -22,6 +22,7 @@ from st_e2e import (
     open_app,
     plotly_charts,
     plotly_traces,
+    press_slider_key,
     query_params,
     selectbox_value,
     slider_text,
@@ -88,6 +89,21 @@ def test_copied_link_reproduces_the_view(page: Page, app_url: str, browser: Brow
         assert private_centers(other) == centers, "same seed and parameters, different release"
     finally:
         other.context.close()
+
+
+def test_rho_grid_ends_run_without_exception(page: Page, app_url: str, shoot) -> None:
+    """End and Home on the ρ slider: the largest and the smallest ρ of the grid still give a
+    release (or a clear failure message) and a privacy statement, never an exception."""
+    ensure_explore(page, app_url)
+    for key_name, rho in (("End", "10"), ("Home", "0.001")):
+        press_slider_key(page, "rho_slider", key_name)
+        assert slider_text(page, "rho_slider") == rho
+        shoot(f"explore_rho_{rho}")
+        assert_no_exception(page)
+        assert query_params(page)["rho"] == f"{float(rho)!r}"
+        expect(widget(page, "run_status")).to_be_visible()
+        expect(widget(page, "eps_readout")).to_be_visible()
+    press_slider_key(page, "rho_slider", "ArrowRight")  # leave a usual ρ for the next tests
 
 
 def test_every_page_loads_without_exception(page: Page, app_url: str, shoot) -> None:
