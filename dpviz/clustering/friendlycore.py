@@ -168,10 +168,27 @@ def friendly_ord_tup_avg(
 
 
 def _nearest(X: np.ndarray, C: np.ndarray, chunk: int = 65536) -> np.ndarray:
-    """Index of the nearest center for every row (chunked; first index on ties)."""
-    out = np.empty(X.shape[0], dtype=np.int64)
+    """Index of the nearest center for every row (chunked; first index on ties).
+
+    For small d, k·d vectorized passes over the rows beat a tall-skinny matmul (and use no BLAS
+    threads); for larger d the Gram trick ||c||² − 2x·c in chunks.
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    if d * k <= 64:
+        best = np.full(n, np.inf)
+        out = np.zeros(n, dtype=np.int64)
+        for i in range(k):
+            d2 = (X[:, 0] - C[i, 0]) ** 2
+            for j in range(1, d):
+                d2 += (X[:, j] - C[i, j]) ** 2
+            closer = d2 < best
+            out[closer] = i
+            np.minimum(best, d2, out=best)
+        return out
+    out = np.empty(n, dtype=np.int64)
     cn = np.einsum("ij,ij->i", C, C)
-    for s in range(0, X.shape[0], chunk):
+    for s in range(0, n, chunk):
         B = X[s:s + chunk]
         out[s:s + chunk] = np.argmin(cn[None, :] - 2.0 * B @ C.T, axis=1)
     return out
@@ -210,8 +227,10 @@ def noisy_lloyd_step(
     sigma = np.full(k, np.nan)
     n_hat = np.full(k, np.nan)
     kept = 0
+    order = np.argsort(labels, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)])
     for i in range(k):
-        part = X[labels == i]
+        part = X[order[bounds[i]:bounds[i + 1]]]
         node = ledger.child(f"cluster[{i}]", ZCDP(rho, delta))
         out = friendly_avg_core(part, rho=rho, delta=delta, r=r, rng=rng, ledger=node,
                                 n_public=n_public)

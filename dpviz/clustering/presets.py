@@ -21,6 +21,7 @@ engineer's note §4.3 (budget trees) and §4.4 (the formal split is infeasible a
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -194,6 +195,7 @@ def _fraction_needed(margin_fn, target: float) -> float:
     return hi
 
 
+@functools.lru_cache(maxsize=256)
 def practical_split(
     *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
     fallback: bool = True, base: float = 1.5,
@@ -212,6 +214,7 @@ def practical_split(
     Privacy
     -------
     Any split is sound (composition); this one reads no data, only public parameters.
+    (Cached: the same public inputs give the same frozen split.)
     """
     fb = _FALLBACK_SHARE if fallback else 0.0
     proto = FCSplit(rho={"match_core": 0.25, "find_diam": 0.25, "dist_core": 0.25,
