@@ -405,8 +405,8 @@ def fc_private_stage(
 
     # ---- rows inside the Λ-ball (NoisyLloydStep step 1; the fallback uses the same rows) ---
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
-    Xin = X[inside]
     n_removed = int(n - inside.sum())
+    Xin = X if n_removed == 0 else X[inside]  # no copy in the common case
 
     l_lloyd = root.child("NoisyLloydStep", b_lloyd, composition="parallel", unit="row")
     centers: np.ndarray | None = None
