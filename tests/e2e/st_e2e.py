@@ -52,8 +52,8 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 CHROMIUM_MISSING = (
-    "Debian's chromium is needed for the browser tests but was not found (looked for "
-    "$DPVIZ_CHROMIUM, `chromium` on PATH and /usr/bin/chromium). Install it with `make chromium` "
+    "Debian's chromium is needed for the browser tests but was not found ($DPVIZ_CHROMIUM if "
+    "set, else `chromium` on PATH or /usr/bin/chromium). Install it with `make chromium` "
     "(runs `sudo apt-get install -y chromium`); `playwright install` cannot download browsers here."
 )
 #: How long a single rerun may take before a wait fails (ms). Generous: 2 shared cores.
@@ -104,9 +104,11 @@ _FINISHED_TIMES_JS = """
 
 
 def chromium_path() -> str | None:
-    """Debian's chromium: ``$DPVIZ_CHROMIUM``, ``chromium`` on PATH, or /usr/bin/chromium."""
-    for candidate in (os.environ.get("DPVIZ_CHROMIUM"), shutil.which("chromium"),
-                      "/usr/bin/chromium"):
+    """Debian's chromium: ``$DPVIZ_CHROMIUM`` if set (and only it), else ``chromium`` on PATH or
+    /usr/bin/chromium; None if there is no executable there."""
+    override = os.environ.get("DPVIZ_CHROMIUM")
+    candidates = [override] if override else [shutil.which("chromium"), "/usr/bin/chromium"]
+    for candidate in candidates:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None
