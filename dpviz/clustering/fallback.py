@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import KMeans
 
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
 
@@ -95,7 +96,9 @@ def _quadtree_coreset(
     active: np.ndarray | None = None  # integer coords (m, p) of surviving cells at the last level
     active_w: np.ndarray | None = None
     prev = None
+    used = 0
     for lvl in levels:
+        used += 1
         g = 2**lvl
         coords = np.minimum((U * g).astype(np.int64), g - 1)  # (n, p)
         if active is None:
@@ -130,6 +133,10 @@ def _quadtree_coreset(
         active, active_w, prev = cells[keep], noisy[keep], lvl
         if len(active) == 0:
             break
+    if used < len(levels):  # every cell died: the deeper levels are not drawn, still accounted
+        ledger.record(f"{len(levels) - used} deeper grid level(s) not needed (reserved)", "reserved",
+                      ZCDP(rho_level * (len(levels) - used)),
+                      note="the split is fixed in advance over all levels")
     if active is not None and len(active):
         points.append((active + 0.5) / 2**prev)
         weights.append(active_w)

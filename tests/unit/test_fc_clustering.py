@@ -317,3 +317,45 @@ def test_split_is_public(blobs) -> None:
     r2 = fc_private_stage(other.X, st2, rho=0.7, delta=DELTA, radius=1.0, r_min=1e-3, rng=1)
     assert r1.params["split"] == r2.params["split"] == s1.as_dict()
     assert r1.step("feasibility").data["margins"] == r2.step("feasibility").data["margins"]
+
+
+# ----------------------------------------------------------------------------- fallback
+
+
+def test_fallback_grid_branch_ledger_and_accuracy() -> None:
+    from dpviz.clustering.fallback import fallback_centers, grid_levels
+
+    ds = fig6_blobs(20_000, rng=31)
+    led = Ledger("fb")
+    out = fallback_centers(ds.X, 8, rho=0.2, radius=1.0, n_declared=20_000,
+                           rng=np.random.default_rng(0), ledger=led)
+    assert math.isclose(led.total().rho, 0.2) and led.total().delta == 0.0
+    levels = grid_levels(2, 20_000, 0.2)
+    assert out.levels == levels and levels[0] == 3
+    # The finest level has about n·√(2ρ) cells: 2^(2L) ≤ 20000·√0.4 < 2^(2L+2).
+    assert 4 ** levels[-1] <= 20_000 * math.sqrt(0.4) < 4 ** (levels[-1] + 1)
+    # Every level's counts: sensitivity 1, σ = 1/√(2ρ/L).
+    sig = 1 / math.sqrt(2 * 0.2 / len(levels))
+    assert all(math.isclose(s.noise_scale, sig) for _, s in led.spends())
+    assert normalized_loss(ds.X, out.centers, rng=31) < 0.02
+
+
+def test_fallback_private_pca_branch() -> None:
+    from dpviz.clustering.fallback import fallback_centers
+    from dpviz.data.generators import fig7_gmm
+    from dpviz.metrics import labeling_failure, nearest_center
+
+    # Λ = 4√d (rows have norm ≈ 1.9√d) rather than the paper's loose 10√d: the second
+    # moment's noise scales with Λ², and at n = 4e4 the 10√d bound would drown it.
+    ds = fig7_gmm(40_000, k=5, d=20, rng=8)
+    radius = 4 * math.sqrt(20)
+    assert np.linalg.norm(ds.X, axis=1).max() <= radius
+    led = Ledger("fb")
+    out = fallback_centers(ds.X, 5, rho=0.2, radius=radius, n_declared=40_000,
+                           rng=np.random.default_rng(1), ledger=led)
+    assert math.isclose(led.total().rho, 0.2, rel_tol=1e-12)
+    second = next(s for _, s in led.spends() if s.name.startswith("second moment"))
+    assert second.sensitivity == radius**2 and math.isclose(second.budget.rho, 0.04)
+    floor = labeling_failure(ds.labels, nearest_center(ds.X, ds.true_centers)[0])
+    got = labeling_failure(ds.labels, nearest_center(ds.X, out.centers)[0])
+    assert got < floor + 0.02
