@@ -72,7 +72,7 @@ def compose_zcdp(*budgets: ZCDP) -> ZCDP:
 
 def compose_dp(*budgets: ApproxDP) -> ApproxDP:
     """Basic composition of (ε, δ)-DP: ε and δ add up."""
-    return ApproxDP(sum(b.eps for b in budgets), sum(b.delta for b in budgets))
+    return ApproxDP(sum(b.eps for b in budgets), min(sum(b.delta for b in budgets), 1.0))
 
 
 def group_privacy_zcdp(rho: float, k: int) -> float:
@@ -89,14 +89,14 @@ def group_privacy_dp(budget: ApproxDP, k: int) -> ApproxDP:
     """
     k = check_scalar(k, "k", "group_privacy_dp", low=1, integer=True)
     factor = sum(math.exp(i * budget.eps) for i in range(k))
-    return ApproxDP(k * budget.eps, min(budget.delta * factor, 1.0 - 1e-16))
+    return ApproxDP(k * budget.eps, min(budget.delta * factor, 1.0))
 
 
 def approx_zcdp_to_dp(budget: ZCDP, delta_prime: float, tight: bool = True) -> ApproxDP:
     """(ρ, δ)-zCDP ⇒ (ε(ρ, δ′), δ + δ′)-DP (Tsfadia et al. 2022, §2, from BS16)."""
     if budget.rho == 0.0:
         return ApproxDP(0.0, budget.delta)
-    return ApproxDP(zcdp_to_dp(budget.rho, delta_prime, tight), budget.delta + delta_prime)
+    return ApproxDP(zcdp_to_dp(budget.rho, delta_prime, tight), min(budget.delta + delta_prime, 1.0))
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,9 @@ class PrivacyStatement:
     @property
     def odds_sentence(self) -> str:
         """The row-level ε as a plain-language bound on how much any outcome's odds can move."""
+        if self.row.vacuous:
+            return ("At this budget the row-level guarantee is vacuous (δ = 1): one row's influence "
+                    "is not bounded. Lower ρ to get a meaningful guarantee.")
         factor = math.exp(self.row.eps)
         return (
             f"Adding or removing any one row changes the probability of any outcome by at most a "
@@ -162,10 +165,16 @@ def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = Tru
             best = (total.eps, total, t_dp, t_group)
     assert best is not None
     _, total, t_dp, t_group = best
+    vacuous = (
+        ("At this budget the row-level δ reaches 1: group privacy amplifies the tuple stage's δ by "
+         "e^ε, so the row-level statement promises nothing. Lower ρ for a meaningful guarantee.",)
+        if total.vacuous else ()
+    )
     lines = (
         f"Paper's statement: {paper} (the tuple stage counted per tuple, Thm 5.4).",
         f"Tuple stage {tup} → {t_dp} for one tuple; one row replaces one tuple (2 steps), so by "
         f"group privacy {t_group} per row.",
         f"Row-level stages {row}, composed: ({total.eps:.4g}, {total.delta:.3g})-DP for one row.",
+        *vacuous,
     )
     return PrivacyStatement(paper, tup, row, total, delta_prime, tight, lines)

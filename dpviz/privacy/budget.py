@@ -78,9 +78,11 @@ class ApproxDP:
             raise ValueError(
                 f"The 'eps' of an ApproxDP budget must be a float in [0, inf). Got {self.eps!r}."
             )
-        if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
+        # δ = 1 is allowed: it is the (vacuous) statement that composition or group privacy
+        # can reach at very large budgets, and it must be shown, not crash.
+        if not (isinstance(self.delta, (int, float)) and 0 <= self.delta <= 1):
             raise ValueError(
-                f"The 'delta' of an ApproxDP budget must be a float in [0, 1). Got {self.delta!r}."
+                f"The 'delta' of an ApproxDP budget must be a float in [0, 1]. Got {self.delta!r}."
             )
 
     def split(
@@ -92,6 +94,11 @@ class ApproxDP:
         _check_fractions(delta, "delta")
         names = list(dict.fromkeys([*eps, *delta]))
         return {n: ApproxDP(self.eps * eps.get(n, 0.0), self.delta * delta.get(n, 0.0)) for n in names}
+
+    @property
+    def vacuous(self) -> bool:
+        """True when δ = 1: the statement promises nothing."""
+        return self.delta >= 1.0
 
     def to_zcdp(self) -> ZCDP:
         """(ε, δ)-DP ⇒ (ε²/2, δ)-zCDP (Tsfadia et al. 2022, Fact 2.2; Bun & Steinke 2016, Prop. 1.4)."""

@@ -10,6 +10,7 @@ from dpviz.privacy import (
     ApproxDP,
     Ledger,
     approx_zcdp_to_dp,
+    compose_dp,
     group_privacy_dp,
     group_privacy_zcdp,
     row_level_statement,
@@ -111,3 +112,21 @@ def test_row_level_statement_applies_group_privacy_to_tuple_stage():
     assert st.row.delta <= hand_delta * 1.5 and st.row.delta >= 2e-8
     assert st.tuple_stage.rho == 0.5 and st.row_stage.rho == 0.5
     assert st.paper == ZCDP(1.0, 1e-8)
+
+
+def test_row_level_statement_at_huge_budget_is_vacuous_not_an_error():
+    led = Ledger("root", ZCDP(10.0, 1e-6))
+    tup = led.child("tuples", unit="tuple")
+    tup.record("core", "gaussian", ZCDP(8.7))
+    tup.record_event("e", 5e-7)
+    led.record("lloyd", "gaussian", ZCDP(1.3))
+    led.record_event("e2", 5e-7)
+    st = row_level_statement(led, 1e-6)
+    assert st.row.delta == 1.0 and st.row.vacuous
+    assert "vacuous" in st.odds_sentence
+    assert any("promises nothing" in line for line in st.lines)
+
+
+def test_compose_and_group_privacy_cap_delta_at_one():
+    assert compose_dp(ApproxDP(1.0, 0.7), ApproxDP(1.0, 0.6)).delta == 1.0
+    assert group_privacy_dp(ApproxDP(30.0, 1e-6), 2).delta == 1.0
