@@ -76,7 +76,14 @@ def rho_from_selection(event) -> float | None:
     selection = event.get("selection", {}) if hasattr(event, "get") else {}
     viz = lib.viz_modules()
     for pt in selection.get("points", []) or []:
+        pt = dict(pt)
+        cd = pt.get("customdata")
+        if isinstance(cd, Mapping):
+            # Streamlit delivers an array customdata as {"0": ..., "1": ...}.
+            pt["customdata"] = [cd[k] for k in sorted(cd, key=lambda s: int(s))]
         rho = viz.sweeps.clicked_rho(pt)
+        if rho is None and pt.get("customdata") is None:
+            rho = viz.sweeps.clicked_rho({"customdata": pt.get("x")})
         if rho is not None:
             return float(rho)
     return None

@@ -69,7 +69,7 @@ if lib.require("data", "tuples", "fc", "viz"):
     viz = lib.viz_modules()
     demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
                                 format_func=controls.fmt_rho, key="learn_demo_rho")
-    with st.spinner("A small private run (6 000 rows, t = 60 pieces)…"):
+    with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
         ds, result = run.demo_run(demo_rho)
     c1, c2 = st.columns([3, 2])
     with c1:

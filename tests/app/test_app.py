@@ -207,6 +207,11 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     from app.components.sweep import rho_from_selection
 
     assert rho_from_selection({"selection": {"points": [{"customdata": [0.316, 1]}]}}) == 0.316
+    # What Streamlit actually delivers for an array customdata (seen in chromium):
+    clicked = {"selection": {"points": [{"curve_number": 8, "x": 1, "y": 0.003,
+                                         "customdata": {"0": 1, "1": 0.0025, "2": 0.0036}}]}}
+    assert rho_from_selection(clicked) == 1.0
+    assert rho_from_selection({"selection": {"points": []}}) is None
     at.session_state["_goto_explore"] = True
     at.session_state["params"]["rho"] = 0.316
     at.run()
