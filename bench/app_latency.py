@@ -9,8 +9,12 @@ waits for the tuple stage, makes one warm-up move, then presses ArrowLeft on the
 
 Per move, all times in the page's own clock (``performance.now()``), from the ``keydown``:
 
-- finished: the server's ``script_finished`` message for that rerun arrives on the websocket
-  (the private stage on the cached tuples, all figures built and sent);
+- sent: the page sends the new slider value to the server (the frontend's debounce);
+- server: from that frame leaving to the ``script_finished`` frame arriving, as the browser's
+  network layer reports them to Playwright (the fragment rerun on the server, not delayed by a
+  busy page main thread);
+- finished: the page's JavaScript gets that ``script_finished`` message (later than its network
+  arrival when the main thread is busy drawing the figures sent before it);
 - redrawn: the last DOM change inside any plotly chart of the page (the figures are drawn);
 - total: the later of the two, i.e. input → the page shows the new release and is idle.
 
@@ -38,6 +42,7 @@ from st_e2e import (  # noqa: E402
     new_app_page,
     open_app,
     press_slider_key,
+    run_log,
     slider_text,
     streamlit_server,
     widget,
@@ -78,7 +83,7 @@ _INSTRUMENT_JS = """
 
 _TIMES_JS = """
 () => ({key: window.__benchKey, draws: window.__benchDraws.slice(),
-        finished: window.__dpvizFinished.slice()})
+        finished: window.__dpvizFinished.slice(), sent: window.__dpvizSent.slice()})
 """
 
 
@@ -102,6 +107,8 @@ def measure_move(page: Page) -> dict:
     before_rho = slider_text(page, SLIDER)
     before = _signature(page)
     charts = page.evaluate(_INSTRUMENT_JS)
+    log = run_log(page)
+    t_press = time.perf_counter()
     press_slider_key(page, SLIDER, "ArrowLeft")
     page.wait_for_function(
         """(before) => {
@@ -113,10 +120,15 @@ def measure_move(page: Page) -> dict:
     key = t["key"]
     finished = [f for f in t["finished"] if f > key]
     draws = [d for d in t["draws"] if d > key]
-    if key is None or not finished or not draws:
+    sent = [x for x in t["sent"] if x > key]
+    if key is None or not finished or not draws or not sent:
         raise RuntimeError(f"incomplete timing for the move from ρ={before_rho}: {t}")
+    # network-level (Playwright, perf_counter): value sent → script_finished received
+    net_sent = next(x for x in log.sent if x > t_press)
+    net_done = next(x for x in log.finished_times() if x > net_sent)
     return {
         "rho_from": before_rho, "rho_to": slider_text(page, SLIDER), "charts": charts,
+        "sent_ms": sent[0] - key, "server_ms": 1000 * (net_done - net_sent),
         "finished_ms": finished[0] - key, "redrawn_ms": max(draws) - key,
         "first_draw_ms": min(draws) - key, "total_ms": max(finished[0], max(draws)) - key,
     }
@@ -130,12 +142,14 @@ def _pct(values: list[float], q: float) -> float:
 def report(moves: list[dict], *, n: int, load: str) -> str:
     lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; ρ slider ArrowLeft × {len(moves)} "
              f"(load average before: {load})",
-             f"{'move':>4}  {'ρ from → to':>16}  {'finished':>9}  {'redrawn':>8}  {'total':>8}"]
+             f"{'move':>4}  {'ρ from → to':>16}  {'sent':>6}  {'server':>7}  {'finished':>9}  "
+             f"{'redrawn':>8}  {'total':>8}"]
     for i, m in enumerate(moves, 1):
         lines.append(f"{i:>4}  {m['rho_from'] + ' → ' + m['rho_to']:>16}  "
+                     f"{m['sent_ms']:>4.0f}ms  {m['server_ms']:>5.0f}ms  "
                      f"{m['finished_ms']:>7.0f}ms  {m['redrawn_ms']:>6.0f}ms  "
                      f"{m['total_ms']:>6.0f}ms")
-    for name in ("finished_ms", "redrawn_ms", "total_ms"):
+    for name in ("sent_ms", "server_ms", "finished_ms", "redrawn_ms", "total_ms"):
         v = [m[name] for m in moves]
         lines.append(f"{name[:-3]:>9}: median {statistics.median(v):6.0f} ms   "
                      f"p90 {_pct(v, 0.9):6.0f} ms   max {max(v):6.0f} ms")

@@ -14,7 +14,8 @@ with Streamlit's own protobuf classes, and each ``script_finished`` (except "fin
 a rerun") counts one run. :func:`rerun_after` waits for *this* input's run to finish, however
 fast or slow it is, then for the DOM to say ``notRunning`` with no loading skeletons left.
 For the latency bench, an init script also reads the same messages in the page and keeps the
-page-clock time of every finished run in ``window.__dpvizFinished``.
+page-clock time of every finished run in ``window.__dpvizFinished`` (and of every message the
+page sends in ``window.__dpvizSent``).
 
 Widgets are located by their key: ``st.slider(..., key="rho")`` renders inside ``.st-key-rho``.
 """
@@ -95,6 +96,12 @@ _FINISHED_TIMES_JS = """
       });
     }
   }
+  // ... and the times the page sends anything (widget values / rerun requests) to the server.
+  window.__dpvizSent = [];
+  TimedWebSocket.prototype.send = function (data) {
+    window.__dpvizSent.push(performance.now());
+    return Native.prototype.send.call(this, data);
+  };
   window.WebSocket = TimedWebSocket;
 })();
 """
@@ -201,11 +208,17 @@ def _wait_healthy(proc: subprocess.Popen, url: str, timeout: float, log: Path | 
 @dataclass
 class RunLog:
     """Decoded server messages of one page: ``kinds[i]`` is the i-th frame's ForwardMsg type
-    (``script_finished`` frames carry their status), ``times[i]`` its arrival (perf_counter)."""
+    (``script_finished`` frames carry their status), ``times[i]`` its arrival (perf_counter), as
+    the browser's network layer reports them (not delayed by a busy page main thread)."""
 
     kinds: list[str] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     finished: list[int] = field(default_factory=list)  # frame indexes of completed runs
+    sent: list[float] = field(default_factory=list)  # perf_counter of frames the page sent
+
+    def finished_times(self) -> list[float]:
+        """perf_counter arrival times of the completed runs' ``script_finished`` frames."""
+        return [self.times[i] for i in self.finished]
 
 
 _LOGS: dict[int, RunLog] = {}
@@ -237,6 +250,7 @@ def track_runs(page: Page) -> RunLog:
     def on_websocket(ws: WebSocket) -> None:
         if "/_stcore/stream" in ws.url:
             ws.on("framereceived", on_frame)
+            ws.on("framesent", lambda _payload: log.sent.append(time.perf_counter()))
 
     page.on("websocket", on_websocket)
     return log
