@@ -6,6 +6,8 @@ budget, not for publishing. Click a median point to load that ρ into Explore.
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from app.components import controls, data_source, lib, state, sweep
@@ -65,6 +67,7 @@ def _progress_box(spec: sweep.SweepSpec, part: sweep.Partial | None):
     bar = box.progress(done / spec.reps, text=f"{done} of {spec.reps} repetitions")
 
     def progress(frac: float, msg: str) -> None:
+        msg = re.sub(r"^repetition \d+( of \d+)?:\s*", "", msg)  # each chunk is one repetition
         bar.progress(min((done + frac) / spec.reps, 1.0),
                      text=f"repetition {done + 1} of {spec.reps}: {msg}")
 
@@ -129,11 +132,15 @@ def main() -> None:
     stop_col.button("Stop", key="budget_stop", icon=":material/stop:", on_click=sweep.stop,
                     disabled=running is None)
     spec_n = _spec(ds, "n")
+    progress = None
     if running is not None:
-        if running in (spec, spec_n):
-            _run_chunk(ds, running)  # reruns the page for the next repetition
-        else:
+        if running == spec:
+            # The bar sits here; the next repetition runs at the end of the page, after the
+            # finished repetitions have been drawn.
+            progress = _progress_box(running, sweep.partial(running))
+        elif running != spec_n:
             sweep.stop()  # the settings changed under a running sweep: stop it
+            running = None
     part = sweep.partial(spec)
     if part is None or part.done == 0:
         st.info(f"Press **Run sweep** to run {len(spec.algorithms)} algorithm(s) at "
@@ -153,21 +160,24 @@ def main() -> None:
                  disabled=running is not None):
         sweep.start(spec_n)
         st.rerun()
+    if running is not None and running == spec_n:
+        progress = _progress_box(spec_n, part_n)
     if part_n is not None and part_n.done:
         st.plotly_chart(lib.viz_modules().sweeps.loss_vs_n_figure(part_n.sweep()),
                         key="budget_loss_n", config={"displaylogo": False})
         st.caption("Generated data is regenerated at each n from its recipe; other data uses "
                    "random subsets of its rows.")
+    if running is not None and progress is not None:
+        _run_chunk(ds, running, progress)  # reruns the page for the next repetition
 
 
-def _run_chunk(ds, spec: sweep.SweepSpec) -> None:
+def _run_chunk(ds, spec: sweep.SweepSpec, progress) -> None:
     """One repetition of the running sweep, then a rerun for the next one."""
     make = None
     if spec.kind == "n":
         p = state.params()
         make = sweep.make_data(ds, p, data_source.generator_kwargs(p) if p["src"] == "generate"
                                else {})
-    progress = _progress_box(spec, sweep.partial(spec))
     try:
         sweep.run_chunk(ds, spec, progress, make_data=make)
     except ValueError as exc:

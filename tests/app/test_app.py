@@ -203,6 +203,10 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert len(at.get("plotly_chart")) >= 2  # accuracy and success charts
     summary = at.dataframe[0].value
     assert set(summary["algorithm"]) == {"fc:practical", "nonprivate"}
+    # Loss vs n at the current ρ (one repetition, five sizes up to n).
+    at.button(key="budget_loss_n_run").click().run()
+    assert not at.exception
+    assert any(getattr(c, "key", None) == "budget_loss_n" for c in at.get("plotly_chart"))
     # A click on a median point (the chart's selection event) loads its ρ into Explore.
     from app.components.sweep import rho_from_selection
 
