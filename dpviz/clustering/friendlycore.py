@@ -436,9 +436,10 @@ def fc_private_stage(
             l_fb.record_event("unused δ of this branch (reserved)", b_fb.delta,
                               note="the fallback is pure zCDP; the δ is accounted for both branches")
         centers = fo.centers
+        trace.add("removed_rows", released=False, n_removed=n_removed, inside=inside,
+                  note="rows outside the Λ-ball, dropped before the fallback (non-private count)")
         trace.add("fallback", released=True, used=True, reason=failure, method=fo.method,
-                  centers=fo.centers, n_removed=n_removed, levels=fo.levels,
-                  n_coreset=len(fo.weights))
+                  centers=fo.centers, levels=fo.levels, n_coreset=len(fo.weights))
     else:
         _reserve(l_lloyd, b_lloyd, "NoisyLloydStep: FC output ⊥")
         root.child("fallback", ZCDP(0.0, 0.0), unit="row", note="disabled")

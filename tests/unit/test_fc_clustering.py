@@ -211,7 +211,8 @@ def test_rows_outside_the_radius_are_removed_and_counted(blobs) -> None:
     assert np.all(part["labels"][:37] == -1) and np.all(part["labels"][37:] >= 0)
     # With the fallback branch the count is reported too.
     res2 = fc_private_stage(X, stage2, rho=1e-3, delta=DELTA, radius=1.0, r_min=1e-3, rng=6)
-    assert res2.step("fallback").data["used"] and res2.step("fallback").data["n_removed"] == 37
+    assert res2.step("fallback").data["used"] and res2.step("removed_rows").data["n_removed"] == 37
+    assert not res2.step("removed_rows").released and "n_removed" not in res2.step("fallback").data
 
 
 def test_deterministic_with_a_seed_and_inputs_not_mutated() -> None:
