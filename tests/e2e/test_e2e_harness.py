@@ -8,7 +8,9 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 from st_e2e import (
+    CHROMIUM_MISSING,
     assert_no_exception,
+    chromium_path,
     move_slider,
     open_app,
     plotly_charts,
@@ -78,3 +80,15 @@ def test_upload_good_then_bad_csv(page: Page, app_url: str, tmp_path) -> None:
     assert len(figure_data(page, "fig")[0]["x"]) == 6
     assert_no_exception(page)
     json.dumps(query_params(page))
+
+
+def test_missing_chromium_is_reported_with_the_fix(monkeypatch, tmp_path) -> None:
+    """Without chromium the browser fixture fails (never skips) with how to install it."""
+    monkeypatch.setenv("DPVIZ_CHROMIUM", str(tmp_path / "no-chromium"))
+    assert chromium_path() is None
+    assert "make chromium" in CHROMIUM_MISSING and "apt-get install" in CHROMIUM_MISSING
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DPVIZ_CHROMIUM", str(fake))
+    assert chromium_path() == str(fake)
