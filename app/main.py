@@ -65,7 +65,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import data_source, state  # noqa: E402
+from app.components import data_source, run, state  # noqa: E402
 
 st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
                    layout="wide")
@@ -95,5 +95,8 @@ with st.sidebar.container(key="dataset_summary"):
         st.caption(data_source.describe(choice.dataset))
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 
+_laps = run.Laps(f"main.py page={page.title}")
 page.run()
+_laps("page")
 state.sync_url()
+_laps.done()

@@ -19,6 +19,7 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -248,3 +249,32 @@ def _statement_from_totals(tup_rho: float, tup_delta: float, row_rho: float, row
     root.child("row stage", unit="row").record("row total", "composed",
                                                privacy.ZCDP(row_rho, row_delta))
     return privacy.row_level_statement(root, delta_prime)
+
+
+class Laps:
+    """Section timings of one rerun, appended to the file named by ``$DPVIZ_TIMING`` (if set).
+
+    For profiling the live path (``bench/app_latency.py`` measures the browser side). Timings are
+    never shown in the app: the running time of a private computation can depend on the data.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.path = os.environ.get("DPVIZ_TIMING")
+        self.name = name
+        self.t0 = self.last = time.perf_counter()
+        self.cpu0 = time.thread_time()
+        self.parts: list[str] = []
+
+    def __call__(self, label: str) -> None:
+        if self.path:
+            now = time.perf_counter()
+            self.parts.append(f"{label}={1e3 * (now - self.last):.0f}")
+            self.last = now
+
+    def done(self) -> None:
+        if self.path:
+            total = 1e3 * (time.perf_counter() - self.t0)
+            cpu = 1e3 * (time.thread_time() - self.cpu0)
+            with open(self.path, "a") as fh:
+                fh.write(f"{self.name} total={total:.0f}ms cpu={cpu:.0f}ms "
+                         + " ".join(self.parts) + "\n")

@@ -193,6 +193,7 @@ def _downloads_tab(ds, cfg, result, statement, ref) -> None:
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
+    lap = run.Laps("explore.live")
     c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
     with c1:
         rho = controls.rho_slider()
@@ -209,9 +210,12 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
             return
         result = last[1]
         st.caption("Showing the previous result.")
+    lap("private")
     statement = run.statement(result, delta)
+    lap("statement")
     with c3:
         controls.epsilon_readout(rho, delta, statement)
+    lap("readout")
 
     status = lib.viz_modules().storyboard.run_status(result)
     with st.container(key="run_status"):
@@ -224,7 +228,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
                        "private centers.")
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
+    lap("status+reference")
     _tiles(run.diagnostics(ds, stage, result, ref), result)
+    lap("tiles")
 
     # Tabs track which one is open, so a ρ move only builds the figures of the open tab.
     tabs = st.tabs(["Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads"],
@@ -244,10 +250,13 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with tabs[4]:
         if tabs[4].open is not False:
             _downloads_tab(ds, cfg, result, statement, ref)
+    lap("tabs")
     state.sync_url()
+    lap.done()
 
 
 def main() -> None:
+    run.Laps("explore.main (full rerun)").done()
     if not lib.require("data", "tuples", "fc", "metrics", "viz", "privacy"):
         return
     explore_form.sidebar_form()
