@@ -32,7 +32,8 @@ Explore
     center error, centers released), ``explore_tabs`` (tabs: Storyboard, Privacy, Re-draw noise,
     Filters & radii, Downloads; only the open tab is computed), ``storyboard`` (container) with
     charts ``storyboard_a`` … ``storyboard_g``; ``privacy_statement``, ``feasibility``
-    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_button``,
+    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
+    ``redraw_button``,
     ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;
     ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
 Data

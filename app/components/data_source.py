@@ -103,9 +103,9 @@ def current() -> DataChoice:
                 fallback = last if last is not None and last.source != "upload" else None
                 return DataChoice(
                     fallback,
-                    notice="This link points at an uploaded dataset. Uploads are never stored or "
-                    "shared, so the link carries the parameters but not the data: upload the same "
-                    "file on the Data page to reproduce the view.",
+                    notice="No uploaded dataset in this session yet. Uploads are never stored or "
+                    "shared: a link carries the parameters but not the data, so upload the file "
+                    "on the Data page (Upload a CSV) to see or reproduce the view.",
                 )
     except ValueError as exc:
         return DataChoice(last, error=str(exc))

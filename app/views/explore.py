@@ -116,7 +116,7 @@ def _privacy_tab(result, statement, cfg) -> None:
             presets = lib.presets()
             for name, m in dict(feas.data.get("margins", {})).items():
                 rows.append({"FriendlyCore call": name, "expected margin (sd)": round(m, 2),
-                             "keep chance of a friendly element": presets.keep_probability(m)})
+                             "keep chance": f"{presets.keep_probability(m):.0%}"})
             st.dataframe(rows, hide_index=True)
             st.caption(f"Preset: {feas.data.get('preset', cfg.preset)}. A margin below ~1 sd "
                        "means the filter will likely drop even perfectly friendly tuples: "
@@ -147,6 +147,9 @@ def _cloud_tab(ds, stage, cfg, result, ref) -> None:
     c1, c2 = st.columns([1, 3])
     n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
                               key="redraw_n")
+    zoom = c1.toggle("Zoom into each cluster", value=True, key="redraw_zoom",
+                     help="One panel per cluster at its own scale: at large ρ the noise is far "
+                          "smaller than the clusters and would be invisible on the full plot.")
     if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
         st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
     want = (cfg.private_key(ds), int(n_draws))
@@ -160,7 +163,8 @@ def _cloud_tab(ds, stage, cfg, result, ref) -> None:
     if ref_centers is None:
         c2.warning("No non-private reference centers to anchor the cloud.")
         return
-    fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000)
+    fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
+                                       zoom=zoom)
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
     c2.caption(f"{ok} of {len(draws)} draws released centers. Each draw is private; the black "

@@ -184,6 +184,13 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
     again = open_app(**{k: v for k, v in q.items()})
     assert (_centers(again) == _centers(at)).all()
 
+    # A link followed inside the session (e.g. Learn's "what to try") updates the parameters.
+    at.query_params["rho"] = "0.05"
+    at.run()
+    assert not at.exception
+    assert at.session_state["params"]["rho"] == 0.05
+    assert at.select_slider(key="rho_slider").value == 0.05
+
     bad = open_app(**{**SMALL, "rho": "-1", "k": "many"})
     assert not bad.exception
     notices = " ".join(w.value for w in bad.warning)
