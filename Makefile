@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test lint unit e2e bench chromium clean
+.PHONY: run test lint unit e2e bench bench-app screenshot chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,19 @@ test: $(VENV)/.dev chromium lint
 unit: $(VENV)/.dev
 	$(PY) -m pytest tests/unit
 
+e2e: $(VENV)/.dev chromium
+	$(PY) -m pytest tests/e2e
+
 bench: $(VENV)/.dev
 	$(PY) bench/averaging.py
+
+# Slider -> redraw latency of the Explore page, measured in chromium.
+bench-app: $(VENV)/.dev chromium
+	$(PY) bench/app_latency.py
+
+# Refresh the README screenshot from the browser test suite.
+screenshot: $(VENV)/.dev chromium
+	$(PY) tests/e2e/update_screenshot.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
