@@ -154,6 +154,14 @@ def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
 # ----------------------------------------------------------------------------- downloads
 
 
+def error_text(exc: BaseException) -> str:
+    """What to show for an exception from the library: a ValueError is the user's to fix."""
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return (f"The library failed ({type(exc).__name__}: {exc}). This is a bug in dpviz, not in "
+            "your settings; the previous result stays on screen.")
+
+
 def centers_csv(result, feature_names) -> str:
     """The private centers as CSV (one row per center)."""
     if result.centers is None:

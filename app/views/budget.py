@@ -10,7 +10,7 @@ import re
 
 import streamlit as st
 
-from app.components import controls, data_source, lib, state, sweep
+from app.components import controls, data_source, lib, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -180,9 +180,9 @@ def _run_chunk(ds, spec: sweep.SweepSpec, progress) -> None:
                                else {})
     try:
         sweep.run_chunk(ds, spec, progress, make_data=make)
-    except ValueError as exc:
+    except Exception as exc:  # ValueError: bad settings; anything else: a library bug
         sweep.stop()
-        st.error(str(exc))
+        st.error(run.error_text(exc))
         return
     st.rerun()
 

@@ -207,8 +207,8 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     try:
         result = run.private_run(ds, stage, cfg)
         st.session_state[_LAST_RESULT] = (cfg.stage_key(ds), result)
-    except ValueError as exc:
-        _error(str(exc))
+    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
+        _error(run.error_text(exc))
         last = st.session_state.get(_LAST_RESULT)
         if last is None or last[0] != cfg.stage_key(ds):
             return
@@ -287,8 +287,8 @@ def main() -> None:
                         f"{cfg.oracle}…"):
             stage = run.tuple_stage(ds, cfg)
         st.session_state[_LAST] = (ds, stage, cfg)
-    except ValueError as exc:
-        _error(str(exc))
+    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
+        _error(run.error_text(exc))
         last = st.session_state.get(_LAST)
         if last is None:
             return

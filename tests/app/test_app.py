@@ -257,3 +257,21 @@ def test_privacy_redraw_and_download_tabs():
     labels = [d.label for d in at.get("download_button")]
     assert labels == ["Private centers (CSV)", "Run configuration (JSON)",
                       "Storyboard figure (HTML)"]
+
+
+def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
+    import dpviz.clustering.friendlycore as fc
+
+    at = open_app(**SMALL)
+    centers = _centers(at).copy()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("ledger overspent")
+
+    monkeypatch.setattr(fc, "fc_private_stage", broken)
+    at.select_slider(key="rho_slider").set_value(0.5).run()
+    assert not at.exception
+    errors = [e.value for e in container(at, "explore_error").error]
+    assert errors and "RuntimeError: ledger overspent" in errors[0] and "bug" in errors[0]
+    assert (_centers(at) == centers).all()
+    assert has_container(at, "storyboard")
