@@ -140,6 +140,10 @@ def friendly_ord_tup_avg(
     Privacy
     -------
     dist_{r_1..r_k}-friendly (ρ, δ)-zCDP: each coordinate's mean gets ρ₂/k (composition).
+
+    References
+    ----------
+    Tsfadia et al. 2022, §5.2.3 (FriendlyOrdTupAvg); note §3.8b (the n̂ correction).
     """
     c, k, _ = ordered.shape
     rho1_charge = nhat_fraction * rho
@@ -219,6 +223,10 @@ def noisy_lloyd_step(
     (ρ, δ)-zCDP by parallel composition: one row lies in one part. Every part lies in the
     Λ-ball, so any two rows are dist_r-friendly for r ≥ Λ (0 is a common friend), which makes
     FriendlyAvg fully private here; the paper uses r = 2Λ, r = Λ halves the noise (note §3.8e).
+
+    References
+    ----------
+    Tsfadia et al. 2022, §5.2.4 (NoisyLloydStep, formal version) and §3 (FriendlyAvg).
     """
     k = Y.shape[0]
     labels = _nearest(X, Y) if len(X) else np.zeros(0, dtype=np.int64)
@@ -521,6 +529,10 @@ def fc_tuple_stage(
     Privacy
     -------
     NON-PRIVATE (internal tuples); see :func:`dpviz.clustering.tuples.compute_tuples`.
+
+    References
+    ----------
+    Tsfadia et al. 2022, §5.2.5 (FC_Clustering steps 1–4) and §5.2.4 (removal of rows outside Λ).
     """
     func = "fc_tuple_stage"
     X = check_data(X, func, allow_empty=False)

@@ -151,6 +151,10 @@ def match_gamma(X: np.ndarray, Y: np.ndarray, *, gamma: float = GAMMA) -> bool:
 def match_graph(tuples: np.ndarray, *, gamma: float = GAMMA) -> MatchGraph:
     """The match_γ matrix and friend counts of a tuple database (cache it per TupleStage).
 
+    Privacy
+    -------
+    None by itself (non-private counts, internal); zCDPFilter makes them private.
+
     References
     ----------
     Tsfadia et al. 2022, §5.2.1; §4.2 (the counts w_i that zCDPFilter thresholds).
