@@ -40,7 +40,9 @@ def _error(msg: str) -> None:
 
 def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
     def build():
-        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+        # The faint data under (c)-(g) is context only: fewer points keep a ρ move light.
+        points = 2_000 if key in "ab" else 1_000
+        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=points)
         fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                           title=dict(font=dict(size=13)))
         return fig
