@@ -42,6 +42,10 @@ def sync_run_defaults(ds) -> None:
         updates["k"] = int(ds.k)
     if ds.radius:
         updates["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
+    k = updates.get("k", state.get("k"))
+    # The paper's t = 200, but keep at least ~5k rows per piece so the oracle can find k clusters
+    # (small data gets fewer pieces; FriendlyCore may then fail and say so).
+    updates["t"] = min(200, max(2, ds.n // (5 * k)))
     state.update(**updates)
 
 
@@ -118,7 +122,9 @@ def builtin_panel() -> None:
     st.selectbox("Dataset", list(data.BUILTIN), format_func=lambda b: titles.get(b, b),
                  key="builtin_select", on_change=_builtin_changed)
     st.caption("Bundled with scikit-learn (no download). Features are standardized into the public "
-               "box [−1, 1]^d, so Λ = √d is known without looking at any row.")
+               "box [−1, 1]^d, so Λ = √d is known without looking at any row. They are small "
+               "(150–1 797 rows): sample-and-aggregate needs many rows per piece, so expect "
+               "FriendlyCore to fail here and its fallback to answer — a lesson in itself.")
 
 
 def _builtin_changed() -> None:
