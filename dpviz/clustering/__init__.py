@@ -1,5 +1,6 @@
 """Private clustering: FriendlyCore's FC_Clustering and its sample-and-aggregate stage."""
 
+from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
 from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
 from dpviz.clustering.friendlycore import (
     fc_clustering,
@@ -11,13 +12,16 @@ from dpviz.clustering.friendlycore import (
     stage_match_graph,
 )
 from dpviz.clustering.presets import FCSplit, margins, paper_split, practical_split, resolve_split
-from dpviz.clustering.tuples import TupleStage, compute_tuples
+from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples
 
 __all__ = [
     "FCSplit",
     "FallbackOutcome",
     "TupleStage",
+    "assign_pieces",
     "compute_tuples",
+    "diffprivlib_kmeans",
+    "dp_lloyd",
     "fallback_centers",
     "fc_clustering",
     "fc_private_stage",
@@ -26,6 +30,7 @@ __all__ = [
     "friendly_reorder",
     "margins",
     "noisy_lloyd_step",
+    "nonprivate_kmeans",
     "paper_split",
     "practical_split",
     "resolve_split",
