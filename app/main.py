@@ -7,7 +7,7 @@ Page scripts live in ``app/views/`` (not ``app/pages/``: a ``pages/`` folder nex
 entry point switches Streamlit to the legacy multipage mode, which runs a page without this
 script).
 
-- Explore [/ (default) and /explore]: one private FC clustering run as the Figure 3 storyboard.
+- Explore [/ only; the default page has no path of its own]: one private FC run, Figure 3 style.
 - Data [/data]: generate, pick a built-in dataset, or upload a CSV (and declare Λ).
 - Budget [/budget]: accuracy and success rate against ρ, loss against n.
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
