@@ -31,7 +31,8 @@ Explore
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
     center error, centers released), ``explore_tabs`` (tabs: Storyboard, Privacy, Re-draw noise,
     Filters & radii, Downloads; only the open tab is computed), ``storyboard`` (container) with
-    charts ``storyboard_a`` … ``storyboard_g``; ``privacy_statement``, ``feasibility``
+    charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure);
+    ``privacy_statement``, ``feasibility``
     (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
     ``redraw_button``,
     ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;

@@ -89,7 +89,7 @@ _TIMES_JS = """
 
 def _signature(page: Page) -> str:
     """The private centers of panel (f) as drawn (to check the figure really changed)."""
-    return widget(page, "storyboard_f").locator(".js-plotly-plot").evaluate(
+    return widget(page, "storyboard_live").locator(".js-plotly-plot").evaluate(
         "gd => JSON.stringify(gd.data.map((t) => [t.x, t.y]))")
 
 
@@ -112,7 +112,7 @@ def measure_move(page: Page) -> dict:
     press_slider_key(page, SLIDER, "ArrowLeft")
     page.wait_for_function(
         """(before) => {
-             const gd = document.querySelector('.st-key-storyboard_f .js-plotly-plot');
+             const gd = document.querySelector('.st-key-storyboard_live .js-plotly-plot');
              return gd && JSON.stringify(gd.data.map((t) => [t.x, t.y])) !== before;
            }""", arg=before, timeout=60_000)
     _quiet(page)

@@ -63,12 +63,19 @@ def _storyboard(result, ds, ref, stage_key) -> None:
     with st.container(key="storyboard"):
         if proj.method == "pca":
             st.caption(proj.note())
-        for row in ("abcd", "efg"):
-            cols = st.columns(4)
-            for col, key in zip(cols, row, strict=False):
-                with col:
-                    _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
-                           stage_key)
+        # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
+        for col, key in zip(st.columns(2), "ab", strict=True):
+            with col:
+                _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
+                       stage_key)
+        # (c)-(g) change with every ρ / δ move: one figure of subplots, so the browser sets up
+        # one WebGL context instead of five (bench/app_latency.py: 2.2 s -> 1.25 s per move).
+        fig = storyboard.storyboard_figure(result, ds.X, panels="cdefg", cols=3, projector=proj,
+                                           reference_centers=ref_centers, max_points=1_000,
+                                           height_per_row=330, title=" ")
+        fig.update_layout(margin=dict(l=10, r=10, t=70, b=10), showlegend=False)
+        st.plotly_chart(fig, key="storyboard_live", config={"displaylogo": False})
+        st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
 def _tiles(diag: run.Diagnostics, result) -> None:

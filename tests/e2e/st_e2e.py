@@ -444,6 +444,7 @@ _PLOTLY_TRACES_JS = """
   };
   return (el.data || []).map((t) => ({
     type: t.type || 'scatter', name: t.name === undefined ? null : t.name,
+    xaxis: t.xaxis || 'x', yaxis: t.yaxis || 'y',
     x: plain(t.x), y: plain(t.y), z: plain(t.z),
     labels: plain(t.labels), values: plain(t.values), text: plain(t.text),
   }));

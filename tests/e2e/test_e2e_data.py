@@ -81,7 +81,7 @@ def test_upload_then_malformed_csv_keeps_the_app_usable(page: Page, app_url: str
     fill_number(page, "ex_k", 3, in_form=True)
     fill_number(page, "ex_t", 20, in_form=True)
     click_button(page, "ex_apply")
-    expect(widget(page, "storyboard_g")).to_be_visible()
+    expect(widget(page, "storyboard_live")).to_be_visible()
     expect(widget(page, "metrics_tiles")).to_contain_text("/ 20")
     assert query_params(page)["src"] == "upload"
     assert_no_exception(page)

@@ -41,8 +41,10 @@ def chart_traces(page: Page, key: str) -> list[dict]:
 
 
 def private_centers(page: Page) -> list[tuple[list, list]]:
-    """(x, y) of every trace of panel (f), the private centers on the data."""
-    return [(t["x"], t["y"]) for t in chart_traces(page, "storyboard_f")]
+    """(x, y) of every trace of panel (f), the private centers on the data: the fourth subplot
+    (axes x4/y4) of the live grid of panels (c)-(g)."""
+    return [(t["x"], t["y"]) for t in chart_traces(page, "storyboard_live")
+            if t.get("xaxis") == "x4"]
 
 
 def ensure_explore(page: Page, app_url: str) -> None:
@@ -101,7 +103,7 @@ def test_every_page_loads_without_exception(page: Page, app_url: str, shoot) -> 
         expect(page.locator("h1").first).to_contain_text(heading)
         assert_no_exception(page)
         shoot(f"page_{title.lower()}")
-    for key in ("storyboard_a", "storyboard_f", "storyboard_g"):
+    for key in ("storyboard_a", "storyboard_b", "storyboard_live"):
         expect(plotly_charts(widget(page, key))).to_have_count(1)
 
 
