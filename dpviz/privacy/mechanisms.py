@@ -19,6 +19,11 @@ from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 
 
+def _perturb(value: np.ndarray | float, noise: np.ndarray) -> np.ndarray | float:
+    """value + noise, keeping a scalar a Python float."""
+    return value + noise if np.ndim(value) else float(value + noise)
+
+
 def gaussian_sigma_zcdp(sensitivity: float, rho: float) -> float:
     """σ = Δ₂ / √(2ρ): the Gaussian mechanism is ρ-zCDP (Tsfadia et al. 2022, Thm 2.2)."""
     check_scalar(sensitivity, "sensitivity", "gaussian_sigma_zcdp", low=0.0)
@@ -74,8 +79,7 @@ def gaussian(
     sigma = gaussian_sigma_zcdp(sensitivity, rho)
     ledger.record(name, "gaussian", charge or ZCDP(rho), sensitivity=sensitivity,
                   noise_scale=sigma, note=note)
-    noise = rng.normal(0.0, sigma, size=np.shape(value))
-    return value + noise if np.ndim(value) else float(value + noise)
+    return _perturb(value, rng.normal(0.0, sigma, size=np.shape(value)))
 
 
 def gaussian_dp(
@@ -93,8 +97,7 @@ def gaussian_dp(
     sigma = gaussian_sigma_dp(sensitivity, eps, delta)
     ledger.record(name, "gaussian", ApproxDP(eps, delta), sensitivity=sensitivity,
                   noise_scale=sigma, note=note)
-    noise = rng.normal(0.0, sigma, size=np.shape(value))
-    return value + noise if np.ndim(value) else float(value + noise)
+    return _perturb(value, rng.normal(0.0, sigma, size=np.shape(value)))
 
 
 def laplace(
@@ -113,8 +116,7 @@ def laplace(
     scale = sensitivity / eps
     ledger.record(name, "laplace", ApproxDP(eps, 0.0), sensitivity=sensitivity,
                   noise_scale=scale, note=note)
-    noise = rng.laplace(0.0, scale, size=np.shape(value))
-    return value + noise if np.ndim(value) else float(value + noise)
+    return _perturb(value, rng.laplace(0.0, scale, size=np.shape(value)))
 
 
 def exponential(
