@@ -10,7 +10,7 @@ import math
 
 import streamlit as st
 
-from app.components import lib, state
+from app.components import state
 
 #: ρ on a log grid: 10 steps per decade from 10⁻³ to 10 (values rounded to 3 digits).
 RHO_GRID: tuple[float, ...] = tuple(float(f"{10 ** (i / 10):.3g}") for i in range(-30, 11))
@@ -68,16 +68,12 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
     return float(state.get("delta"))
 
 
-def paper_epsilon(rho: float, delta: float) -> float:
-    """ε of ρ-zCDP at δ′ = δ by the tight conversion (the paper's unit: one tuple)."""
-    return lib.get("privacy").zcdp_to_dp(rho, delta, tight=True)
-
-
 def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps_readout") -> None:
     """ρ → ε: the paper's conversion and, once a run exists, the row-level statement."""
     with st.container(key=key):
         c1, c2 = st.columns(2)
-        c1.metric("ε per tuple (paper)", f"{paper_epsilon(rho, delta):.3g}",
+        paper = f"{statement.paper_dp.eps:.3g}" if statement is not None else "—"
+        c1.metric("ε per tuple (paper)", paper,
                   help="Public guarantee: (ρ, δ)-zCDP converted to (ε, 2δ)-DP with the tight "
                        "conversion (Canonne-Kamath-Steinke 2020), δ′ = δ. This is the unit the "
                        "paper's theorem uses: one k-tuple of the derived database.")
@@ -88,6 +84,7 @@ def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps
                            f"composed with the row-level steps; δ = {statement.row.delta:.2g}.")
         else:
             c2.metric("ε per row (you)", "—", help="Shown after a run (needs its ledger).")
+        # Both numbers come from the run's ledger (row_level_statement), never from the sliders.
         st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data).")
         if statement is not None and statement.row.delta >= 0.5:
             st.warning(f"At this budget the per-row guarantee is vacuous (δ = "

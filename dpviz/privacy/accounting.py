@@ -125,13 +125,15 @@ def approx_zcdp_to_dp(budget: ZCDP, delta_prime: float, tight: bool = True) -> A
 class PrivacyStatement:
     """What a pipeline guarantees, two ways.
 
-    ``paper`` is the zCDP total as the paper states it, where the tuple stage is private for
+    ``paper`` is the zCDP total as the paper states it (``paper_dp``: the same converted to
+    (ε, δ + δ′)-DP), where the tuple stage is private for
     add/remove of one *tuple* of the derived database. ``row`` is the (ε, δ)-DP guarantee for
     add/remove of one row of the user's data: the tuple stage is taken through group privacy
     (one row replaces one tuple: two add/remove steps), then composed with the row-level stages.
     """
 
     paper: ZCDP
+    paper_dp: ApproxDP
     tuple_stage: ZCDP
     row_stage: ZCDP
     row: ApproxDP
@@ -172,7 +174,7 @@ def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = Tru
             f"Every release is private for one row: {paper} by composition.",
             f"Converted to (ε, δ)-DP with δ′ = {delta_prime:.2g}: ε = {stmt.eps:.4g}, δ = {stmt.delta:.3g}.",
         )
-        return PrivacyStatement(paper, tup, row, stmt, delta_prime, tight, lines)
+        return PrivacyStatement(paper, stmt, tup, row, stmt, delta_prime, tight, lines)
 
     best: tuple[float, ApproxDP, ApproxDP, ApproxDP] | None = None
     fractions = [0.5] if row.rho == 0.0 else np.linspace(0.05, 0.95, 19)
@@ -199,4 +201,5 @@ def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = Tru
         f"Row-level stages {row}, composed: ({total.eps:.4g}, {total.delta:.3g})-DP for one row.",
         *vacuous,
     )
-    return PrivacyStatement(paper, tup, row, total, delta_prime, tight, lines)
+    paper_dp = approx_zcdp_to_dp(paper, delta_prime, tight)
+    return PrivacyStatement(paper, paper_dp, tup, row, total, delta_prime, tight, lines)

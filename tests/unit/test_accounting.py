@@ -130,3 +130,12 @@ def test_row_level_statement_at_huge_budget_is_vacuous_not_an_error():
 def test_compose_and_group_privacy_cap_delta_at_one():
     assert compose_dp(ApproxDP(1.0, 0.7), ApproxDP(1.0, 0.6)).delta == 1.0
     assert group_privacy_dp(ApproxDP(30.0, 1e-6), 2).delta == 1.0
+
+
+def test_paper_statement_in_dp_is_converted_from_the_ledger_total():
+    led = Ledger("root", ZCDP(1.0, 1e-8))
+    led.child("tuples", unit="tuple").record("core", "gaussian", ZCDP(0.6, 5e-9))
+    led.record("lloyd", "gaussian", ZCDP(0.4, 5e-9))
+    st = row_level_statement(led, 1e-8)
+    assert st.paper_dp.eps == pytest.approx(zcdp_to_dp(1.0, 1e-8))
+    assert st.paper_dp.delta == pytest.approx(2e-8)
