@@ -32,6 +32,7 @@ from dpviz.clustering.presets import FCSplit, margins, resolve_split, suggest_n_
 from dpviz.clustering.tuples import TupleStage, compute_tuples
 from dpviz.core.filters import zcdp_filter
 from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph, ord_permutation, ordered_dist_counts
+from dpviz.metrics import nearest_center
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -171,33 +172,6 @@ def friendly_ord_tup_avg(
     return OrdTupAvgOutcome(centers, None, float(n_hat), sigma, mean)
 
 
-def _nearest(X: np.ndarray, C: np.ndarray, chunk: int = 65536) -> np.ndarray:
-    """Index of the nearest center for every row (chunked; first index on ties).
-
-    For small d, k·d vectorized passes over the rows beat a tall-skinny matmul (and use no BLAS
-    threads); for larger d the Gram trick ||c||² − 2x·c in chunks.
-    """
-    n, d = X.shape
-    k = C.shape[0]
-    if d * k <= 64:
-        best = np.full(n, np.inf)
-        out = np.zeros(n, dtype=np.int64)
-        for i in range(k):
-            d2 = (X[:, 0] - C[i, 0]) ** 2
-            for j in range(1, d):
-                d2 += (X[:, j] - C[i, j]) ** 2
-            closer = d2 < best
-            out[closer] = i
-            np.minimum(best, d2, out=best)
-        return out
-    out = np.empty(n, dtype=np.int64)
-    cn = np.einsum("ij,ij->i", C, C)
-    for s in range(0, n, chunk):
-        B = X[s:s + chunk]
-        out[s:s + chunk] = np.argmin(cn[None, :] - 2.0 * B @ C.T, axis=1)
-    return out
-
-
 @dataclass(frozen=True)
 class LloydOutcome:
     centers: np.ndarray
@@ -229,7 +203,7 @@ def noisy_lloyd_step(
     Tsfadia et al. 2022, §5.2.4 (NoisyLloydStep, formal version) and §3 (FriendlyAvg).
     """
     k = Y.shape[0]
-    labels = _nearest(X, Y) if len(X) else np.zeros(0, dtype=np.int64)
+    labels = nearest_center(X, Y)[0] if len(X) else np.zeros(0, dtype=np.int64)
     counts = np.bincount(labels, minlength=k)
     centers = Y.copy()
     sigma = np.full(k, np.nan)

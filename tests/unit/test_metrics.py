@@ -26,15 +26,18 @@ def test_kmeans_cost_exact():
     np.testing.assert_array_equal(d2, [0.0, 1.0, 1.0, 1.0])
 
 
-def test_kmeans_cost_chunked_matches_direct(monkeypatch):
-    import dpviz.metrics as m
-
+@pytest.mark.parametrize("d", [3, 12])  # k·d = 21: per-center passes; k·d = 84: Gram form
+def test_nearest_center_matches_brute_force_in_both_paths(d):
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(5000, 3))
-    C = rng.normal(size=(7, 3))
-    direct = float(np.min(((X[:, None] - C[None]) ** 2).sum(-1), axis=1).sum())
-    monkeypatch.setattr(m, "_CHUNK_ELEMENTS", 100)  # many small chunks
-    assert m.kmeans_cost(X, C) == pytest.approx(direct, rel=1e-12)
+    X = rng.normal(size=(5000, d))
+    C = rng.normal(size=(7, d))
+    full = ((X[:, None] - C[None]) ** 2).sum(-1)
+    labels, dist2 = nearest_center(X, C, chunk=97)  # many small chunks, one partial
+    np.testing.assert_array_equal(labels, np.argmin(full, axis=1))
+    np.testing.assert_allclose(dist2, full.min(axis=1), rtol=1e-12)
+    from dpviz.metrics import kmeans_cost
+
+    assert kmeans_cost(X, C) == pytest.approx(float(full.min(axis=1).sum()), rel=1e-12)
 
 
 def test_nearest_center_ties_go_to_lowest_index():
