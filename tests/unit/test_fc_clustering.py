@@ -360,3 +360,14 @@ def test_fallback_private_pca_branch() -> None:
     floor = labeling_failure(ds.labels, nearest_center(ds.X, ds.true_centers)[0])
     got = labeling_failure(ds.labels, nearest_center(ds.X, out.centers)[0])
     assert got < floor + 0.02
+
+
+def test_fallback_cell_counts_same_by_bincount_and_by_search() -> None:
+    from dpviz.clustering.fallback import _cell_counts
+
+    rng = np.random.default_rng(5)
+    row_keys = rng.integers(0, 4096, size=50_000)
+    keys = rng.choice(4096, size=300, replace=False)  # distinct active cells, unsorted
+    expected = np.array([np.count_nonzero(row_keys == c) for c in keys], dtype=float)
+    np.testing.assert_array_equal(_cell_counts(row_keys, keys, 4096), expected)  # bincount
+    np.testing.assert_array_equal(_cell_counts(row_keys, keys, 1 << 40), expected)  # search
