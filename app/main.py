@@ -31,7 +31,8 @@ Explore
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
     center error, centers released), ``explore_tabs`` (tabs: Storyboard, Privacy, Re-draw noise,
     Filters & radii, Downloads; only the open tab is computed), ``storyboard`` (container) with
-    charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure);
+    charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
+    point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points);
     ``privacy_statement``, ``feasibility``
     (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
     ``redraw_button``,

@@ -68,12 +68,17 @@ def _storyboard(result, ds, ref, stage_key) -> None:
             with col:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
-        # (c)-(g) change with every ρ / δ move: one figure of subplots, so the browser sets up
-        # one WebGL context instead of five (bench/app_latency.py: 2.2 s -> 1.25 s per move).
+        # (c)-(g) change with every ρ / δ move: one figure of subplots. Streamlit remounts a
+        # chart whose figure changed, so the browser builds it from scratch on every move; the
+        # point clouds are therefore drawn as one image per panel (dpviz.viz.raster) unless
+        # the user asks for hover on every point (bench/app_latency.py has the numbers).
+        vector = st.toggle("Hover on every point (WebGL: each ρ move redraws several times "
+                           "slower)", key="storyboard_vector", value=False)
         fig = storyboard.storyboard_figure(result, ds.X, panels="cdefg", cols=3, projector=proj,
                                            reference_centers=ref_centers, max_points=1_000,
-                                           height_per_row=330, title=" ")
-        fig.update_layout(margin=dict(l=10, r=10, t=70, b=10), showlegend=False)
+                                           height_per_row=330, title=" ", legend=False,
+                                           points="vector" if vector else "raster")
+        fig.update_layout(margin=dict(l=10, r=10, t=70, b=10))
         st.plotly_chart(fig, key="storyboard_live", config={"displaylogo": False})
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 

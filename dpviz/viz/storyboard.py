@@ -14,16 +14,18 @@ says where and why it stopped and what the fallback returned.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpviz.result import Result, TraceStep
-from dpviz.viz import colors
+from dpviz.viz import colors, raster
 from dpviz.viz.data import (
     Projector,
     _scattergl,
@@ -161,8 +163,19 @@ def _context(
 
 
 def _faint_data(ctx: _Context, *, showlegend: bool = False) -> dict:
-    return points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
-                         showlegend=showlegend)[0]
+    tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
+                       showlegend=showlegend)[0]
+    return dict(tr, _raster="background")
+
+
+def _dense(traces: list[dict]) -> list[dict]:
+    """Mark point clouds that ``points="raster"`` draws into the panel's image."""
+    return [dict(tr, _raster="foreground") for tr in traces]
+
+
+def _plotly(tr: dict) -> dict:
+    """The trace without this module's private keys."""
+    return {k: v for k, v in tr.items() if not k.startswith("_")}
 
 
 def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
@@ -184,7 +197,7 @@ def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
 
 def _cloud(points: np.ndarray, proj: Projector, *, name: str, **kw: Any) -> dict:
     P = proj.transform(points.reshape(-1, points.shape[-1])) if points.size else np.zeros((0, 2))
-    return _scattergl(P[:, 0], P[:, 1], name=name, **kw)
+    return dict(_scattergl(P[:, 0], P[:, 1], name=name, **kw), _raster="foreground")
 
 
 def _circle(center2: np.ndarray, r: float, m: int = 48) -> tuple[np.ndarray, np.ndarray]:
@@ -200,13 +213,14 @@ def _panel_a(ctx: _Context) -> Panel:
     if ctx.extra.get("color_pieces") and pieces is not None:
         piece = np.asarray(pieces.data["piece_of_row"])[ctx.idx]
         palette = np.asarray(colors.PALETTE)
-        tr = [_scattergl(ctx.P[:, 0], ctx.P[:, 1],
-                         name=release_label("data coloured by its random piece", pieces.released),
-                         marker=dict(size=3, opacity=0.5,
-                                     color=palette[np.mod(piece, len(palette))].tolist()))]
+        tr = _dense([_scattergl(ctx.P[:, 0], ctx.P[:, 1],
+                                name=release_label("data coloured by its random piece",
+                                                   pieces.released),
+                                marker=dict(size=3, opacity=0.5,
+                                            color=palette[np.mod(piece, len(palette))].tolist()))])
         t = len(pieces.data["piece_sizes"])
         return Panel("a", f"a. data split into t={t} random pieces ({shown})", tuple(tr))
-    tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.35, size=3)
+    tr = _dense(points_traces(ctx.P, name="data (input, never released)", opacity=0.35, size=3))
     return Panel("a", f"a. data ({shown})", tuple(tr))
 
 
@@ -327,8 +341,8 @@ def _panel_g(ctx: _Context) -> Panel:
     if part is not None and part.data.get("labels") is not None:
         labels = np.asarray(part.data["labels"])[ctx.idx]
         suffix = release_label("", part.released)
-        traces += points_traces(ctx.P, labels, color_of=ctx.color_of, suffix=suffix,
-                                name="data by nearest center", opacity=0.3, size=3)
+        traces += _dense(points_traces(ctx.P, labels, color_of=ctx.color_of, suffix=suffix,
+                                       name="data by nearest center", opacity=0.3, size=3))
     else:
         traces.append(_faint_data(ctx))
     if s is None:
@@ -390,7 +404,7 @@ def _single_figure(panel: Panel, proj: Projector, status: RunStatus) -> go.Figur
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
         yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
         annotations=[_annotation(m, 60, 12) for m in panel.messages])
-    return go.Figure(data=list(panel.traces), layout=layout)
+    return go.Figure(data=[_plotly(tr) for tr in panel.traces], layout=layout)
 
 
 def _wrap(text: str, width: int = 48) -> str:
@@ -465,6 +479,8 @@ def storyboard_figure(
     height_per_row: int = 360,
     color_pieces: bool = False,
     title: str | None = None,
+    points: Literal["vector", "raster"] = "vector",
+    legend: bool = True,
 ) -> go.Figure:
     """All storyboard panels in one grid of subplots (shared projection, one legend).
 
@@ -477,32 +493,47 @@ def storyboard_figure(
     reference_centers : (k, d) array, optional
         Fixes the cluster colours (e.g. non-private or true centers) so they do not change
         between reruns; by default clusters are coloured in the order of their x position.
+    points : {"vector", "raster"}
+        "vector" draws every point as a WebGL marker (hover on each). "raster" draws the point
+        clouds (data, tuple points) into one PNG per panel and keeps only centers and lines as
+        SVG traces: no WebGL context and few DOM nodes, so the browser redraws the figure in
+        ~0.1 s instead of ~1 s (:mod:`dpviz.viz.raster`). Legends are the same in both.
+    legend : bool
+        False leaves the legend out (and, with "raster", the data-less traces that carry the
+        legend entries of the images): a smaller figure for callers that explain it in text.
 
     Notes
     -----
     Panels whose steps are absent carry an annotation saying where the run stopped, why, and
     what the fallback released; the title repeats it.
     """
+    if points not in ("vector", "raster"):
+        raise ValueError(f"The 'points' parameter must be 'vector' or 'raster'. Got {points!r}.")
     X_arr = np.asarray(getattr(X, "X", X), dtype=float)
     proj = projector or project_2d(X_arr)
     plist = storyboard_panels(result, X_arr, panels=panels, projector=proj,
                               reference_centers=reference_centers, max_points=max_points,
                               rng_seed=rng_seed, color_pieces=color_pieces)
     rows = -(-len(plist) // cols)
-    # make_subplots only for the axis domains and panel titles; the traces and the rest of the
-    # layout go into one Figure constructor (much faster than add_trace/update per panel).
-    grid = make_subplots(rows=rows, cols=cols, subplot_titles=[p.title for p in plist],
-                         horizontal_spacing=0.04, vertical_spacing=0.1)
-    layout = grid.layout.to_plotly_json()
-    annotations = layout.pop("annotations", [])[: len(plist)]
-    for ann in annotations:
-        ann["font"] = dict(size=12)
+    layout = _grid_layout(rows, cols, len(plist))
+    annotations = layout.pop("annotations")
+    for ann, p in zip(annotations, plist, strict=True):
+        ann["text"] = p.title
+    window = _raster_window(plist) if points == "raster" else None
+    images: list[dict] = []
     data: list[dict] = []
     seen: set[str] = set()
     for i, p in enumerate(plist):
         sfx = "" if i == 0 else str(i + 1)
-        for tr in p.traces:
-            tr = dict(tr, xaxis=f"x{sfx}", yaxis=f"y{sfx}", legendgroup=tr["name"])
+        traces = list(p.traces)
+        if window is not None:
+            traces, uris = _rasterize(traces, window, stubs=legend)
+            images += [raster.layout_image(u, window, xref=f"x{sfx}", yref=f"y{sfx}")
+                       for u in uris]
+            layout.setdefault(f"xaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 0))
+            layout.setdefault(f"yaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 1))
+        for tr in traces:
+            tr = dict(_plotly(tr), xaxis=f"x{sfx}", yaxis=f"y{sfx}", legendgroup=tr["name"])
             if tr["name"] in seen or tr.get("showlegend") is False:
                 tr["showlegend"] = False
             else:
@@ -517,6 +548,59 @@ def storyboard_figure(
     layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
                   annotations=annotations, template=colors.TEMPLATE,
                   height=height_per_row * rows + 120,
-                  legend=dict(orientation="h", y=-0.05, itemsizing="constant"))
-    fig = go.Figure(data=data, layout=layout)
-    return fig
+                  legend=dict(orientation="h", y=-0.05, itemsizing="constant"),
+                  showlegend=legend)
+    if images:
+        layout["images"] = images
+    return go.Figure(data=data, layout=layout)
+
+
+@functools.lru_cache(maxsize=16)
+def _grid_layout_cached(rows: int, cols: int, n: int) -> str:
+    # make_subplots only for the axis domains and the title annotations (~50 ms a call, so it
+    # is cached); the traces and the rest of the layout go into one Figure constructor.
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=[f"panel {i}" for i in range(n)],
+                         horizontal_spacing=0.04, vertical_spacing=0.1)
+    return json.dumps(grid.layout.to_plotly_json())
+
+
+def _grid_layout(rows: int, cols: int, n: int) -> dict:
+    """A fresh copy of the subplot grid's layout, with one title annotation per panel."""
+    layout = json.loads(_grid_layout_cached(rows, cols, n))
+    layout["annotations"] = layout.get("annotations", [])[:n]
+    for ann in layout["annotations"]:
+        ann["font"] = dict(size=12)
+    return layout
+
+
+def _raster_window(plist: Sequence[Panel]) -> raster.Window:
+    """One square window over every rasterized point of every panel (all share the projection)."""
+    pts = [np.column_stack([np.asarray(tr["x"], float), np.asarray(tr["y"], float)])
+           for p in plist for tr in p.traces if tr.get("_raster")]
+    return raster.square_window(np.vstack(pts) if pts else np.zeros((0, 2)))
+
+
+def _rasterize(traces: list[dict], window: raster.Window, *,
+               stubs: bool = True) -> tuple[list[dict], list[str]]:
+    """(SVG traces, image URIs) of one panel: the point clouds become one image and keep
+    data-less legend stubs; the other traces (centers, radii) become SVG ``scatter``."""
+    background = [tr for tr in traces if tr.get("_raster") == "background"]
+    foreground = [tr for tr in traces if tr.get("_raster") == "foreground"]
+    uri = raster.traces_image(background, foreground, window)
+    out = [raster.legend_stub(tr) for tr in background + foreground] if stubs else []
+    out += [dict(tr, type="scatter") for tr in traces if not tr.get("_raster")]
+    return out, [] if uri is None else [uri]
+
+
+def _axis_range(traces: list[dict], window: raster.Window, axis: int) -> tuple[float, float]:
+    """The window's range on ``axis`` (0 = x), widened to show every SVG point (e.g. a noisy
+    private center outside the data)."""
+    lo, hi = (window.x_range if axis == 0 else window.y_range)
+    vals = [np.asarray(tr["xy"[axis]], dtype=float) for tr in traces
+            if tr.get("type") == "scatter" and tr.get("visible") != "legendonly"]
+    vals = [v[np.isfinite(v)] for v in vals if v.size]
+    if any(v.size for v in vals):
+        allv = np.concatenate(vals)
+        pad = 0.03 * (hi - lo)
+        lo, hi = min(lo, float(allv.min()) - pad), max(hi, float(allv.max()) + pad)
+    return lo, hi

@@ -182,3 +182,51 @@ def test_data_panel_coloured_by_piece():
     assert "t=30 random pieces" in a.title and tr["name"].endswith("non-private diagnostic")
     fig = PANEL_FUNCTIONS["a"](result, X, color_pieces=True)
     assert fig.data[0].name == tr["name"]
+
+
+def _legend(fig):
+    return sorted(t.name for t in fig.data if t.showlegend is not False)
+
+
+def test_raster_points_same_legend_no_webgl_one_image_per_panel():
+    result, X = fake_fc_result()
+    vec = storyboard_figure(result, X)
+    ras = storyboard_figure(result, X, points="raster")
+    assert _legend(ras) == _legend(vec)
+    assert {t.type for t in ras.data} == {"scatter"}  # no WebGL trace: no context to create
+    # every panel here has point clouds: one image each, on its own axes, below the traces
+    assert sorted((im.xref, im.yref) for im in ras.layout.images) == sorted(
+        (f"x{s}", f"y{s}") for s in ["", "2", "3", "4", "5", "6", "7"])
+    assert all(im.layer == "below" and im.source.startswith("data:image/png") for im in ras.layout.images)
+    # clouds are in the images: the SVG marker traces left hold at most the centers
+    assert max(len([v for v in t.x if v is not None]) for t in ras.data if t.mode == "markers") <= 5
+    # fixed ranges cover every image and every SVG point
+    for i, im in enumerate(ras.layout.images):
+        ax = ras.layout[f"xaxis{'' if i == 0 else i + 1}"]
+        assert ax.range[0] <= im.x and im.x + im.sizex <= ax.range[1]
+
+
+def test_raster_images_hold_the_kept_tuples_of_panel_c():
+    import base64
+    import io
+
+    from PIL import Image
+
+    result, X = fake_fc_result()
+    fig = storyboard_figure(result, X, panels="c", cols=1, points="raster", legend=False)
+    (im,) = fig.layout.images
+    rgba = np.asarray(Image.open(io.BytesIO(base64.b64decode(im.source.split(",", 1)[1]))))
+    tuples = next(s for s in result.trace if s.name == "tuples").data["tuples"]
+    keep = next(s for s in result.trace if s.name == "match_core").data["keep"]
+    P = np.asarray(tuples)[np.asarray(keep)].reshape(-1, 2)  # d = 2: the projection is the identity
+    col = ((P[:, 0] - im.x) / im.sizex * rgba.shape[1]).astype(int)
+    row = ((im.y - P[:, 1]) / im.sizey * rgba.shape[0]).astype(int)
+    assert np.mean(rgba[row, col, 3] > 100) > 0.9  # opaque where the kept tuple points are
+    assert np.mean(rgba[..., 3] > 0) < 0.5  # and mostly transparent elsewhere
+    assert fig.layout.showlegend is False and not any(t.x == (None,) for t in fig.data)
+
+
+def test_points_must_be_vector_or_raster():
+    result, X = fake_fc_result()
+    with pytest.raises(ValueError, match="points"):
+        storyboard_figure(result, X, points="svg")
