@@ -77,8 +77,8 @@ def _storyboard(result, ds, ref, stage_key) -> None:
         fig = storyboard.storyboard_figure(result, ds.X, panels="cdefg", cols=3, projector=proj,
                                            reference_centers=ref_centers, max_points=1_000,
                                            height_per_row=330, title=" ", legend=False,
+                                           tick_labels=False, margin=dict(l=10, r=10, t=70, b=10),
                                            points="vector" if vector else "raster")
-        fig.update_layout(margin=dict(l=10, r=10, t=70, b=10))
         st.plotly_chart(fig, key="storyboard_live", config={"displaylogo": False})
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 

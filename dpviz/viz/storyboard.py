@@ -481,6 +481,8 @@ def storyboard_figure(
     title: str | None = None,
     points: Literal["vector", "raster"] = "vector",
     legend: bool = True,
+    tick_labels: bool = True,
+    margin: dict | None = None,
 ) -> go.Figure:
     """All storyboard panels in one grid of subplots (shared projection, one legend).
 
@@ -501,6 +503,13 @@ def storyboard_figure(
     legend : bool
         False leaves the legend out (and, with "raster", the data-less traces that carry the
         legend entries of the images): a smaller figure for callers that explain it in text.
+    tick_labels : bool
+        False hides the axes' tick labels (the projected coordinates carry no meaning a reader
+        needs); with ``margin`` it spares plotly.js a second layout pass to fit them.
+    margin : dict, optional
+        Fixed figure margins (plotly's ``l, r, t, b``); they are then not grown to fit the
+        legend or tick labels (``autoexpand=False``), which makes plotly.js draw the figure once
+        instead of twice.
 
     Notes
     -----
@@ -542,6 +551,9 @@ def storyboard_figure(
         annotations += [_annotation(m, 40, 10, f"x{sfx} domain", f"y{sfx} domain")
                         for m in p.messages]
         layout.setdefault(f"yaxis{sfx}", {}).update(scaleanchor=f"x{sfx}", scaleratio=1)
+        if not tick_labels:
+            for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
+                layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
     sub = status.message() if (status.fallback_used or not status.complete) else proj.note()
@@ -550,6 +562,8 @@ def storyboard_figure(
                   height=height_per_row * rows + 120,
                   legend=dict(orientation="h", y=-0.05, itemsizing="constant"),
                   showlegend=legend)
+    if margin is not None:
+        layout["margin"] = dict(margin, autoexpand=False)
     if images:
         layout["images"] = images
     return go.Figure(data=data, layout=layout)

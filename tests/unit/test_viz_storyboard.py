@@ -230,3 +230,14 @@ def test_points_must_be_vector_or_raster():
     result, X = fake_fc_result()
     with pytest.raises(ValueError, match="points"):
         storyboard_figure(result, X, points="svg")
+
+
+def test_fixed_margin_and_no_tick_labels_on_every_panel():
+    result, X = fake_fc_result()
+    fig = storyboard_figure(result, X, panels="cdefg", cols=3, tick_labels=False,
+                            margin=dict(l=10, r=10, t=70, b=10))
+    assert (fig.layout.margin.l, fig.layout.margin.t, fig.layout.margin.autoexpand) == (10, 70, False)
+    axes = [f"{a}axis{s}" for a in "xy" for s in ["", "2", "3", "4", "5"]]
+    assert all(fig.layout[a].showticklabels is False for a in axes)
+    default = storyboard_figure(result, X, panels="cdefg", cols=3)
+    assert default.layout.margin.autoexpand is None and default.layout.xaxis.showticklabels is None
