@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -40,9 +41,8 @@ from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from st_e2e import (  # noqa: E402
     launch_chromium,
     new_app_page,
-    open_app,
-    press_slider_key,
     run_log,
+    slider_input,
     slider_text,
     streamlit_server,
     widget,
@@ -87,35 +87,48 @@ _TIMES_JS = """
 """
 
 
-def _signature(page: Page) -> str:
-    """The private centers of panel (f) as drawn (to check the figure really changed)."""
-    return widget(page, "storyboard_live").locator(".js-plotly-plot").evaluate(
-        "gd => JSON.stringify(gd.data.map((t) => [t.x, t.y]))")
+_SIGNATURE_JS = """
+() => {
+  const gd = document.querySelector('.st-key-storyboard_live .js-plotly-plot');
+  return gd && gd.data ? JSON.stringify(gd.data.map((t) => [t.x, t.y])) : null;
+}
+"""
+
+# Resolves once the move is over: its script_finished has reached the page, the live figure
+# differs from ``before``, and no chart has changed for ``quietMs``. Event-driven (timers
+# only, no requestAnimationFrame polling), so waiting adds no work to the page being timed.
+_DONE_JS = """
+([before, quietMs, timeoutMs]) => new Promise((resolve, reject) => {
+  const t0 = performance.now();
+  const signature = """ + _SIGNATURE_JS.strip() + """;
+  const check = () => {
+    const now = performance.now(), key = window.__benchKey;
+    const last = Math.max(key || 0, ...window.__benchDraws);
+    const finished = key !== null && window.__dpvizFinished.some((f) => f > key);
+    if (finished && now - last >= quietMs && signature() !== before) return resolve(true);
+    if (now - t0 > timeoutMs) return reject(new Error('the move did not finish'));
+    setTimeout(check, Math.max(25, quietMs - (now - last)));
+  };
+  setTimeout(check, quietMs);
+})
+"""
 
 
-def _quiet(page: Page, ms: float = 400, timeout: float = 20_000) -> None:
-    """Wait until no chart has redrawn for ``ms`` (late redraws still count in the numbers)."""
-    page.wait_for_function(
-        """(ms) => {
-             const last = Math.max(window.__benchKey || 0, ...window.__benchDraws);
-             return performance.now() - last > ms;
-           }""", arg=ms, timeout=timeout, polling=50)
+def measure_move(page: Page, *, net: bool = False) -> dict:
+    """Press ArrowLeft once on the ρ slider; return the move's timings (ms).
 
-
-def measure_move(page: Page) -> dict:
-    """Press ArrowLeft once on the ρ slider; return the move's timings (ms)."""
+    The page times everything itself (``performance.now()``); Python only presses the key and
+    then waits on one promise. With ``net``, Playwright's record of the websocket frames gives
+    the network-level server time too (that record costs CPU in the driver on every frame).
+    """
     before_rho = slider_text(page, SLIDER)
-    before = _signature(page)
+    before = page.evaluate(_SIGNATURE_JS)
+    thumb = slider_input(page, SLIDER)
+    thumb.focus()
     charts = page.evaluate(_INSTRUMENT_JS)
-    log = run_log(page)
     t_press = time.perf_counter()
-    press_slider_key(page, SLIDER, "ArrowLeft")
-    page.wait_for_function(
-        """(before) => {
-             const gd = document.querySelector('.st-key-storyboard_live .js-plotly-plot');
-             return gd && JSON.stringify(gd.data.map((t) => [t.x, t.y])) !== before;
-           }""", arg=before, timeout=60_000)
-    _quiet(page)
+    thumb.press("ArrowLeft")
+    page.evaluate(_DONE_JS, [before, 400, 60_000])
     t = page.evaluate(_TIMES_JS)
     key = t["key"]
     finished = [f for f in t["finished"] if f > key]
@@ -123,15 +136,18 @@ def measure_move(page: Page) -> dict:
     sent = [x for x in t["sent"] if x > key]
     if key is None or not finished or not draws or not sent:
         raise RuntimeError(f"incomplete timing for the move from ρ={before_rho}: {t}")
-    # network-level (Playwright, perf_counter): value sent → script_finished received
-    net_sent = next(x for x in log.sent if x > t_press)
-    net_done = next(x for x in log.finished_times() if x > net_sent)
-    return {
+    out = {
         "rho_from": before_rho, "rho_to": slider_text(page, SLIDER), "charts": charts,
-        "sent_ms": sent[0] - key, "server_ms": 1000 * (net_done - net_sent),
-        "finished_ms": finished[0] - key, "redrawn_ms": max(draws) - key,
-        "first_draw_ms": min(draws) - key, "total_ms": max(finished[0], max(draws)) - key,
+        "sent_ms": sent[0] - key, "finished_ms": finished[0] - key,
+        "redrawn_ms": max(draws) - key, "first_draw_ms": min(draws) - key,
+        "total_ms": max(finished[0], max(draws)) - key,
     }
+    if net:  # network level (Playwright, perf_counter): value sent → script_finished received
+        log = run_log(page)
+        net_sent = next(x for x in log.sent if x > t_press)
+        net_done = next(x for x in log.finished_times() if x > net_sent)
+        out["server_ms"] = 1000 * (net_done - net_sent)
+    return out
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -139,21 +155,43 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
-def report(moves: list[dict], *, n: int, load: str) -> str:
-    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; ρ slider ArrowLeft × {len(moves)} "
-             f"(load average before: {load})",
-             f"{'move':>4}  {'ρ from → to':>16}  {'sent':>6}  {'server':>7}  {'finished':>9}  "
-             f"{'redrawn':>8}  {'total':>8}"]
+def report(moves: list[dict], *, n: int, load: str, prefetch: bool) -> str:
+    net = "server_ms" in moves[0]
+    cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
+    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; ρ slider ArrowLeft × {len(moves)}, "
+             f"prefetch {'on' if prefetch else 'off'} (load average before: {load})",
+             f"{'move':>4}  {'ρ from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
     for i, m in enumerate(moves, 1):
-        lines.append(f"{i:>4}  {m['rho_from'] + ' → ' + m['rho_to']:>16}  "
-                     f"{m['sent_ms']:>4.0f}ms  {m['server_ms']:>5.0f}ms  "
-                     f"{m['finished_ms']:>7.0f}ms  {m['redrawn_ms']:>6.0f}ms  "
-                     f"{m['total_ms']:>6.0f}ms")
-    for name in ("sent_ms", "server_ms", "finished_ms", "redrawn_ms", "total_ms"):
+        lines.append(f"{i:>4}  {m['rho_from'] + ' → ' + m['rho_to']:>16}"
+                     + "".join(f"  {m[c]:>6.0f}ms" for c in cols))
+    for name in cols:
         v = [m[name] for m in moves]
         lines.append(f"{name[:-3]:>9}: median {statistics.median(v):6.0f} ms   "
                      f"p90 {_pct(v, 0.9):6.0f} ms   max {max(v):6.0f} ms")
     return "\n".join(lines)
+
+
+def cpu_probe_ms() -> float:
+    """Milliseconds for a fixed pure-Python loop (best of 3): this VM's speed drifts by up to
+    ~1.8× within minutes, so each table says how fast the machine was while it was measured."""
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(1_000_000):
+            acc += i * i
+        best = min(best, 1000 * (time.perf_counter() - t0))
+    return best
+
+
+def _open(page: Page, url: str) -> None:
+    """Load the page and wait for its first run (page-side: no websocket record needed)."""
+    page.goto(url)
+    page.wait_for_function(
+        """() => window.__dpvizFinished.length > 0
+                 && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")
+                 && document.querySelector('.st-key-storyboard_live .js-plotly-plot')""",
+        timeout=180_000, polling=200)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,27 +200,43 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--moves", type=int, default=10, help="measured ρ moves (after 1 warm-up)")
     ap.add_argument("--url", help="use a running app at this base URL instead of starting one")
     ap.add_argument("--json", type=Path, help="also write the raw timings here")
+    ap.add_argument("--net", action="store_true",
+                    help="also report the network-level server time (Playwright records every "
+                         "websocket frame, which costs CPU next to the page being timed)")
+    ap.add_argument("--no-prefetch", action="store_true",
+                    help="start the app with DPVIZ_PREFETCH=0: every move computes its private "
+                         "run (as a jump of several slider steps does)")
     args = ap.parse_args(argv)
     if args.moves > 25:
         ap.error("--moves must be at most 25 (fresh ρ grid steps below the start, 3.16)")
+    if args.url and args.no_prefetch:
+        ap.error("--no-prefetch applies to the app this script starts, not to --url")
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    server = nullcontext(args.url) if args.url else streamlit_server(ROOT / "app" / "main.py")
+    env = {"DPVIZ_PREFETCH": "0"} if args.no_prefetch else None
+    server = (nullcontext(args.url) if args.url
+              else streamlit_server(ROOT / "app" / "main.py", env=env))
     with server as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
-        page = new_app_page(browser, height=1400)
+        page = new_app_page(browser, height=1400, track=args.net)
         t0 = time.perf_counter()
-        open_app(page, url.rstrip("/") + QUERY.format(n=args.n))
+        _open(page, url.rstrip("/") + QUERY.format(n=args.n))
         print(f"first load (data, tuple stage, first private run): "
               f"{time.perf_counter() - t0:.1f} s; status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
-        measure_move(page)  # warm-up: first figures of a new ρ, lazy imports
-        moves = [measure_move(page) for _ in range(args.moves)]
+        measure_move(page, net=args.net)  # warm-up: first figures of a new ρ, lazy imports
+        probe = [cpu_probe_ms()]
+        moves = [measure_move(page, net=args.net) for _ in range(args.moves)]
+        probe.append(cpu_probe_ms())
         browser.close()
-    print(report(moves, n=args.n, load=load))
+    print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch))
+    print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "
+          f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"n": args.n, "load": load, "moves": moves}, indent=1))
+        args.json.write_text(json.dumps({"n": args.n, "load": load, "moves": moves,
+                                         "prefetch": not args.no_prefetch, "cpu_probe_ms": probe},
+                                        indent=1))
     return 0
 
 

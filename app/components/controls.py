@@ -55,6 +55,13 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
     return float(state.get("rho"))
 
 
+def rho_neighbours(rho: float) -> tuple[float, ...]:
+    """The slider's values one step below and above ``rho`` (where they exist)."""
+    options = _with(RHO_GRID, rho)
+    i = options.index(float(rho))
+    return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
+
+
 def delta_select(key: str = "delta_select", *, label: str = "δ (failure probability)") -> float:
     """δ as a power of ten."""
     delta = float(state.get("delta"))

@@ -270,6 +270,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
             _downloads_tab(ds, cfg, result, statement, ref)
     lap("tabs")
     state.sync_url()
+    # The next move is most often one slider step: start those private runs now, in the
+    # background (the same seeds give the same result as computing them on the move).
+    run.prefetch(ds, stage, [replace(cfg, rho=r) for r in controls.rho_neighbours(rho)])
     lap.done()
 
 

@@ -3,6 +3,7 @@ beside their control, the URL round-trips, a bad CSV leaves the app usable."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from apptest_helpers import SMALL, container, has_container, metric, open_app, texts
 
@@ -275,3 +276,25 @@ def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
     assert errors and "RuntimeError: ledger overspent" in errors[0] and "bug" in errors[0]
     assert (_centers(at) == centers).all()
     assert has_container(at, "storyboard")
+
+
+def test_neighbouring_rho_runs_are_prefetched_and_equal_a_run_computed_on_the_move(monkeypatch):
+    at = open_app(**SMALL, rho="1")
+    pending = at.session_state["_cache_prefetch"]
+    # one slider step on each side of ρ = 1 (the grid has 10 steps per decade)
+    assert sorted(key[5] for key in pending) == [0.794, 1.26]
+    for future in pending.values():
+        assert future.result(timeout=60).centers is not None
+    at.select_slider(key="rho_slider").set_value(1.26).run()
+    assert not at.exception
+    prefetched = at.session_state["_explore_last_result"][1]
+    assert prefetched.params["rho"] == 1.26
+    # ρ = 1 is cached already (it was shown): only the step above is started
+    assert [key[5] for key in at.session_state["_cache_prefetch"]] == [1.58]
+
+    monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+    cold = open_app(**SMALL, rho="1.26")
+    assert len(cold.session_state["_cache_prefetch"]) == 0
+    computed = cold.session_state["_explore_last_result"][1]
+    np.testing.assert_array_equal(prefetched.centers, computed.centers)  # the same seeds
+    assert prefetched.ledger.total() == computed.ledger.total()

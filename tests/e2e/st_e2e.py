@@ -129,13 +129,19 @@ def launch_chromium(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
 
 
-def new_app_page(browser: Browser, *, width: int = 1400, height: int = 1000) -> Page:
-    """A page in a fresh context, with the rerun counter installed on every navigation."""
+def new_app_page(browser: Browser, *, width: int = 1400, height: int = 1000,
+                 track: bool = True) -> Page:
+    """A page in a fresh context, with the rerun counter installed on every navigation.
+
+    ``track=False`` leaves out :func:`track_runs` (Playwright then does not ship every
+    websocket frame to this process; the page's own ``__dpvizFinished`` times remain).
+    """
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(RERUN_TIMEOUT_MS)
     context.add_init_script(_FINISHED_TIMES_JS)
     page = context.new_page()
-    track_runs(page)
+    if track:
+        track_runs(page)
     return page
 
 
@@ -150,10 +156,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(script: str | Path, *, timeout: float = 60.0,
-                     log: Path | None = None) -> Iterator[str]:
+def streamlit_server(script: str | Path, *, timeout: float = 60.0, log: Path | None = None,
+                     env: dict[str, str] | None = None) -> Iterator[str]:
     """Run ``streamlit run <script>`` on a free loopback port; yield its base URL; always kill it.
 
+    ``env`` adds variables to the server's environment (e.g. ``DPVIZ_PREFETCH=0``).
     Polls ``/_stcore/health`` until it answers 200. The server's output goes to ``log`` (or is
     kept in memory) and is shown in the error if it never comes up.
     """
@@ -164,7 +171,7 @@ def streamlit_server(script: str | Path, *, timeout: float = 60.0,
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none", "--server.runOnSave", "false",
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                             start_new_session=True)
