@@ -18,13 +18,11 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import threading
 import time
-from collections.abc import Hashable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Hashable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,54 +83,20 @@ def _private(ds, stage, cfg: RunConfig, stream: np.random.SeedSequence):
 
 
 def private_run(ds, stage, cfg: RunConfig):
-    """The private stage for ``cfg`` on the cached tuples (cached; ValueError on bad knobs).
+    """The private stage for ``cfg`` on the cached tuples (cached; ValueError on bad knobs)."""
+    return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
 
-    If :func:`prefetch` has started this run, its result is used (waiting for it if needed).
+
+def prefetch(ds, stage, cfg: RunConfig) -> Future | None:
+    """Start the private stage for ``cfg`` in the background (e.g. one ρ step away), so that
+    moving the slider there only waits for what is left of it (:func:`cache.speculate`).
+
+    It is the run :func:`private_run` would compute: the same seed stream, so the same noise.
+    Nothing is shown until the user picks that ρ; a result computed and never shown releases
+    nothing.
     """
-    key = cfg.private_key(ds)
-
-    def compute():
-        pending: Future | None = cache.session_lru("prefetch").pop(key, None)
-        if pending is not None and not pending.cancelled():
-            try:
-                return pending.result()
-            except Exception:  # recomputed below, so that the error is raised in this thread
-                pass
-        return _private(ds, stage, cfg, seeds(cfg.seed)[1])
-
-    return cache.memo("run", key, compute)
-
-
-def _lower_priority() -> None:
-    """Run the prefetch thread at nice 10 (Linux: a thread id is a schedulable entity), so a
-    speculative run never slows the script or a browser on the same cores."""
-    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not permitted
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-
-
-#: One background worker for the whole server: prefetching never takes more than one core.
-_PREFETCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-prefetch",
-                                 initializer=_lower_priority)
-
-
-def prefetch(ds, stage, cfgs: Sequence[RunConfig]) -> None:
-    """Start the private stage of ``cfgs`` in the background (e.g. the ρ steps next to the
-    current one), so that moving the slider there only waits for what is left of it.
-
-    The result is the one :func:`private_run` would compute: the same seed stream, so the same
-    noise. Nothing is shown until the user picks that ρ; a result computed and never shown
-    releases nothing. Pending runs of this session that are no longer wanted are cancelled.
-    ``DPVIZ_PREFETCH=0`` in the server's environment turns prefetching off.
-    """
-    if os.environ.get("DPVIZ_PREFETCH", "1") == "0":  # e.g. a shared server short of cores
-        return
-    lru = cache.session_lru("prefetch")
-    wanted = [c.private_key(ds) for c in cfgs]
-    for key in [k for k in lru if k not in wanted]:
-        lru.pop(key).cancel()  # no-op if already running or done
-    for c, key in zip(cfgs, wanted, strict=True):
-        if key not in lru and cache.peek("run", key) is None:
-            lru[key] = _PREFETCHER.submit(_private, ds, stage, c, seeds(c.seed)[1])
+    return cache.speculate("run", cfg.private_key(ds),
+                           lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
 
 
 def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:

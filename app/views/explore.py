@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app.components import controls, data_source, explore_form, lib, run, state
+from app.components import cache, controls, data_source, explore_form, lib, run, state
 
 st.title("Explore: one private run, step by step")
 st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t random pieces, "
@@ -21,6 +21,7 @@ st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t
 
 _LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 _LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
+_VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
 
 PANEL_TEXT = {
     "a": "The data (input; never released).",
@@ -54,11 +55,36 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
-def _storyboard(result, ds, ref, stage_key) -> None:
+def _projection(ds):
     viz = lib.viz_modules()
-    storyboard = viz.storyboard
-    proj = run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
+    return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
         ds.X, feature_names=ds.feature_names))
+
+
+def _live_figure(result, ds, ref, proj, *, vector: bool):
+    """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
+    on the background worker, see :func:`_prefetch_next`).
+
+    Streamlit remounts a chart whose figure changed, so the browser builds it from scratch on
+    every move: the point clouds are drawn as one image per panel (dpviz.viz.raster) unless the
+    user asks for hover on every point; fixed margins and no tick labels let plotly.js lay it
+    out in one pass (bench/app_latency.py has the numbers).
+    """
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    return lib.viz_modules().storyboard.storyboard_figure(
+        result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
+        max_points=1_000, height_per_row=330, title=" ", legend=False, tick_labels=False,
+        margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
+
+
+def _vector_wanted() -> bool:
+    """The hover toggle's value (in Session State before the toggle is drawn)."""
+    return bool(st.session_state.get(_VECTOR, False))
+
+
+def _storyboard(result, result_key, ds, ref, stage_key) -> None:
+    storyboard = lib.viz_modules().storyboard
+    proj = _projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     with st.container(key="storyboard"):
         if proj.method == "pca":
@@ -68,19 +94,28 @@ def _storyboard(result, ds, ref, stage_key) -> None:
             with col:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
-        # (c)-(g) change with every ρ / δ move: one figure of subplots. Streamlit remounts a
-        # chart whose figure changed, so the browser builds it from scratch on every move; the
-        # point clouds are therefore drawn as one image per panel (dpviz.viz.raster) unless
-        # the user asks for hover on every point (bench/app_latency.py has the numbers).
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws several times "
-                           "slower)", key="storyboard_vector", value=False)
-        fig = storyboard.storyboard_figure(result, ds.X, panels="cdefg", cols=3, projector=proj,
-                                           reference_centers=ref_centers, max_points=1_000,
-                                           height_per_row=330, title=" ", legend=False,
-                                           tick_labels=False, margin=dict(l=10, r=10, t=70, b=10),
-                                           points="vector" if vector else "raster")
+                           "slower)", key=_VECTOR, value=False)
+        fig = cache.memo("live_figures", ("live", result_key, vector),
+                         lambda: _live_figure(result, ds, ref, proj, vector=vector))
         st.plotly_chart(fig, key="storyboard_live", config={"displaylogo": False})
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
+
+
+def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
+    """Start the private runs one ρ step away, and their storyboard figures, on the background
+    worker: the next move is most often one slider step. Same seeds, so the same release as
+    computing them on the move; nothing computed here is shown unless the user moves there."""
+    proj, vector = _projection(ds), _vector_wanted()
+    for rho in controls.rho_neighbours(cfg.rho):
+        key = replace(cfg, rho=rho).private_key(ds)
+        pending = run.prefetch(ds, stage, replace(cfg, rho=rho))
+        done = cache.peek("run", key)
+        if not figure or (pending is None and done is None):  # speculation is off
+            continue
+        get_result = pending.result if pending is not None else (lambda done=done: done)
+        cache.speculate("live_figures", ("live", key, vector),
+                        lambda get=get_result: _live_figure(get(), ds, ref, proj, vector=vector))
 
 
 def _tiles(diag: run.Diagnostics, result) -> None:
@@ -218,15 +253,16 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with c2:
         delta = controls.delta_select()
     cfg = replace(cfg, rho=rho, delta=delta)
+    result_key = cfg.private_key(ds)
     try:
         result = run.private_run(ds, stage, cfg)
-        st.session_state[_LAST_RESULT] = (cfg.stage_key(ds), result)
+        st.session_state[_LAST_RESULT] = (result_key, result)
     except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
         _error(run.error_text(exc))
         last = st.session_state.get(_LAST_RESULT)
-        if last is None or last[0] != cfg.stage_key(ds):
+        if last is None or last[0][:len(cfg.stage_key(ds))] != cfg.stage_key(ds):
             return
-        result = last[1]
+        result_key, result = last
         st.caption("Showing the previous result.")
     lap("private")
     statement = run.statement(result, delta)
@@ -255,7 +291,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
                    key="explore_tabs", on_change="rerun")
     with tabs[0]:
         if tabs[0].open is not False:
-            _storyboard(result, ds, ref, cfg.stage_key(ds))
+            _storyboard(result, result_key, ds, ref, cfg.stage_key(ds))
     with tabs[1]:
         if tabs[1].open is not False:
             _privacy_tab(result, statement, cfg)
@@ -270,9 +306,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
             _downloads_tab(ds, cfg, result, statement, ref)
     lap("tabs")
     state.sync_url()
-    # The next move is most often one slider step: start those private runs now, in the
-    # background (the same seeds give the same result as computing them on the move).
-    run.prefetch(ds, stage, [replace(cfg, rho=r) for r in controls.rho_neighbours(rho)])
+    _prefetch_next(ds, stage, cfg, ref, figure=tabs[0].open is not False)
     lap.done()
 
 

@@ -3,6 +3,8 @@ beside their control, the URL round-trips, a bad CSV leaves the app usable."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 import numpy as np
 import pytest
 from apptest_helpers import SMALL, container, has_container, metric, open_app, texts
@@ -278,23 +280,35 @@ def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
     assert has_container(at, "storyboard")
 
 
-def test_neighbouring_rho_runs_are_prefetched_and_equal_a_run_computed_on_the_move(monkeypatch):
+def _pending(at, cache_name: str) -> dict:
+    return {key: value for key, value in at.session_state[f"_cache_{cache_name}"].items()
+            if isinstance(value, Future)}
+
+
+def test_neighbouring_rho_runs_and_figures_are_prefetched_and_equal_those_made_on_the_move(
+        monkeypatch):
     at = open_app(**SMALL, rho="1")
-    pending = at.session_state["_cache_prefetch"]
+    runs = _pending(at, "run")
     # one slider step on each side of ρ = 1 (the grid has 10 steps per decade)
-    assert sorted(key[5] for key in pending) == [0.794, 1.26]
-    for future in pending.values():
-        assert future.result(timeout=60).centers is not None
+    assert sorted(key[5] for key in runs) == [0.794, 1.26]
+    figures = _pending(at, "live_figures")
+    assert sorted(key[1][5] for key in figures) == [0.794, 1.26]
+    for future in [*runs.values(), *figures.values()]:
+        future.result(timeout=60)
     at.select_slider(key="rho_slider").set_value(1.26).run()
     assert not at.exception
-    prefetched = at.session_state["_explore_last_result"][1]
+    key, prefetched = at.session_state["_explore_last_result"]
     assert prefetched.params["rho"] == 1.26
-    # ρ = 1 is cached already (it was shown): only the step above is started
-    assert [key[5] for key in at.session_state["_cache_prefetch"]] == [1.58]
+    figure = at.session_state["_cache_live_figures"][("live", key, False)]
+    # the next steps: 1.58 is started; ρ = 1 was shown, so it is cached, not started again
+    by_rho = {k[5]: v for k, v in at.session_state["_cache_run"].items()}
+    assert isinstance(by_rho[1.58], Future) and not isinstance(by_rho[1.0], Future)
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
     cold = open_app(**SMALL, rho="1.26")
-    assert len(cold.session_state["_cache_prefetch"]) == 0
-    computed = cold.session_state["_explore_last_result"][1]
+    assert not _pending(cold, "run") and not _pending(cold, "live_figures")
+    cold_key, computed = cold.session_state["_explore_last_result"]
+    assert cold_key == key
     np.testing.assert_array_equal(prefetched.centers, computed.centers)  # the same seeds
     assert prefetched.ledger.total() == computed.ledger.total()
+    assert figure.to_json() == cold.session_state["_cache_live_figures"][("live", key, False)].to_json()
