@@ -29,8 +29,9 @@ Explore
     ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit).
     Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
-    center error, centers released), ``explore_tabs`` (tabs: Storyboard, Privacy, Re-draw noise,
-    Filters & radii, Downloads; only the open tab is computed), ``storyboard`` (container) with
+    center error, centers released), ``explore_view`` (view picker: Storyboard, Privacy,
+    Re-draw noise, Filters & radii, Downloads; only the shown view is computed), ``storyboard``
+    (container) with
     charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
     point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points);
     ``privacy_statement``, ``feasibility``

@@ -48,10 +48,11 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
         help="ρ-zCDP: smaller ρ adds more noise (stronger privacy). The slider is logarithmic: "
              "each step multiplies ρ by about 1.26. Moving it reruns only the private stage.",
     )
-    left, right = st.columns(2)
-    left.caption("← more privacy (more noise)")
-    right.markdown("<div style='text-align:right;font-size:0.875rem;opacity:0.7'>"
-                   "more accuracy (less privacy) →</div>", unsafe_allow_html=True)
+    # One element for both end labels: every element of the live fragment is re-rendered by
+    # the browser on each move.
+    st.markdown("<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
+                "opacity:0.7'><span>← more privacy (more noise)</span>"
+                "<span>more accuracy (less privacy) →</span></div>", unsafe_allow_html=True)
     return float(state.get("rho"))
 
 

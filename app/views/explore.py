@@ -22,6 +22,8 @@ st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t
 _LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 _LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
 _VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
+_VIEW = "explore_view"  # the view picker: one view of the run at a time
+VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
 
 PANEL_TEXT = {
     "a": "The data (input; never released).",
@@ -118,6 +120,17 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
                         lambda get=get_result: _live_figure(get(), ds, ref, proj, vector=vector))
 
 
+def _view_picker() -> str:
+    """One view at a time, and only its elements are built and sent.
+
+    A button row rather than ``st.tabs``: the browser re-renders every element of the fragment
+    on each ρ move, and inside tabs each costs about twice as much (a fragment of 40 captions:
+    ~55 ms of page script per rerun, ~115 ms inside ``st.tabs``, headless chromium, 2 cores).
+    """
+    return st.segmented_control("View", VIEWS, key=_VIEW, default=VIEWS[0], required=True,
+                                label_visibility="collapsed", width="stretch")
+
+
 def _tiles(diag: run.Diagnostics, result) -> None:
     tag = "non-private diagnostic"
     with st.container(key="metrics_tiles"):
@@ -140,7 +153,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         c4.caption("private output")
 
 
-def _privacy_tab(result, statement, cfg) -> None:
+def _privacy_view(result, statement, cfg) -> None:
     viz = lib.viz_modules()
     summary = viz.privacy.privacy_summary(statement)
     with st.container(key="privacy_statement"):
@@ -173,7 +186,7 @@ def _privacy_tab(result, statement, cfg) -> None:
     st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True)
 
 
-def _filters_tab(result) -> None:
+def _filters_view(result) -> None:
     viz = lib.viz_modules()
     names = {s.name for s in result.trace}
     c1, c2 = st.columns(2)
@@ -191,7 +204,7 @@ def _filters_tab(result) -> None:
                "the radii are what the private algorithm acts on.")
 
 
-def _cloud_tab(ds, stage, cfg, result, ref) -> None:
+def _cloud_view(ds, stage, cfg, result, ref) -> None:
     viz = lib.viz_modules()
     c1, c2 = st.columns([1, 3])
     n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
@@ -220,7 +233,7 @@ def _cloud_tab(ds, stage, cfg, result, ref) -> None:
                "reference (non-private k-means++) is a diagnostic.")
 
 
-def _downloads_tab(ds, cfg, result, statement, ref) -> None:
+def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = lib.viz_modules()
     c1, c2, c3 = st.columns(3)
     c1.download_button("Private centers (CSV)", run.centers_csv(result, ds.feature_names),
@@ -286,27 +299,20 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     _tiles(run.diagnostics(ds, stage, result, ref), result)
     lap("tiles")
 
-    # Tabs track which one is open, so a ρ move only builds the figures of the open tab.
-    tabs = st.tabs(["Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads"],
-                   key="explore_tabs", on_change="rerun")
-    with tabs[0]:
-        if tabs[0].open is not False:
-            _storyboard(result, result_key, ds, ref, cfg.stage_key(ds))
-    with tabs[1]:
-        if tabs[1].open is not False:
-            _privacy_tab(result, statement, cfg)
-    with tabs[2]:
-        if tabs[2].open is not False:
-            _cloud_tab(ds, stage, cfg, result, ref)
-    with tabs[3]:
-        if tabs[3].open is not False:
-            _filters_tab(result)
-    with tabs[4]:
-        if tabs[4].open is not False:
-            _downloads_tab(ds, cfg, result, statement, ref)
-    lap("tabs")
+    view = _view_picker()
+    if view == VIEWS[0]:
+        _storyboard(result, result_key, ds, ref, cfg.stage_key(ds))
+    elif view == VIEWS[1]:
+        _privacy_view(result, statement, cfg)
+    elif view == VIEWS[2]:
+        _cloud_view(ds, stage, cfg, result, ref)
+    elif view == VIEWS[3]:
+        _filters_view(result)
+    else:
+        _downloads_view(ds, cfg, result, statement, ref)
+    lap("view")
     state.sync_url()
-    _prefetch_next(ds, stage, cfg, ref, figure=tabs[0].open is not False)
+    _prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
     lap.done()
 
 

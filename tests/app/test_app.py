@@ -234,12 +234,12 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert at.select_slider(key="rho_slider").value == 0.316
 
 
-# ----------------------------------------------------------------------------- explore tabs
+# ----------------------------------------------------------------------------- explore views
 
 
-def test_privacy_redraw_and_download_tabs():
+def test_privacy_redraw_and_download_views():
     at = open_app(**SMALL)
-    at.session_state["explore_tabs"] = "Privacy"
+    at.session_state["explore_view"] = "Privacy"
     at.run()
     assert not at.exception
     statement = " ".join(m.value for m in container(at, "privacy_statement").markdown)
@@ -247,14 +247,14 @@ def test_privacy_redraw_and_download_tabs():
     assert "Paper's guarantee" in statement
     assert has_container(at, "feasibility")
 
-    at.session_state["explore_tabs"] = "Re-draw noise"
+    at.session_state["explore_view"] = "Re-draw noise"
     at.run()
     at.number_input(key="redraw_n").set_value(5)
     at.button(key="redraw_button").click().run()
     assert not at.exception
     assert "of 5 draws released centers" in texts(at)
 
-    at.session_state["explore_tabs"] = "Downloads"
+    at.session_state["explore_view"] = "Downloads"
     at.run()
     assert not at.exception
     labels = [d.label for d in at.get("download_button")]
