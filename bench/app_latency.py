@@ -1,25 +1,31 @@
 """ρ slider → redraw latency of the Explore page, measured in Debian's chromium.
 
     PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--moves 10] [--url URL]
+        [--no-prefetch] [--net] [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
-on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16),
-waits for the tuple stage, makes one warm-up move, then presses ArrowLeft on the ρ slider
-``--moves`` times. Each move lands on a ρ not seen before (the app caches private runs per ρ).
+on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16), waits for the tuple
+stage, makes one warm-up move, then presses ArrowLeft on the ρ slider ``--moves`` times. Each
+move lands on a ρ not shown before. The app has usually prefetched it (the runs one step away
+are started after each move, docs/app.md); ``--no-prefetch`` starts the app with
+``DPVIZ_PREFETCH=0`` so that every move computes its private run, as a jump of several steps
+does.
 
 Per move, all times in the page's own clock (``performance.now()``), from the ``keydown``:
 
 - sent: the page sends the new slider value to the server (the frontend's debounce);
-- server: from that frame leaving to the ``script_finished`` frame arriving, as the browser's
-  network layer reports them to Playwright (the fragment rerun on the server, not delayed by a
-  busy page main thread);
+- server (with ``--net``): from that frame leaving to the ``script_finished`` frame arriving,
+  as the browser's network layer reports them to Playwright. Off by default: Playwright then
+  ships every websocket frame to this process, CPU taken from the page being timed;
 - finished: the page's JavaScript gets that ``script_finished`` message (later than its network
-  arrival when the main thread is busy drawing the figures sent before it);
+  arrival when the main thread is busy rendering the messages sent before it);
 - redrawn: the last DOM change inside any plotly chart of the page (the figures are drawn);
 - total: the later of the two, i.e. input → the page shows the new release and is idle.
 
-Prints a table and median / p90 / max; ``--json PATH`` also writes the raw numbers.
-The issue's target: total ≤ 300 ms at n = 1e5.
+The wait for a move to end runs in the page (timers only; no requestAnimationFrame polling).
+Prints a table, median / p90 / max and a CPU probe (this VM's speed drifts by up to ~1.8× within
+minutes: compare tables measured at similar probe times). ``--json PATH`` also writes the raw
+numbers. The issue's target: total ≤ 300 ms at n = 1e5.
 """
 
 from __future__ import annotations
