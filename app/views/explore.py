@@ -79,11 +79,6 @@ def _live_figure(result, ds, ref, proj, *, vector: bool):
         margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
 
 
-def _vector_wanted() -> bool:
-    """The hover toggle's value (in Session State before the toggle is drawn)."""
-    return bool(st.session_state.get(_VECTOR, False))
-
-
 def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     storyboard = lib.viz_modules().storyboard
     proj = _projection(ds)
@@ -108,10 +103,11 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
     """Start the private runs one ρ step away, and their storyboard figures, on the background
     worker: the next move is most often one slider step. Same seeds, so the same release as
     computing them on the move; nothing computed here is shown unless the user moves there."""
-    proj, vector = _projection(ds), _vector_wanted()
+    proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
     for rho in controls.rho_neighbours(cfg.rho):
-        key = replace(cfg, rho=rho).private_key(ds)
-        pending = run.prefetch(ds, stage, replace(cfg, rho=rho))
+        step = replace(cfg, rho=rho)
+        key = step.private_key(ds)
+        pending = run.prefetch(ds, stage, step)
         done = cache.peek("run", key)
         if not figure or (pending is None and done is None):  # speculation is off
             continue
@@ -266,14 +262,14 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with c2:
         delta = controls.delta_select()
     cfg = replace(cfg, rho=rho, delta=delta)
-    result_key = cfg.private_key(ds)
+    result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
     try:
         result = run.private_run(ds, stage, cfg)
         st.session_state[_LAST_RESULT] = (result_key, result)
     except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
         _error(run.error_text(exc))
-        last = st.session_state.get(_LAST_RESULT)
-        if last is None or last[0][:len(cfg.stage_key(ds))] != cfg.stage_key(ds):
+        failed, last = True, st.session_state.get(_LAST_RESULT)
+        if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
             return
         result_key, result = last
         st.caption("Showing the previous result.")
@@ -301,7 +297,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
     view = _view_picker()
     if view == VIEWS[0]:
-        _storyboard(result, result_key, ds, ref, cfg.stage_key(ds))
+        _storyboard(result, result_key, ds, ref, stage_key)
     elif view == VIEWS[1]:
         _privacy_view(result, statement, cfg)
     elif view == VIEWS[2]:
@@ -312,7 +308,8 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         _downloads_view(ds, cfg, result, statement, ref)
     lap("view")
     state.sync_url()
-    _prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
+    if not failed:
+        _prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
     lap.done()
 
 
