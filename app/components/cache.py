@@ -29,7 +29,8 @@ T = TypeVar("T")
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
 #: n = 10⁵), a noise cloud N of them: the sizes bound a session to a few tens of MB.
 SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4, "cloud": 2,
-         "figures": 8, "live_figures": 6, "demo_data": 2}
+         "figures": 8, "live_figures": 6, "statement": 8,
+         "demo_data": 2}
 
 
 def session_lru(name: str) -> OrderedDict:

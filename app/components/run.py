@@ -246,8 +246,9 @@ def demo_run(rho: float, *, n: int = 20_000, t: int = 200, seed: int = 0):
 def statement(result, delta_prime: float):
     """``row_level_statement(result.ledger, δ′)``: every privacy number shown comes from here.
 
-    It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly), so it is simply
-    recomputed on each ρ / δ move rather than cached.
+    It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly). Explore caches
+    it per (run, δ′) and prefetches it with the neighbouring runs; it is a pure function of the
+    run's ledger, so the cached statement is the one a fresh call would give.
     """
     return lib.get("privacy").row_level_statement(result.ledger, delta_prime)
 

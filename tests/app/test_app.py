@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from apptest_helpers import SMALL, container, has_container, metric, open_app, texts
 
+from dpviz.privacy import row_level_statement
+
 GOOD_CSV = b"height,weight,name\n" + b"".join(
     f"{1.0 + (i % 3) * 2 + (i % 7) * 0.01},{-1.0 + (i % 3) + (i % 5) * 0.01},p{i}\n".encode()
     for i in range(400)
@@ -312,3 +314,17 @@ def test_neighbouring_rho_runs_and_figures_are_prefetched_and_equal_those_made_o
     np.testing.assert_array_equal(prefetched.centers, computed.centers)  # the same seeds
     assert prefetched.ledger.total() == computed.ledger.total()
     assert figure.to_json() == cold.session_state["_cache_live_figures"][("live", key, False)].to_json()
+
+
+def test_prefetched_statement_is_the_statement_of_the_run_shown():
+    at = open_app(**SMALL, rho="1")
+    pending = _pending(at, "statement")
+    assert sorted(key[0][5] for key in pending) == [0.794, 1.26]
+    for future in pending.values():
+        future.result(timeout=60)
+    at.select_slider(key="rho_slider").set_value(1.26).run()
+    key, result = at.session_state["_explore_last_result"]
+    shown = at.session_state["_cache_statement"][(key, 1e-6)]
+    fresh = row_level_statement(result.ledger, 1e-6)
+    assert (shown.row.eps, shown.row.delta) == (fresh.row.eps, fresh.row.delta)
+    assert float(metric(at, "ε per row (you)")) == pytest.approx(fresh.row.eps, rel=5e-3)
