@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Hashable, Mapping
-from concurrent.futures import Future
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,16 +86,24 @@ def private_run(ds, stage, cfg: RunConfig):
     return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
 
 
-def prefetch(ds, stage, cfg: RunConfig) -> Future | None:
-    """Start the private stage for ``cfg`` in the background (e.g. one ρ step away), so that
-    moving the slider there only waits for what is left of it (:func:`cache.speculate`).
+def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
+    """Start the private stage for ``cfg`` and its privacy statement in the background (e.g.
+    one ρ step away), so that moving the slider there only waits for what is left of them
+    (:func:`cache.speculate`).
 
     It is the run :func:`private_run` would compute: the same seed stream, so the same noise.
     Nothing is shown until the user picks that ρ; a result computed and never shown releases
-    nothing.
+    nothing. Returns a function giving the run (waiting for it), for more work to chain on
+    the worker, or None if speculation is off.
     """
-    return cache.speculate("run", cfg.private_key(ds),
-                           lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
+    key = cfg.private_key(ds)
+    pending = cache.speculate("run", key, lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
+    done = cache.peek("run", key)
+    if pending is None and done is None:  # speculation is off
+        return None
+    get = pending.result if pending is not None else (lambda: done)
+    cache.speculate("statement", (key, cfg.delta), lambda: _statement(get(), cfg.delta))
+    return get
 
 
 def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
@@ -243,14 +250,19 @@ def demo_run(rho: float, *, n: int = 20_000, t: int = 200, seed: int = 0):
     return ds, private_run(ds, stage, cfg)
 
 
-def statement(result, delta_prime: float):
+def _statement(result, delta_prime: float):
+    return lib.get("privacy").row_level_statement(result.ledger, delta_prime)
+
+
+def statement(result_key: tuple, result, delta_prime: float):
     """``row_level_statement(result.ledger, δ′)``: every privacy number shown comes from here.
 
-    It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly). Explore caches
-    it per (run, δ′) and prefetches it with the neighbouring runs; it is a pure function of the
-    run's ledger, so the cached statement is the one a fresh call would give.
+    It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly), so it is cached
+    per (run, δ′) and prefetched with the neighbouring runs (:func:`prefetch`). It is a pure
+    function of the run's ledger: the cached statement is the one a fresh call would give.
     """
-    return lib.get("privacy").row_level_statement(result.ledger, delta_prime)
+    return cache.memo("statement", (result_key, delta_prime),
+                      lambda: _statement(result, delta_prime))
 
 
 class Laps:

@@ -104,20 +104,14 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
     storyboard figures on the background worker: the next move is most often one slider step.
     Same seeds, so the same release as computing them on the move; nothing computed here is
     shown unless the user moves there."""
-    proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
     for rho in controls.rho_neighbours(cfg.rho):
         step = replace(cfg, rho=rho)
-        key = step.private_key(ds)
-        pending = run.prefetch(ds, stage, step)
-        done = cache.peek("run", key)
-        if pending is None and done is None:  # speculation is off
-            continue
-        get_result = pending.result if pending is not None else (lambda done=done: done)
-        cache.speculate("statement", (key, cfg.delta),
-                        lambda get=get_result: run.statement(get(), cfg.delta))
-        if figure:
-            cache.speculate("live_figures", ("live", key, vector),
-                            lambda get=get_result: _live_figure(get(), ds, ref, proj, vector=vector))
+        get_result = run.prefetch(ds, stage, step)
+        if figure and get_result is not None:
+            proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
+            cache.speculate("live_figures", ("live", step.private_key(ds), vector),
+                            lambda get=get_result, proj=proj, vector=vector: _live_figure(
+                                get(), ds, ref, proj, vector=vector))
 
 
 def _view_picker() -> str:
@@ -278,7 +272,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         result_key, result = last
         st.caption("Showing the previous result.")
     lap("private")
-    statement = cache.memo("statement", (result_key, delta), lambda: run.statement(result, delta))
+    statement = run.statement(result_key, result, delta)
     lap("statement")
     with c3:
         controls.epsilon_readout(rho, delta, statement)
