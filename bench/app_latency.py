@@ -1,7 +1,7 @@
 """ρ slider → redraw latency of the Explore page, measured in Debian's chromium.
 
     PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--moves 10] [--url URL]
-        [--no-prefetch] [--net] [--json PATH]
+        [--no-prefetch] [--plotly-chart] [--net] [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
 on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16), waits for the tuple
@@ -9,7 +9,9 @@ stage, makes one warm-up move, then presses ArrowLeft on the ρ slider ``--moves
 move lands on a ρ not shown before. The app has usually prefetched it (the runs one step away
 are started after each move, docs/app.md); ``--no-prefetch`` starts the app with
 ``DPVIZ_PREFETCH=0`` so that every move computes its private run, as a jump of several steps
-does.
+does. ``--plotly-chart`` starts it with static serving off, so the storyboard falls back to
+``st.plotly_chart``, which the browser rebuilds on every move (the design before the live
+chart of app/components/live_chart.py, kept for comparison).
 
 Per move, all times in the page's own clock (``performance.now()``), from the ``keydown``:
 
@@ -161,11 +163,12 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
-def report(moves: list[dict], *, n: int, load: str, prefetch: bool) -> str:
+def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str) -> str:
     net = "server_ms" in moves[0]
     cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
     lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; ρ slider ArrowLeft × {len(moves)}, "
-             f"prefetch {'on' if prefetch else 'off'} (load average before: {load})",
+             f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
+             f"(load average before: {load})",
              f"{'move':>4}  {'ρ from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
     for i, m in enumerate(moves, 1):
         lines.append(f"{i:>4}  {m['rho_from'] + ' → ' + m['rho_to']:>16}"
@@ -212,14 +215,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-prefetch", action="store_true",
                     help="start the app with DPVIZ_PREFETCH=0: every move computes its private "
                          "run (as a jump of several slider steps does)")
+    ap.add_argument("--plotly-chart", action="store_true",
+                    help="start the app with static serving off, so the storyboard falls back "
+                         "to st.plotly_chart (rebuilt on every move) instead of the live chart "
+                         "updated in place (app/components/live_chart.py)")
     args = ap.parse_args(argv)
     if args.moves > 25:
         ap.error("--moves must be at most 25 (fresh ρ grid steps below the start, 3.16)")
-    if args.url and args.no_prefetch:
-        ap.error("--no-prefetch applies to the app this script starts, not to --url")
+    if args.url and (args.no_prefetch or args.plotly_chart):
+        ap.error("--no-prefetch and --plotly-chart apply to the app this script starts, "
+                 "not to --url")
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    env = {"DPVIZ_PREFETCH": "0"} if args.no_prefetch else None
+    env = {**({"DPVIZ_PREFETCH": "0"} if args.no_prefetch else {}),
+           **({"STREAMLIT_SERVER_ENABLE_STATIC_SERVING": "false"} if args.plotly_chart else {})}
     server = (nullcontext(args.url) if args.url
               else streamlit_server(ROOT / "app" / "main.py", env=env))
     with server as url, sync_playwright() as pw:
@@ -235,13 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         moves = [measure_move(page, net=args.net) for _ in range(args.moves)]
         probe.append(cpu_probe_ms())
         browser.close()
-    print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch))
+    chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
+    print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart))
     print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "
           f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"n": args.n, "load": load, "moves": moves,
-                                         "prefetch": not args.no_prefetch, "cpu_probe_ms": probe},
+                                         "prefetch": not args.no_prefetch, "chart": chart,
+                                         "cpu_probe_ms": probe},
                                         indent=1))
     return 0
 

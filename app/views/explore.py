@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app.components import cache, controls, data_source, explore_form, lib, run, state
+from app.components import cache, controls, data_source, explore_form, lib, live_chart, run, state
 
 st.title("Explore: one private run, step by step")
 st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t random pieces, "
@@ -42,18 +42,15 @@ def _error(msg: str) -> None:
 
 
 def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
-    def build():
-        # The faint data under (c)-(g) is context only: fewer points keep a ρ move light.
-        points = 2_000 if key in "ab" else 1_000
-        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=points)
-        fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
+    """Panel (a) or (b): they do not depend on ρ or δ, so each is built once per tuple stage."""
+    def build() -> str:
+        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+        fig.update_layout(margin=dict(l=55, r=10, t=40, b=45), showlegend=False, height=330,
                           title=dict(font=dict(size=13)))
-        return fig
+        return fig.to_json()
 
-    # (a) and (b) show the data and the tuples: they do not depend on ρ or δ, so they are built
-    # once per tuple stage; (c)-(g) are redrawn on every ρ / δ move.
-    fig = run.memo_figure(("panel", key, stage_key), build) if key in "ab" else build()
-    st.plotly_chart(fig, key=f"storyboard_{key}", height=330, config={"displaylogo": False})
+    live_chart.live_chart(run.memo_figure(("panel", key, stage_key), build),
+                          key=f"storyboard_{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
@@ -67,10 +64,10 @@ def _live_figure(result, ds, ref, proj, *, vector: bool):
     """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
     on the background worker, see :func:`_prefetch_next`).
 
-    Streamlit remounts a chart whose figure changed, so the browser builds it from scratch on
-    every move: the point clouds are drawn as one image per panel (dpviz.viz.raster) unless the
-    user asks for hover on every point; fixed margins and no tick labels let plotly.js lay it
-    out in one pass (bench/app_latency.py has the numbers).
+    The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
+    point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
+    every point; fixed margins and no tick labels let plotly.js lay it out in one pass
+    (docs/app.md has the numbers). Cached as its JSON, which the worker makes too.
     """
     ref_centers = ref.centers if ref is not None else ds.true_centers
     return lib.viz_modules().storyboard.storyboard_figure(
@@ -93,9 +90,9 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
                        stage_key)
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws several times "
                            "slower)", key=_VECTOR, value=False)
-        fig = cache.memo("live_figures", ("live", result_key, vector),
-                         lambda: _live_figure(result, ds, ref, proj, vector=vector))
-        st.plotly_chart(fig, key="storyboard_live", config={"displaylogo": False})
+        spec = cache.memo("live_figures", ("live", result_key, vector),
+                          lambda: _live_figure(result, ds, ref, proj, vector=vector).to_json())
+        live_chart.live_chart(spec, key="storyboard_live")
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
@@ -111,7 +108,7 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
             proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
                             lambda get=get_result, proj=proj, vector=vector: _live_figure(
-                                get(), ds, ref, proj, vector=vector))
+                                get(), ds, ref, proj, vector=vector).to_json())
 
 
 def _view_picker() -> str:

@@ -287,6 +287,15 @@ def wait_for_app_idle(page: Page, *, after: int, timeout: float = RERUN_TIMEOUT_
         "[data-test-script-state='notRunning']"
     ).wait_for(state="attached", timeout=timeout)
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
+    page.wait_for_function(_LIVE_CHARTS_DRAWN_JS, timeout=timeout, polling=50)
+
+
+# dpviz's live charts (app/components/live_chart.py) draw after the run, asynchronously: each
+# says which figure it was handed (data-pending) and which one it shows (data-revision).
+_LIVE_CHARTS_DRAWN_JS = """
+() => Array.from(document.querySelectorAll('.dpviz-live-chart'))
+  .every((el) => el.dataset.error !== undefined || el.dataset.revision === el.dataset.pending)
+"""
 
 
 def rerun_after(page: Page, action: Callable[[], object], *,
@@ -307,6 +316,9 @@ def assert_no_exception(page: Page) -> None:
     boxes = page.get_by_test_id("stException")
     if boxes.count():
         raise AssertionError("the app shows an exception:\n" + boxes.first.inner_text())
+    broken = page.locator(".dpviz-live-chart[data-error]")
+    if broken.count():
+        raise AssertionError("a chart could not be drawn: " + broken.first.inner_text())
 
 
 def query_params(page: Page) -> dict[str, str]:

@@ -64,6 +64,9 @@ def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> N
     centers = private_centers(page)
     eps = widget(page, "eps_readout").inner_text()
     data_panel = chart_traces(page, "storyboard_a")
+    live = plotly_charts(widget(page, "storyboard_live"))
+    live.evaluate("(graph) => { graph.__e2eMark = 'drawn before the move'; }")
+    revision = live.get_attribute("data-revision")
 
     move_slider(page, "rho_slider", -3)  # 1 → 0.501 on the 10-per-decade grid
 
@@ -72,6 +75,9 @@ def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> N
     expect(widget(page, "eps_readout")).not_to_have_text(eps)
     assert private_centers(page) != centers, "panel (f) was not redrawn after the ρ move"
     assert chart_traces(page, "storyboard_a") == data_panel, "the data panel must not change"
+    assert live.get_attribute("data-revision") != revision
+    assert live.evaluate("(graph) => graph.__e2eMark") == "drawn before the move", \
+        "the live chart was rebuilt instead of updated in place (Plotly.react)"
     assert_no_exception(page)
     shoot("explore_after_rho_move")
 
