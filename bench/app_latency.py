@@ -1,7 +1,7 @@
 """ρ slider → redraw latency of the Explore page, measured in Debian's chromium.
 
     PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--moves 10] [--url URL]
-        [--no-prefetch] [--plotly-chart] [--net] [--json PATH]
+        [--no-prefetch] [--plotly-chart] [--vector] [--net] [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
 on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16), waits for the tuple
@@ -203,6 +203,17 @@ def _open(page: Page, url: str) -> None:
         timeout=180_000, polling=200)
 
 
+def _vector_points(page: Page) -> None:
+    """Turn the storyboard's hover toggle on and wait until the WebGL figure is drawn."""
+    runs = page.evaluate("() => window.__dpvizFinished.length")
+    widget(page, "storyboard_vector").locator("label").click()
+    page.wait_for_function(
+        """(runs) => window.__dpvizFinished.length > runs
+                 && document.querySelector('.st-key-storyboard_live .js-plotly-plot .gl-container')
+                 && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")""",
+        arg=runs, timeout=60_000, polling=200)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
@@ -219,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="start the app with static serving off, so the storyboard falls back "
                          "to st.plotly_chart (rebuilt on every move) instead of the live chart "
                          "updated in place (app/components/live_chart.py)")
+    ap.add_argument("--vector", action="store_true",
+                    help="turn on the storyboard's 'Hover on every point' toggle (WebGL points "
+                         "instead of one image per panel) before the moves")
     args = ap.parse_args(argv)
     if args.moves > 25:
         ap.error("--moves must be at most 25 (fresh ρ grid steps below the start, 3.16)")
@@ -239,12 +253,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"first load (data, tuple stage, first private run): "
               f"{time.perf_counter() - t0:.1f} s; status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
+        if args.vector:
+            _vector_points(page)
         measure_move(page, net=args.net)  # warm-up: first figures of a new ρ, lazy imports
         probe = [cpu_probe_ms()]
         moves = [measure_move(page, net=args.net) for _ in range(args.moves)]
         probe.append(cpu_probe_ms())
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
+    chart += ", WebGL points" if args.vector else ", raster points"
     print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart))
     print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "
           f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")

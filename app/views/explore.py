@@ -88,7 +88,7 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
             with col:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
-        vector = st.toggle("Hover on every point (WebGL: each ρ move redraws several times "
+        vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
                            "slower)", key=_VECTOR, value=False)
         spec = cache.memo("live_figures", ("live", result_key, vector),
                           lambda: _live_figure(result, ds, ref, proj, vector=vector).to_json())
