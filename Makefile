@@ -46,9 +46,9 @@ e2e: $(VENV)/.dev chromium
 bench: $(VENV)/.dev
 	$(PY) bench/averaging.py
 
-# Slider -> redraw latency of the Explore page, measured in chromium.
+# Slider -> redraw latency of the Explore page, measured in chromium (options: ARGS="--help").
 bench-app: $(VENV)/.dev chromium
-	$(PY) bench/app_latency.py
+	$(PY) bench/app_latency.py $(ARGS)
 
 # Refresh the README screenshot from the browser test suite.
 screenshot: $(VENV)/.dev chromium

@@ -33,7 +33,9 @@ Explore
     Re-draw noise, Filters & radii, Downloads; only the shown view is computed), ``storyboard``
     (container) with
     charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
-    point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points);
+    point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points;
+    live charts, app/components/live_chart.py: the graph is ``.dpviz-live-chart``, drawn when
+    its ``data-revision`` equals its ``data-pending``);
     ``privacy_statement``, ``feasibility``
     (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
     ``redraw_button``,
