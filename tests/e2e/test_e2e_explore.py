@@ -24,6 +24,7 @@ from st_e2e import (
     plotly_traces,
     press_slider_key,
     query_params,
+    rerun_after,
     selectbox_value,
     slider_text,
     widget,
@@ -148,3 +149,21 @@ def test_rho_grid_ends_run_without_exception(page: Page, app_url: str, shoot) ->
         assert query_params(page)["rho"] == f"{float(rho)!r}"
         expect(widget(page, "run_status")).to_be_visible()
         expect(widget(page, "eps_readout")).to_be_visible()
+
+
+def test_every_view_shows_and_the_storyboard_comes_back_drawn(page: Page, app_url: str,
+                                                              shoot) -> None:
+    """The view picker: each view of the run renders without exception; back on the
+    Storyboard, its live charts are mounted afresh and drawn with the same figure."""
+    open_app(page, app_url + EXPLORE)  # a run that completes: every view has its charts
+    live = plotly_charts(widget(page, "storyboard_live"))
+    revision = live.get_attribute("data-revision")
+    for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "redraw_button"),
+                        ("Filters & radii", "find_diam_chart"), ("Downloads", "dl_centers"),
+                        ("Storyboard", "storyboard_live")):
+        rerun_after(page, widget(page, "explore_view").get_by_text(view, exact=True).click)
+        expect(widget(page, shown)).to_be_visible()
+        assert_no_exception(page)
+        shoot(f"explore_view_{view.split()[0].lower()}")
+    assert live.get_attribute("data-revision") == revision
+    expect(live.locator(".main-svg").first).to_be_visible()
