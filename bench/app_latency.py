@@ -1,13 +1,15 @@
-"""ρ slider → redraw latency of the Explore page, measured in Debian's chromium.
+"""ρ (or δ) slider → redraw latency of the Explore page, measured in Debian's chromium.
 
-    PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--moves 10] [--url URL]
-        [--no-prefetch] [--plotly-chart] [--vector] [--net] [--json PATH]
+    PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--slider rho|delta]
+        [--moves 10] [--url URL] [--no-prefetch] [--plotly-chart] [--vector] [--net]
+        [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
-on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16), waits for the tuple
-stage, makes one warm-up move, then presses ArrowLeft on the ρ slider ``--moves`` times. Each
-move lands on a ρ not shown before. The app has usually prefetched it (the runs one step away
-are started after each move, docs/app.md); ``--no-prefetch`` starts the app with
+on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16; with ``--slider
+delta``, ρ = 1 and δ starts at 10⁻³), waits for the tuple stage, makes one warm-up move, then
+presses ArrowLeft on the slider ``--moves`` times. Each move lands on a value not shown before.
+The app has usually prefetched it (the runs one step away on either slider are started after
+each move, docs/app.md); ``--no-prefetch`` starts the app with
 ``DPVIZ_PREFETCH=0`` so that every move computes its private run, as a jump of several steps
 does. ``--plotly-chart`` starts it with static serving off, so the storyboard falls back to
 ``st.plotly_chart``, which the browser rebuilds on every move (the design before the live
@@ -56,8 +58,10 @@ from st_e2e import (  # noqa: E402
     widget,
 )
 
-QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t=200&rho=3.16&delta=1e-06&seed=0"
-SLIDER = "rho_slider"
+QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t=200&rho={rho}&delta={delta}&seed=0"
+#: --slider: (widget key, start value in the URL, fresh steps below the start)
+SLIDERS = {"rho": ("rho_slider", {"rho": "3.16", "delta": "1e-06"}, 25),
+           "delta": ("delta_select", {"rho": "1.0", "delta": "0.001"}, 9)}
 
 # The keydown time, and the time of every DOM change inside a plotly chart after it (the app
 # replaces some chart elements on a rerun and updates others in place: both show up here).
@@ -122,16 +126,16 @@ _DONE_JS = """
 """
 
 
-def measure_move(page: Page, *, net: bool = False) -> dict:
-    """Press ArrowLeft once on the ρ slider; return the move's timings (ms).
+def measure_move(page: Page, slider: str = "rho_slider", *, net: bool = False) -> dict:
+    """Press ArrowLeft once on ``slider``; return the move's timings (ms).
 
     The page times everything itself (``performance.now()``); Python only presses the key and
     then waits on one promise. With ``net``, Playwright's record of the websocket frames gives
     the network-level server time too (that record costs CPU in the driver on every frame).
     """
-    before_rho = slider_text(page, SLIDER)
+    before_value = slider_text(page, slider)
     before = page.evaluate(_SIGNATURE_JS)
-    thumb = slider_input(page, SLIDER)
+    thumb = slider_input(page, slider)
     thumb.focus()
     charts = page.evaluate(_INSTRUMENT_JS)
     t_press = time.perf_counter()
@@ -143,9 +147,9 @@ def measure_move(page: Page, *, net: bool = False) -> dict:
     draws = [d for d in t["draws"] if d > key]
     sent = [x for x in t["sent"] if x > key]
     if key is None or not finished or not draws or not sent:
-        raise RuntimeError(f"incomplete timing for the move from ρ={before_rho}: {t}")
+        raise RuntimeError(f"incomplete timing for the move from {before_value}: {t}")
     out = {
-        "rho_from": before_rho, "rho_to": slider_text(page, SLIDER), "charts": charts,
+        "from": before_value, "to": slider_text(page, slider), "charts": charts,
         "sent_ms": sent[0] - key, "finished_ms": finished[0] - key,
         "redrawn_ms": max(draws) - key, "first_draw_ms": min(draws) - key,
         "total_ms": max(finished[0], max(draws)) - key,
@@ -163,15 +167,17 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
-def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str) -> str:
+def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str,
+           slider: str = "rho") -> str:
     net = "server_ms" in moves[0]
     cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
-    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; ρ slider ArrowLeft × {len(moves)}, "
+    name = {"rho": "ρ", "delta": "δ"}[slider]
+    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; {name} slider ArrowLeft × {len(moves)}, "
              f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
              f"(load average before: {load})",
              f"{'move':>4}  {'ρ from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
     for i, m in enumerate(moves, 1):
-        lines.append(f"{i:>4}  {m['rho_from'] + ' → ' + m['rho_to']:>16}"
+        lines.append(f"{i:>4}  {m['from'] + ' → ' + m['to']:>16}"
                      + "".join(f"  {m[c]:>6.0f}ms" for c in cols))
     for name in cols:
         v = [m[name] for m in moves]
@@ -217,7 +223,10 @@ def _vector_points(page: Page) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
-    ap.add_argument("--moves", type=int, default=10, help="measured ρ moves (after 1 warm-up)")
+    ap.add_argument("--slider", choices=sorted(SLIDERS), default="rho",
+                    help="the slider to move: ρ (from 3.16) or δ (from 10⁻³)")
+    ap.add_argument("--moves", type=int, help="measured moves after 1 warm-up (default: 10 for "
+                    "ρ, 8 for δ)")
     ap.add_argument("--url", help="use a running app at this base URL instead of starting one")
     ap.add_argument("--json", type=Path, help="also write the raw timings here")
     ap.add_argument("--net", action="store_true",
@@ -234,8 +243,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="turn on the storyboard's 'Hover on every point' toggle (WebGL points "
                          "instead of one image per panel) before the moves")
     args = ap.parse_args(argv)
-    if args.moves > 25:
-        ap.error("--moves must be at most 25 (fresh ρ grid steps below the start, 3.16)")
+    key, start, fresh = SLIDERS[args.slider]
+    args.moves = args.moves or min(10, fresh - 1)
+    if args.moves + 1 > fresh:
+        ap.error(f"--moves must be at most {fresh - 1} for --slider {args.slider} (fresh grid "
+                 "steps below the start, one of them for the warm-up)")
     if args.url and (args.no_prefetch or args.plotly_chart):
         ap.error("--no-prefetch and --plotly-chart apply to the app this script starts, "
                  "not to --url")
@@ -249,25 +261,27 @@ def main(argv: list[str] | None = None) -> int:
         browser = launch_chromium(pw)
         page = new_app_page(browser, height=1400, track=args.net)
         t0 = time.perf_counter()
-        _open(page, url.rstrip("/") + QUERY.format(n=args.n))
+        _open(page, url.rstrip("/") + QUERY.format(n=args.n, **start))
         print(f"first load (data, tuple stage, first private run): "
               f"{time.perf_counter() - t0:.1f} s; status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
         if args.vector:
             _vector_points(page)
-        measure_move(page, net=args.net)  # warm-up: first figures of a new ρ, lazy imports
+        measure_move(page, key, net=args.net)  # warm-up: first figures of a new ρ, lazy imports
         probe = [cpu_probe_ms()]
-        moves = [measure_move(page, net=args.net) for _ in range(args.moves)]
+        moves = [measure_move(page, key, net=args.net) for _ in range(args.moves)]
         probe.append(cpu_probe_ms())
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
     chart += ", WebGL points" if args.vector else ", raster points"
-    print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart))
+    print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart,
+                 slider=args.slider))
     print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "
           f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"n": args.n, "load": load, "moves": moves,
+                                         "slider": args.slider,
                                          "prefetch": not args.no_prefetch, "chart": chart,
                                          "cpu_probe_ms": probe},
                                         indent=1))

@@ -8,8 +8,9 @@
   content hash. Uploaded bytes and what is derived from them never leave the session and are
   never written to disk; ``st.cache_data`` is not used for them.
 - :func:`speculate` starts a computation on one low-priority background thread and parks its
-  future in the LRU; :func:`memo` of that key then waits for it instead of computing. The
-  worker only runs pure functions of values passed in (never Session State).
+  future in the LRU; :func:`memo` of that key then waits for it if it has started, or else
+  withdraws it and computes at once. :func:`cancel_queued` withdraws what a user has moved
+  away from. The worker only runs pure functions of values passed in (never Session State).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ T = TypeVar("T")
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
 #: n = 10⁵), a noise cloud N of them: the sizes bound a session to a few tens of MB.
 SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4, "cloud": 2,
-         "figures": 8, "live_figures": 6, "statement": 8,
+         "figures": 8, "live_figures": 8, "statement": 10,
          "demo_data": 2}
 
 
@@ -44,8 +45,9 @@ def session_lru(name: str) -> OrderedDict:
 def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
     """Return the cached value for ``key`` in the session cache ``name``, computing it once.
 
-    A value :func:`speculate` started is waited for; if it failed, ``compute`` runs here, so
-    the error is raised in the script thread like any other.
+    A value :func:`speculate` started is waited for if the worker is on it. If it is still
+    queued (behind other speculation), it is cancelled and computed here at once; if it
+    failed, it is computed here too, so the error is raised in the script thread.
     """
     lru = session_lru(name)
     if key in lru:
@@ -54,7 +56,7 @@ def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
         if not isinstance(value, Future):
             return value
         try:
-            value = value.result()
+            value = compute() if value.cancel() else value.result()
         except Exception:  # including CancelledError: compute it here instead
             value = compute()
         lru[key] = value
@@ -85,16 +87,31 @@ def put(name: str, key: Hashable, value: Any) -> None:
 
 
 def _lower_priority() -> None:
-    """Run the worker at nice 10 (on Linux a thread id is a schedulable entity), so that
-    speculative work yields the cores to the script and to a browser on the same machine."""
+    """Run the worker only on otherwise idle CPU (Linux SCHED_IDLE; nice 10 where that is not
+    available), so that speculative work yields the cores to the script and to a browser on
+    the same machine. On Linux a thread is a schedulable entity of its own.
+
+    With nice 10, prefetching the δ neighbours too slowed ρ moves; with SCHED_IDLE it did not
+    (docs/app.md). The cost: on a machine whose cores are all busy, the worker (and the GIL
+    whenever it holds it) waits for idle time; ``DPVIZ_PREFETCH=0`` turns it off there."""
     with contextlib.suppress(AttributeError, OSError):  # not Linux, or not permitted
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
 
 
 #: One worker for the whole server: speculation never takes more than one core, and jobs run
 #: in the order they were started (a job may wait on the future of an earlier one).
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-speculate",
                              initializer=_lower_priority)
+
+
+def cancel_queued(*names: str) -> None:
+    """Withdraw this session's speculation that the worker has not started (in the caches
+    ``names``): called when the user moves on, so that what is wanted now runs first."""
+    for name in names:
+        lru = session_lru(name)
+        for key in [k for k, v in lru.items() if isinstance(v, Future) and v.cancel()]:
+            del lru[key]
 
 
 def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | None:
@@ -107,7 +124,7 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | No
     if os.environ.get("DPVIZ_PREFETCH", "1") == "0":
         return None
     lru = session_lru(name)
-    if key in lru:
+    if key in lru and not (isinstance(lru[key], Future) and lru[key].cancelled()):
         value = lru[key]
         return value if isinstance(value, Future) else None
     future = _WORKER.submit(compute)

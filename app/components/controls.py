@@ -56,11 +56,21 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
     return float(state.get("rho"))
 
 
-def rho_neighbours(rho: float) -> tuple[float, ...]:
-    """The slider's values one step below and above ``rho`` (where they exist)."""
-    options = _with(RHO_GRID, rho)
-    i = options.index(float(rho))
+def _neighbours(grid: tuple[float, ...], value: float) -> tuple[float, ...]:
+    """The slider's values one step below and above ``value`` (where they exist)."""
+    options = _with(grid, value)
+    i = options.index(float(value))
     return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
+
+
+def rho_neighbours(rho: float) -> tuple[float, ...]:
+    """The ρ slider's values one step below and above ``rho``."""
+    return _neighbours(RHO_GRID, rho)
+
+
+def delta_neighbours(delta: float) -> tuple[float, ...]:
+    """The δ slider's values one step below and above ``delta``."""
+    return _neighbours(DELTA_GRID, delta)
 
 
 def delta_select(key: str = "delta_select", *, label: str = "δ (failure probability)") -> float:

@@ -97,12 +97,15 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
 
 
 def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
-    """Start the private runs one ρ step away, their privacy statements and (if shown) their
-    storyboard figures on the background worker: the next move is most often one slider step.
-    Same seeds, so the same release as computing them on the move; nothing computed here is
-    shown unless the user moves there."""
-    for rho in controls.rho_neighbours(cfg.rho):
-        step = replace(cfg, rho=rho)
+    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
+    and (if shown) their storyboard figures on the background worker: the next move is most
+    often one step of one slider. Speculation of earlier moves that has not started is
+    withdrawn first. Same seeds, so the same release as computing them on the move; nothing
+    computed here is shown unless the user moves there."""
+    cache.cancel_queued("run", "statement", "live_figures")
+    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
+    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
+    for step in steps:
         get_result = run.prefetch(ds, stage, step)
         if figure and get_result is not None:
             proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))

@@ -287,14 +287,15 @@ def _pending(at, cache_name: str) -> dict:
             if isinstance(value, Future)}
 
 
-def test_neighbouring_rho_runs_and_figures_are_prefetched_and_equal_those_made_on_the_move(
+def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_the_move(
         monkeypatch):
     at = open_app(**SMALL, rho="1")
     runs = _pending(at, "run")
-    # one slider step on each side of ρ = 1 (the grid has 10 steps per decade)
-    assert sorted(key[5] for key in runs) == [0.794, 1.26]
+    # one step of either slider: ρ (10 steps per decade) around 1, δ (powers of ten) around 1e-6
+    steps = [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5), (1.26, 1e-6)]
+    assert sorted(key[5:7] for key in runs) == steps
     figures = _pending(at, "live_figures")
-    assert sorted(key[1][5] for key in figures) == [0.794, 1.26]
+    assert sorted(key[1][5:7] for key in figures) == steps
     for future in [*runs.values(), *figures.values()]:
         future.result(timeout=60)
     at.select_slider(key="rho_slider").set_value(1.26).run()
@@ -303,8 +304,8 @@ def test_neighbouring_rho_runs_and_figures_are_prefetched_and_equal_those_made_o
     assert prefetched.params["rho"] == 1.26
     figure = at.session_state["_cache_live_figures"][("live", key, False)]
     # the next steps: 1.58 is started; ρ = 1 was shown, so it is cached, not started again
-    by_rho = {k[5]: v for k, v in at.session_state["_cache_run"].items()}
-    assert isinstance(by_rho[1.58], Future) and not isinstance(by_rho[1.0], Future)
+    by_step = {k[5:7]: v for k, v in at.session_state["_cache_run"].items()}
+    assert isinstance(by_step[1.58, 1e-6], Future) and not isinstance(by_step[1.0, 1e-6], Future)
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
     cold = open_app(**SMALL, rho="1.26")
@@ -319,7 +320,9 @@ def test_neighbouring_rho_runs_and_figures_are_prefetched_and_equal_those_made_o
 def test_prefetched_statement_is_the_statement_of_the_run_shown():
     at = open_app(**SMALL, rho="1")
     pending = _pending(at, "statement")
-    assert sorted(key[0][5] for key in pending) == [0.794, 1.26]
+    assert sorted(key[0][5:7] for key in pending) == [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5),
+                                                      (1.26, 1e-6)]
+    assert all(delta_prime == key[6] for key, delta_prime in pending)  # δ′ = that run's δ
     for future in pending.values():
         future.result(timeout=60)
     at.select_slider(key="rho_slider").set_value(1.26).run()
