@@ -317,6 +317,26 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
     assert figure == cold.session_state["_cache_live_figures"][("live", key, False)]  # JSON
 
 
+def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move(monkeypatch):
+    at = open_app(**SMALL, rho="1")
+    runs = _pending(at, "run")
+    started = next(f for k, f in runs.items() if k[5:7] == (1.0, 1e-5))
+    for future in runs.values():
+        future.result(timeout=60)
+    at.select_slider(key="delta_select").set_value(1e-5).run()
+    assert not at.exception
+    key, prefetched = at.session_state["_explore_last_result"]
+    assert (prefetched.params["rho"], prefetched.params["delta"]) == (1.0, 1e-5)
+    assert prefetched is started.result()  # the speculated run is the one shown
+
+    monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+    cold = open_app(**SMALL, rho="1", delta="1e-05")
+    cold_key, computed = cold.session_state["_explore_last_result"]
+    assert cold_key == key
+    np.testing.assert_array_equal(prefetched.centers, computed.centers)
+    assert prefetched.ledger.total() == computed.ledger.total()
+
+
 def test_prefetched_statement_is_the_statement_of_the_run_shown():
     at = open_app(**SMALL, rho="1")
     pending = _pending(at, "statement")
