@@ -29,8 +29,8 @@ import streamlit as st
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 _PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
-_HTML = '<div class="dpviz-live-chart"></div>'
-_CSS = ".dpviz-live-chart { width: 100%; }"
+_HTML = '<div class="dpviz-live-chart"></div><p class="dpviz-live-chart-error" hidden></p>'
+_CSS = ".dpviz-live-chart { width: 100%; } .dpviz-live-chart-error { color: #d33; }"
 
 # Called by Streamlit with the mount's data whenever it changes (same parentElement each time;
 # the cleanup it returns runs only when the element leaves the page, or at once if a newer
@@ -63,23 +63,38 @@ function themed(layout, root) {
 // until they agree); data-error: why it could not be drawn.
 export default function ({ parentElement, data }) {
   const root = parentElement.querySelector(".dpviz-live-chart");
+  const message = parentElement.querySelector(".dpviz-live-chart-error");
   const seq = (root.__dpvizSeq = (root.__dpvizSeq || 0) + 1);
-  const figure = JSON.parse(data.figure);
+  const fail = (err) => {
+    root.dataset.error = `plotly.js: ${err.message}`;
+    message.textContent = `Could not draw this chart (${root.dataset.error}).`;
+    message.hidden = false;
+  };
+  const cleanup = () => {
+    if (!root.isConnected && window.Plotly) window.Plotly.purge(root);
+  };
   root.dataset.pending = data.revision;
+  let figure;
+  try {
+    figure = JSON.parse(data.figure);
+  } catch (err) {
+    fail(err);
+    return cleanup;
+  }
   if (figure.layout.height) root.style.minHeight = `${figure.layout.height}px`;
   loadPlotly(data.src)
     .then((Plotly) => {
-      if (seq !== root.__dpvizSeq) return;  // a newer figure arrived while plotly.js loaded
+      if (seq !== root.__dpvizSeq) return undefined;  // a newer figure came while loading
       return Plotly.react(root, figure.data, themed(figure.layout, root), data.config)
-        .then(() => { if (seq === root.__dpvizSeq) root.dataset.revision = data.revision; });
+        .then(() => {
+          if (seq !== root.__dpvizSeq) return;
+          root.dataset.revision = data.revision;
+          delete root.dataset.error;
+          message.hidden = true;
+        });
     })
-    .catch((err) => {
-      root.dataset.error = `plotly.js: ${err.message}`;
-      root.textContent = `Could not draw this chart (${root.dataset.error}).`;
-    });
-  return () => {
-    if (!root.isConnected && window.Plotly) window.Plotly.purge(root);
-  };
+    .catch(fail);
+  return cleanup;
 }
 """
 

@@ -167,3 +167,19 @@ def test_every_view_shows_and_the_storyboard_comes_back_drawn(page: Page, app_ur
         shoot(f"explore_view_{view.split()[0].lower()}")
     assert live.get_attribute("data-revision") == revision
     expect(live.locator(".main-svg").first).to_be_visible()
+
+
+def test_a_chart_that_cannot_load_plotly_js_says_so_and_the_app_stays_usable(
+        browser: Browser, app_url: str) -> None:
+    other = new_app_page(browser)
+    try:
+        other.route(re.compile(r".*/app/static/plotly-[^/]*\.min\.js$"), lambda r: r.abort())
+        open_app(other, app_url + EXPLORE)
+        message = widget(other, "storyboard_live").locator(".dpviz-live-chart-error")
+        expect(message).to_contain_text("Could not draw this chart")
+        expect(widget(other, "run_status")).to_contain_text("completed every step")
+        expect(widget(other, "eps_readout")).to_contain_text("ε per row")
+        with pytest.raises(AssertionError, match="could not be drawn"):
+            assert_no_exception(other)
+    finally:
+        other.context.close()
