@@ -55,10 +55,13 @@ def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
         value = lru[key]
         if not isinstance(value, Future):
             return value
-        try:
-            value = compute() if value.cancel() else value.result()
-        except Exception:  # including CancelledError: compute it here instead
+        if value.cancel():  # still queued: do not wait behind other speculation
             value = compute()
+        else:
+            try:
+                value = value.result()
+            except Exception:  # including CancelledError: compute it here instead
+                value = compute()
         lru[key] = value
         return value
     value = compute()

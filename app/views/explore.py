@@ -60,20 +60,21 @@ def _projection(ds):
         ds.X, feature_names=ds.feature_names))
 
 
-def _live_figure(result, ds, ref, proj, *, vector: bool):
+def _live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
     on the background worker, see :func:`_prefetch_next`).
 
     The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
     point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
     every point; fixed margins and no tick labels let plotly.js lay it out in one pass
-    (docs/app.md has the numbers). Cached as its JSON, which the worker makes too.
+    (docs/app.md has the numbers). Returned as JSON, the form that is cached and sent.
     """
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    return lib.viz_modules().storyboard.storyboard_figure(
+    fig = lib.viz_modules().storyboard.storyboard_figure(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=False, tick_labels=False,
         margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
+    return fig.to_json()
 
 
 def _storyboard(result, result_key, ds, ref, stage_key) -> None:
@@ -91,7 +92,7 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
                            "slower)", key=_VECTOR, value=False)
         spec = cache.memo("live_figures", ("live", result_key, vector),
-                          lambda: _live_figure(result, ds, ref, proj, vector=vector).to_json())
+                          lambda: _live_figure_json(result, ds, ref, proj, vector=vector))
         live_chart.live_chart(spec, key="storyboard_live")
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
@@ -110,8 +111,8 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
         if figure and get_result is not None:
             proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
-                            lambda get=get_result, proj=proj, vector=vector: _live_figure(
-                                get(), ds, ref, proj, vector=vector).to_json())
+                            lambda get=get_result, proj=proj, vector=vector: _live_figure_json(
+                                get(), ds, ref, proj, vector=vector))
 
 
 def _view_picker() -> str:

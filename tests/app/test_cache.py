@@ -88,3 +88,16 @@ def test_lru_evicts_the_oldest_and_cancels_a_queued_eviction(busy_worker):
     assert "first" not in cache.session_lru("live_figures")
     assert queued.cancelled()
     assert list(cache.session_lru("live_figures")) == list(range(size))
+
+
+def test_a_queued_speculation_computed_here_raises_its_error_once(busy_worker):
+    cache.speculate("run", "bad", lambda: "from the worker")
+    calls = []
+
+    def compute() -> str:
+        calls.append(1)
+        raise ValueError("bad knobs")
+
+    with pytest.raises(ValueError, match="bad knobs"):
+        cache.memo("run", "bad", compute)
+    assert calls == [1]
