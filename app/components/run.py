@@ -74,16 +74,17 @@ def tuple_stage(ds, cfg: RunConfig):
     return cache.memo("stage", cfg.stage_key(ds), compute)
 
 
-def _private(ds, stage, cfg: RunConfig, stream: np.random.SeedSequence):
+def _private(ds, stage, cfg: RunConfig):
+    """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
     fc = lib.get("fc")
     return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
                                r_min=cfg.r_min, preset=cfg.preset,
-                               rng=np.random.default_rng(stream))
+                               rng=np.random.default_rng(seeds(cfg.seed)[1]))
 
 
 def private_run(ds, stage, cfg: RunConfig):
     """The private stage for ``cfg`` on the cached tuples (cached; ValueError on bad knobs)."""
-    return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
+    return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg))
 
 
 def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
@@ -97,7 +98,7 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     the worker, or None if speculation is off.
     """
     key = cfg.private_key(ds)
-    pending = cache.speculate("run", key, lambda: _private(ds, stage, cfg, seeds(cfg.seed)[1]))
+    pending = cache.speculate("run", key, lambda: _private(ds, stage, cfg))
     done = cache.peek("run", key)
     if pending is None and done is None:  # speculation is off
         return None

@@ -106,13 +106,13 @@ def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
     cache.cancel_queued("run", "statement", "live_figures")
     steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
     steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
+    proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
     for step in steps:
         get_result = run.prefetch(ds, stage, step)
         if figure and get_result is not None:
-            proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
-                            lambda get=get_result, proj=proj, vector=vector: _live_figure_json(
-                                get(), ds, ref, proj, vector=vector))
+                            lambda get=get_result: _live_figure_json(get(), ds, ref, proj,
+                                                                     vector=vector))
 
 
 def _view_picker() -> str:
