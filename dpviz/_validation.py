@@ -13,6 +13,11 @@ import numpy as np
 
 RngLike = np.random.Generator | int | None
 
+#: Largest magnitude accepted for a coordinate or a radius: squares and sums of squares of such
+#: numbers over 10⁶ rows × 10⁴ dimensions stay far below float64's 1.8e308 (issue 19: values
+#: near 1e154 overflowed r², 2Λ and k-means costs deep inside the algorithms).
+MAX_MAGNITUDE = 1e100
+
 
 def _range_text(low: float, high: float, low_open: bool, high_open: bool) -> str:
     left = "(" if low_open else "["

@@ -18,7 +18,7 @@ def test_example_file_from_path():
     assert ds.X.shape == (300, 3) and ds.source == "upload" and ds.radius is None
     assert ds.feature_names == ("x", "y", "z") and ds.name == "example_blobs"
     assert out.dropped_rows == 0 and not out.truncated
-    assert any("Ignored non-numeric: group" in m for m in out.messages)
+    assert any("Ignored non-numeric: 'group'" in m for m in out.messages)
 
 
 def test_bytes_binary_and_text_file_like_agree():
@@ -70,7 +70,7 @@ def test_headerless_and_semicolon():
 
 
 def test_malformed_asset_raises_clear_error():
-    with pytest.raises(ValueError, match=r"could not be parsed as CSV.*Expected 3 fields"):
+    with pytest.raises(ValueError, match=r"Data row 3 has 5 fields but the header has 3"):
         load_csv(ASSETS / "malformed.csv")
 
 
@@ -82,14 +82,32 @@ def test_malformed_asset_raises_clear_error():
         (b"a,b\n", "no data rows"),
         (b"a,b\nx,y\nz,w\n", "No numeric columns found. Columns in the file: 'a', 'b'"),
         (b"a,b\n1,2\n", r"Only 1 usable row"),
-        (b"a,b\n1,\n,2\n3,4\n", r"Only 1 usable row\(s\) \(2 dropped"),
-        (b"a,b\n\xc3\x28,1\n", "could not be decoded as UTF-8"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "looks binary"),
+        (b"a,b\n1,\n,2\n3,4\n", None),
+        (b"a\n1\ninf\n", r"Only 1 usable row\(s\) \(1 dropped"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "PNG image, not a CSV"),
+        (b"a,b\n1,\x00\n", "looks binary"),
+        (b"\x1f\x8b\x08\x00" + b"\x00" * 20, "gzip-compressed.*not opened or decompressed"),
     ],
 )
 def test_clear_errors(raw, match):
+    if match is None:  # every numeric column is fine alone: a picker, not an error
+        out = load_csv(raw)
+        assert out.dataset is None and out.numeric_columns == ("a", "b")
+        assert out.missing_by_column == (("a", 1), ("b", 1))
+        assert any("Only 1 usable row(s) (2 dropped" in m and "Choose fewer columns" in m
+                   for m in out.messages)
+        with pytest.raises(ValueError, match=r"Only 1 usable row\(s\) \(2 dropped"):
+            load_csv(raw, columns=["a", "b"])
+        assert load_csv(raw, columns=["a"]).dataset.n == 2
+        return
     with pytest.raises(ValueError, match=match):
         load_csv(raw)
+
+
+def test_latin1_is_read_with_a_notice():
+    out = load_csv("név,b\n1,2\n3,4\n".encode("latin-1"))
+    assert out.numeric_columns == ("név", "b") and out.dataset.n == 2
+    assert any("not UTF-8" in m and "Latin-1" in m for m in out.messages)
 
 
 def test_size_limit_and_bad_source(tmp_path):
