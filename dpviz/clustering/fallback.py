@@ -13,6 +13,9 @@ The paper ran Google's LSH clustering with 1% of the budget when FC failed (§6.
   nearest projected center, and each group's mean is released in the full space by noisy sum
   and noisy count (0.4ρ, parallel composition over the groups). Cluster centers lie near the
   top eigenvectors of XᵀX, so the projection keeps them apart where a random one would not.
+  For d > MAX_PCA_DIM (1000, public) the d×d matrix is never formed: a random, data-independent
+  p-D subspace replaces the PCA and its 0.2ρ is recorded as reserved (a weaker but bounded
+  fallback; cluster on fewer columns for a better one).
 
 Privacy
 -------
@@ -55,6 +58,9 @@ MAX_ACTIVE_CELLS = 2048
 DENSE_GRID_CELLS = 1 << 20
 #: Levels of the projected quadtree (cells per axis 2, 4, ..., 2**9 over the Λ-box).
 PROJECTED_LEVELS = tuple(range(1, 10))
+#: Largest d for the private PCA: it forms and decomposes a d×d matrix (8 MB and ~0.3 s at
+#: d = 1000; 200 MB and > 1 min at d = 5000). Above it a random subspace is used (issue 19).
+MAX_PCA_DIM = 1000
 
 
 @dataclass(frozen=True)
@@ -188,8 +194,15 @@ def _private_top_subspace(
 
     One row changes XᵀX by xxᵀ, whose Frobenius norm is ||x||² ≤ Λ²; the upper triangle
     (diagonal included) is released with ℓ2 sensitivity Λ² (ρ-zCDP), then mirrored.
+    For d > MAX_PCA_DIM (public) no d×d matrix is formed: a random orthonormal basis, drawn
+    independently of the data, is returned and the share ρ is recorded as reserved.
     """
     d = X.shape[1]
+    if d > MAX_PCA_DIM:
+        ledger.record(f"second moment XᵀX (not drawn: d = {d} > {MAX_PCA_DIM}, random subspace) "
+                      "(reserved)", "reserved", ZCDP(rho))
+        Q, _ = np.linalg.qr(rng.standard_normal((d, p)))
+        return Q
     iu = np.triu_indices(d)
     M = X.T @ X
     noisy = gaussian(M[iu], sensitivity=radius**2, rho=rho, rng=rng, ledger=ledger,
@@ -245,5 +258,6 @@ def fallback_centers(
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)
     C = np.where(norms > radius, C * radius / np.maximum(norms, 1e-300), C)
-    return FallbackOutcome(C, f"private PCA to {p}-D + grid coreset + noisy group means",
+    how = f"private PCA to {p}-D" if d <= MAX_PCA_DIM else f"random {p}-D subspace (d > {MAX_PCA_DIM})"
+    return FallbackOutcome(C, f"{how} + grid coreset + noisy group means",
                            P * 2 * radius - radius, w, PROJECTED_LEVELS)

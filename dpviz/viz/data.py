@@ -17,6 +17,11 @@ from dpviz.viz import colors
 
 #: Above this many rows PCA is fitted on a deterministic subsample (display only).
 _PCA_FIT_ROWS = 50_000
+#: Above this dimension no d×d covariance is formed: the top two components come from a
+#: randomized range finder (Halko, Martinsson, Tropp 2011, Alg. 4.4) on at most
+#: _PCA_FIT_CELLS / d rows, in O(rows · d) memory (issue 19: d = 5 000 needed 200 MB and minutes).
+_PCA_DENSE_DIM = 500
+_PCA_FIT_CELLS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -77,21 +82,47 @@ def project_2d(X: np.ndarray, *, feature_names: tuple[str, ...] | None = None) -
         titles = (names[0], names[1]) if names else ("x1", "x2")
         return Projector(np.zeros(2), np.eye(2), titles, "identity")
     n = X.shape[0]
-    fit = X[:: max(1, n // _PCA_FIT_ROWS)] if n > _PCA_FIT_ROWS else X
+    max_rows = _PCA_FIT_ROWS if d <= _PCA_DENSE_DIM else max(2, _PCA_FIT_CELLS // d)
+    step = n // max_rows if d <= _PCA_DENSE_DIM else -(-n // max_rows)  # ceil: at most max_rows
+    fit = X[:: max(1, step)] if n > max_rows else X
     mean = fit.mean(axis=0) if fit.shape[0] else np.zeros(d)
     if fit.shape[0] < 2:
         comps = np.eye(d)[:, :2]
         return Projector(mean, comps, ("x1", "x2"), "pca")
-    cov = np.cov(fit, rowvar=False)
-    vals, vecs = np.linalg.eigh(cov)
-    order = np.argsort(vals)[::-1][:2]
-    comps = vecs[:, order]
+    if d <= _PCA_DENSE_DIM:
+        cov = np.cov(fit, rowvar=False)
+        vals, vecs = np.linalg.eigh(cov)
+        order = np.argsort(vals)[::-1][:2]
+        comps, top = vecs[:, order], vals[order]
+        total = float(vals.sum())
+    else:
+        comps, top, total = _randomized_top2(fit - mean)
     signs = np.sign(comps[np.argmax(np.abs(comps), axis=0), [0, 1]])
     comps = comps * np.where(signs == 0, 1.0, signs)
-    total = float(vals.sum())
-    share = vals[order] / total if total > 0 else np.zeros(2)
+    share = top / total if total > 0 else np.zeros(2)
     titles = (f"PC1 ({share[0]:.0%} of variance)", f"PC2 ({share[1]:.0%} of variance)")
     return Projector(mean, comps, titles, "pca")
+
+
+def _randomized_top2(Xc: np.ndarray, oversample: int = 8, power: int = 4) -> tuple[np.ndarray, np.ndarray,
+                                                                                   float]:
+    """Top-2 principal axes (d, 2), their variances and the total variance of centered rows
+    Xc (m, d) without a d×d matrix: a fixed-seed randomized range finder with power iterations
+    (Halko, Martinsson, Tropp 2011, Alg. 4.4); display only, deterministic."""
+    m, d = Xc.shape
+    omega = np.random.default_rng(0).standard_normal((d, min(d, 2 + oversample)))
+    Q, _ = np.linalg.qr(Xc @ omega)
+    for _ in range(power):
+        Q, _ = np.linalg.qr(Xc.T @ Q)
+        Q, _ = np.linalg.qr(Xc @ Q)
+    _, s, vt = np.linalg.svd(Q.T @ Xc, full_matrices=False)
+    var = s[:2] ** 2 / max(m - 1, 1)
+    total = float(np.einsum("ij,ij->", Xc, Xc)) / max(m - 1, 1)
+    comps = vt[:2].T
+    if comps.shape[1] < 2:
+        comps = np.pad(comps, ((0, 0), (0, 2 - comps.shape[1])))
+        var = np.pad(var, (0, 2 - var.size))
+    return comps, var, total
 
 
 def downsample_index(n: int, max_points: int, *, rng_seed: int = 0) -> np.ndarray:
