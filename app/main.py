@@ -71,7 +71,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import data_source, run, state  # noqa: E402
+from app.components import data_source, run, safe, state  # noqa: E402
 
 st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
                    layout="wide")
@@ -93,7 +93,7 @@ st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))
 
 for notice in state.url_notices():
-    st.warning(notice)
+    st.warning(safe.md(notice))  # a link's text is shown as text
 
 with st.sidebar.container(key="dataset_summary"):
     choice = data_source.current()

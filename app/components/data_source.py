@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import cache, lib, state
+from app.components import cache, lib, safe, state
 
 _LAST_GOOD = "_last_dataset"
 _ACTIVE_UPLOAD = "_active_upload"
@@ -104,11 +104,12 @@ def current() -> DataChoice:
                 return DataChoice(
                     fallback,
                     notice="No uploaded dataset in this session yet. Uploads are never stored or "
-                    "shared: a link carries the parameters but not the data, so upload the file "
-                    "on the Data page (Upload a CSV) to see or reproduce the view.",
+                    "shared: a link carries parameters (some set from the upload, as the Data page "
+                    "says) but not the rows, so upload the file on the Data page (Upload a CSV) to "
+                    "see or reproduce the view.",
                 )
     except ValueError as exc:
-        return DataChoice(last, error=str(exc))
+        return DataChoice(last, error=safe.md(exc))  # may quote a URL value: shown as text
     st.session_state[_LAST_GOOD] = ds
     return DataChoice(ds)
 
@@ -123,4 +124,4 @@ def describe(ds) -> str:
     """One line about a dataset (public facts and its recipe)."""
     src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
     lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-    return f"**{ds.name}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}"
+    return f"**{safe.md(ds.name)}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}"

@@ -12,7 +12,7 @@ import hashlib
 
 import streamlit as st
 
-from app.components import cache, data_source, lib, state
+from app.components import cache, data_source, lib, safe, state
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
 MAX_ROWS = 200_000
@@ -144,9 +144,24 @@ def _load(raw: bytes, columns: tuple[str, ...] | None, name: str):
         max_bytes=MAX_MB * 1024 * 1024, name=name))
 
 
+#: Largest Λ the app accepts (the URL parameter ``radius`` has the same cap, app/components/state.py).
+MAX_RADIUS = 1e12
+
+#: Shown next to the controls that put something derived from the rows into the URL or the
+#: run-configuration download (issue 19: nothing data-derived leaves the page unannounced).
+DISCLOSE_MAX_NORM = (
+    "It also leaves the page: once you use the dataset, r_min = 10⁻³·Λ goes into the page's URL "
+    "and Λ into the run-configuration download.")
+DISCLOSE_USE = (
+    "Using the dataset puts t (the number of pieces, from the row count n) and r_min = 10⁻³·Λ into "
+    "the page's URL; the run-configuration download also carries the file name, the chosen column "
+    "names, n and a sha256 fingerprint of the rows. None of these is private; the rows themselves "
+    "never leave this session.")
+
+
 def _fill_data_radius(value: float) -> None:
     if st.session_state.get("csv_use_data_radius"):
-        st.session_state["csv_radius"] = float(f"{value:.6g}")
+        st.session_state["csv_radius"] = min(float(f"{value:.6g}"), MAX_RADIUS)
 
 
 def _use_upload(ds, radius: float) -> None:
@@ -155,33 +170,52 @@ def _use_upload(ds, radius: float) -> None:
     _after_data_change()
 
 
+def _column_label(missing: dict[str, int]):
+    """Picker labels: the column name, and how many rows it would drop (plain text)."""
+    def label(c: str) -> str:
+        m = missing.get(c, 0)
+        return f"{c} ({m:,} rows missing)" if m else c
+    return label
+
+
 def upload_panel() -> None:
-    """CSV upload → numeric columns → NaN/inf rows dropped → row cap → declare Λ → use."""
+    """CSV upload → numeric columns → NaN/inf rows dropped → row cap → declare Λ → use.
+
+    Everything from the file (its name, column names, messages quoting them) is shown as text
+    (:mod:`app.components.safe`)."""
     up = st.file_uploader(
         f"CSV file (at most {MAX_MB} MB; the first {MAX_ROWS:,} rows are used)", type=["csv", "txt"],
         key="csv_upload",
         help="Kept in this browser session's memory only; never written to disk or shared. "
-             "A shared link carries the parameters but not the data.")
+             "A shared link carries parameters, not rows (see below for the ones set from an upload).")
     active = data_source.active_upload()
     if up is None:
         if active is not None:
-            st.info(f"Using the uploaded dataset **{active.name}** (n = {active.n:,}, "
+            st.info(f"Using the uploaded dataset **{safe.md(active.name)}** (n = {active.n:,}, "
                     f"Λ = {active.radius:g}). Upload another file to replace it.")
         return
     raw = up.getvalue()
+    fname = safe.md(up.name)
     try:
         first = _load(raw, None, up.name)
     except ValueError as exc:
         with st.container(key="csv_error"):
-            st.error(f"Could not read **{up.name}**: {exc}")
+            st.error(f"Could not read **{fname}**: {safe.md(exc)}")
             if active is not None:
-                st.caption(f"Still using the previous upload ({active.name}).")
+                st.caption(f"Still using the previous upload ({safe.md(active.name)}).")
         return
     numeric = list(first.numeric_columns)
+    missing = dict(first.missing_by_column)
     if "csv_columns" not in st.session_state or not set(st.session_state["csv_columns"]) <= set(numeric):
-        st.session_state["csv_columns"] = numeric
+        st.session_state["csv_columns"] = numeric if first.dataset is not None else \
+            [c for c in numeric if not missing.get(c)] or numeric[:1]
     cols = st.multiselect("Numeric columns to cluster on", numeric, key="csv_columns",
-                          help="Only numeric columns are offered. Each row is one person.")
+                          format_func=_column_label(missing),
+                          help="Only numeric columns are offered. Each row is one person. A column "
+                               "with missing values drops those rows; leave it out to keep them.")
+    if any(missing.values()):
+        st.caption("Rows each column would drop: " + ", ".join(
+            f"{safe.md(c)} {m:,}" for c, m in missing.items() if m) + ".")
     if not cols:
         with st.container(key="csv_error"):
             st.error("Pick at least one numeric column.")
@@ -190,21 +224,23 @@ def upload_panel() -> None:
         load = first if tuple(cols) == tuple(numeric) else _load(raw, tuple(cols), up.name)
     except ValueError as exc:
         with st.container(key="csv_error"):
-            st.error(str(exc))
+            st.error(safe.md(exc))
         return
     ds = load.dataset
     with st.container(key="csv_messages"):
-        if load.dropped_rows:
-            st.warning(f"Dropped {load.dropped_rows:,} rows with missing (NaN) or infinite values "
-                       "in the chosen columns.")
+        if ds is None:
+            st.warning("All numeric columns together leave too few rows: pick fewer columns above.")
+        if load.dropped_rows and ds is not None:
+            st.warning(f"Dropped {load.dropped_rows:,} rows with missing (NaN), infinite or too large "
+                       "values in the chosen columns.")
         if load.truncated:
             st.warning(f"Only the first {MAX_ROWS:,} rows are used (row cap).")
         if ds is not None:
-            st.success(f"Read {ds.n:,} rows × {ds.d} columns from **{up.name}**.")
+            st.success(f"Read {ds.n:,} rows × {ds.d} columns from **{fname}**.")
         if load.messages:
             with st.expander("Import details"):
                 for m in load.messages:
-                    st.markdown(f"- {m}")
+                    st.markdown(f"- {safe.md(m)}")
     if ds is None:
         return
     st.markdown("#### Bounds: declare the public radius Λ")
@@ -213,17 +249,21 @@ def upload_panel() -> None:
     st.checkbox("Fill in the data's own maximum norm (NOT private)", key="csv_use_data_radius",
                 on_change=_fill_data_radius, args=(measured,))
     if st.session_state.get("csv_use_data_radius"):
+        too_big = (f" It exceeds the largest Λ the app accepts ({MAX_RADIUS:g}), so Λ = {MAX_RADIUS:g}: "
+                   "rescale the columns." if measured > MAX_RADIUS else "")
         st.warning(f"**Not private:** {measured:.6g} is the largest row norm of *this* data. Using "
                    "it as Λ makes the released centers depend on the most extreme row without "
                    "noise, so the DP guarantee no longer holds. Use it only to explore; declare a "
-                   "bound from domain knowledge for a real release.", icon=":material/warning:")
+                   f"bound from domain knowledge for a real release. {DISCLOSE_MAX_NORM}{too_big}",
+                   icon=":material/warning:")
     initial = {} if "csv_radius" in st.session_state else {"value": None}
     radius = st.number_input("Public radius Λ (every row is clipped to norm ≤ Λ)", min_value=0.0,
-                             format="%.6g", key="csv_radius", **initial,
+                             max_value=MAX_RADIUS, format="%.6g", key="csv_radius", **initial,
                              placeholder="e.g. 100 if every value is known to lie in [-50, 50]")
     ok = radius is not None and radius > 0
     if st.button("Use this dataset", key="csv_use", type="primary", disabled=not ok,
                  on_click=_use_upload, args=(ds, radius or 1.0)):
         st.success("Using the uploaded dataset. Open **Explore** to run FriendlyCore on it.")
+    st.caption(DISCLOSE_USE)
     if not ok:
         st.caption("Declare Λ > 0 to continue.")

@@ -18,6 +18,7 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import time
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.components import cache, lib
+from app.components import cache, lib, safe
 
 
 @dataclass(frozen=True)
@@ -177,18 +178,21 @@ def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
 def error_text(exc: BaseException) -> str:
     """What to show for an exception from the library: a ValueError is the user's to fix."""
     if isinstance(exc, ValueError):
-        return str(exc)
-    return (f"The library failed ({type(exc).__name__}: {exc}). This is a bug in dpviz, not in "
-            "your settings; the previous result stays on screen.")
+        return safe.md(exc)  # may quote user input: shown as text, not markdown
+    return (f"The library failed ({type(exc).__name__}: {safe.md(exc)}). This is a bug in dpviz, "
+            "not in your settings; the previous result stays on screen.")
 
 
 def centers_csv(result, feature_names) -> str:
-    """The private centers as CSV (one row per center)."""
+    """The private centers as CSV (one row per center); column names from an upload are
+    neutralised for spreadsheets (a leading = + - @ tab or CR gets an apostrophe)."""
     if result.centers is None:
         return "no centers: the run output ⊥\n"
-    df = pd.DataFrame(np.asarray(result.centers), columns=list(feature_names))
+    df = pd.DataFrame(np.asarray(result.centers), columns=[safe.csv_cell(c) for c in feature_names])
     df.index.name = "center"
-    return df.to_csv()
+    # Quote every text cell: a name holding a CR would otherwise break the row (pandas quotes
+    # only fields with the delimiter, a quote or LF).
+    return df.to_csv(quoting=csv.QUOTE_NONNUMERIC)
 
 
 def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,

@@ -248,7 +248,9 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                        mime="text/html", key="dl_figure", on_click="ignore",
                        icon=":material/download:")
     st.caption("The centers are the private release. The configuration lists the parameters, "
-               "the seed streams and the privacy statement; uploaded rows are never included.")
+               "the seed streams and the privacy statement; uploaded rows are never included, but "
+               "for an upload it carries the file name, column names, n, Λ and a sha256 "
+               "fingerprint of the rows, none of them private.")
 
 
 @st.fragment

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpviz.viz import colors
+from dpviz.viz.text import plotly_text
 
 #: Above this many rows PCA is fitted on a deterministic subsample (display only).
 _PCA_FIT_ROWS = 50_000
@@ -75,7 +76,9 @@ def project_2d(X: np.ndarray, *, feature_names: tuple[str, ...] | None = None) -
     if X.ndim != 2 or X.shape[1] < 1:
         raise ValueError(f"project_2d needs an array of shape (n, d); got shape {X.shape}.")
     d = X.shape[1]
-    names = tuple(feature_names) if feature_names and len(feature_names) == d else None
+    # Column names are user data: escaped so that plotly shows them as text (dpviz.viz.text).
+    names = tuple(plotly_text(c) for c in feature_names) if feature_names and len(feature_names) == d \
+        else None
     if d == 1:
         return Projector(np.zeros(1), np.array([[1.0, 0.0]]), (names[0] if names else "x1", ""), "pad")
     if d == 2:
@@ -255,7 +258,7 @@ def data_figure(
         C2 = proj.transform(np.asarray(true_centers, dtype=float))
         traces.append(centers_trace(C2, name="true centers (known to the generator)",
                                     color=colors.NONPRIVATE, symbol="diamond", size=11))
-    head = title or name
+    head = title or plotly_text(name)
     sub = [f"showing {idx.size:,} of {n:,} points"] if idx.size < n else [f"{n:,} points"]
     if proj.method == "pca":
         sub.append(f"PCA of {proj.d}-D data")

@@ -1,0 +1,17 @@
+"""User text inside plotly figures: shown literally, never as plotly's pseudo-HTML.
+
+Plotly renders a subset of HTML in titles, axis titles, legends and hover labels (``<b>``,
+``<br>``, ``<a href>``, ``<span style>``). A column or file name from a user's upload is data,
+not markup: :func:`plotly_text` escapes ``&``, ``<`` and ``>`` to entities, which plotly.js
+decodes back to the same characters on screen (issue 19).
+"""
+
+from __future__ import annotations
+
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def plotly_text(text: object) -> str:
+    """``text`` as a string plotly shows character for character (no tags, no links)."""
+    s = str(text)
+    return "".join(_ENTITIES.get(ch, ch) for ch in s) if any(ch in s for ch in _ENTITIES) else s
