@@ -70,7 +70,7 @@ def test_upload_then_malformed_csv_keeps_the_app_usable(page: Page, app_url: str
     upload_file(page, "csv_upload", BAD_CSV)
     error = widget(page, "csv_error")
     expect(error).to_contain_text("malformed.csv")
-    expect(error).to_contain_text("could not be parsed as CSV")
+    expect(error).to_contain_text("Data row 3 has 5 fields but the header has 3")
     expect(error).to_contain_text("Still using the previous upload")
     assert_no_exception(page)
     shoot("data_malformed")
