@@ -17,6 +17,9 @@ RngLike = np.random.Generator | int | None
 #: numbers over 10⁶ rows × 10⁴ dimensions stay far below float64's 1.8e308 (issue 19: values
 #: near 1e154 overflowed r², 2Λ and k-means costs deep inside the algorithms).
 MAX_MAGNITUDE = 1e100
+#: Largest number of clusters k any algorithm accepts: a public cap that bounds every (k, d)
+#: allocation (issue 19: k = 2**40 asked for 16 TiB).
+MAX_CLUSTERS = 10_000
 
 
 def _range_text(low: float, high: float, low_open: bool, high_open: bool) -> str:
@@ -54,6 +57,22 @@ def check_scalar(
     return int(v) if integer else v
 
 
+def check_radius(value: Any, name: str, func: str, *, allow_zero: bool = False) -> float:
+    """A radius or length: a float in (0, MAX_MAGNITUDE] (or [0, …] with ``allow_zero``).
+
+    The upper limit keeps r², (2Λ)² and sums of squares finite (issue 19: radius = 9e307
+    overflowed 2Λ, r = 1.4e154 overflowed r² deep inside the algorithms)."""
+    return check_scalar(value, name, func, low=0.0, low_open=not allow_zero, high=MAX_MAGNITUDE)
+
+
+def check_bool(value: Any, name: str, func: str) -> bool:
+    """A flag: True or False only (a string like 'no' is truthy and would mean the opposite)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"The '{name}' parameter of {func} must be a bool (True or False). "
+                     f"Got {value!r} instead.")
+
+
 def check_rho(rho: Any, func: str) -> float:
     return check_scalar(rho, "rho", func, low=0.0, low_open=True, high_open=True)
 
@@ -63,9 +82,30 @@ def check_delta(delta: Any, func: str, *, allow_zero: bool = False) -> float:
 
 
 def check_data(X: Any, func: str, *, allow_empty: bool = True) -> np.ndarray:
-    """Return X as a finite float64 array of shape (n, d); raise ValueError otherwise."""
+    """Return X as a finite float64 array of shape (n, d); raise ValueError otherwise.
+
+    Complex input is rejected (casting would drop the imaginary part), so is a masked array
+    with masked entries (casting would use the hidden values); every entry must lie within
+    ±MAX_MAGNITUDE so that squared norms stay finite.
+    """
+    if isinstance(X, np.ma.MaskedArray):
+        if np.ma.getmaskarray(X).any():
+            raise ValueError(f"The 'X' parameter of {func} is a masked array with "
+                             f"{int(np.ma.getmaskarray(X).sum())} masked entries. Drop those rows or "
+                             "fill them (X.filled(...)) first.")
+        X = np.ma.getdata(X)
     try:
-        arr = np.asarray(X, dtype=np.float64)
+        raw = np.asarray(X)
+    except (TypeError, ValueError) as exc:  # e.g. ragged nested lists
+        raise ValueError(f"The 'X' parameter of {func} must be a numeric array of shape (n, d).") from exc
+    if raw.dtype.kind == "c":
+        raise ValueError(f"The 'X' parameter of {func} must be real; got complex values. Pass the real "
+                         "part (X.real) or stack real and imaginary parts as columns.")
+    if raw.dtype.kind in "USV":
+        raise ValueError(f"The 'X' parameter of {func} must be a numeric array; got {raw.dtype.kind!r} "
+                         "(text) values. Convert the columns to numbers first (dpviz.data.load_csv does).")
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"The 'X' parameter of {func} must be a numeric array of shape (n, d).") from exc
     if arr.ndim != 2:
@@ -83,6 +123,10 @@ def check_data(X: Any, func: str, *, allow_empty: bool = True) -> np.ndarray:
             f"The 'X' parameter of {func} contains {bad} row(s) with NaN or infinite values. "
             "Drop or impute them first (dpviz.data.load_csv drops them and reports the count)."
         )
+    if arr.size and np.abs(arr).max() > MAX_MAGNITUDE:
+        raise ValueError(
+            f"The 'X' parameter of {func} has values beyond ±{MAX_MAGNITUDE:g} (largest "
+            f"{np.abs(arr).max():.3g}); their squares overflow. Rescale the columns first.")
     return arr
 
 

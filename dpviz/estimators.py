@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data
+from dpviz._validation import MAX_CLUSTERS, RngLike, check_bool, check_data, check_scalar
 from dpviz.clustering.friendlycore import fc_clustering
 from dpviz.result import Result
 
@@ -93,8 +93,12 @@ class FriendlyCoreKMeans:
     def fit(self, X: Any, y: Any = None) -> FriendlyCoreKMeans:
         """Compute private centers of X (y is ignored)."""
         X = check_data(X, "FriendlyCoreKMeans.fit", allow_empty=False)
+        # Named as the user named them (not fc_clustering's 'k').
+        k = check_scalar(self.n_clusters, "n_clusters", "FriendlyCoreKMeans", low=1, high=MAX_CLUSTERS,
+                         integer=True)
+        check_bool(self.fallback, "fallback", "FriendlyCoreKMeans")
         res: Result = fc_clustering(
-            X, self.n_clusters, rho=self.rho, delta=self.delta, n_tuples=self.n_tuples,
+            X, k, rho=self.rho, delta=self.delta, n_tuples=self.n_tuples,
             radius=self.radius, r_min=self.r_min, oracle=self.oracle, preset=self.preset,
             fallback=self.fallback, rng=self.random_state)
         self.result_ = res

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_delta, check_radius, check_rng, check_scalar
 from dpviz.result import Result
 
 #: Algorithms a sweep can run. "fc:<preset>" runs FriendlyCore clustering with that budget-split
@@ -355,8 +355,8 @@ def run_sweep(
         raise ValueError("The 'rhos' parameter of run_sweep must hold at least one budget ρ > 0.")
     reps = check_scalar(reps, "reps", func, low=1, integer=True)
     delta = check_delta(delta, func)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
-    r_min = check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
+    r_min = check_radius(r_min, "r_min", func)
     n_jobs = check_scalar(n_jobs, "n_jobs", func, low=-1, integer=True)
     gen, seed = check_rng(rng)
     ref_rng, *rep_rngs = gen.spawn(1 + reps)

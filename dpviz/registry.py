@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_radius, check_rng, check_scalar
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -389,10 +389,10 @@ def run(
     spec = get(name)
     func = f"dpviz.run('{name}')"
     X = check_data(X, func, allow_empty=False)
-    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
     epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high_open=True)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
     gen, _ = check_rng(rng)
     count_ledger: Ledger | None = None

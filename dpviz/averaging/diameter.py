@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rho, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_radius, check_rho, check_rng, check_scalar
 from dpviz.core.predicates import dist_r_counts
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
@@ -159,7 +159,7 @@ def _check_beta(beta: float, func: str) -> float:
 
 
 def _check_positive(value: float, name: str, func: str) -> float:
-    return check_scalar(value, name, func, low=0.0, high=math.inf, low_open=True, high_open=True)
+    return check_radius(value, name, func)
 
 
 def check_diam(
@@ -196,7 +196,7 @@ def check_diam(
     func = "check_diam"
     X = check_data(X, func)
     rho, beta = check_rho(rho, func), _check_beta(beta, func)
-    r = check_scalar(r, "r", func, low=0.0, high=math.inf, high_open=True)
+    r = check_radius(r, "r", func, allow_zero=True)
     gen, seed = check_rng(rng)
     ledger = Ledger("CheckDiam", ZCDP(rho))
     probe = check_diam_core(X, rho=rho, beta=beta, r=r, rng=gen, ledger=ledger)

@@ -117,8 +117,8 @@ def fc_avg(
         warnings.warn(f"fc_avg with sampled counts: {SKETCH_LABEL}. Use sampled=False for the "
                       "proved guarantee.", SketchPrivacyWarning, stacklevel=2)
     if n_public is not None:
-        n_public = check_scalar(n_public, "n_public", func, low=0.0, high=math.inf,
-                                low_open=True, high_open=True)
+        # A declared dataset size: at least one row (1e-300 rows made ρ₁ = ρ/2 silently).
+        n_public = check_scalar(n_public, "n_public", func, low=1.0, high=math.inf, high_open=True)
     gen, seed = check_rng(rng)
     ledger = Ledger("FC_Avg", ZCDP(rho, delta))
     trace = Trace()

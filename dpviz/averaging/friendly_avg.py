@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import check_radius as _check_radius
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -122,8 +123,8 @@ def friendly_avg_core(
 
 
 def check_radius(r: float, func: str, name: str = "r") -> float:
-    """r must be a finite float ≥ 0."""
-    return check_scalar(r, name, func, low=0.0, high=math.inf, high_open=True)
+    """r must be a float in [0, MAX_MAGNITUDE] (r² stays finite)."""
+    return _check_radius(r, name, func, allow_zero=True)
 
 
 def friendly_avg(
@@ -173,8 +174,8 @@ def friendly_avg(
     X = check_data(X, func)
     rho, delta, r = check_rho(rho, func), check_delta(delta, func), check_radius(r, func)
     if n_public is not None:
-        n_public = check_scalar(n_public, "n_public", func, low=0.0, high=math.inf,
-                                low_open=True, high_open=True)
+        # A declared dataset size: at least one row (1e-300 rows made ρ₁ = ρ/2 silently).
+        n_public = check_scalar(n_public, "n_public", func, low=1.0, high=math.inf, high_open=True)
     gen, seed = check_rng(rng)
     ledger = Ledger("FriendlyAvg", ZCDP(rho, delta))
     out = friendly_avg_core(X, rho=rho, delta=delta, r=r, rng=gen, ledger=ledger,

@@ -12,7 +12,16 @@ import warnings
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    RngLike,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+)
 from dpviz.data.bounds import clip_to_ball, row_norms
 from dpviz.data.generators import uniform_ball
 from dpviz.metrics import nearest_center
@@ -136,10 +145,10 @@ def dp_lloyd(
     func = "dp_lloyd"
     X = check_data(X, func)
     n, d = X.shape
-    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
     rho = check_rho(rho, func)
     delta = check_delta(delta, func, allow_zero=True)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     gen, seed = check_rng(rng)
     if init is None:
@@ -287,9 +296,9 @@ def diffprivlib_kmeans(
     func = "diffprivlib_kmeans"
     X = check_data(X, func)
     n, d = X.shape
-    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
     eps = check_scalar(eps, "eps", func, low=0.0, low_open=True, high_open=True)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     if n < k:
         raise ValueError(f"diffprivlib_kmeans needs at least k={k} rows; got n={n}.")

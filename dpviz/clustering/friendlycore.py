@@ -24,7 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    RngLike,
+    check_bool,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+)
 from dpviz.averaging.diameter import find_diam_core
 from dpviz.averaging.friendly_avg import friendly_avg_core
 from dpviz.clustering.fallback import fallback_centers
@@ -246,8 +256,8 @@ def _validate_private_inputs(
     X = check_data(X, func, allow_empty=False)
     rho = check_rho(rho, func)
     delta = check_delta(delta, func)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
-    r_min = check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
+    r_min = check_radius(r_min, "r_min", func)
     if r_min > 2.0 * radius:
         raise ValueError(
             f"The 'r_min' parameter of {func} must be at most 2·radius = {2 * radius:g} (FindDiam "
@@ -338,6 +348,7 @@ def fc_private_stage(
     """
     func = "fc_private_stage"
     X, rho, delta, radius, r_min = _validate_private_inputs(X, stage, rho, delta, radius, r_min, func)
+    fallback = check_bool(fallback, "fallback", func)
     gen, seed = check_rng(rng)
     n = X.shape[0]
     t, k = stage.n_pieces, stage.k
@@ -510,7 +521,7 @@ def fc_tuple_stage(
     """
     func = "fc_tuple_stage"
     X = check_data(X, func, allow_empty=False)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", func)
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
     if inside.all():
         return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
@@ -585,11 +596,12 @@ def fc_clustering(
     """
     func = "fc_clustering"
     X = check_data(X, func, allow_empty=False)
-    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
     check_rho(rho, func)
     check_delta(delta, func)
-    check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
-    check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high_open=True)
+    check_radius(radius, "radius", func)
+    check_radius(r_min, "r_min", func)
+    fallback = check_bool(fallback, "fallback", func)
     gen, seed = check_rng(rng)
     t0 = time.perf_counter()
     stage = fc_tuple_stage(X, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen,

@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_rng, check_scalar
 
 Oracle = Literal["kmeans++", "pca"]
 Method = Literal["auto", "batched", "sklearn"]
@@ -516,7 +516,7 @@ def compute_tuples(
     func = "compute_tuples"
     X = check_data(X, func)
     n, _ = X.shape
-    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
     t = check_scalar(n_tuples, "n_tuples", func, low=1, high_open=True, integer=True)
     if oracle not in ORACLES:
         raise ValueError(f"The 'oracle' parameter of {func} must be one of {ORACLES}. Got {oracle!r}.")

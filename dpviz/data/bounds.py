@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from dpviz._validation import check_data, check_scalar
+from dpviz._validation import check_data, check_radius
 
 #: Rows per chunk when computing norms (bounds memory for very large n).
 _CHUNK = 1 << 18
@@ -43,7 +43,7 @@ def clip_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
     Rows inside the ball are unchanged. Clipping with a public radius is a per-row map, so it is
     privacy-neutral (Tsfadia et al. 2022 clip the Fig. 6 data to norm 1, §6.2).
     """
-    radius = check_scalar(radius, "radius", "clip_to_ball", low=0.0, low_open=True, high_open=True)
+    radius = check_radius(radius, "radius", "clip_to_ball")
     X = check_data(X, "clip_to_ball")
     norms = row_norms(X)
     scale = np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))

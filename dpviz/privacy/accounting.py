@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from dpviz._validation import check_scalar
+from dpviz._validation import MAX_MAGNITUDE, check_scalar
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 
@@ -45,7 +45,7 @@ def zcdp_to_dp(rho: float, delta: float, tight: bool = True) -> float:
     the only conversion Tsfadia et al. use. ``tight=True`` inverts the CKS20 bound, which is
     never larger. Example: ρ=0.03125, δ=1e-3 → 0.688 (simple 0.960).
     """
-    rho = check_scalar(rho, "rho", "zcdp_to_dp", low=0.0)
+    rho = check_scalar(rho, "rho", "zcdp_to_dp", low=0.0, high=MAX_MAGNITUDE)
     delta = check_scalar(delta, "delta", "zcdp_to_dp", low=0.0, high=1.0, low_open=True, high_open=True)
     if rho == 0.0:
         return 0.0
@@ -83,7 +83,7 @@ def _eps_cks(rho: float, log_inv_delta: float) -> float:
 
 def dp_to_zcdp(eps: float) -> float:
     """ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    eps = check_scalar(eps, "eps", "dp_to_zcdp", low=0.0)
+    eps = check_scalar(eps, "eps", "dp_to_zcdp", low=0.0, high=MAX_MAGNITUDE)
     return eps * eps / 2.0
 
 
@@ -109,13 +109,27 @@ def group_privacy_dp(budget: ApproxDP, k: int) -> ApproxDP:
     Chaining k neighbour steps. Σ_{i<k} e^{iε} ≤ k·e^{(k−1)ε}, which is tighter than the
     k·e^{kε} quoted in Tsfadia et al. 2022, §2 (both are sound).
     """
+    _check_budget(budget, ApproxDP, "budget", "group_privacy_dp")
     k = check_scalar(k, "k", "group_privacy_dp", low=1, integer=True)
-    factor = sum(math.exp(i * budget.eps) for i in range(k))
-    return ApproxDP(k * budget.eps, min(budget.delta * factor, 1.0))
+    eps = budget.eps
+    # Σ_{i<k} e^{iε} in closed form (a sum over k terms would hang for a huge k); δ caps at 1.
+    try:
+        factor = float(k) if eps == 0.0 else math.expm1(k * eps) / math.expm1(eps)
+    except OverflowError:
+        factor = math.inf
+    delta = 1.0 if budget.delta > 0.0 and factor >= 1.0 / budget.delta else min(budget.delta * factor, 1.0)
+    return ApproxDP(k * eps, delta)
+
+
+def _check_budget(budget: object, kind: type, name: str, func: str) -> None:
+    if not isinstance(budget, kind):
+        raise TypeError(f"The '{name}' parameter of {func} must be a {kind.__name__} budget. "
+                        f"Got {budget!r} instead.")
 
 
 def approx_zcdp_to_dp(budget: ZCDP, delta_prime: float, tight: bool = True) -> ApproxDP:
     """(ρ, δ)-zCDP ⇒ (ε(ρ, δ′), δ + δ′)-DP (Tsfadia et al. 2022, §2, from BS16)."""
+    _check_budget(budget, ZCDP, "budget", "approx_zcdp_to_dp")
     if budget.rho == 0.0:
         return ApproxDP(0.0, budget.delta)
     return ApproxDP(zcdp_to_dp(budget.rho, delta_prime, tight), min(budget.delta + delta_prime, 1.0))

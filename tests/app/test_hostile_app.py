@@ -148,3 +148,15 @@ def test_two_sessions_never_see_each_others_upload():
             assert "secretfile" not in repr(value)
     assert a.session_state["_active_upload"] != b.session_state["_active_upload"] \
         if "_active_upload" in b.session_state else True
+
+
+def test_extreme_values_run_through_explore_without_an_exception_box():
+    """Values near 1e90 (squares 1e180) with the largest Λ the app accepts: every row lies
+    outside the Λ-ball, so the run fails or falls back, but nothing overflows into a crash."""
+    at = open_app("data", **SMALL)
+    _upload(at, "extreme.csv", _csv(["a", "b"], _rows() * 1e90))
+    assert not at.exception
+    at.number_input(key="csv_radius").set_value(1e12).run()
+    at.button(key="csv_use").click().run()
+    at.switch_page("views/explore.py").run()
+    assert not at.exception

@@ -83,7 +83,7 @@ def test_friendly_avg_bottom_still_records_the_whole_budget(n):
     [(dict(rho=-1.0), "'rho' parameter of friendly_avg.*\\(0, inf\\)"),
      (dict(delta=1.0), "'delta' parameter of friendly_avg.*\\(0, 1\\)"),
      (dict(delta=0.0), "'delta'"),
-     (dict(r=-0.5), "'r' parameter of friendly_avg.*\\[0, inf\\)"),
+     (dict(r=-0.5), "'r' parameter of friendly_avg.*\\[0, 1e\\+100\\]"),
      (dict(r=math.inf), "'r'"),
      (dict(n_public=0), "'n_public'"),
      (dict(X=np.array([[1.0, np.inf]])), "'X'.*NaN or infinite"),

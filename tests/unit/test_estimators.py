@@ -69,7 +69,7 @@ def test_failure_without_fallback_and_unfitted(data) -> None:
 
 def test_bad_parameters(data) -> None:
     X, _ = data
-    with pytest.raises(ValueError, match="'k' parameter"):
+    with pytest.raises(ValueError, match="'n_clusters' parameter of FriendlyCoreKMeans"):
         FriendlyCoreKMeans(0).fit(X)
     with pytest.raises(ValueError, match="'radius' parameter"):
         FriendlyCoreKMeans(3, radius=-1.0).fit(X)
