@@ -157,6 +157,10 @@ class AlgorithmSpec:
     calibrate : callable, optional
         ``calibrate(epsilon, delta, pub, params) -> Calibration``; default: :func:`calibrate`
         searches the budget whose ``guarantee`` meets the target.
+    description : str
+        One or two sentences for the app.
+    rank : int
+        Listing order (lower first; ties in registration order).
     """
 
     name: str
@@ -172,6 +176,7 @@ class AlgorithmSpec:
     structure_step: str | None = None
     calibrate: Callable[[float, float, Public, Any], Calibration] | None = None
     description: str = ""
+    rank: int = 100
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -213,6 +218,7 @@ _DISCOVERED = False
 
 def register(spec: AlgorithmSpec, *, replace: bool = False) -> AlgorithmSpec:
     """Add a spec; a second spec with the same name is an error unless ``replace``."""
+    _discover()  # the built-in families first, whoever registers
     if spec.name in _REGISTRY and not replace and _REGISTRY[spec.name] is not spec:
         raise ValueError(f"An algorithm named '{spec.name}' is already registered.")
     _REGISTRY[spec.name] = spec
@@ -241,7 +247,8 @@ def _discover() -> None:
 def algorithms(*, private_only: bool = False) -> tuple[AlgorithmSpec, ...]:
     """Every registered spec, in registration order (``private_only`` drops references)."""
     _discover()
-    return tuple(s for s in _REGISTRY.values() if s.is_private or not private_only)
+    specs = sorted(_REGISTRY.values(), key=lambda s: s.rank)  # stable: ties keep registration order
+    return tuple(s for s in specs if s.is_private or not private_only)
 
 
 def get(name: str) -> AlgorithmSpec:
