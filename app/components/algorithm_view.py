@@ -20,7 +20,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import cache, controls, run, state
+from app.components import cache, controls, run, safe, state
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure, ledger_table
 from dpviz.viz.storyboards import storyboard_builder
@@ -86,7 +86,7 @@ def _apply(spec: AlgorithmSpec) -> None:
     try:
         spec.make_params(**values)
     except (ValueError, TypeError) as exc:
-        st.session_state["_alg_form_error"] = str(exc)
+        st.session_state["_alg_form_error"] = safe.md(exc)  # may quote a URL value
         return
     st.session_state.pop("_alg_form_error", None)
     defaults = {f.name: f.default for f, _ in param_fields(spec.params)}
@@ -209,7 +209,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     try:
         p = spec.make_params(**_current(spec))
     except (ValueError, TypeError) as exc:
-        st.error(str(exc))
+        st.error(safe.md(exc))  # may quote a URL value: shown as text
         return
     k = int(state.get("k"))
     pub = Public(n_declared=int(ds.n), d=int(ds.d), k=k, radius=float(radius))
