@@ -1,0 +1,239 @@
+"""N concurrent sessions moving the ρ slider: server-side latency and server memory (issue 19).
+
+    PYTHONPATH=. .venv/bin/python bench/load.py [--sessions 1,10,20] [--moves 10] [--n 20000]
+        [--think 1.0] [--ttl 10] [--quick] [--json PATH]
+
+Starts ``streamlit run app/main.py`` on a free loopback port (``DPVIZ_TIMING`` set, so every
+rerun's server-side time is logged by ``app.components.run.Laps``), then for each N drives N
+sessions at once with a light client: Streamlit's own websocket protocol (protobuf ``BackMsg``
+/ ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this process, no
+browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows), waits for its first run
+(page load), then makes ``--moves`` ρ moves to seeded random slider positions, each sent as the
+browser sends it (a fragment rerun with the slider's formatted value), with a think time of
+``--think`` s on average between moves.
+
+Per move the client measures the round trip from sending the new value to the server's
+``script_finished`` (loopback, so this is the server's queueing plus compute); the server's own
+``explore.live`` time comes from the ``DPVIZ_TIMING`` log. An error is a run that ends in any
+status other than success or an ``exception`` element in the page. Memory is the server's RSS
+(``/proc/<pid>/status``) before, at the end of the moves, and ``--ttl`` + 5 s after every
+session closed (the server runs with ``server.disconnectedSessionTTL = --ttl``; Streamlit's
+default is 120 s). Prints one table row per N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from tornado.websocket import websocket_connect
+
+ROOT = Path(__file__).resolve().parents[1]
+STATUS_OK = {0, 3}  # FINISHED_SUCCESSFULLY, FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, timing: Path, ttl: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+           "--server.disconnectedSessionTTL", str(ttl)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPVIZ_TIMING": str(timing)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("streamlit did not come up")
+
+
+def rss_mb(pid: int) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1)) / 1024
+
+
+class Session:
+    """One browser-like session speaking Streamlit's websocket protocol."""
+
+    def __init__(self, url: str, query: str) -> None:
+        self.url, self.query = url, query
+        self.page_hash = ""
+        self.slider_id = self.fragment = None
+        self.options: list[str] = []
+        self.errors = 0
+
+    async def _until_finished(self) -> None:
+        while True:
+            raw = await self.ws.read_message()
+            if raw is None:
+                raise ConnectionError("server closed the websocket")
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                self.page_hash = msg.new_session.page_script_hash
+            elif kind == "page_info_changed":
+                self.query = msg.page_info_changed.query_string
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                el = msg.delta.new_element
+                etype = el.WhichOneof("type")
+                if etype == "exception":
+                    self.errors += 1
+                elif etype == "slider" and el.slider.id.endswith("rho_slider"):
+                    self.slider_id, self.options = el.slider.id, list(el.slider.options)
+                    self.fragment = msg.delta.fragment_id
+            elif kind == "script_finished":
+                if msg.script_finished not in STATUS_OK:
+                    self.errors += 1
+                return
+
+    async def open(self) -> float:
+        self.ws = await websocket_connect(f"{self.url}/_stcore/stream", subprotocols=["streamlit"])
+        back = BackMsg()
+        back.rerun_script.query_string = self.query
+        t0 = time.perf_counter()
+        await self.ws.write_message(back.SerializeToString(), binary=True)
+        await self._until_finished()
+        if self.slider_id is None:
+            raise RuntimeError("no ρ slider on the page")
+        return time.perf_counter() - t0
+
+    async def move(self, option: str) -> float:
+        back = BackMsg()
+        rs = back.rerun_script
+        rs.query_string, rs.page_script_hash, rs.fragment_id = self.query, self.page_hash, self.fragment
+        widget = rs.widget_states.widgets.add()
+        widget.id = self.slider_id
+        widget.string_array_value.data.append(option)
+        t0 = time.perf_counter()
+        await self.ws.write_message(back.SerializeToString(), binary=True)
+        await self._until_finished()
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+async def drive(url: str, n_sessions: int, moves: int, n: int, think: float, seed: int,
+                pid: int | None = None) -> dict:
+    query = f"src=generate&gen=fig6_blobs&n={n}&gk=8&k=8&t=200&seed=1"
+    sessions = [Session(url, query) for _ in range(n_sessions)]
+    loads = await asyncio.gather(*(s.open() for s in sessions), return_exceptions=True)
+    failed = [x for x in loads if isinstance(x, BaseException)]
+    live = [s for s, x in zip(sessions, loads, strict=True) if not isinstance(x, BaseException)]
+
+    async def user(i: int, s: Session) -> list[float]:
+        rng = np.random.default_rng([seed, i])
+        out = []
+        for _ in range(moves):
+            await asyncio.sleep(float(rng.exponential(think)))
+            out.append(await s.move(s.options[int(rng.integers(len(s.options)))]))
+        return out
+
+    per = await asyncio.gather(*(user(i, s) for i, s in enumerate(live)), return_exceptions=True)
+    lat = [t for p in per if not isinstance(p, BaseException) for t in p]
+    errors = len(failed) + sum(isinstance(p, BaseException) for p in per) + sum(s.errors for s in live)
+    peak = rss_mb(pid) if pid else float("nan")
+    for s in live:
+        s.close()
+    await asyncio.sleep(0.5)  # let the close frames go out
+    failures = [repr(x) for x in failed + [p for p in per if isinstance(p, BaseException)]]
+    return dict(loads=[x for x in loads if not isinstance(x, BaseException)], lat=lat, errors=errors,
+                peak=peak, failures=failures)
+
+
+def pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(xs, q)) if xs else float("nan")
+
+
+def live_times(timing: Path, start: int) -> list[float]:
+    lines = timing.read_text().splitlines()[start:] if timing.exists() else []
+    return [int(m.group(1)) / 1e3 for ln in lines if (m := re.match(r"explore\.live total=(\d+)ms", ln))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", default="1,10,20", help="comma-separated N values")
+    ap.add_argument("--moves", type=int, default=10, help="ρ moves per session")
+    ap.add_argument("--n", type=int, default=20_000, help="rows of the Fig. 6 blobs")
+    ap.add_argument("--think", type=float, default=1.0, help="mean think time between moves (s)")
+    ap.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL (s)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="N = 1, 5; 4 moves")
+    ap.add_argument("--json", type=Path, help="also write the raw numbers here")
+    args = ap.parse_args()
+    ns = [1, 5] if args.quick else [int(x) for x in args.sessions.split(",")]
+    moves = 4 if args.quick else args.moves
+
+    timing = Path(tempfile.mkdtemp()) / "timing.log"
+    port = free_port()
+    proc = start_server(port, timing, args.ttl)
+    url = f"ws://127.0.0.1:{port}"
+    rows, raw = [], {}
+    try:
+        # Warm-up: imports and the shared generated dataset (a public recipe, cached process-wide).
+        asyncio.run(drive(url, 1, 1, args.n, 0.0, args.seed))
+        time.sleep(args.ttl + 5)
+        for n_sess in ns:
+            base = rss_mb(proc.pid)
+            start = len(timing.read_text().splitlines()) if timing.exists() else 0
+            t0 = time.perf_counter()
+            out = asyncio.run(drive(url, n_sess, moves, args.n, args.think, args.seed, proc.pid))
+            wall = time.perf_counter() - t0
+            peak = out["peak"]
+            if out["failures"]:
+                print(f"N = {n_sess}: {len(out['failures'])} failure(s), first: {out['failures'][0]}")
+            time.sleep(args.ttl + 5)
+            after = rss_mb(proc.pid)
+            server = live_times(timing, start)
+            lat, loads = out["lat"], out["loads"]
+            rows.append((n_sess, len(lat), out["errors"], statistics.median(loads) if loads else float("nan"),
+                         pct(lat, 50), pct(lat, 99), max(lat, default=float("nan")),
+                         pct(server, 50), pct(server, 99), base, peak, after, wall))
+            raw[n_sess] = dict(latency=lat, page_load=loads, server_live=server, rss=[base, peak, after])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    print(f"n = {args.n:,} rows, {moves} moves per session, think {args.think} s, "
+          f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs")
+    print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
+          "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "
+          "| RSS after close (MB) | wall (s) |")
+    print("|" + "---|" * 13)
+    for r in rows:
+        print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
+    if args.json:
+        args.json.write_text(json.dumps(raw))
+
+
+if __name__ == "__main__":
+    main()
