@@ -16,9 +16,10 @@ Per move the client measures the round trip from sending the new value to the se
 ``script_finished`` (loopback, so this is the server's queueing plus compute); the server's own
 ``explore.live`` time comes from the ``DPVIZ_TIMING`` log. An error is a run that ends in any
 status other than success or an ``exception`` element in the page. Memory is the server's RSS
-(``/proc/<pid>/status``) before, at the end of the moves, and ``--ttl`` + 5 s after every
-session closed (the server runs with ``server.disconnectedSessionTTL = --ttl``; Streamlit's
-default is 120 s). Prints one table row per N.
+(``/proc/<pid>/status``) before, at the end of the moves, and after every session closed and
+was dropped: the server runs with ``server.disconnectedSessionTTL = --ttl`` (Streamlit's
+default is 120 s) and drops expired sessions lazily, so after the TTL one short connection
+touches the session storage (:func:`settle`). Prints one table row per N.
 """
 
 from __future__ import annotations
@@ -177,6 +178,23 @@ def live_times(timing: Path, start: int) -> list[float]:
     return [int(m.group(1)) / 1e3 for ln in lines if (m := re.match(r"explore\.live total=(\d+)ms", ln))]
 
 
+def settle(url: str, args: argparse.Namespace, pid: int) -> float:
+    """RSS once the closed sessions are gone. Streamlit keeps a disconnected session for the
+    TTL and drops it lazily (a cachetools TTLCache expires entries only when it is touched), so
+    after the TTL one short session connects and closes, which expires the old ones."""
+    time.sleep(args.ttl + 2)
+
+    async def touch() -> None:
+        s = Session(url, "src=generate&gen=fig6_blobs&n=1000&page=learn")
+        s.ws = await websocket_connect(f"{url}/_stcore/stream", subprotocols=["streamlit"])
+        s.close()
+        await asyncio.sleep(0.5)
+
+    asyncio.run(touch())
+    time.sleep(3)
+    return rss_mb(pid)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", default="1,10,20", help="comma-separated N values")
@@ -199,7 +217,7 @@ def main() -> None:
     try:
         # Warm-up: imports and the shared generated dataset (a public recipe, cached process-wide).
         asyncio.run(drive(url, 1, 1, args.n, 0.0, args.seed))
-        time.sleep(args.ttl + 5)
+        settle(url, args, proc.pid)
         for n_sess in ns:
             base = rss_mb(proc.pid)
             start = len(timing.read_text().splitlines()) if timing.exists() else 0
@@ -209,8 +227,7 @@ def main() -> None:
             peak = out["peak"]
             if out["failures"]:
                 print(f"N = {n_sess}: {len(out['failures'])} failure(s), first: {out['failures'][0]}")
-            time.sleep(args.ttl + 5)
-            after = rss_mb(proc.pid)
+            after = settle(url, args, proc.pid)
             server = live_times(timing, start)
             lat, loads = out["lat"], out["loads"]
             rows.append((n_sess, len(lat), out["errors"], statistics.median(loads) if loads else float("nan"),
