@@ -32,7 +32,9 @@ Asoodeh et al. 2020 (improved RDP → (ε, δ) conversion); Doroshenko et al. 20
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -226,6 +228,19 @@ def paper_epsilon(setting: AcsSetting, lambdas: tuple[int, ...] = PAPER_LAMBDAS)
 # ----------------------------------------------------------------------------- modern accounts
 
 
+@contextlib.contextmanager
+def _quiet_absl():
+    """dp-accounting logs a warning for each fractional order near 1 whose series does not converge
+    at large sampling rates; it then drops that order (its bound stays sound). Keep the log quiet."""
+    log = logging.getLogger("absl")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def _import_dp_accounting():
     try:
         import dp_accounting
@@ -278,7 +293,8 @@ def rdp_epsilon(setting: AcsSetting, *, sqrt2: bool = True) -> float:
     """ε by dp-accounting's RDP accountant (add/remove of one row), parallel schedule."""
     dpa, _ = _import_dp_accounting()
     acc = dpa.rdp.RdpAccountant(list(RDP_ORDERS))
-    acc.compose(dpgm_event(setting, sqrt2=sqrt2))
+    with _quiet_absl():
+        acc.compose(dpgm_event(setting, sqrt2=sqrt2))
     return float(acc.get_epsilon(setting.delta))
 
 
@@ -307,7 +323,8 @@ def one_model_epsilon(setting: AcsSetting, p_min: float, *, sqrt2: bool = True) 
     sigma = sgd_noise_multiplier(setting, sqrt2=sqrt2)
     q_c = min(1.0, setting.q / p_min)
     sg = dpa.rdp.RdpAccountant(list(orders))
-    sg.compose(dpa.PoissonSampledDpEvent(q_c, dpa.GaussianDpEvent(sigma)))
+    with _quiet_absl():
+        sg.compose(dpa.PoissonSampledDpEvent(q_c, dpa.GaussianDpEvent(sigma)))
     r = np.asarray(sg.rdp)
     step = np.logaddexp(math.log1p(-p_min) if p_min < 1 else -np.inf,
                         math.log(p_min) + (orders - 1.0) * r) / (orders - 1.0)
