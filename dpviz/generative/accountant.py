@@ -50,8 +50,9 @@ AccountName = Literal["paper", "rdp", "pld", "one_model"]
 
 #: Orders λ of the paper's accountant: integers, "enough to compute α(λ) for λ ≤ 32" (§6).
 PAPER_LAMBDAS = tuple(range(1, 33))
-#: RDP orders for the modern accounts (dp-accounting's defaults plus a finer grid).
-RDP_ORDERS = tuple(sorted({*np.round(np.linspace(1.1, 10.9, 99), 2), *range(11, 64), 64.0, 80.0,
+#: RDP orders for the modern accounts: few fractional ones (each costs a slow series), every integer
+#: to 63, then a sparse tail.
+RDP_ORDERS = tuple(sorted({1.1, 1.25, 1.5, 1.75, *np.arange(2.0, 11.0, 0.5), *range(11, 64), 64.0, 80.0,
                            96.0, 128.0, 160.0, 192.0, 256.0, 384.0, 512.0, 1024.0}))
 
 

@@ -38,7 +38,14 @@ from dpviz.clustering.kernel_kmeans import (
     clip_features,
     gamma_from_public,
 )
-from dpviz.generative.accountant import AcsAccount, AcsSetting, Schedule, acs_account
+from dpviz.generative.accountant import (
+    AcsAccount,
+    AcsSetting,
+    Schedule,
+    acs_account,
+    one_model_epsilon,
+    pld_epsilon,
+)
 from dpviz.generative.dpsgd import StepReport, dp_sgd_step
 from dpviz.generative.models import VAE, Adam
 from dpviz.privacy.budget import ZCDP, ApproxDP
@@ -270,7 +277,12 @@ def dpgm(
     account = acs_account(setting, k=k, schedule=p.schedule, p_min=p_min)
     sgd_only = AcsSetting(sigma_C=p.sigma_C, sigma_K=p.sigma_K, sigma_G=p.sigma_G, q=q, T_K=0,
                           epochs=steps / spe, delta=delta, dpnorm_in_sgd=p.adaptive_clip)
-    sgd_eps = acs_account(sgd_only, k=k, schedule=p.schedule, p_min=p_min).eps if steps else 0.0
+    if not steps:
+        sgd_eps = 0.0
+    elif account.guarantee == "one_model":
+        sgd_eps = one_model_epsilon(sgd_only, p_min if p_min is not None else 1.0 / k)
+    else:
+        sgd_eps = pld_epsilon(sgd_only)
     ledger.record("DP-SGD", "subsampled gaussian", ApproxDP(sgd_eps, delta if steps else 0.0),
                   sensitivity=None, noise_scale=math.sqrt(2.0) * p.sigma_G,
                   note=f"{steps} Poisson-sampled steps at q={q:.4g} ({p.schedule} schedule), DPNorm "
