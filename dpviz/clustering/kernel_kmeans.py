@@ -161,6 +161,43 @@ def _kernel_lloyd(Z: np.ndarray, C0: np.ndarray, *, iters: int, sigma_K: float, 
     return KernelLloyd(C, tuple(history), labels, np.bincount(labels, minlength=k))
 
 
+def kernel_kmeans_sigma(
+    X: np.ndarray,
+    public_init: np.ndarray,
+    *,
+    sigma_K: float,
+    n_features: int = 200,
+    gamma: float | None = None,
+    iters: int = 20,
+    C_s: float = 1.0,
+    rng: RngLike = None,
+    ledger: Ledger | None = None,
+) -> KernelLloyd:
+    """Algorithm 2 exactly as the paper parameterises it: by the noise scale σ_K.
+
+    The Fig. 3 protocol ("d depending on σ_K, which directly yields ε using Eq. 4"): the loop is
+    T_K/(2σ_K²)-zCDP under add/remove of one row (recorded in ``ledger`` if given). k = len(public_init).
+    The result's ``labels`` are internal (non-private); ``centers`` and ``history`` are DP outputs.
+
+    References: Acs et al., TKDE, Alg. 2, Eq. 4.
+    """
+    func = "kernel_kmeans_sigma"
+    X = check_data(X, func)
+    P = check_data(public_init, func, allow_empty=False)
+    if P.shape[1] != X.shape[1]:
+        raise ValueError(f"The 'public_init' parameter of {func} must have {X.shape[1]} columns. "
+                         f"Got {P.shape[1]}.")
+    sigma_K = check_scalar(sigma_K, "sigma_K", func, low=0.0, low_open=True, high_open=True)
+    iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
+    gen, _ = check_rng(rng)
+    gamma = gamma_from_public(P) if gamma is None else gamma
+    rff = RandomFourierFeatures.draw(X.shape[1], n_features, gamma, gen)
+    led = ledger if ledger is not None else Ledger(func)
+    node = led.child("kernel k-means", ZCDP(iters / (2.0 * sigma_K**2)))
+    return _kernel_lloyd(clip_features(rff.transform(X), C_s), clip_features(rff.transform(P), C_s),
+                         iters=iters, sigma_K=sigma_K, C_s=C_s, rng=gen, ledger=node)
+
+
 # ----------------------------------------------------------------------------- the public entry
 
 

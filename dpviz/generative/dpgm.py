@@ -32,12 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar
-from dpviz.clustering.kernel_kmeans import (
-    RandomFourierFeatures,
-    _kernel_lloyd,
-    clip_features,
-    gamma_from_public,
-)
+from dpviz.clustering.kernel_kmeans import kernel_kmeans_sigma
 from dpviz.generative.accountant import (
     AcsAccount,
     AcsSetting,
@@ -48,7 +43,7 @@ from dpviz.generative.accountant import (
 )
 from dpviz.generative.dpsgd import StepReport, dp_sgd_step
 from dpviz.generative.models import VAE, Adam
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 
 
@@ -209,12 +204,8 @@ def dpgm(
         if P is None or P.shape != (k, m) or not np.all(np.isfinite(P)):
             raise ValueError(f"The 'public_init' parameter of {func} must be a finite ({k}, {m}) array of "
                              f"public records when k > 1. Got {None if P is None else P.shape}.")
-        gamma = p.gamma if p.gamma is not None else gamma_from_public(P)
-        rff = RandomFourierFeatures.draw(m, p.n_features, gamma, gen)
-        Z = clip_features(rff.transform(X), 1.0)
-        loop = _kernel_lloyd(Z, clip_features(rff.transform(P), 1.0), iters=p.T_K, sigma_K=p.sigma_K,
-                             C_s=1.0, rng=gen,
-                             ledger=ledger.child("kernel k-means", ZCDP(p.T_K / (2.0 * p.sigma_K**2))))
+        loop = kernel_kmeans_sigma(X, P, sigma_K=p.sigma_K, n_features=p.n_features, gamma=p.gamma,
+                                   iters=p.T_K, rng=gen, ledger=ledger)
         labels = loop.labels
         n_hat = loop.history[-1][1]
         centers = loop.centers
