@@ -327,7 +327,8 @@ def _input_space_means(X: np.ndarray, labels: np.ndarray, fallback: np.ndarray, 
                        rho: float, rng: np.random.Generator, ledger: Ledger) -> tuple[np.ndarray, np.ndarray]:
     """Noisy sum / noisy size of each cluster in input space, rows clipped to Λ (ρ/2 each)."""
     k = fallback.shape[0]
-    Xc = clip_to_ball(X, radius)
+    with np.errstate(over="ignore"):  # all-zero rows: radius/tiny overflows to inf, harmlessly
+        Xc = clip_to_ball(X, radius)
     onehot = np.zeros((X.shape[0], k))
     onehot[np.arange(X.shape[0]), labels] = 1.0
     n_hat = gaussian(onehot.sum(axis=0), sensitivity=1.0, rho=rho / 2.0, rng=rng, ledger=ledger,
@@ -336,7 +337,8 @@ def _input_space_means(X: np.ndarray, labels: np.ndarray, fallback: np.ndarray, 
                      name="cluster sums", note="rows clipped to the public radius Λ")
     ok = n_hat >= 1.0
     C = fallback.copy()
-    C[ok] = clip_to_ball(s_hat[ok] / n_hat[ok, None], radius)
+    with np.errstate(over="ignore"):
+        C[ok] = clip_to_ball(s_hat[ok] / n_hat[ok, None], radius)
     return C, np.asarray(n_hat, dtype=np.float64)
 
 
