@@ -9,8 +9,9 @@ Lloyd in input space with Λ = C_s = √m = 8 (dp_lloyd). Metric: clustering acc
 one-to-one matching of clusters to digit labels (Hungarian; NON-private, evaluation only), mean ±
 std over runs. "∞" is σ_K → 0 (ρ = 1e9): the non-private versions of both loops.
 
-    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py            # 20 runs, T_K ∈ {5, 20}
-    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --quick    # 5 runs, T_K = 5
+    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py                        # 20 runs, T_K = 5
+    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --iters 20 --reps 10   # the paper's T_K = 20
+    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --quick                # 5 runs
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ def run(eps: float, iters: int, reps: int, split, gamma: float) -> dict[str, lis
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="5 runs, T_K = 5")
+    ap.add_argument("--quick", action="store_true", help="5 runs")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--iters", type=int, nargs="+", default=[5], help="T_K values")
     args = ap.parse_args()
     reps = args.reps or (5 if args.quick else 20)
-    iters_list = (5,) if args.quick else (5, 20)
+    iters_list = tuple(args.iters)
     split = binary_digits(0.15, rng=0)
     gamma = gamma_from_public(split.X_public)
     print(f"private n = {split.X.shape[0]}, public n = {split.X_public.shape[0]}, γ = {gamma:.4f}, "
