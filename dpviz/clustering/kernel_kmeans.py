@@ -320,7 +320,7 @@ def dp_kernel_kmeans(
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius,
                               n_features=n_features, gamma=gamma, iters=iters, input_share=input_share,
-                              C_s=C_s), seed=seed)
+                              C_s=C_s), seed=seed, algorithm="kernel_kmeans")
 
 
 def _input_space_means(X: np.ndarray, labels: np.ndarray, fallback: np.ndarray, *, radius: float,
@@ -373,3 +373,65 @@ def calibrate_rho(epsilon: float, delta: float) -> ZCDP:
 def guarantee_dp(budget: ZCDP, delta: float) -> ApproxDP:
     """The row-level (ε, δ) that a pure ρ-zCDP run gives (tight CKS20 conversion)."""
     return ApproxDP(zcdp_to_dp(budget.rho, delta), delta + budget.delta)
+
+
+# ----------------------------------------------------------------------------- registry entry
+# The registry has no public-data input, so the registered run starts from k points uniform in the
+# ball of radius Λ (data-independent) instead of the paper's k public records; call
+# dp_kernel_kmeans(public_init=...) directly to use a held-out public split (footnote 3).
+
+from dataclasses import field  # noqa: E402 - the registry section is self-contained
+
+from dpviz.data.generators import uniform_ball  # noqa: E402
+from dpviz.privacy.accounting import approx_zcdp_to_dp  # noqa: E402
+from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register  # noqa: E402
+
+
+@dataclass(frozen=True)
+class KernelKMeansParams:
+    """DP kernel k-means knobs (Acs et al., Alg. 2)."""
+
+    n_features: int = field(default=50, metadata=hint(
+        low=5, high=1000, step=5, label="RFF dimension d",
+        help="random Fourier features; small d wins at small ε (perturbation vs approximation error)"))
+    iters: int = field(default=5, metadata=hint(low=1, high=50, step=1, label="iterations T_K",
+                                                help="noisy Lloyd iterations (paper: 20)"))
+    gamma: float = field(default=0.0, metadata=hint(
+        low=0.0, high=1e4, scale="log", public=True, label="RBF width γ",
+        help="kernel exp(−γ‖x−y‖²); 0 means 1/Λ² (public)"))
+    input_share: float = field(default=0.1, metadata=hint(
+        low=0.01, high=0.99, step=0.01, label="share for input-space means",
+        help="fraction of ρ spent on the private mean of each final cluster in input space"))
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "DP kernel k-means")
+
+
+def _kk_guarantee(budget: ZCDP, pub: Public, params: KernelKMeansParams, delta_prime: float) -> ApproxDP:
+    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+
+
+def _kk_private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
+                pub: Public, params: KernelKMeansParams, stage: object = None) -> Result:
+    init = uniform_ball(k, pub.d, radius, rng)  # public: drawn without the data
+    gamma = params.gamma or 1.0 / (radius * radius)
+    return dp_kernel_kmeans(X, k, rho=budget.rho, delta=budget.delta, public_init=init, radius=radius,
+                            n_features=params.n_features, gamma=gamma, iters=params.iters,
+                            input_share=params.input_share, rng=rng)
+
+
+KERNEL_KMEANS = register(AlgorithmSpec(
+    name="kernel_kmeans",
+    title="DP kernel k-means (random Fourier features)",
+    paper="Acs, Melis, Castelluccia, De Cristofaro. Differentially private mixture of generative neural "
+          "networks. IEEE TKDE (ICDM 2017), §4.1, Alg. 2",
+    budget_kind="zcdp",
+    params=KernelKMeansParams,
+    private=_kk_private,
+    guarantee=_kk_guarantee,
+    steps=("features", "init", "iteration", "partition", "input_means"),
+    rank=40,
+    description="Lloyd in a random-feature space of the RBF kernel (features of norm ≤ 1, so the noise "
+                "does not grow with Λ), Gaussian noise on sizes and feature sums; then a private mean of "
+                "each cluster in input space. Starts from random points in the ball (no public data here).",
+))

@@ -304,8 +304,12 @@ def pld_epsilon(setting: AcsSetting, *, sqrt2: bool = True, discretization: floa
     """ε by dp-accounting's PLD accountant (pessimistic discretisation; add/remove of one row)."""
     dpa, _ = _import_dp_accounting()
     acc = dpa.pld.PLDAccountant(value_discretization_interval=discretization)
-    acc.compose(dpgm_event(setting, sqrt2=sqrt2))
-    return float(acc.get_epsilon(setting.delta))
+    try:
+        acc.compose(dpgm_event(setting, sqrt2=sqrt2))
+        return float(acc.get_epsilon(setting.delta))
+    except (MemoryError, ValueError, OverflowError):
+        # Tiny noise multipliers make the discretised loss grid astronomically long: no useful bound.
+        return math.inf
 
 
 @functools.lru_cache(maxsize=1024)

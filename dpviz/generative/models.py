@@ -43,8 +43,13 @@ class VAE:
     params: dict[str, np.ndarray]
 
     @classmethod
-    def init(cls, m: int, *, hidden: int = 200, latent: int = 2, rng: np.random.Generator) -> VAE:
-        """He-normal weights, zero biases (drawn from ``rng``, never from data)."""
+    def init(cls, m: int, *, hidden: int = 200, latent: int = 2, rng: np.random.Generator,
+             output_bias: np.ndarray | None = None) -> VAE:
+        """He-normal weights, zero biases (drawn from ``rng``, never from private data).
+
+        ``output_bias`` sets the decoder's output bias (e.g. the logits of PUBLIC pixel marginals, so
+        training starts from the independent-marginals model; not in the paper).
+        """
 
         def dense(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
             return rng.normal(0.0, math.sqrt(2.0 / n_in), (n_in, n_out)), np.zeros(n_out)
@@ -54,6 +59,8 @@ class VAE:
                                            (latent, hidden), (hidden, m)), strict=True):
             p[w], p[b] = dense(i, o)
         p["Wv"] *= 0.1  # start near unit posterior variance
+        if output_bias is not None:
+            p["b3"] = np.asarray(output_bias, dtype=np.float64).copy()
         return cls(p)
 
     @property

@@ -17,6 +17,7 @@ from dpviz.generative.accountant import AcsSetting, one_model_epsilon, paper_eps
 from dpviz.generative.dpnorm import DPNormResult
 from dpviz.result import Result
 from dpviz.viz.colors import cluster_color
+from dpviz.viz.storyboards import register_storyboard
 
 
 def _pca_basis(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,3 +146,12 @@ def epsilon_vs_epochs_figure(setting: AcsSetting, epochs: Sequence[float], *, k:
                             f"δ={setting.delta:g})",
                       xaxis_title="SGD epochs", yaxis_title="ε", height=400)
     return fig
+
+
+def _kernel_kmeans_storyboard(result: Result, X: np.ndarray, *, reference_centers: np.ndarray | None = None,
+                              **_: object) -> go.Figure:
+    """Storyboard of a registered kernel k-means run: both spaces (reference centres not drawn)."""
+    return kernel_kmeans_figure(result, X)
+
+
+register_storyboard("kernel_kmeans", _kernel_kmeans_storyboard)
