@@ -10,12 +10,25 @@ from dpviz.generative.accountant import (
     pld_epsilon,
     rdp_epsilon,
 )
+from dpviz.generative.data import PublicSplit, binary_digits
+from dpviz.generative.dpgm import DPGMParams, DPGMResult, TrainProgress, dpgm
+from dpviz.generative.dpnorm import DPNormResult, dp_norm
+from dpviz.generative.models import VAE
 
 __all__ = [
+    "VAE",
     "AcsAccount",
     "AcsSetting",
+    "DPGMParams",
+    "DPGMResult",
+    "DPNormResult",
     "PaperAccount",
+    "PublicSplit",
+    "TrainProgress",
     "acs_account",
+    "binary_digits",
+    "dp_norm",
+    "dpgm",
     "one_model_epsilon",
     "paper_epsilon",
     "pld_epsilon",

@@ -175,3 +175,19 @@ def test_baseline_uses_the_same_noise_in_input_space() -> None:
     assert it["sigma_count"] == pytest.approx(math.sqrt(2) * sigma_K, rel=1e-12)
     assert it["sigma_sum"] == pytest.approx(math.sqrt(2) * sigma_K * 15.0, rel=1e-12)
     assert res.ledger.total().rho == pytest.approx(rho)
+
+
+def test_registered_kernel_kmeans_meets_the_row_level_target() -> None:
+    from dpviz.registry import get, run
+
+    X, _, _ = _blobs(n=200)
+    spec = get("kernel_kmeans")
+    assert spec.budget_kind == "zcdp" and spec.steps[-1] == "input_means"
+    r = run("kernel_kmeans", X, 3, epsilon=2.0, delta=1e-6, radius=15.0, rng=0, n_declared=200,
+            n_features=20, iters=3)
+    assert r.algorithm == "kernel_kmeans" and r.centers.shape == (3, 8)
+    assert r.guarantee.eps <= 2.0 * (1 + 1e-9) and r.guarantee.delta <= 1e-6
+    # The spent ρ converts (tight CKS20) to the guarantee's ε at the calibrated δ′.
+    assert zcdp_to_dp(r.ledger.total().rho, r.guarantee.delta) == pytest.approx(r.guarantee.eps, rel=1e-6)
+    with pytest.raises(ValueError, match="'n_features' parameter of DP kernel k-means"):
+        spec.make_params(n_features=1)
