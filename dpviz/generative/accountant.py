@@ -335,7 +335,7 @@ def one_model_epsilon(setting: AcsSetting, p_min: float, *, sqrt2: bool = True) 
                         math.log(p_min) + (orders - 1.0) * r) / (orders - 1.0)
     km = dpa.rdp.RdpAccountant(list(orders))
     km.compose(dpa.ComposedDpEvent(_kmeans_events(setting, sqrt2)))
-    total = setting.T_S * step + np.asarray(km.rdp)
+    total = (setting.T_S * step if setting.T_S else 0.0) + np.asarray(km.rdp)
     eps, _ = rdp_mod.compute_epsilon(orders, total, setting.delta)
     return float(eps)
 

@@ -3,8 +3,9 @@
 1. Cluster the private rows with DP kernel k-means (Alg. 2) from k public records; the released
    noisy cluster sizes n̂_i of the last iteration are the mixture weights (post-processing; the
    paper's |D̂_i| are private — note §6.4(8)).
-2. Train one VAE per cluster with DP-SGD (Alg. 4): Poisson batches at rate q = L/n_declared,
-   per-example clipping at the DPNorm bound, Gaussian noise √2σ_G·C_s.
+2. Train one generative model per cluster (a VAE, or an RBM with PCD) with DP-SGD (Alg. 4):
+   Poisson batches at rate q = L/n_declared, per-example clipping at the DPNorm bound, Gaussian
+   noise √2σ_G·C_s.
    * ``schedule="parallel"`` (default, rigorous): every step samples all rows and updates every
      model on its own rows (note §6.4(9) option a). The paper's accountant covers it.
    * ``schedule="one_model"`` (the paper's Alg. 1, line 4): each step picks model s with
@@ -44,7 +45,7 @@ from dpviz.generative.accountant import (
     rdp_epsilon,
 )
 from dpviz.generative.dpsgd import StepReport, dp_sgd_step
-from dpviz.generative.models import VAE, Adam
+from dpviz.generative.models import RBM, SGD, VAE, Adam
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 
@@ -70,6 +71,7 @@ class DPGMParams:
     n_features: int = 200
     gamma: float | None = None
     schedule: Schedule = "parallel"
+    model: str = "vae"
 
     def __post_init__(self) -> None:
         f = "DPGMParams"
@@ -84,6 +86,9 @@ class DPGMParams:
             check_scalar(getattr(self, name), name, f, low=1, high=100_000, integer=True)
         if self.gamma is not None:
             check_scalar(self.gamma, "gamma", f, low=0.0, low_open=True, high_open=True)
+        if self.model not in ("vae", "rbm"):
+            raise ValueError(f"The 'model' parameter of DPGMParams must be 'vae' or 'rbm'. "
+                             f"Got {self.model!r} instead.")
         if self.schedule not in ("parallel", "one_model"):
             raise ValueError(f"The 'schedule' parameter of DPGMParams must be 'parallel' or 'one_model'. "
                              f"Got {self.schedule!r} instead.")
@@ -109,7 +114,7 @@ class DPGMResult:
     ``cancelled`` is True when training stopped early (the account then covers the steps run).
     """
 
-    models: tuple[VAE, ...]
+    models: tuple[VAE, ...] | tuple[RBM, ...]
     weights: np.ndarray
     noisy_counts: np.ndarray
     cluster_centers: np.ndarray | None
@@ -234,8 +239,13 @@ def dpgm(
             raise ValueError(f"The 'X_public' parameter of {func} must have {m} columns. Got {Pm.shape[1]}.")
         marg = np.clip(Pm.mean(axis=0), 0.01, 0.99)
         bias = np.log(marg / (1.0 - marg))
-    models = [VAE.init(m, hidden=p.hidden, latent=p.latent, rng=gen, output_bias=bias) for _ in range(k)]
-    opts = [Adam(lr=p.lr) for _ in range(k)]
+    if p.model == "vae":  # §3.2: Adam
+        models: list[VAE] | list[RBM] = [VAE.init(m, hidden=p.hidden, latent=p.latent, rng=gen,
+                                                  output_bias=bias) for _ in range(k)]
+        opts: list[Adam] | list[SGD] = [Adam(lr=p.lr) for _ in range(k)]
+    else:  # §3.1, §6: PCD, plain SGD (paper: η = 0.01)
+        models = [RBM.init(m, hidden=p.hidden, rng=gen, output_bias=bias) for _ in range(k)]
+        opts = [SGD(lr=p.lr) for _ in range(k)]
     setting_full = AcsSetting(sigma_C=p.sigma_C, sigma_K=p.sigma_K, sigma_G=p.sigma_G, q=q,
                               T_K=p.T_K if k > 1 else 0, epochs=p.epochs, delta=delta,
                               dpnorm_in_sgd=p.adaptive_clip)

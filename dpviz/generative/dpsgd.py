@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz.generative.dpnorm import dp_norm
-from dpviz.generative.models import VAE, Adam
+from dpviz.generative.models import RBM, SGD, VAE, Adam
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ class StepReport:
 
 
 def dp_sgd_step(
-    models: list[VAE],
-    optimizers: list[Adam],
+    models: list[VAE] | list[RBM],
+    optimizers: list[Adam] | list[SGD],
     batches: list[np.ndarray],
     expected_sizes: list[float],
     *,
@@ -60,8 +60,7 @@ def dp_sgd_step(
     C_s = DPNorm(all per-example norms, σ_C). ``expected_sizes[i]`` is model i's expected
     sub-batch size (a public number: q times its public cluster size).
     """
-    eps = [rng.normal(size=(B.shape[0], m.latent)) for B, m in zip(batches, models, strict=True)]
-    per = [m.forward_backward(B, e) for m, B, e in zip(models, batches, eps, strict=True)]
+    per = [m.per_example(B, rng) for m, B in zip(models, batches, strict=True)]
     norms = [p.grad_norms() for p in per]
     all_norms = np.concatenate(norms) if norms else np.zeros(0)
     if fixed_clip is None:

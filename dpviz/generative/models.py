@@ -114,7 +114,11 @@ class VAE:
         factors = ((X, d_h1), (h1, d_mu), (h1, d_lv), (z, d_h2), (h2, d_logits))
         return PerExample(rec + kl, factors)
 
-    def apply(self, grads: dict[str, np.ndarray], optimizer: Adam) -> None:
+    def per_example(self, X: np.ndarray, rng: np.random.Generator) -> PerExample:
+        """One reparametrisation draw ε ~ N(0, I) per row, then :meth:`forward_backward`."""
+        return self.forward_backward(X, rng.normal(size=(X.shape[0], self.latent)))
+
+    def apply(self, grads: dict[str, np.ndarray], optimizer: Adam | SGD) -> None:
         optimizer.step(self.params, grads)
 
 
@@ -167,6 +171,109 @@ class Adam:
             mhat = m / (1.0 - self.beta1**self.t)
             vhat = v / (1.0 - self.beta2**self.t)
             params[k] -= self.lr * mhat / (np.sqrt(vhat) + self.eps)
+
+
+@dataclass
+class SGD:
+    """Plain gradient descent θ ← θ − η·g̃ (the paper's RBM uses η = 0.01)."""
+
+    lr: float = 0.01
+
+    def step(self, params: dict[str, np.ndarray], grads: dict[str, np.ndarray]) -> None:
+        for k, g in grads.items():
+            params[k] -= self.lr * g
+
+
+# ----------------------------------------------------------------------------- RBM
+
+
+@dataclass
+class RBM:
+    """A binary RBM E(v, h) = −vᵀWh − bᵀv − cᵀh trained with persistent contrastive divergence.
+
+    Acs et al. §3.1 (energy printed with v_ij for w_ij — a typo), settings §6: 200 hidden units,
+    W ~ N(0, 0.01²) (std 0.01), zero biases, η = 0.01. The number of persistent chains and Gibbs
+    steps is unstated (note §6.4(16)); here ``n_chains`` chains advance one Gibbs step per update.
+    The chains never see private rows (they are driven by the released parameters only).
+
+    Per-example gradient of −log p(x) (PCD estimate): g_W = −(x p_hᵀ − M_W), g_b = −(x − M_b),
+    g_c = −(p_h − M_c), with p_h = σ(c + Wᵀx) and M the chain means of v′p_h(v′)ᵀ, v′, p_h(v′).
+    """
+
+    params: dict[str, np.ndarray]
+    chains: np.ndarray
+
+    @classmethod
+    def init(cls, m: int, *, hidden: int = 200, rng: np.random.Generator, n_chains: int = 64,
+             output_bias: np.ndarray | None = None) -> RBM:
+        p = {"W": rng.normal(0.0, 0.01, (m, hidden)), "b": np.zeros(m), "c": np.zeros(hidden)}
+        if output_bias is not None:
+            p["b"] = np.asarray(output_bias, dtype=np.float64).copy()
+        chains = (rng.random((n_chains, m)) < _sigmoid(p["b"])).astype(np.float64)
+        return cls(p, chains)
+
+    @property
+    def m(self) -> int:
+        return self.params["W"].shape[0]
+
+    @property
+    def n_params(self) -> int:
+        return sum(v.size for v in self.params.values())
+
+    def _gibbs(self, V: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        p = self.params
+        H = (rng.random((V.shape[0], p["c"].size)) < _sigmoid(V @ p["W"] + p["c"])).astype(np.float64)
+        return (rng.random(V.shape) < _sigmoid(H @ p["W"].T + p["b"])).astype(np.float64)
+
+    def per_example(self, X: np.ndarray, rng: np.random.Generator) -> RBMPerExample:
+        """Advance the persistent chains one Gibbs step, then the per-example PCD gradients."""
+        p = self.params
+        self.chains = self._gibbs(self.chains, rng)
+        Ph_neg = _sigmoid(self.chains @ p["W"] + p["c"])
+        M_W = self.chains.T @ Ph_neg / self.chains.shape[0]
+        return RBMPerExample(X, _sigmoid(X @ p["W"] + p["c"]), M_W, self.chains.mean(axis=0),
+                             Ph_neg.mean(axis=0))
+
+    def sample(self, n: int, rng: np.random.Generator, *, binary: bool = True,
+               steps: int = 200) -> np.ndarray:
+        """n records from ``steps`` Gibbs steps started at Bernoulli(σ(b)); means p(v | h) if not binary."""
+        p = self.params
+        V = (rng.random((n, self.m)) < _sigmoid(p["b"])).astype(np.float64)
+        for _ in range(steps - 1):
+            V = self._gibbs(V, rng)
+        H = (rng.random((n, p["c"].size)) < _sigmoid(V @ p["W"] + p["c"])).astype(np.float64)
+        probs = _sigmoid(H @ p["W"].T + p["b"])
+        return (rng.random(probs.shape) < probs).astype(np.float64) if binary else probs
+
+    def apply(self, grads: dict[str, np.ndarray], optimizer: Adam | SGD) -> None:
+        optimizer.step(self.params, grads)
+
+
+@dataclass(frozen=True)
+class RBMPerExample:
+    """Per-example PCD gradients of an RBM, in factored form (no (n, m, h) tensor)."""
+
+    X: np.ndarray
+    Ph: np.ndarray
+    M_W: np.ndarray
+    M_b: np.ndarray
+    M_c: np.ndarray
+
+    def grad_norms(self) -> np.ndarray:
+        """‖x p_hᵀ − M_W‖² = ‖x‖²‖p_h‖² − 2xᵀM_W p_h + ‖M_W‖², plus ‖x − M_b‖² and ‖p_h − M_c‖²."""
+        X, P = self.X, self.Ph
+        w = (np.einsum("ij,ij->i", X, X) * np.einsum("ij,ij->i", P, P)
+             - 2.0 * np.einsum("ij,ij->i", X @ self.M_W, P) + float(np.sum(self.M_W * self.M_W)))
+        b = ((X - self.M_b) ** 2).sum(axis=1)
+        c = ((P - self.M_c) ** 2).sum(axis=1)
+        return np.sqrt(np.maximum(w, 0.0) + b + c)
+
+    def weighted_sum(self, c: np.ndarray) -> dict[str, np.ndarray]:
+        """Σ_i c_i g_i: −(Xᵀ diag(c) P − (Σc) M_W), −(Σ c_i x_i − (Σc) M_b), −(Σ c_i p_i − (Σc) M_c)."""
+        s = float(c.sum())
+        return {"W": -(self.X.T @ (self.Ph * c[:, None]) - s * self.M_W),
+                "b": -(c @ self.X - s * self.M_b),
+                "c": -(c @ self.Ph - s * self.M_c)}
 
 
 def negative_elbo(model: VAE, X: np.ndarray, rng: np.random.Generator) -> float:

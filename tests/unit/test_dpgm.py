@@ -191,3 +191,54 @@ def test_dpgm_one_model_schedule_is_flagged_and_validation() -> None:
         dpgm(X, params=p, public_init=None, n_declared=100, delta=1e-5)
     with pytest.raises(ValueError, match="'schedule' parameter of DPGMParams"):
         DPGMParams(schedule="uniform")  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- RBM
+
+
+def test_rbm_per_example_norms_and_clipped_sum_match_brute_force() -> None:
+    from dpviz.generative.models import RBM
+
+    rng = np.random.default_rng(0)
+    model = RBM.init(7, hidden=5, rng=rng, n_chains=6)
+    model.params["W"] = rng.normal(0, 0.5, (7, 5))
+    X = _binary(4, 7, 9)
+    per = model.per_example(X, np.random.default_rng(1))  # advances the chains one Gibbs step
+    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    V = model.chains
+    Pn = sig(V @ model.params["W"] + model.params["c"])
+    M_W, M_b, M_c = V.T @ Pn / V.shape[0], V.mean(0), Pn.mean(0)
+    grads = []
+    for x in X:
+        ph = sig(x @ model.params["W"] + model.params["c"])
+        g = np.concatenate([-(np.outer(x, ph) - M_W).ravel(), -(x - M_b), -(ph - M_c)])
+        grads.append(g)
+    G = np.array(grads)
+    np.testing.assert_allclose(per.grad_norms(), np.linalg.norm(G, axis=1), rtol=1e-10)
+    c = np.array([1.0, 0.5, 0.2, 0.0])
+    s = per.weighted_sum(c)
+    flat = np.concatenate([s["W"].ravel(), s["b"], s["c"]])
+    np.testing.assert_allclose(flat, c @ G, rtol=1e-10, atol=1e-12)
+    assert model.n_params == 7 * 5 + 7 + 5
+
+
+def test_dpgm_trains_an_rbm_mixture() -> None:
+    X = np.vstack([_binary(60, 16, 4), 1 - _binary(60, 16, 5)])
+    p = DPGMParams(k=1, model="rbm", batch_size=20, epochs=1, hidden=8, lr=0.01)
+    r = dpgm(X, params=p, public_init=None, n_declared=120, delta=1e-5, rng=0, X_public=X[:10])
+    S, _ = r.sample(5, rng=0)
+    assert S.shape == (5, 16) and r.steps_run == 6 and r.account.setting.T_S == 6
+    with pytest.raises(ValueError, match="'model' parameter of DPGMParams"):
+        DPGMParams(model="gan")
+
+
+def test_public_marginals_set_the_decoder_bias() -> None:
+    X = _binary(40, 6, 1)
+    pub = np.array([[1, 0, 0, 1, 1, 0], [1, 1, 0, 0, 1, 0]], dtype=float)
+    p = DPGMParams(k=1, batch_size=10, epochs=0.25, hidden=4)  # one step: the bias barely moves
+    r = dpgm(X, params=p, public_init=None, n_declared=40, delta=1e-5, rng=0, X_public=pub)
+    marg = np.clip(pub.mean(0), 0.01, 0.99)
+    assert r.steps_run == 1
+    np.testing.assert_allclose(r.models[0].params["b3"], np.log(marg / (1 - marg)), atol=0.0011)  # Adam: ≤ lr
+    with pytest.raises(ValueError, match="'X_public' parameter of dpgm must have 6 columns"):
+        dpgm(X, params=p, public_init=None, n_declared=40, delta=1e-5, X_public=pub[:, :3])
