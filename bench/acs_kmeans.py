@@ -10,7 +10,7 @@ one-to-one matching of clusters to digit labels (Hungarian; NON-private, evaluat
 std over runs. "∞" is σ_K → 0 (ρ = 1e9): the non-private versions of both loops.
 
     PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py                        # 20 runs, T_K = 5
-    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --iters 20 --reps 10   # the paper's T_K = 20
+    PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --iters 20             # the paper's T_K = 20
     PYTHONPATH=. .venv/bin/python bench/acs_kmeans.py --quick                # 5 runs
 """
 

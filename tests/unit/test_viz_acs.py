@@ -40,3 +40,15 @@ def test_sample_grid_and_epsilon_curves() -> None:
     ys = {t.name: list(t.y) for t in f2.data}
     assert abs(ys["paper's accountant (Thm 4)"][1] - 1.742) < 1e-3
     assert ys["one model per step, k=10"][1] > ys["RDP (dp-accounting)"][1]
+
+
+def test_registered_run_gets_the_kernel_kmeans_storyboard() -> None:
+    from dpviz.registry import run
+    from dpviz.viz.storyboards import storyboard_builder
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(0, 1, (80, 5))
+    res = run("kernel_kmeans", X, 2, epsilon=3.0, delta=1e-6, radius=4.0, rng=0, n_declared=80,
+              n_features=10, iters=2)
+    fig = storyboard_builder("kernel_kmeans")(res, X)
+    assert any(t.name == "noisy centre 0 (DP)" for t in fig.data)
