@@ -62,7 +62,12 @@ class Result:
     params : mapping
         The parameters of the call (enough, with ``seed``, to rerun it exactly).
     seed : int or None
-        The seed the run drew its randomness from (None if the caller passed a Generator).
+        The seed a *simulation* drew its randomness from (an int ``rng``); None otherwise. A
+        release never stores its noise seed (it has none: see ``dpviz.privacy.release``).
+    simulation : bool, default True
+        False only for a release: noise drawn by :class:`dpviz.privacy.release.SecureRNG`. A
+        simulation (seeded, or from any numpy Generator) is for exploring; its numbers must not
+        be published, since whoever can replay its noise can subtract it.
     """
 
     centers: np.ndarray | None
@@ -71,6 +76,11 @@ class Result:
     trace: tuple[TraceStep, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    simulation: bool = True
+
+    def __post_init__(self) -> None:
+        if self.seed is not None and not self.simulation:
+            raise ValueError("A Result with a seed is a simulation: a release never stores its seed.")
 
     @property
     def ok(self) -> bool:
