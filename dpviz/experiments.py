@@ -42,12 +42,13 @@ ShouldStop = Callable[[], bool]
 
 # ---- thin adapters (module level so tests can count calls with monkeypatch) ---------------------
 
-def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str,
+def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str, radius: float,
                  rng: np.random.Generator) -> Any:
-    """The non-private, ρ-independent stage: ``compute_tuples`` (pieces and their k-tuples)."""
-    from dpviz.clustering.tuples import compute_tuples
+    """The non-private, ρ-independent stage: ``fc_tuple_stage`` (the one entry point: rows
+    outside the Λ-ball dropped, method from no declared size, i.e. a fixed public choice)."""
+    from dpviz.clustering.friendlycore import fc_tuple_stage
 
-    return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng)
+    return fc_tuple_stage(X, k, n_tuples=n_tuples, oracle=oracle, radius=radius, rng=rng)
 
 
 def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
@@ -248,7 +249,8 @@ def _run_rep(
             return rows, True
         if alg.startswith("fc:") and stage is None:
             t0 = time.perf_counter()
-            stage = _tuple_stage(X, cfg.k, n_tuples=cfg.n_tuples, oracle=cfg.oracle, rng=stage_rng)
+            stage = _tuple_stage(X, cfg.k, n_tuples=cfg.n_tuples, oracle=cfg.oracle,
+                                 radius=cfg.radius, rng=stage_rng)
             stage_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         result = _run_one(X, cfg, alg, rho, stage, urng)
@@ -494,8 +496,9 @@ def run_repeats(
 
     Privacy
     -------
-    Each Result is one (ρ, δ)-zCDP release. Publishing all N of them would spend N times the
-    budget: they are for seeing what the noise does, not for release.
+    A NON-PRIVATE DIAGNOSTIC (simulation): each Result alone would be a (ρ, δ)-zCDP run, but the
+    N of them together cost N·ρ (N·δ) by composition, and a seeded ``rng`` makes every draw
+    replayable. They are for seeing what the noise does, never for release.
     """
     func = "run_repeats"
     Xa = check_data(getattr(X, "X", X), func, allow_empty=False)

@@ -21,7 +21,7 @@ from dpviz.result import Result, Trace
 def fakes(monkeypatch):
     calls = {"tuples": 0, "fc": [], "dp_lloyd": 0, "nonprivate": 0}
 
-    def tuple_stage(X, k, *, n_tuples, oracle, rng):
+    def tuple_stage(X, k, *, n_tuples, oracle, radius, rng):
         calls["tuples"] += 1
         return types.SimpleNamespace(tag=rng.random())  # stands in for a TupleStage
 
