@@ -340,7 +340,7 @@ def diffprivlib_kmeans(
         raise RuntimeError(f"diffprivlib spent ε={true_spend:.6g}, not the requested {eps:.6g}: "
                            "its budget split changed; update diffprivlib_true_spend_factor.")
     ledger = Ledger(func, ApproxDP(eps).to_zcdp(),
-                    note="" if patched else "UNPATCHED diffprivlib: NO privacy guarantee (empty clusters)")
+                    note="" if patched else "UNPATCHED diffprivlib: no proven guarantee (empty clusters)")
     ledger.record("DPLloyd (diffprivlib)", "geometric+laplace", ApproxDP(eps),
                   sensitivity=2.0 * radius,
                   note=(f"{iters} iterations × (count ε={eps_count:.4g} + {d} coordinates × "
