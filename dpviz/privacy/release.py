@@ -254,6 +254,6 @@ def export_release(result: Any, *, delta_prime: float, dataset: Mapping[str, Any
                                       "unit", "mechanism")} for r in result.ledger.to_rows()],
         "parameters": dict(result.params),
         "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); "
-                   "other randomness from OS entropy; no seed exists",
+                   "other randomness from fresh OS entropy; nothing replayable is kept",
     }
     return json.dumps(_strip_seeds(_jsonable(out)), indent=2, default=str)
