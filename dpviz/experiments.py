@@ -52,12 +52,13 @@ def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str, radius: f
 
 
 def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
-              r_min: float, preset: str, rng: np.random.Generator) -> Result:
-    """The private stage of FC clustering on cached tuples."""
+              r_min: float, preset: str, rng: np.random.Generator,
+              n_declared: int | None = None) -> Result:
+    """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
     from dpviz.clustering.friendlycore import fc_private_stage
 
     return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                            preset=preset, rng=rng)
+                            preset=preset, rng=rng, n_declared=n_declared)
 
 
 def _dp_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float,
@@ -487,8 +488,11 @@ def run_repeats(
     rng: RngLike = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    n_declared: int | None = None,
 ) -> list[Result]:
     """``repeats`` private outcomes of FC clustering on the same cached tuple stage.
+
+    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count).
 
     Only the noise is redrawn (each repeat from its own child of ``rng``); the pieces and tuples
     are those of ``stage``. The draws feed :func:`dpviz.viz.noise.noise_cloud_figure`.
@@ -508,8 +512,9 @@ def run_repeats(
     for i, child in enumerate(gen.spawn(repeats)):
         if should_stop is not None and should_stop():
             break
+        extra = {} if n_declared is None else {"n_declared": n_declared}
         out.append(_fc_stage(Xa, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                             preset=preset, rng=child))
+                             preset=preset, rng=child, **extra))
         if progress is not None:
             progress((i + 1) / repeats, f"draw {i + 1} of {repeats}")
     return out

@@ -10,12 +10,13 @@ import re
 
 import streamlit as st
 
-from app.components import controls, data_source, lib, run, state, sweep
+from app.components import controls, data_source, lib, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
            "loss 1 − X/Y (0 = as good as non-private). All curves are **non-private diagnostics**: "
            "they rerun the algorithms many times on the same rows to study them.")
+modes.simulation_badge("simulation_badge_budget")
 
 ALGOS = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)",
          "dp_lloyd": "DP-Lloyd", "diffprivlib": "diffprivlib KMeans",

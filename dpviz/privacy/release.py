@@ -234,6 +234,9 @@ def export_release(result: Any, *, delta_prime: float, dataset: Mapping[str, Any
         raise ValueError("export_release: this Result is a simulation (its noise is reproducible "
                          "or not from the release sampler); run it with rng=SecureRNG().")
     stmt = row_level_statement(result.ledger, delta_prime)
+    # The calibrated guarantee of a registered run (dpviz.run) when there is one; else the
+    # ledger's own row-level statement.
+    row = getattr(result, "guarantee", None) or stmt.row
     out: dict[str, Any] = {
         "kind": "dpviz release",
         "dataset": dict(dataset),
@@ -242,8 +245,9 @@ def export_release(result: Any, *, delta_prime: float, dataset: Mapping[str, Any
         "failure": result.failure,
         "privacy": {
             "neighbouring_relation": "add/remove one row of the dataset",
-            "row_level_eps": stmt.row.eps,
-            "row_level_delta": stmt.row.delta,
+            "row_level_eps": row.eps,
+            "row_level_delta": row.delta,
+            "algorithm": getattr(result, "algorithm", None),
             "delta_prime": delta_prime,
             "zcdp_total": {"rho": stmt.paper.rho, "delta": stmt.paper.delta},
             "lines": list(stmt.lines),
