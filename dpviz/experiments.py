@@ -14,6 +14,7 @@ the mean distance to matched reference centers, and whether FriendlyCore itself 
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -174,6 +175,34 @@ class _Config:
     oracle: str
     reference_cost: float
     reference_centers: np.ndarray
+    row_level: bool = False  # the x values are row-level ε targets (calibrated per algorithm)
+    n: int = 0
+    d: int = 0
+
+
+@functools.lru_cache(maxsize=512)
+def row_level_budget(algorithm: str, eps: float, delta: float, *, n_declared: int, d: int, k: int,
+                     radius: float, n_tuples: int, r_min: float, oracle: str) -> tuple[float, float]:
+    """The algorithm's own (ρ, δ) whose row-level guarantee is at most (ε, δ) (issue 10, finding 6).
+
+    Calibrated through the registry (``dpviz.registry.calibrate``: the largest budget by bisection
+    whose ``guarantee`` — for FriendlyCore the row-level statement with its group-privacy step —
+    is within the target). diffprivlib's pure ε is returned as ρ = ε²/2, which ``_diffprivlib``
+    turns back into ε = √(2ρ).
+    """
+    from dpviz.registry import Public, calibrate, get
+
+    pub = Public(n_declared=n_declared, d=d, k=k, radius=radius)
+    if algorithm.startswith("fc:"):
+        spec = get("friendlycore")
+        params = spec.make_params(preset=algorithm[3:], n_tuples=n_tuples, r_min=r_min, oracle=oracle)
+    else:
+        spec = get(algorithm)
+        params = spec.make_params()
+    budget = calibrate(spec, eps, delta, pub, params).budget
+    if spec.budget_kind == "pure":
+        return budget.eps**2 / 2.0, 0.0
+    return budget.rho, budget.delta
 
 
 def _fallback_used(result: Result) -> bool:
@@ -206,6 +235,14 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
 
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,
              rng: np.random.Generator) -> Result:
+    if cfg.row_level and algorithm != "nonprivate":
+        own, delta = row_level_budget(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
+                                      radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,
+                                      oracle=cfg.oracle)
+        if algorithm.startswith("fc:"):  # the declared n is the one the calibration used
+            return _fc_stage(X, stage, rho=own, delta=delta, radius=cfg.radius, r_min=cfg.r_min,
+                             preset=algorithm[3:], rng=rng, n_declared=cfg.n)
+        rho = own
     if algorithm.startswith("fc:"):
         return _fc_stage(X, stage, rho=rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
                          preset=algorithm[3:], rng=rng)
@@ -295,6 +332,7 @@ def run_sweep(
     true_centers: np.ndarray | None = None,
     reference_cost: float | None = None,
     reference_centers: np.ndarray | None = None,
+    row_level: bool = False,
 ) -> Sweep:
     """Run each algorithm at each ρ, ``reps`` times, and measure it.
 
@@ -329,6 +367,12 @@ def run_sweep(
     reference_centers : (k, d) array, optional
         The non-private k-means++ centers (for center_error when there are no true centers).
         Pass both references when cached: then the sweep runs no k-means of its own.
+    row_level : bool, default False
+        Compare at equal ROW-LEVEL (ε, δ): each value of ``rhos`` is then a row-level ε target
+        (with ``delta`` the row-level δ) and every algorithm runs at its own budget calibrated to
+        it (:func:`row_level_budget`; the declared n is len(X)). The frame's ``rho`` column holds
+        the target ε. False compares at equal nominal ρ, which is unfair to the algorithms whose
+        row-level guarantee is weaker at the same ρ (FriendlyCore's group-privacy step).
 
     Returns
     -------
@@ -373,10 +417,11 @@ def run_sweep(
         ref_cost = cost if ref_cost is None else ref_cost
         ref_centers = centers if ref_centers is None else ref_centers
     cfg = _Config(k, delta, int(n_tuples), radius, r_min, oracle, ref_cost,
-                  np.asarray(true_centers if true_centers is not None else ref_centers, float))
+                  np.asarray(true_centers if true_centers is not None else ref_centers, float),
+                  row_level=bool(row_level), n=int(Xa.shape[0]), d=int(Xa.shape[1]))
     units = _units(algs, rhos)
     total = reps * len(units)
-    params = dict(k=k, algorithms=algs, rhos=tuple(rhos), reps=reps, delta=delta,
+    params = dict(k=k, algorithms=algs, rhos=tuple(rhos), reps=reps, delta=delta, row_level=row_level,
                   n_tuples=int(n_tuples), radius=radius, r_min=r_min, oracle=oracle, seed=seed,
                   reference_cost=ref_cost,
                   center_error_against="true centers" if true_centers is not None
