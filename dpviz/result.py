@@ -16,7 +16,8 @@ from dpviz.privacy.ledger import Ledger
 class TraceStep:
     """One named step of a run and what it produced.
 
-    ``released`` is True when ``data`` is private output (safe to publish); False for internal,
+    ``released`` is True when ``data`` is private output (publishable only from a release,
+    ``Result.simulation`` False; a simulation is replayable from its seed); False for internal,
     non-private values kept for teaching and diagnostics (never publish those).
     """
 
