@@ -20,6 +20,9 @@ st.caption("Everything else in the app is a **simulation** (seeded, replayable: 
            "privacy total.")
 
 
+_MESSAGE = "_release_message"  # (kind, text) left by the release callback for the next run
+
+
 def _fmt(g) -> str:
     return f"ε = {g.eps:.3g}, δ = {g.delta:.2g}"
 
@@ -105,24 +108,32 @@ def main() -> None:
                        key="release_confirm_n")
     ok_budget = st.checkbox(f"I accept the session total {_fmt(after)} on this dataset",
                             key="release_confirm_budget")
-    if st.button("Make the release (drawn once)", key="release_button", type="primary",
-                 disabled=not (ok_lambda and ok_n and ok_budget), icon=":material/lock:"):
-        _release(ds, radius, cfg)
+    # A callback: it runs before the page does, so the totals above are current after a release.
+    st.button("Make the release (drawn once)", key="release_button", type="primary",
+              disabled=not (ok_lambda and ok_n and ok_budget), icon=":material/lock:",
+              on_click=_release, args=(ds, radius, cfg))
+    kind, msg = st.session_state.pop(_MESSAGE, (None, None))
+    if kind == "error":
+        st.error(msg)
+    elif kind == "success":
+        st.success(msg)
     _history(ds)
 
 
 def _release(ds, radius: float, cfg: dict) -> None:
+    """Draw the release once, book it and export it (the button's callback)."""
     rel = lib.get("release")
     try:
         res = lib.get("registry").run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
                                       delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
                                       n_declared=cfg["n_declared"])
     except ValueError as exc:
-        st.error(str(exc))
+        st.session_state[_MESSAGE] = ("error", str(exc))
         return
     if res.simulation:  # e.g. an algorithm whose noise does not come from the secure sampler
-        st.error(f"{cfg['spec'].title} cannot make a release here: its noise does not come from "
-                 "the secure sampler. Nothing was booked.")
+        st.session_state[_MESSAGE] = (
+            "error", f"{cfg['spec'].title} cannot make a release here: its noise does not come "
+                     "from the secure sampler. Nothing was booked.")
         return
     guarantee = res.guarantee
     total = modes.session_ledger().add(ds.content_hash, guarantee, label=cfg["spec"].title,
@@ -132,7 +143,7 @@ def _release(ds, radius: float, cfg: dict) -> None:
                                        "radius": radius, "n_declared": res.params.get("n_declared")},
                               session_total=total, feature_names=list(ds.feature_names))
     modes.releases(ds.content_hash).append((res, text))
-    st.success(f"Released. Session total on this dataset: {_fmt(total)}.")
+    st.session_state[_MESSAGE] = ("success", f"Released. Session total on this dataset: {_fmt(total)}.")
 
 
 main()
