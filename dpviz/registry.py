@@ -23,6 +23,7 @@ inputs only. :func:`calibrate` finds the largest budget whose guarantee is withi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 import pkgutil
@@ -266,6 +267,10 @@ def _within(g: ApproxDP, epsilon: float, delta: float) -> bool:
     return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
 
 
+#: Relative width at which the budget search stops (the guarantee is then within 10⁻⁵ of target).
+CALIBRATION_RTOL = 1e-5
+
+
 def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any) -> Calibration:
     """The largest budget of ``spec``'s kind whose row-level guarantee is within (ε, δ).
 
@@ -278,6 +283,13 @@ def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, pa
     ValueError
         When even a tiny budget does not meet the target (e.g. a δ below what the mechanism needs).
     """
+    return _calibrate_cached(spec, float(epsilon), float(delta), pub, params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrate_cached(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public,
+                      params: Any) -> Calibration:
+    """:func:`calibrate`, memoized: it is a pure function of public, hashable inputs."""
     if spec.calibrate is not None:
         cal = spec.calibrate(epsilon, delta, pub, params)
         if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
@@ -337,7 +349,7 @@ def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, para
         lo, hi = hi, hi * 4.0
         if hi > 1e8:
             break
-    while hi / lo > 1 + 1e-6:  # bisection in log space
+    while hi / lo > 1 + CALIBRATION_RTOL:  # bisection in log space
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return Calibration(budget(lo), slack, spec.guarantee(budget(lo), pub, params, slack))

@@ -40,7 +40,7 @@ from dpviz.clustering.presets import FCSplit, margins, resolve_split, suggest_n_
 from dpviz.clustering.tuples import TupleStage, compute_tuples, resolve_method
 from dpviz.core.filters import zcdp_filter
 from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph, ord_permutation, ordered_dist_counts
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.declared import SIZE_FRACTION, DeclaredSize, record_size, resolve_size
 from dpviz.privacy.ledger import Ledger
