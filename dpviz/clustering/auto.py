@@ -114,7 +114,8 @@ def _private(X: np.ndarray, k: int, budget: _Chosen, *, radius: float, rng: np.r
                                                   "cell": budget.choice.cell},
                            "public: chosen from n_declared, d, k, ε, δ only"), *trace)
     return Result(res.centers, res.failure, res.ledger, trace,
-                  dict(res.params) | {"auto_choice": spec.name}, res.seed)
+                  dict(res.params) | {"auto_choice": spec.name}, res.seed,
+                  simulation=res.simulation)  # a release stays a release (issue 10)
 
 
 SPEC = register(AlgorithmSpec(
