@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.components import data_source, lib, modes, state
+from app.components import data_source, lib, modes, run, state
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
@@ -127,8 +127,9 @@ def _release(ds, radius: float, cfg: dict) -> None:
         res = lib.get("registry").run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
                                       delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
                                       n_declared=cfg["n_declared"])
-    except ValueError as exc:
-        st.session_state[_MESSAGE] = ("error", str(exc))
+    except Exception as exc:  # ValueError: the settings; anything else (e.g. no secure sampler
+        # for this algorithm's randomness) must not crash the page, and nothing is booked
+        st.session_state[_MESSAGE] = ("error", run.error_text(exc) + " Nothing was booked.")
         return
     if res.simulation:  # e.g. an algorithm whose noise does not come from the secure sampler
         st.session_state[_MESSAGE] = (
