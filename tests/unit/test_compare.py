@@ -255,3 +255,23 @@ def test_structure_ok_of_the_registry():
     assert spec.structure_ok(Result(None, "⊥", ledger, ok.freeze())) is False
     assert spec.structure_ok(Result(C, None, ledger, ())) is False
     assert get("dp_lloyd").structure_ok(Result(C, None, ledger, ())) is None
+
+
+def test_run_sweep_iterates_the_registry_and_keeps_the_old_names(toys):
+    """experiments.run_sweep (ρ sweeps) takes registered names beside its legacy ones."""
+    import dpviz.experiments as ex
+
+    names = ex.algorithm_names()
+    assert names[:5] == ex.LEGACY_ALGORITHMS and {"toy", "toy_z", "friendlycore", "kmeans++"} <= set(names)
+    CALLS["stage"] = 0
+    sw = ex.run_sweep(DS.X, 4, algorithms=["toy", "toy_z", "kmeans++", "fc:practical"], rhos=[0.02, 2.0],
+                      reps=2, delta=DELTA, n_tuples=20, radius=1.0, r_min=1e-3, rng=0, reference_cost=REF)
+    f = sw.frame
+    assert CALLS["stage"] == 2  # the toy's stage: once per repetition, shared by both ρ
+    assert len(f[f.algorithm == "kmeans++"]) == 2 and (f[f.algorithm == "kmeans++"]["rho"] == math.inf).all()
+    toy = f[f.algorithm == "toy"]  # pure ε at ε = √(2ρ): 0.2 < 0.5 gives ⊥, 2 gives centers
+    assert toy[toy.rho == 0.02]["failure"].eq("too little budget").all()
+    assert toy[toy.rho == 2.0]["success"].all()
+    assert len(f[f.algorithm == "fc:practical"]) == 4
+    with pytest.raises(ValueError, match="unknown name"):
+        ex.run_sweep(DS.X, 4, algorithms=["nope"], rhos=[1.0], reps=1, delta=DELTA, radius=1.0, r_min=1e-3)
