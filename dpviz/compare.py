@@ -209,7 +209,7 @@ class _Unit:
 
 
 @functools.lru_cache(maxsize=1024)
-def _calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, params: Any) -> Calibration:
+def calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, params: Any) -> Calibration:
     """:func:`dpviz.registry.calibrate`, memoized: it reads public inputs only, and its
     bisection costs far more than a small run (the app calls a sweep once per chunk)."""
     return calibrate(spec, eps, delta, pub, params)
@@ -221,11 +221,11 @@ def _units(specs: list[tuple[AlgorithmSpec, Any]], epsilons: list[float], delta:
     units = []
     for spec, params in specs:
         if not spec.is_private:
-            units.append(_Unit(spec, params, math.inf, _calibrated(spec, 1.0, delta, pub, params)))
+            units.append(_Unit(spec, params, math.inf, calibrated(spec, 1.0, delta, pub, params)))
             continue
         for eps in epsilons:
             try:
-                units.append(_Unit(spec, params, eps, _calibrated(spec, eps, delta, pub, params)))
+                units.append(_Unit(spec, params, eps, calibrated(spec, eps, delta, pub, params)))
             except ValueError as exc:  # a target the algorithm cannot meet: a row, not a crash
                 units.append(_Unit(spec, params, eps, None, infeasible=str(exc)))
     return units
