@@ -28,9 +28,24 @@ import pandas as pd
 from dpviz._validation import RngLike, check_data, check_delta, check_rng, check_scalar
 from dpviz.result import Result
 
-#: Algorithms a sweep can run. "fc:<preset>" runs FriendlyCore clustering with that budget-split
-#: preset on the cached tuples; "nonprivate" is the ε = ∞ reference (one run per repetition).
-ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "diffprivlib", "nonprivate")
+#: The sweep's own names, kept so old links and scripts work: "fc:<preset>" runs FriendlyCore
+#: clustering with that budget-split preset on the cached tuples; "nonprivate" is the ε = ∞
+#: reference (one run per repetition). Every other registered algorithm (dpviz.registry) with a
+#: zCDP or pure-ε budget runs under its registry name (:func:`algorithm_names`).
+LEGACY_ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "diffprivlib", "nonprivate")
+
+
+def algorithm_names() -> tuple[str, ...]:
+    """The names :func:`run_sweep` accepts: the legacy names, then the registered algorithms
+    whose budget a zCDP ρ determines (zCDP, pure ε at ε = √(2ρ), or the non-private reference).
+
+    Approximate-DP algorithms have no ρ: compare them at a row-level (ε, δ) with
+    :func:`dpviz.compare.compare_sweep`.
+    """
+    from dpviz.registry import algorithms
+
+    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms()
+                                     if s.budget_kind != "approx" and s.name not in LEGACY_ALGORITHMS)
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "algorithm", "rho", "rep", "loss", "success", "center_error", "seconds", "n", "fallback",
@@ -76,6 +91,28 @@ def _diffprivlib(X: np.ndarray, k: int, *, rho: float, radius: float,
     from dpviz.clustering.baselines import diffprivlib_kmeans
 
     return diffprivlib_kmeans(X, k, eps=math.sqrt(2.0 * rho), radius=radius, rng=rng)
+
+
+def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, radius: float,
+                stages: dict, stage_rng: np.random.Generator, rng: np.random.Generator) -> Result:
+    """A registered algorithm at the zCDP budget ρ: its own ρ, or ε = √(2ρ) for a pure-ε one
+    (ε-DP implies ε²/2-zCDP; Bun & Steinke 2016, Prop. 1.4). The sweep declares n = len(X) (a
+    study tool on the caller's data). Its non-private stage is computed once per repetition."""
+    from dpviz.privacy.budget import ZCDP, ApproxDP
+    from dpviz.registry import Public, get
+
+    spec = get(name)
+    params = spec.make_params()
+    pub = Public(n_declared=X.shape[0], d=X.shape[1], k=k, radius=radius)
+    if spec.stage is not None and name not in stages:
+        stages[name] = spec.stage(X, k, radius=radius, rng=stage_rng, pub=pub, params=params)
+    if spec.budget_kind == "approx":
+        raise ValueError(f"'{name}' has an (ε, δ) budget of its own: compare it at a row-level target "
+                         "with dpviz.compare.compare_sweep, not on a ρ axis.")
+    budget = {"zcdp": lambda: ZCDP(rho, delta), "pure": lambda: ApproxDP(math.sqrt(2.0 * rho), 0.0),
+              "none": lambda: None}[spec.budget_kind]()
+    return spec.private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params,
+                        stage=stages.get(name))
 
 
 def _nonprivate(X: np.ndarray, k: int, *, rng: np.random.Generator) -> Result:
@@ -234,7 +271,9 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
 
 
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,
-             rng: np.random.Generator) -> Result:
+             rng: np.random.Generator, stages: dict | None = None,
+             stage_rng: np.random.Generator | None = None) -> Result:
+    delta = cfg.delta
     if cfg.row_level and algorithm != "nonprivate":
         own, delta = row_level_budget(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
                                       radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,
@@ -252,14 +291,18 @@ def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any
         return _diffprivlib(X, cfg.k, rho=rho, radius=cfg.radius, rng=rng)
     if algorithm == "nonprivate":
         return _nonprivate(X, cfg.k, rng=rng)
-    raise ValueError(f"Unknown algorithm {algorithm!r}.")  # validated earlier
+    return _registered(X, algorithm, cfg.k, rho=rho, delta=max(delta, cfg.delta), radius=cfg.radius,
+                       stages={} if stages is None else stages, stage_rng=stage_rng, rng=rng)
 
 
 def _units(algorithms: Sequence[str], rhos: Sequence[float]) -> list[tuple[str, float]]:
     """The (algorithm, ρ) runs of one repetition; the non-private reference runs once (ρ = ∞)."""
+    from dpviz.registry import get
+
     units = []
     for a in algorithms:
-        if a == "nonprivate":
+        if a == "nonprivate" or (a not in LEGACY_ALGORITHMS and not a.startswith("fc:")
+                                 and not get(a).is_private):
             units.append((a, math.inf))
         else:
             units.extend((a, float(r)) for r in rhos)
@@ -281,6 +324,7 @@ def _run_rep(
     """
     stage_rng, *unit_rngs = rng.spawn(1 + len(units))
     stage, stage_seconds = None, 0.0
+    stages: dict = {}  # the non-private stages of registered algorithms, shared across ρ
     rows: list[dict] = []
     for (alg, rho), urng in zip(units, unit_rngs, strict=True):
         if stop is not None and stop():
@@ -291,7 +335,7 @@ def _run_rep(
                                  radius=cfg.radius, rng=stage_rng)
             stage_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result = _run_one(X, cfg, alg, rho, stage, urng)
+        result = _run_one(X, cfg, alg, rho, stage, urng, stages, stage_rng)
         secs = time.perf_counter() - t0
         rows.append(_row(X, cfg, alg, rho, rep, result, secs,
                          stage_seconds if alg.startswith("fc:") else 0.0))
@@ -302,13 +346,15 @@ def _run_rep(
 
 def _check_algorithms(algorithms: Sequence[str], func: str) -> tuple[str, ...]:
     algs = tuple(algorithms)
+    names = algorithm_names()
     if not algs:
         raise ValueError(f"The 'algorithms' parameter of {func} must name at least one of "
-                         f"{list(ALGORITHMS)}.")
-    bad = [a for a in algs if a not in ALGORITHMS and not (a.startswith("fc:") and len(a) > 3)]
+                         f"{list(names)}.")
+    bad = [a for a in algs if a not in names and not (a.startswith("fc:") and len(a) > 3)]
     if bad:
         raise ValueError(f"The 'algorithms' parameter of {func} has unknown name(s) {bad}; "
-                         f"choose from {list(ALGORITHMS)} (or 'fc:<preset>').")
+                         f"choose from {list(names)} (or 'fc:<preset>'); approximate-DP "
+                         "algorithms are compared at a row-level (ε, δ) by dpviz.compare.compare_sweep.")
     return algs
 
 
@@ -343,7 +389,8 @@ def run_sweep(
     k : int
         Number of clusters.
     algorithms : sequence of str
-        From :data:`ALGORITHMS`; ``"fc:<preset>"`` for any FC budget-split preset.
+        From :func:`algorithm_names` (the legacy names and the registry);
+        ``"fc:<preset>"`` for any FC budget-split preset.
     rhos : sequence of float
         The zCDP budgets (each > 0). diffprivlib runs at ε = √(2ρ) (the same ρ-zCDP).
     reps : int

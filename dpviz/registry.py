@@ -210,6 +210,22 @@ class AlgorithmSpec:
         """The part of the parameters the non-private stage depends on (a cache key)."""
         return tuple((f, getattr(params, f)) for f in self.stage_fields)
 
+    def structure_ok(self, result: Result) -> bool | None:
+        """Whether the run's own private structure succeeded (None if the spec names none).
+
+        The ``structure_step`` of the trace decides: a step with a ``used`` entry (a fallback
+        step) succeeded when it was not used; any other step succeeded by being there. A run
+        that released no centers did not succeed.
+        """
+        if self.structure_step is None:
+            return None
+        if result.centers is None:
+            return False
+        step = result.find(self.structure_step)
+        if step is None:
+            return False
+        return not bool(step.data["used"]) if "used" in step.data else True
+
 
 # ----------------------------------------------------------------------------- the registry
 
