@@ -177,7 +177,7 @@ def _measure(X: np.ndarray, truth: _Truth, result: Result) -> dict[str, float]:
 def _scalar(budget: Any) -> tuple[float, float]:
     if budget is None:
         return math.nan, math.nan
-    if isinstance(budget, ZCDP):
+    if isinstance(budget, ZCDP) or hasattr(budget, "rho"):  # (auto's budget wraps its choice's)
         return budget.rho, budget.delta
     return budget.eps, budget.delta
 

@@ -86,6 +86,11 @@ class _Chosen:
     params: Any
     calibration: Calibration
 
+    def __getattr__(self, name: str) -> Any:  # rho / eps / delta of the chosen budget
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.calibration.budget, name)
+
 
 def _calibrate(epsilon: float, delta: float, pub: Public, params: AutoParams) -> Calibration:
     c = choose(pub.n_declared, pub.d, pub.k, epsilon, delta)
