@@ -153,21 +153,22 @@ def fmt_eps(v: float) -> str:
 
 def explore_params(name: str, eps: float, spec: CompareSpec) -> tuple[dict[str, Any], bool]:
     """The URL parameters that open ``name`` at row-level ``eps`` in Explore, and whether Explore
-    can show that algorithm yet (it runs FriendlyCore only; ``alg`` and ``eps`` are set either way
-    for when it can).
+    can show that algorithm (every registered one: ``alg``, ``eps`` and its namespaced knobs).
 
     For FriendlyCore, Explore reads its own budget (ρ, δ) and knobs: the calibrated budget of
     the comparison's run, its t (the auto t from the declared size when 0), preset, oracle and
     r_min, so Explore shows the same guarantee.
     """
-    base = {"alg": name, "eps": float(eps)}
-    if name != "friendlycore":  # the one adapter until Explore iterates the registry
-        return base, False
     from dpviz.clustering.fc_spec import auto_n_tuples
     from dpviz.compare import calibrated
-    from dpviz.registry import Public, get
+    from dpviz.registry import Public, get, param_fields
 
+    base = {"alg": name, "eps": float(eps)}
     params = spec.params_of(name)
+    if name != "friendlycore":  # Explore's generic view: the row-level ε and the namespaced knobs
+        knobs = {f"{name}.{f.name}": getattr(params, f.name) for f, _ in param_fields(get(name).params)
+                 if getattr(params, f.name) != f.default}
+        return base | knobs | {"delta": spec.delta, "k": spec.k, "seed": spec.seed}, True
     pub = Public(spec.n_declared, spec.d, spec.k, spec.radius)
     cal = calibrated(get(name), float(eps), spec.delta, pub, params)
     return base | {"rho": cal.budget.rho, "delta": cal.budget.delta, "k": spec.k,
