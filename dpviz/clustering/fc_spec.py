@@ -31,8 +31,9 @@ ROW_KEYS = ("lloyd", "fallback")
 assert set(TUPLE_KEYS) | set(ROW_KEYS) == set(FRACTION_KEYS)
 
 #: Trace steps of fc_private_stage (docs/interfaces.md).
-STEPS = ("pieces", "tuples", "feasibility", "match_core", "reorder", "diameters", "dist_core",
-         "tuple_averages", "lloyd_partition", "lloyd", "fallback")
+STEPS = ("pieces", "tuples", "declared_size", "feasibility", "match_core", "reorder", "diameters",
+         "dist_core", "tuple_averages", "fc_outcome", "removed_rows", "lloyd_partition", "lloyd",
+         "fallback")
 
 
 def auto_n_tuples(n_declared: int, k: int) -> int:
@@ -85,7 +86,9 @@ def fc_guarantee(budget: ZCDP, pub: Public, params: FCParams, delta_prime: float
 def fc_stage(X: np.ndarray, k: int, *, radius: float, rng: np.random.Generator, pub: Public,
              params: FCParams) -> Any:
     """The non-private tuple stage (pieces and the oracle's k-tuples), cached by callers."""
-    return fc_tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng)
+    # method="auto" reads the declared size, never the rows (issue 10, finding 4).
+    return fc_tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng,
+                          n_declared=pub.n_declared)
 
 
 def fc_private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
