@@ -29,7 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import (
+    RngLike,
+    check_data,
+    check_delta,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
 from dpviz.clustering.baselines import dp_lloyd
 from dpviz.data.bounds import clip_to_ball, row_norms
 from dpviz.privacy.accounting import zcdp_to_dp
@@ -320,7 +328,8 @@ def dp_kernel_kmeans(
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius,
                               n_features=n_features, gamma=gamma, iters=iters, input_share=input_share,
-                              C_s=C_s), seed=seed, algorithm="kernel_kmeans")
+                              C_s=C_s), seed=seed, algorithm="kernel_kmeans",
+                  simulation=is_simulation(gen))
 
 
 def _input_space_means(X: np.ndarray, labels: np.ndarray, fallback: np.ndarray, *, radius: float,

@@ -191,3 +191,14 @@ def test_registered_kernel_kmeans_meets_the_row_level_target() -> None:
     assert zcdp_to_dp(r.ledger.total().rho, r.guarantee.delta) == pytest.approx(r.guarantee.eps, rel=1e-6)
     with pytest.raises(ValueError, match="'n_features' parameter of DP kernel k-means"):
         spec.make_params(n_features=1)
+
+
+def test_a_secure_sampler_run_is_a_release_and_a_seeded_run_is_not() -> None:
+    from dpviz.privacy.release import SecureRNG
+
+    X, _, pub = _blobs(n=60)
+    sec = dp_kernel_kmeans(X, 3, rho=1.0, public_init=pub, radius=12.0, n_features=8, iters=1,
+                           rng=SecureRNG())
+    assert not sec.simulation and sec.seed is None
+    sim = dp_kernel_kmeans(X, 3, rho=1.0, public_init=pub, radius=12.0, n_features=8, iters=1, rng=0)
+    assert sim.simulation and sim.seed == 0
