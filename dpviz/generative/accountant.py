@@ -395,3 +395,30 @@ def acs_account(setting: AcsSetting, *, k: int = 1, schedule: Schedule = "parall
     else:
         guarantee, valid = "one_model", False
     return AcsAccount(setting, schedule, paper, r, pl, om, k, guarantee, valid)
+
+
+def calibrate_sigma_g(setting: AcsSetting, epsilon: float, *, k: int = 1, schedule: Schedule = "parallel",
+                      p_min: float | None = None, rtol: float = 1e-3) -> float:
+    """The smallest σ_G whose guarantee at ``setting.delta`` is ≤ ε (other inputs from ``setting``).
+
+    Bisection in log σ_G on the RDP account (parallel schedule) or the one-model bound; RDP is an
+    upper bound of the PLD guarantee up to discretisation, so the returned σ_G is sound for both.
+    Raises ValueError when even σ_G = 1e4 cannot meet ε (the k-means part alone exceeds it).
+    """
+    epsilon = check_scalar(epsilon, "epsilon", "calibrate_sigma_g", low=0.0, low_open=True, high_open=True)
+    p = 1.0 / k if p_min is None else p_min
+
+    def eps_at(sigma_g: float) -> float:
+        s = AcsSetting(**{**setting.__dict__, "sigma_G": sigma_g})
+        return rdp_epsilon(s) if schedule == "parallel" or k == 1 else one_model_epsilon(s, p)
+
+    lo, hi = 0.1, 1e4
+    if eps_at(hi) > epsilon:
+        raise ValueError(f"No σ_G ≤ 1e4 meets ε = {epsilon:g} with these settings: the clustering and "
+                         f"DPNorm parts alone cost more. Raise ε, σ_K or σ_C, or lower T_K.")
+    if eps_at(lo) <= epsilon:
+        return lo
+    while hi / lo > 1.0 + rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if eps_at(mid) <= epsilon else (mid, hi)
+    return hi

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.clustering.kernel_kmeans import kernel_kmeans_sigma
 from dpviz.generative.accountant import (
     AcsAccount,
@@ -112,6 +112,8 @@ class DPGMResult:
     ``noisy_counts`` and the per-step ``clip_bounds``. ``labels`` (cluster of each private row) and
     ``step_reports`` diagnostics are internal. ``account`` holds every ε and flags the guarantee;
     ``cancelled`` is True when training stopped early (the account then covers the steps run).
+    ``simulation`` is False only when every noise draw came from the release sampler
+    (:class:`dpviz.privacy.release.SecureRNG`); a seeded run must not be published.
     """
 
     models: tuple[VAE, ...] | tuple[RBM, ...]
@@ -128,6 +130,7 @@ class DPGMResult:
     cancelled: bool
     seed: int | None
     extra: dict[str, Any] = field(default_factory=dict)
+    simulation: bool = True
 
     def sample(self, n: int, rng: RngLike = None, *, binary: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """n synthetic records and their components: component i w.p. ``weights[i]`` (§4.4)."""
@@ -311,4 +314,5 @@ def dpgm(
     return DPGMResult(tuple(models), weights, np.asarray(n_hat, dtype=np.float64), centers, labels,
                       account, ledger, clip_bounds[:steps], tuple(reports), p, steps, cancelled, seed,
                       extra=dict(q=q, n_declared=n_declared, steps_per_epoch=spe,
-                                 train_seconds=train_seconds, train_cpu_seconds=train_cpu))
+                                 train_seconds=train_seconds, train_cpu_seconds=train_cpu),
+                      simulation=is_simulation(gen))

@@ -13,7 +13,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpviz.clustering.kernel_kmeans import RandomFourierFeatures, clip_features
-from dpviz.generative.accountant import AcsSetting, one_model_epsilon, paper_epsilon, pld_epsilon, rdp_epsilon
+from dpviz.generative.accountant import (
+    AcsSetting,
+    PaperAccount,
+    one_model_epsilon,
+    paper_epsilon,
+    pld_epsilon,
+    rdp_epsilon,
+)
+from dpviz.generative.dpgm import DPGMResult
 from dpviz.generative.dpnorm import DPNormResult
 from dpviz.result import Result
 from dpviz.viz.colors import cluster_color
@@ -145,6 +153,36 @@ def epsilon_vs_epochs_figure(setting: AcsSetting, epochs: Sequence[float], *, k:
                             f"σ_K={setting.sigma_K:g}, σ_C={setting.sigma_C:g}, T_K={setting.T_K}, "
                             f"δ={setting.delta:g})",
                       xaxis_title="SGD epochs", yaxis_title="ε", height=400)
+    return fig
+
+
+def paper_budget_figure(acc: PaperAccount) -> go.Figure:
+    """The paper's ε split at λ*: α_K/λ (k-means), α_S/λ (DP-SGD) and −ln δ/λ (public inputs only)."""
+    parts = {"k-means α_K/λ": acc.alpha_K / acc.lam, "DP-SGD α_S/λ": acc.alpha_S / acc.lam,
+             "−ln δ / λ": -np.log(acc.delta) / acc.lam}
+    fig = go.Figure()
+    for (name, v), color in zip(parts.items(), ("#0072B2", "#E69F00", "#999999"), strict=True):
+        fig.add_bar(y=["ε"], x=[v], orientation="h", name=f"{name} = {v:.3f}", marker_color=color)
+    fig.update_layout(barmode="stack", height=170, title=f"Paper's accountant: ε = {acc.eps:.3f} at λ* = "
+                      f"{acc.lam}, Hölder weight j1* = {acc.j1:.3f}", margin=dict(t=50, l=30, r=10, b=20))
+    return fig
+
+
+def training_figure(result: DPGMResult) -> go.Figure:
+    """Clipping bound C_s per DP-SGD step (DP release) and the batch's mean gradient norm and clipped
+    fraction (NON-PRIVATE diagnostics)."""
+    steps = np.arange(1, result.steps_run + 1)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_scatter(x=steps, y=result.clip_bounds, mode="lines", name="C_s from DPNorm (DP)",
+                    line=dict(color="#0072B2"))
+    fig.add_scatter(x=steps, y=[r.mean_norm for r in result.step_reports], mode="lines",
+                    name="mean per-example norm (diagnostic)", line=dict(color="#999999", dash="dot"))
+    fig.add_scatter(x=steps, y=[r.clipped_fraction for r in result.step_reports], mode="lines",
+                    name="fraction clipped (diagnostic)", line=dict(color="#D55E00"), secondary_y=True)
+    fig.update_layout(title=f"DP-SGD: {result.steps_run} steps, ε = {result.account.eps:.3g} "
+                            f"({result.account.guarantee})", xaxis_title="step", height=360)
+    fig.update_yaxes(title_text="norm", secondary_y=False)
+    fig.update_yaxes(title_text="fraction clipped", range=[0, 1], secondary_y=True)
     return fig
 
 

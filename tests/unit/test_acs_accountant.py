@@ -167,3 +167,16 @@ def test_setting_validation() -> None:
         AcsSetting(q=0.0)
     with pytest.raises(ValueError, match="'sigma_G' parameter of AcsSetting"):
         AcsSetting(sigma_G=-1.0)
+
+
+def test_calibrate_sigma_g_meets_the_target_tightly() -> None:
+    from dpviz.generative.accountant import calibrate_sigma_g
+
+    base = AcsSetting(epochs=5)
+    sg = calibrate_sigma_g(base, 1.0)
+    assert rdp_epsilon(AcsSetting(**{**base.__dict__, "sigma_G": sg})) <= 1.0
+    assert rdp_epsilon(AcsSetting(**{**base.__dict__, "sigma_G": sg / 1.01})) > 1.0
+    sg10 = calibrate_sigma_g(base, 1.0, k=10, schedule="one_model")
+    assert sg10 > sg  # the revealed model index costs noise
+    with pytest.raises(ValueError, match="No σ_G"):
+        calibrate_sigma_g(AcsSetting(sigma_K=1.0), 0.5)

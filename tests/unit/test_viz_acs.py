@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpviz.clustering.kernel_kmeans import dp_kernel_kmeans
 from dpviz.generative.accountant import AcsSetting
@@ -52,3 +53,19 @@ def test_registered_run_gets_the_kernel_kmeans_storyboard() -> None:
               n_features=10, iters=2)
     fig = storyboard_builder("kernel_kmeans")(res, X)
     assert any(t.name == "noisy centre 0 (DP)" for t in fig.data)
+
+
+def test_paper_budget_and_training_figures() -> None:
+    from dpviz.generative.accountant import paper_epsilon
+    from dpviz.generative.dpgm import DPGMParams, dpgm
+    from dpviz.viz.acs import paper_budget_figure, training_figure
+
+    acc = paper_epsilon(AcsSetting())
+    fig = paper_budget_figure(acc)
+    assert sum(t.x[0] for t in fig.data) == pytest.approx(acc.eps, rel=1e-12)  # 0.069 + 0.522 + 1.151
+    X = (np.random.default_rng(0).random((40, 6)) < 0.4).astype(float)
+    r = dpgm(X, params=DPGMParams(k=1, batch_size=10, epochs=1, hidden=4), public_init=None,
+             n_declared=40, delta=1e-5, rng=0)
+    f2 = training_figure(r)
+    assert len(f2.data) == 3 and len(f2.data[0].x) == r.steps_run == 4
+    assert r.simulation
