@@ -25,6 +25,16 @@ from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 
 
+def add_gaussian_noise(value: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """value + N(0, σ²I); through the release sampler's OpenDP measurement when ``rng`` is a
+    :class:`dpviz.privacy.release.SecureRNG` (floating-point safe), as ``dpviz.privacy.mechanisms``
+    does, else from the Generator."""
+    release = getattr(rng, "gaussian_release", None)
+    if release is not None:
+        return np.asarray(release(value, sigma), dtype=np.float64)
+    return value + rng.normal(0.0, sigma, size=np.shape(value))
+
+
 @dataclass(frozen=True)
 class DPNormResult:
     """The chosen bound and the histograms behind it.
@@ -93,6 +103,6 @@ def dp_norm(
     if ledger is not None:
         ledger.record(name, "gaussian", ZCDP(1.0 / (4.0 * sigma_C**2)),
                       sensitivity=1.0, noise_scale=scale, note="Alg. 3: noisy mode of the norm histogram")
-    noisy = counts + rng.normal(0.0, scale, size=w)
+    noisy = add_gaussian_noise(counts, scale, rng)
     j_star = int(np.argmax(noisy)) + 1
     return DPNormResult(float(edges[j_star]), j_star, edges, counts, noisy, scale)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpviz.generative.dpnorm import dp_norm
+from dpviz.generative.dpnorm import add_gaussian_noise, dp_norm
 from dpviz.generative.models import RBM, SGD, VAE, Adam
 
 
@@ -71,7 +71,7 @@ def dp_sgd_step(
     for model, opt, p, nrm, L in zip(models, optimizers, per, norms, expected_sizes, strict=True):
         c = 1.0 / np.maximum(1.0, nrm / C_s)  # line 5: ĝ = g / max(1, ‖g‖/C_s)
         sums = p.weighted_sum(c)
-        noisy = {k: (g + rng.normal(0.0, noise_std, size=g.shape)) / L for k, g in sums.items()}
+        noisy = {k: add_gaussian_noise(g, noise_std, rng) / L for k, g in sums.items()}
         model.apply(noisy, opt)  # line 7 (Adam)
     n = all_norms.size
     return StepReport(C_s, noise_std, n, float(np.mean(all_norms > C_s)) if n else 0.0,

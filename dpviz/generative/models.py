@@ -115,8 +115,12 @@ class VAE:
         return PerExample(rec + kl, factors)
 
     def per_example(self, X: np.ndarray, rng: np.random.Generator) -> PerExample:
-        """One reparametrisation draw ε ~ N(0, I) per row, then :meth:`forward_backward`."""
-        return self.forward_backward(X, rng.normal(size=(X.shape[0], self.latent)))
+        """One reparametrisation draw ε ~ N(0, I) per row, then :meth:`forward_backward`.
+
+        ε is not privacy noise: with the release sampler it comes from a fresh OS-entropy Generator.
+        """
+        src = np.random.default_rng() if getattr(rng, "is_secure_sampler", False) else rng
+        return self.forward_backward(X, src.normal(size=(X.shape[0], self.latent)))
 
     def apply(self, grads: dict[str, np.ndarray], optimizer: Adam | SGD) -> None:
         optimizer.step(self.params, grads)

@@ -242,3 +242,13 @@ def test_public_marginals_set_the_decoder_bias() -> None:
     np.testing.assert_allclose(r.models[0].params["b3"], np.log(marg / (1 - marg)), atol=0.0011)  # Adam: ≤ lr
     with pytest.raises(ValueError, match="'X_public' parameter of dpgm must have 6 columns"):
         dpgm(X, params=p, public_init=None, n_declared=40, delta=1e-5, X_public=pub[:, :3])
+
+
+def test_dpgm_with_the_release_sampler_is_not_a_simulation() -> None:
+    from dpviz.privacy.release import SecureRNG
+
+    X = _binary(30, 6, 2)
+    p = DPGMParams(k=1, batch_size=10, epochs=1, hidden=4)
+    r = dpgm(X, params=p, public_init=None, n_declared=30, delta=1e-5, rng=SecureRNG())
+    assert not r.simulation and r.seed is None and r.steps_run == 3
+    assert all(np.all(np.isfinite(v)) for v in r.models[0].params.values())
