@@ -559,7 +559,7 @@ def fc_tuple_stage(
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     if method == "auto":
         method = AUTO_WITHOUT_SIZE if n_declared is None else resolve_method(
-            "auto", int(n_declared), X.shape[1], oracle)
+            "auto", int(n_declared), X.shape[1], oracle, n_tuples=n_tuples)
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
     if inside.all():
         return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
