@@ -528,9 +528,11 @@ def run_n_sweep(
     should_stop: ShouldStop | None = None,
     n_jobs: int = 1,
     oracle: str = "kmeans++",
+    row_level: bool = False,
 ) -> Sweep:
     """Loss vs n at one budget: for each n, ``make_data(n, rng=child)`` (a Dataset or an array)
-    and a one-ρ :func:`run_sweep`. The frame's ``n`` column tells the sizes apart.
+    and a one-ρ :func:`run_sweep`. The frame's ``n`` column tells the sizes apart. With
+    ``row_level`` the budget ``rho`` is a row-level ε target, calibrated per algorithm and n.
 
     Privacy
     -------
@@ -555,14 +557,14 @@ def run_n_sweep(
         sw = run_sweep(data, k, algorithms=algorithms, rhos=[rho], reps=reps, delta=delta,
                        n_tuples=n_tuples, radius=radius, r_min=r_min, rng=children[2 * i + 1],
                        progress=sub_progress, should_stop=should_stop, n_jobs=n_jobs,
-                       oracle=oracle)
+                       oracle=oracle, row_level=row_level)
         frames.append(sw.frame)
         if not sw.complete:
             complete = False
             break
     frame = (pd.concat(frames, ignore_index=True) if frames
              else pd.DataFrame(columns=list(FRAME_COLUMNS)))
-    params = dict(k=k, algorithms=tuple(algorithms), rho=rho, ns=tuple(ns), reps=reps,
+    params = dict(k=k, algorithms=tuple(algorithms), rho=rho, row_level=row_level, ns=tuple(ns), reps=reps,
                   delta=delta, n_tuples=n_tuples, radius=radius, r_min=r_min, seed=seed)
     return Sweep(frame, params, complete)
 

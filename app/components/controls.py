@@ -105,7 +105,9 @@ def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps
         else:
             c2.metric("ε per row (you)", "—", help="Shown after a run (needs its ledger).")
         # Both numbers come from the run's ledger (row_level_statement), never from the sliders.
-        st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data).")
+        st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data): "
+                   "what a release with these settings would promise. This seeded run is a "
+                   "simulation, not a release.")
         if statement is not None and statement.row.delta >= 0.5:
             st.warning(f"At this budget the per-row guarantee is vacuous (δ = "
                        f"{statement.row.delta:.2g}): it promises nothing for one person.",

@@ -158,7 +158,8 @@ def run_chunk(ds, spec: SweepSpec, progress: Callable[[float, str], None],
         sw = exp.run_n_sweep(make_data, spec.ns, spec.k, algorithms=spec.algorithms,
                              rho=spec.rho, reps=1, delta=spec.delta, n_tuples=spec.t,
                              radius=spec.radius, r_min=spec.r_min, rng=stream,
-                             progress=progress, should_stop=should_stop, oracle=spec.oracle)
+                             progress=progress, should_stop=should_stop, oracle=spec.oracle,
+                             row_level=spec.row_level)
     frame = sw.frame.copy()
     frame["rep"] = r
     part.frames.append(frame)

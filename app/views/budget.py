@@ -103,11 +103,24 @@ def _spec(ds, kind: str = "rho") -> sweep.SweepSpec:
         ns = tuple(sorted({max(p["t"] * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
         return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
                                int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
-                               p["oracle"], int(p["seed"]), kind="n", ns=ns, rho=float(p["rho"]))
+                               p["oracle"], int(p["seed"]), kind="n", ns=ns,
+                               rho=_fc_row_eps(ds, p, float(radius)))
     rhos = sweep.rho_grid(p["blo"], p["bhi"], p["bpts"])
     return sweep.SweepSpec(ds.content_hash, algos, rhos, int(p["breps"]), int(p["k"]), int(p["t"]),
                            float(p["delta"]), float(radius), float(p["rmin"]), p["oracle"],
                            int(p["seed"]))
+
+
+def _fc_row_eps(ds, p, radius: float) -> float:
+    """The row-level ε of FriendlyCore (practical split) at Explore's ρ and δ, from public inputs
+    only: the loss-vs-n target every algorithm is calibrated to (rounded for a stable key)."""
+    registry = lib.get("registry")
+    spec = registry.get("friendlycore")
+    params = spec.make_params(n_tuples=int(p["t"]), r_min=float(p["rmin"]), oracle=p["oracle"])
+    pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(p["k"]), radius=radius)
+    budget = lib.get("privacy").ZCDP(float(p["rho"]), float(p["delta"]) / 2)
+    g = spec.guarantee(budget, pub, params, float(p["delta"]) / 2)
+    return float(f"{g.eps:.3g}")
 
 
 def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
@@ -175,9 +188,9 @@ def main() -> None:
         _charts(spec, part)
 
     st.divider()
-    st.subheader("Loss vs n at the current ρ")
+    st.subheader("Loss vs n at FriendlyCore's row-level ε for the current ρ")
     part_n = sweep.partial(spec_n)
-    if st.button(f"Run loss vs n (ρ = {controls.fmt_rho(spec_n.rho)}, n = "
+    if st.button(f"Run loss vs n (row-level ε = {spec_n.rho:.3g}, n = "
                  f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key="budget_loss_n_run",
                  disabled=running is not None):
         sweep.start(spec_n)
@@ -185,10 +198,14 @@ def main() -> None:
     if running is not None and running == spec_n:
         progress = _progress_box(spec_n, part_n)
     if part_n is not None and part_n.done:
-        st.plotly_chart(lib.viz_modules().sweeps.loss_vs_n_figure(part_n.sweep()),
-                        key="budget_loss_n", config={"displaylogo": False})
-        st.caption("Generated data is regenerated at each n from its recipe; other data uses "
-                   "random subsets of its rows.")
+        fig = lib.viz_modules().sweeps.loss_vs_n_figure(part_n.sweep())
+        fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.rho:.3g}")
+        st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})
+        st.caption(f"Every algorithm calibrated to the same row-level ε = {spec_n.rho:.3g} "
+                   f"(δ = {spec_n.delta:.0e}): FriendlyCore's at ρ = "
+                   f"{controls.fmt_rho(float(state.get('rho')))} on the full data. Generated data "
+                   "is regenerated at each n from its recipe; other data uses random subsets of "
+                   "its rows.")
     if running is not None and progress is not None:
         _run_chunk(ds, running, progress)  # reruns the page for the next repetition
 

@@ -271,7 +271,7 @@ def _validate_private_inputs(
             f"searches [r_min, 2Λ]). Got r_min={r_min:g}."
         )
     if not isinstance(stage, TupleStage):
-        raise ValueError(f"The 'stage' parameter of {func} must be a TupleStage from compute_tuples.")
+        raise ValueError(f"The 'stage' parameter of {func} must be a TupleStage from fc_tuple_stage.")
     if stage.piece_of_row.shape[0] != X.shape[0] or stage.tuples.shape[2] != X.shape[1]:
         raise ValueError(
             f"The 'stage' of {func} was computed on other data: it has {stage.piece_of_row.shape[0]} "
@@ -305,7 +305,7 @@ def fc_private_stage(
     X : (n, d) array
         The rows the stage was computed on (the Lloyd step and the fallback read them).
     stage : TupleStage
-        From :func:`dpviz.clustering.tuples.compute_tuples` (ρ-independent; cache it).
+        From :func:`fc_tuple_stage` (ρ-independent; cache it).
     rho, delta : float
         The zCDP budget; the ledger's root totals exactly (ρ, δ).
     radius : float
@@ -559,7 +559,7 @@ def fc_tuple_stage(
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     if method == "auto":
         method = AUTO_WITHOUT_SIZE if n_declared is None else resolve_method(
-            "auto", int(n_declared), X.shape[1], oracle)
+            "auto", int(n_declared), X.shape[1], oracle, n_tuples=n_tuples)
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
     if inside.all():
         return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)

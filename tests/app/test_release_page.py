@@ -56,3 +56,16 @@ def test_explore_is_badged_as_a_simulation():
     assert not at.exception
     assert has_container(at, "simulation_badge_explore")
     assert "do not publish these numbers" in texts(at)
+
+
+def test_an_algorithm_without_the_secure_sampler_is_refused_and_not_booked():
+    at = open_app("release", **SMALL)
+    at.selectbox(key="release_algorithm").set_value("diffprivlib")
+    at.number_input(key="release_n").set_value(3000)
+    at.run()
+    _confirm(at)
+    at.button(key="release_button").click().run()
+    assert not at.exception
+    assert "cannot make a release here" in texts(at)
+    assert not at.session_state["_session_ledger"].entries  # nothing booked
+    assert not has_container(at, "release_output")

@@ -140,3 +140,21 @@ def test_zcdp_budget_unchanged_by_secure_sampler() -> None:
     gaussian(1.0, sensitivity=1.0, rho=0.3, rng=SecureRNG(), ledger=led, name="g")
     led.check()
     assert led.total() == ZCDP(0.3)
+
+
+def test_friendlycore_release_end_to_end_keeps_no_seed() -> None:
+    """The whole pipeline (pieces, oracle, private stage) runs on the release sampler."""
+    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.data.generators import fig6_blobs
+    from dpviz.registry import run
+
+    X = fig6_blobs(6000, k=4, rng=0).X
+    res = fc_clustering(X, 4, rho=1.0, delta=1e-8, n_tuples=60, radius=1.0, r_min=1e-3,
+                        rng=SecureRNG(), n_declared=6000)
+    assert not res.simulation and res.seed is None and res.centers.shape == (4, 2)
+    assert res.step("declared_size").data == dict(n_declared=6000, source="declared", rho=0.0,
+                                                  sigma=None)
+    reg = run("friendlycore", X, 4, epsilon=3.0, delta=1e-6, radius=1.0, rng=SecureRNG())
+    assert not reg.simulation and reg.seed is None and reg.guarantee.eps <= 3.0 + 1e-9
+    seeded = run("friendlycore", X, 4, epsilon=3.0, delta=1e-6, radius=1.0, rng=5, n_declared=6000)
+    assert seeded.simulation  # a seeded registry run is a simulation
