@@ -48,33 +48,46 @@ from dpviz.generative.dpsgd import StepReport, dp_sgd_step
 from dpviz.generative.models import RBM, SGD, VAE, Adam
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
+from dpviz.registry import check_hinted, hint
 
 
 @dataclass(frozen=True)
 class DPGMParams:
-    """Parameters of a DPGM run (paper defaults where the paper states them)."""
+    """Parameters of a DPGM run (paper defaults where the paper states them); fields carry UI hints
+    (:func:`dpviz.registry.hint`) for a form."""
 
-    k: int = 10
-    T_K: int = 20
-    sigma_K: float = 40.0  # noqa: N815 - the paper's σ_𝒦
-    sigma_C: float = 4.0  # noqa: N815 - the paper's σ_𝒞
-    sigma_G: float = 1.0  # noqa: N815 - the paper's σ_𝒢
-    batch_size: float = 32.0
-    epochs: float = 20.0
-    C_max: float = 10.0
-    w: int = 100
-    adaptive_clip: bool = True
-    fixed_clip: float = 1.0
-    lr: float = 1e-3
-    hidden: int = 200
-    latent: int = 2
-    n_features: int = 200
+    k: int = field(default=10, metadata=hint(low=1, high=50, step=1, label="clusters k",
+                                             help="generative models in the mixture (1: no clustering)"))
+    T_K: int = field(default=20, metadata=hint(low=1, high=50, step=1, label="k-means iterations T_K"))
+    sigma_K: float = field(default=40.0, metadata=hint(  # noqa: N815 - the paper's σ_𝒦
+        low=0.1, high=1000.0, scale="log", label="σ_K", help="k-means noise: std √2σ_K on sizes and sums"))
+    sigma_C: float = field(default=4.0, metadata=hint(  # noqa: N815 - the paper's σ_𝒞
+        low=0.1, high=100.0, scale="log", label="σ_C", help="DPNorm noise: std √2σ_C per histogram bin"))
+    sigma_G: float = field(default=1.0, metadata=hint(  # noqa: N815 - the paper's σ_𝒢
+        low=0.1, high=100.0, scale="log", label="σ_G", help="gradient noise: std √2σ_G·C_s"))
+    batch_size: float = field(default=32.0, metadata=hint(low=1.0, high=10_000.0, step=1.0,
+                                                          label="expected batch L", help="q = L/n"))
+    epochs: float = field(default=20.0, metadata=hint(low=0.01, high=1000.0, label="epochs",
+                                                      help="one epoch is ⌈1/q⌉ DP-SGD steps"))
+    C_max: float = field(default=10.0, metadata=hint(low=0.01, high=1e4, scale="log", label="C_max",
+                                                     help="largest clipping bound DPNorm considers"))
+    w: int = field(default=100, metadata=hint(low=1, high=10_000, step=1, label="DPNorm bins w"))
+    adaptive_clip: bool = field(default=True, metadata=hint(help="clip at the DPNorm bound (Alg. 4)"))
+    fixed_clip: float = field(default=1.0, metadata=hint(low=1e-3, high=1e4, scale="log",
+                                                         help="clipping bound when not adaptive"))
+    lr: float = field(default=1e-3, metadata=hint(low=1e-5, high=1.0, scale="log", label="learning rate"))
+    hidden: int = field(default=200, metadata=hint(low=1, high=2000, step=1, label="hidden units"))
+    latent: int = field(default=2, metadata=hint(low=1, high=64, step=1, label="VAE latent dimension"))
+    n_features: int = field(default=200, metadata=hint(low=1, high=5000, step=1, label="RFF dimension d"))
     gamma: float | None = None
-    schedule: Schedule = "parallel"
-    model: str = "vae"
+    schedule: Schedule = field(default="parallel", metadata=hint(
+        choices=("parallel", "one_model"),
+        help="parallel: every model each step (rigorous); one_model: the paper's Alg. 1 line 4"))
+    model: str = field(default="vae", metadata=hint(choices=("vae", "rbm"), help="generative model"))
 
     def __post_init__(self) -> None:
         f = "DPGMParams"
+        check_hinted(self, f)
         check_scalar(self.k, "k", f, low=1, high=1000, integer=True)
         check_scalar(self.T_K, "T_K", f, low=1, high=1000, integer=True)
         for name in ("sigma_K", "sigma_C", "sigma_G"):  # below 0.1 no accountant gives a useful bound

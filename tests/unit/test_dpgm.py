@@ -252,3 +252,15 @@ def test_dpgm_with_the_release_sampler_is_not_a_simulation() -> None:
     r = dpgm(X, params=p, public_init=None, n_declared=30, delta=1e-5, rng=SecureRNG())
     assert not r.simulation and r.seed is None and r.steps_run == 3
     assert all(np.all(np.isfinite(v)) for v in r.models[0].params.values())
+
+
+def test_dpgm_params_hints_validate() -> None:
+    from dpviz.registry import param_fields
+
+    hints = {f.name: h for f, h in param_fields(DPGMParams)}
+    assert hints["schedule"].choices == ("parallel", "one_model") and hints["sigma_G"].scale == "log"
+    msg = r"'k' parameter of DPGMParams must be an int in the range \[1, 50\]"
+    with pytest.raises(ValueError, match=msg):
+        DPGMParams(k=0)
+    with pytest.raises(ValueError, match="'adaptive_clip' parameter of DPGMParams must be a bool"):
+        DPGMParams(adaptive_clip=1)  # type: ignore[arg-type]
