@@ -84,6 +84,8 @@ def test_markup_in_header_and_file_name_never_fetches(page: Page, app_url: str, 
                "buffer": _csv([beacon.hostile("colA"), beacon.hostile("colB")])}
     uploader = widget(page, "csv_upload").get_by_test_id("stFileUploaderDropzoneInput")
     rerun_after(page, lambda: uploader.set_input_files(files=[payload]))
+    page.wait_for_timeout(1500)  # give any image the page renders time to be requested
+    assert beacon.hits == [], f"the upload made the page fetch {beacon.hits}"
     messages = widget(page, "csv_messages")
     expect(messages).to_contain_text("Read 300 rows × 2 columns")
     expect(messages).to_contain_text("md-file.png")  # the name is on the page, as text
