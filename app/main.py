@@ -17,8 +17,8 @@ script).
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
-dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps; compare
-calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and row-level ε a Compare
+dataset's declared Λ), rmin, oracle, preset, fb (fallback on/off), seed; sweep balg, blo, bhi,
+bpts, breps; compare calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and row-level ε a Compare
 click opens in Explore). A link
 opened later (or another session) shows the same view; uploaded data is never in the link.
 
@@ -29,7 +29,10 @@ Every page
 Explore
     Live (a fragment: a change reruns only the private stage): ``rho_slider`` (select_slider on a
     log grid; its thumb is ``input[type=range]``), ``delta_select`` (select_slider, powers of
-    ten), ``eps_readout`` (container of two metrics: "ε per tuple (paper)", "ε per row (you)").
+    ten), ``fallback_toggle`` (FriendlyCore's backup method on/off), ``eps_readout`` (container:
+    the metric "Privacy per row of your data" = row-level ε and δ, the strength in words, the
+    odds sentence, the paper's per-tuple ε as a caption); ``eps_target``, ``eps_target_delta``,
+    ``eps_target_apply`` ("I need a given ε: what ρ?": sets the ρ and δ sliders).
     Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
     ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit).
     Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,

@@ -44,18 +44,21 @@ class RunConfig:
     radius: float
     r_min: float
     preset: str
+    fallback: bool = True
 
     @classmethod
     def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
         return cls(k=int(p["k"]), t=int(p["t"]), oracle=str(p["oracle"]), seed=int(p["seed"]),
                    rho=float(p["rho"]), delta=float(p["delta"]), radius=float(radius),
-                   r_min=float(p["rmin"]), preset=str(p["preset"]))
+                   r_min=float(p["rmin"]), preset=str(p["preset"]),
+                   fallback=bool(p.get("fb", True)))
 
     def stage_key(self, ds) -> tuple:
         return (ds.content_hash, self.k, self.t, self.oracle, self.seed, self.radius)
 
     def private_key(self, ds) -> tuple:
-        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset)
+        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset,
+                self.fallback)
 
 
 def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
@@ -85,7 +88,19 @@ def _private(ds, stage, cfg: RunConfig):
     # the Release page asks for a declared n or pays for a DP count.
     return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
                                r_min=cfg.r_min, preset=cfg.preset, n_declared=int(ds.n),
-                               rng=np.random.default_rng(seeds(cfg.seed)[1]))
+                               fallback=cfg.fallback, rng=np.random.default_rng(seeds(cfg.seed)[1]))
+
+
+def calibrate_fc(ds, cfg: RunConfig, epsilon: float, delta: float):
+    """The largest FriendlyCore budget (ρ, δ) whose row-level guarantee is within (ε, δ), for
+    this run's public knobs (declared n, d, k, Λ, t, oracle, preset, fallback, r_min):
+    :func:`dpviz.registry.calibrate` (bisection on ``fc_guarantee``; memoized there)."""
+    registry = lib.get("registry")
+    spec = registry.get("friendlycore")
+    pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
+    params = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
+                              fallback=cfg.fallback, r_min=cfg.r_min)
+    return registry.calibrate(spec, float(epsilon), float(delta), pub, params)
 
 
 def private_run(ds, stage, cfg: RunConfig):

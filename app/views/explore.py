@@ -263,6 +263,20 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                "on the **Release** page. Uploaded rows are never included.")
 
 
+def fallback_toggle(key: str = "fallback_toggle") -> bool:
+    """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
+    does not form releases no centers instead of the grid summary's."""
+    state.seed_widget("fb", key)
+    st.toggle("Backup method when the core does not form", key=key,
+              on_change=state.on_change("fb", key, bool),
+              help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
+                   "grid summary of the rows (a quadtree coreset + weighted k-means) answers "
+                   "instead, from the budget share reserved for it. Off: such a run releases no "
+                   "centers, so you see FriendlyCore alone. The total ρ is the same either way; "
+                   "the readout shows the row-level ε of each.")
+    return bool(state.get("fb"))
+
+
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
@@ -272,7 +286,8 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         rho = controls.rho_slider()
     with c2:
         delta = controls.delta_select()
-    cfg = replace(cfg, rho=rho, delta=delta)
+        fallback = fallback_toggle()
+    cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
     result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
     try:
         result = run.private_run(ds, stage, cfg)
@@ -289,17 +304,20 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("statement")
     with c3:
         controls.epsilon_readout(rho, delta, statement, n_declared=int(ds.n))
+        controls.target_epsilon(lambda eps, d: run.calibrate_fc(ds, cfg, eps, d))
     lap("readout")
 
-    status = lib.viz_modules().storyboard.run_status(result)
+    storyboard = lib.viz_modules().storyboard
+    status = storyboard.run_status(result)
     with st.container(key="run_status"):
+        # In plain words: which method answered and, if not FriendlyCore, why (issue 16).
+        text = storyboard.plain_status(result)
         if result.centers is None:
-            st.error(f"No centers released: {status.message()}")
+            st.error(text)
         elif status.fallback_used or not status.complete:
-            st.warning(status.message())
+            st.warning(text)
         else:
-            st.success(f"FriendlyCore completed every step and released {len(result.centers)} "
-                       "private centers.")
+            st.success(text)
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
