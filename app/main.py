@@ -19,7 +19,8 @@ All parameters and the seed are in the URL query string (see ``app/components/st
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
 dataset's declared Λ), rmin, oracle, preset, fb (fallback on/off), seed; sweep balg, blo, bhi,
 bpts, breps; compare calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and
-row-level ε a Compare click opens in Explore). A link opened later (or another session) shows the same view; uploaded data is never in the link.
+row-level ε a Compare click opens in Explore). A link opened later (or another session) shows
+the same view; uploaded data is never in the link.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------
