@@ -18,9 +18,15 @@ def _result(at: AppTest):
     return at.session_state["_explore_last_result"][1]
 
 
-def _readout(at: AppTest) -> str:
-    node = container(at, "eps_readout")
-    return "\n".join(str(getattr(e, "value", "")) for e in node)
+def _text(at: AppTest, key: str) -> str:
+    """Every text value inside the container ``key`` (alerts, markdown, captions)."""
+    out, stack = [], [container(at, key)]
+    while stack:
+        node = stack.pop()
+        if hasattr(node, "value") and isinstance(getattr(node, "value", None), str):
+            out.append(node.value)
+        stack.extend(getattr(node, "children", {}).values())
+    return "\n".join(out)
 
 
 # ----------------------------------------------------------------------------- privacy in words
@@ -85,3 +91,21 @@ def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
     eps, delta = (float(v) for v in row["FriendlyCore at this ρ: (ε, δ) per row"].strip("()").split(","))
     assert eps == pytest.approx(fresh.eps, rel=5e-3) and delta == pytest.approx(fresh.delta, rel=5e-2)
     assert "per ROW" in texts(at)
+
+
+# ----------------------------------------------------------------------------- honest labels
+
+
+def test_status_in_plain_words_and_the_fallback_switch():
+    at = open_app(**SMALL, rho="0.001")
+    status = _text(at, "run_status")
+    assert "The 60 pieces did not agree enough for FriendlyCore's core to form at this budget" in status
+    assert "backup method (a private grid summary of the rows) answered instead" in status
+    for internal in ("match_", "FriendlyCore(", "n̂", "FC_kTuple", "stopped after"):
+        assert internal not in status
+    assert _result(at).centers is not None
+    at.toggle(key="fallback_toggle").set_value(False).run()
+    assert not at.exception
+    status = _text(at, "run_status")
+    assert "the backup method is off, so no centers were released" in status
+    assert _result(at).centers is None and at.query_params["fb"] == "false"
