@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
-from dpviz.clustering.presets import MARGIN_MATCH, margins, resolve_split
+from dpviz.clustering.presets import smallest_feasible_rho
 from dpviz.data import GENERATORS
 
 #: Explore's slider grid (app/components/controls.RHO_GRID), 10⁻³ … 10.
@@ -26,17 +26,6 @@ RHO_GRID = tuple(float(f"{10 ** (i / 10):.3g}") for i in range(-30, 11))
 DELTA = 1e-6
 
 
-def match_margin(*, t: int, k: int, rho: float, radius: float, r_min: float) -> float:
-    split = resolve_split("practical", t=t, k=k, rho=rho, delta=DELTA, r_min=r_min, radius=radius)
-    return margins(split, t=t, k=k, rho=rho, delta=DELTA, r_min=r_min, radius=radius)[MARGIN_MATCH]
-
-
-def smallest_feasible_rho(*, t: int, k: int, radius: float, r_min: float) -> float | None:
-    """The smallest slider ρ with a predicted match-core margin ≥ 0 (public inputs only)."""
-    for rho in RHO_GRID:
-        if match_margin(t=t, k=k, rho=rho, radius=radius, r_min=r_min) >= 0:
-            return rho
-    return None
 
 
 def success_curve(gen: str, n: int, k: int, t: int, seeds: int) -> dict[float, float]:
@@ -68,7 +57,8 @@ def main() -> None:
         t0 = time.perf_counter()
         curve = success_curve(gen, n, k, t, seeds)
         radius = float(GENERATORS[gen](n, rng=0).radius)
-        mark = smallest_feasible_rho(t=t, k=k, radius=radius, r_min=1e-3 * radius)
+        mark = smallest_feasible_rho(RHO_GRID, "practical", t=t, k=k, delta=DELTA, r_min=1e-3 * radius,
+                                     radius=radius)
         first = next((rho for rho in RHO_GRID if curve[rho] > 0), None)
         always = next((rho for rho in RHO_GRID if all(curve[r] == 1 for r in RHO_GRID if r >= rho)), None)
         print(f"\n{gen} n={n} k={k} t={t} ({n // t} rows/piece), {seeds} seeds, "

@@ -37,8 +37,23 @@ def _with(grid: tuple[float, ...], value: float) -> list[float]:
     return sorted(set(grid) | {float(value)})
 
 
-def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)") -> float:
-    """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels."""
+def feasibility_sentence(mark: float | None, t: int) -> str:
+    """One sentence on the slider's mark: where FriendlyCore's core is predicted to form."""
+    if mark is None:
+        return (f"At no ρ on this slider is the core of t = {t} pieces predicted to form (the noise "
+                "on each piece's count of agreeing pieces exceeds what t pieces can give): the "
+                "backup method will answer; raise t or n.")
+    return (f"▲ ρ = {fmt_rho(mark)}: from here up FriendlyCore's core is predicted to form (its "
+            f"match-core margin is ≥ 0); below it the noise on how many of the t = {t} pieces "
+            "agree is larger than the agreement FriendlyCore must detect, so expect the backup "
+            "method to answer.")
+
+
+def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)",
+               mark: float | None = None, t: int | None = None) -> float:
+    """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels and, when ``t`` is
+    given, a mark at ``mark``: the smallest ρ at which FriendlyCore's core is predicted to form
+    (``presets.smallest_feasible_rho``, public inputs only), with one sentence of why."""
     rho = float(state.get("rho"))
     options = _with(RHO_GRID, rho)
     state.seed_widget("rho", key)
@@ -50,9 +65,18 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
     )
     # One element for both end labels: every element of the live fragment is re-rendered by
     # the browser on each move.
-    st.markdown("<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
+    tick = ""
+    if t is not None and mark is not None:
+        pos = 100.0 * options.index(float(mark)) / (len(options) - 1)  # the mark is on RHO_GRID
+        tick = (f"<div style='position:relative;height:1.1rem;font-size:0.8rem'><span "
+                f"style='position:absolute;left:{pos:.1f}%;transform:translateX(-50%);"
+                f"white-space:nowrap;color:#D55E00'>▲ core forms from ρ ≈ {fmt_rho(mark)}</span>"
+                "</div>")
+    st.markdown(tick + "<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
                 "opacity:0.7'><span>← more privacy (more noise)</span>"
                 "<span>more accuracy (less privacy) →</span></div>", unsafe_allow_html=True)
+    if t is not None:
+        st.caption(feasibility_sentence(mark, t))
     return float(state.get("rho"))
 
 

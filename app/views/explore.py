@@ -141,11 +141,12 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
                   "FriendlyCore filter. Computed from the internal keep mask: " + tag + ".")
         c1.caption(tag)
-        loss = "—" if diag.normalized_loss is None else f"{diag.normalized_loss:.3f}"
+        loss, note = run.loss_tile(diag.normalized_loss)
         c2.metric("Normalized k-means loss", loss, help="1 − X/Y with X the cost of non-private "
                   "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
-                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ".")
-        c2.caption(tag)
+                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ". "
+                  "Shown as 0 when the private centers happen to cost less than the reference.")
+        c2.caption(tag + note)
         err = "—" if diag.center_error is None else f"{diag.center_error:.4f}"
         c3.metric("Center error", err, help="Mean distance from each true (generating) center "
                   "to its matched private center; only for data with known centers. " + tag + ".")
@@ -282,11 +283,12 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
     lap = run.Laps("explore.live")
     c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
-    with c1:
-        rho = controls.rho_slider()
-    with c2:
+    with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
         fallback = fallback_toggle()
+    with c1:
+        mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
+        rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
     result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
     try:
@@ -356,7 +358,11 @@ def main() -> None:
     if ds is None:
         st.info("No dataset yet: choose one on the **Data** page.")
         return
-    explore_form.sync_run_defaults(ds)
+    notes = explore_form.sync_run_defaults(ds)
+    if notes:
+        with st.container(key="auto_changes"):
+            for note in notes:
+                st.info(note, icon=":material/published_with_changes:")
     radius = data_source.radius_for(ds)
     if radius is None:
         _error("This dataset has no public radius Λ yet. Declare one on the Data page (bounds "

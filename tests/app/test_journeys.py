@@ -109,3 +109,109 @@ def test_status_in_plain_words_and_the_fallback_switch():
     status = _text(at, "run_status")
     assert "the backup method is off, so no centers were released" in status
     assert _result(at).centers is None and at.query_params["fb"] == "false"
+
+
+# ----------------------------------------------------------------------------- teaching default
+
+
+def test_default_lands_on_a_success_and_the_slider_marks_where_the_core_forms():
+    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200, ρ = 1; docs/app.md has the
+    measurements): FriendlyCore answers at the default ρ; the mark sits at the smallest slider ρ
+    with a predicted match-core margin ≥ 0 (public inputs only); below it the backup answers."""
+    from app.components.controls import RHO_GRID
+    from dpviz.clustering.presets import smallest_feasible_rho
+
+    at = open_app()
+    assert not at.exception
+    assert at.select_slider(key="rho_slider").value == 1.0
+    assert _text(at, "run_status").startswith("FriendlyCore completed every step: the 200 pieces agreed")
+    mark = smallest_feasible_rho(RHO_GRID, "practical", t=200, k=8, delta=1e-6, r_min=1e-3, radius=1.0)
+    assert mark == 0.631
+    page = texts(at)
+    assert "▲ core forms from ρ ≈ 0.631" in page
+    assert "▲ ρ = 0.631: from here up FriendlyCore's core is predicted to form" in page
+    # one stop below the first measured success (0.794; two below the default): the backup answers
+    at.select_slider(key="rho_slider").set_value(0.631).run()
+    assert "the backup method (a private grid summary of the rows) answered instead" in _text(
+        at, "run_status")
+
+
+# ----------------------------------------------------------------------------- bugs of issue 16
+
+
+def test_panels_a_b_never_keep_a_stale_status_after_a_rho_move_makes_the_run_succeed():
+    import json
+
+    at = open_app(**SMALL, rho="0.001")
+    assert "answered instead" in _text(at, "run_status")
+    at.select_slider(key="rho_slider").set_value(10.0).run()
+    assert _text(at, "run_status").startswith("FriendlyCore completed every step")
+    panels = [v for key, v in at.session_state["_cache_figures"].items() if key[0] == "panel"]
+    assert {key[1] for key in at.session_state["_cache_figures"] if key[0] == "panel"} == {"a", "b"}
+    for spec in panels:  # built once per tuple stage, during the failed run
+        title = json.loads(spec)["layout"]["title"]["text"]
+        assert "stopped" not in title and "backup" not in title and "fallback" not in title
+
+
+def test_out_of_range_sidebar_values_get_a_message_next_to_the_field_and_keep_the_result():
+    at = open_app(**SMALL)
+    centers = _result(at).centers.copy()
+    at.number_input(key="ex_t").set_value(9000)
+    at.number_input(key="ex_k").set_value(0)
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    assert "t must be a whole number from 2 to 5,000 (got 9000)" in _text(at, "ex_t_msg")
+    assert "k must be a whole number from 1 to 50 (got 0)" in _text(at, "ex_k_msg")
+    assert at.session_state["params"]["t"] == 60 and at.session_state["params"]["k"] == 4
+    assert (_result(at).centers == centers).all()
+    assert at.query_params["t"] == "60"
+
+
+def test_every_automatic_change_of_t_is_announced():
+    at = open_app(**SMALL)
+    at.selectbox(key="ex_dataset").set_value("builtin:iris")
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    notes = _text(at, "auto_changes")
+    # iris: n = 150, suggested k = 3 → t = min(200, 150 // (5·3)) = 10
+    assert "t changed from 60 to 10 automatically, for this dataset" in notes
+    assert "k changed from 4 to 3 automatically" in notes
+    assert at.session_state["params"]["t"] == 10
+
+
+def test_library_errors_speak_the_sidebar_words():
+    from app.components.run import ui_words
+
+    two_rows = "n_tuples=2 with k=2 needs at least 4 rows; got n=2. Use n_tuples <= 1 or a smaller k."
+    msg = ui_words(two_rows)
+    assert "n_tuples" not in msg and "≤ 1" not in msg and "<= 1" not in msg
+    assert msg == ("This dataset has 2 row(s): too few for k = 2. FriendlyCore needs at least t = 2 "
+                   "pieces of k rows each (4 rows); lower k to at most 1.")
+    big = "n_tuples=9000 with k=4 needs at least 36000 rows; got n=3000. Use n_tuples <= 750 or a smaller k."
+    assert ui_words(big) == ("t = 9000 pieces with k = 4 need at least 36,000 rows (k rows a piece); "
+                             "this dataset has 3,000. Set t to at most 750, or lower k.")
+    assert ui_words("The 'n_tuples' parameter must be ...") == "The 't' parameter must be ..."
+
+
+def test_no_negative_normalized_loss_on_screen():
+    from app.components.run import loss_tile
+
+    assert loss_tile(-0.003) == ("0.000", "; measured -0.003: the private centers cost less than the "
+                                          "non-private k-means++ reference (a heuristic), shown as 0")
+    assert loss_tile(0.0125) == ("0.013", "") and loss_tile(None) == ("—", "")
+
+
+def test_axes_are_x1_x2_everywhere_and_the_deploy_button_is_hidden():
+    import tomllib
+    from pathlib import Path
+
+    import numpy as np
+
+    from dpviz.data import Dataset
+    from dpviz.viz.data import project_2d
+
+    ds = Dataset(X=np.zeros((3, 2)), name="toy")
+    assert ds.feature_names == ("x1", "x2")
+    assert project_2d(np.zeros((3, 2))).axis_titles == ("x1", "x2")  # the plots' unnamed axes
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit/config.toml").read_text())
+    assert config["client"]["toolbarMode"] == "minimal"
