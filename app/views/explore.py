@@ -43,6 +43,53 @@ PANEL_TEXT = {
 }
 
 
+#: Step-through mode: one sentence of narration per step (Tsfadia et al. 2022, §5.2, Fig. 3).
+NARRATION = {
+    "a": "Start with the rows. They are the input and are never released; FriendlyCore first "
+         "splits them at random into t pieces.",
+    "b": "Each piece is clustered without privacy, giving k centers per piece — one k-tuple. Where "
+         "the pieces agree, their tuples pile up on the same spots.",
+    "c": "FriendlyCore counts, with noise, how many other tuples agree with each one and keeps "
+         "those above a threshold: the core. Smaller ρ means more noise on the counts, so at some "
+         "point no tuple clears the bar.",
+    "d": "One core tuple is the reference: every core tuple's centers are matched to its centers, "
+         "so the k coordinates line up into k clouds.",
+    "e": "Each cloud is averaged and Gaussian noise scaled to the budget is added: the red × are "
+         "private, the diamonds the non-private averages they estimate.",
+    "f": "These private centers sit on the full data.",
+    "g": "Finally one private Lloyd step moves each center to a noisy mean of the rows nearest it: "
+         "the stars are the released answer.",
+}
+_STEP = "_story_step"
+
+
+def _step_through(result, ds, proj, ref_centers) -> None:
+    """Prev/Next through panels (a)-(g), one at a time with a sentence of narration; the list
+    of steps shows where you are."""
+    keys = "abcdefg"
+    i = int(st.session_state.get(_STEP, 0)) % len(keys)
+
+    def move(delta: int) -> None:
+        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(keys)
+
+    c1, c2, c3 = st.columns([1, 1, 6])
+    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0,
+              width="stretch")
+    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(keys) - 1,
+              width="stretch")
+    key = keys[i]
+    with c3, st.container(key="step_narration"):
+        st.markdown(f"**Step {i + 1} of {len(keys)} — ({key})** {NARRATION[key]}")
+    left, right = st.columns([3, 1])
+    fn = lib.viz_modules().storyboard.PANEL_FUNCTIONS[key]
+    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45),
+                      legend=dict(orientation="h", y=-0.15))
+    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
+    right.markdown("\n".join(f"- **▶ ({k}) {PANEL_TEXT[k]}**" if j == i else f"- ({k}) {PANEL_TEXT[k]}"
+                              for j, k in enumerate(keys)))
+
+
 def _error(msg: str) -> None:
     with st.container(key="explore_error"):
         st.error(msg)
@@ -91,6 +138,9 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     with st.container(key="storyboard"):
         if proj.method == "pca":
             st.caption(proj.note())
+        if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+            _step_through(result, ds, proj, ref_centers)
+            return
         # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
         for col, key in zip(st.columns(2), "ab", strict=True):
             with col:

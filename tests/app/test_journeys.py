@@ -215,3 +215,24 @@ def test_axes_are_x1_x2_everywhere_and_the_deploy_button_is_hidden():
     assert project_2d(np.zeros((3, 2))).axis_titles == ("x1", "x2")  # the plots' unnamed axes
     config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit/config.toml").read_text())
     assert config["client"]["toolbarMode"] == "minimal"
+
+
+# ----------------------------------------------------------------------------- step through
+
+
+def test_step_through_shows_one_step_with_narration_and_prev_next():
+    at = open_app(**SMALL, rho="10")
+    at.toggle(key="step_mode").set_value(True).run()
+    assert not at.exception
+    assert "Step 1 of 7 — (a)" in _text(at, "step_narration")
+    assert at.button(key="step_prev").disabled and not at.button(key="step_next").disabled
+    for _ in range(4):
+        at.button(key="step_next").click().run()
+    narration = _text(at, "step_narration")
+    assert "Step 5 of 7 — (e)" in narration and "Gaussian noise" in narration
+    assert "- **▶ (e)" in texts(at)
+    at.button(key="step_prev").click().run()
+    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+    # a ρ move keeps the step (the teacher compares the noise of step (e) at two budgets)
+    at.select_slider(key="rho_slider").set_value(1.0).run()
+    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
