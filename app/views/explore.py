@@ -318,7 +318,7 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
     """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
     does not form releases no centers instead of the grid summary's."""
     state.seed_widget("fb", key)
-    st.toggle("Backup method when the core does not form", key=key,
+    st.toggle("Backup method", key=key,
               on_change=state.on_change("fb", key, bool),
               help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
                    "grid summary of the rows (a quadtree coreset + weighted k-means) answers "

@@ -183,5 +183,5 @@ def strength_band(eps: float, delta: float, n_declared: int | None = None) -> St
     for high, band in STRENGTH_BANDS:
         if eps <= high:
             where = f"ε ≤ {high:g}" if math.isfinite(high) else f"ε > {STRENGTH_BANDS[-2][0]:g}"
-            return Strength(band, f"{where} (dpviz's convention)")
+            return Strength(band, f"{where}, dpviz's convention")
     raise AssertionError("unreachable: the last band is unbounded")

@@ -43,8 +43,10 @@ def _noise(page: Page) -> float:
                for x, y in zip(priv["x"], priv["y"], strict=True)) / len(priv["x"])
 
 
-def _docs_copy(shot, name: str) -> None:
-    path = shot(name, height=1000)
+def _docs_copy(page: Page, shot, name: str, height: int) -> None:
+    """Screenshot the top ``height`` px of the page (scrolled to the top) into docs/."""
+    page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollTo(0, 0)")
+    path = shot(name, height=height)
     shutil.copyfile(path, ROOT / "docs" / f"{name}.png")
 
 
@@ -67,14 +69,14 @@ def test_teacher_steps_through_and_sees_the_noise_grow_as_rho_shrinks(page: Page
     # Gaussian noise sd ∝ 1/√ρ: ~3.2× at a tenth of the budget; ask for a visible 1.5×
     assert noise_low > 1.5 * noise_high, (noise_low, noise_high)
     expect(page.get_by_text("▲ core forms from ρ ≈ 0.631")).to_be_visible()
-    _docs_copy(shoot, "journey_teacher")
+    _docs_copy(page, shoot, "journey_teacher", 1900)
 
 
 def test_stakeholder_types_a_target_eps_and_reads_the_guarantee_in_words(page: Page, app_url: str,
                                                                          shoot) -> None:
     open_app(page, app_url + EXPLORE)
     readout = widget(page, "eps_readout")
-    expect(readout).to_contain_text("Privacy strength: very weak")  # ρ = 10
+    expect(readout).to_contain_text("Privacy strength: none")  # ρ = 10: the row-level δ is 1
     page.get_by_text("I need a given ε: what ρ?").click()  # opens the expander (no rerun)
     fill_number(page, "eps_target", 2)
     click_button(page, "eps_target_apply")
@@ -84,4 +86,4 @@ def test_stakeholder_types_a_target_eps_and_reads_the_guarantee_in_words(page: P
     expect(readout).to_contain_text("Privacy strength: moderate")
     expect(readout).to_contain_text("changes the probability of any outcome by at most a factor")
     expect(readout).to_contain_text("per tuple")
-    _docs_copy(shoot, "journey_stakeholder")
+    _docs_copy(page, shoot, "journey_stakeholder", 1250)
