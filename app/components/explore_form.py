@@ -130,9 +130,12 @@ def sync_run_defaults(ds) -> list[str]:
     now = {name: state.get(name) for name in ("t", "k", "rmin")}
     seen = st.session_state.get(_SEEN)
     typed = st.session_state.pop(_SUBMITTED, {})
-    st.session_state[_SEEN] = now
+    st.session_state[_SEEN] = {**now, "_dataset": current_option()}
     if seen is None:
         return []
+    # The Data page applies the suggestions itself (its own sync_run_defaults): a dataset that
+    # changed since Explore last showed one explains the change as well.
+    data_changed = data_changed or seen.get("_dataset") != current_option()
     notes = []
     for name, value in now.items():
         if value == seen.get(name):

@@ -236,3 +236,14 @@ def test_step_through_shows_one_step_with_narration_and_prev_next():
     # a ρ move keeps the step (the teacher compares the noise of step (e) at two budgets)
     at.select_slider(key="rho_slider").set_value(1.0).run()
     assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+
+
+def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
+    at = open_app(**SMALL)
+    at.switch_page("views/data.py").run()
+    at.radio(key="source_radio").set_value("builtin").run()
+    at.selectbox(key="builtin_select").set_value("iris").run()
+    assert not at.exception
+    at.switch_page("views/explore.py").run()
+    assert not at.exception
+    assert "t changed from 60 to 10 automatically, for this dataset" in _text(at, "auto_changes")
