@@ -145,7 +145,7 @@ def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
         return lib.get("experiments").run_repeats(
             ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
             r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
-            n_declared=int(ds.n))
+            n_declared=int(ds.n), fallback=cfg.fallback)
 
     return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
 
