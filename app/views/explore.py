@@ -263,8 +263,12 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
     n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
                               key="redraw_n")
     zoom = c1.toggle("Zoom into each cluster", value=True, key="redraw_zoom",
-                     help="One panel per cluster at its own scale: at large ρ the noise is far "
-                          "smaller than the clusters and would be invisible on the full plot.")
+                     help="One panel per cluster: at large ρ the noise is far smaller than the "
+                          "clusters and would be invisible on the full plot.")
+    fixed = c1.toggle("Same scale at every ρ", value=True, key="redraw_fixed",
+                      help="Every panel keeps the scale of the first cloud drawn on this data "
+                           "(at this k), so moving ρ shows the noise grow or shrink; off, each "
+                           "panel fits its own cloud and the clouds look alike at every ρ.")
     if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
         st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
     want = (cfg.private_key(ds), int(n_draws))
@@ -279,8 +283,17 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
     if ref_centers is None:
         c2.warning("No non-private reference centers to anchor the cloud.")
         return
+    scale = None
+    if zoom and fixed:  # the first cloud's scale, kept for this data and k until switched off
+        locked = st.session_state.setdefault("_cloud_scale", {})
+        key = (ds.content_hash, cfg.k)
+        if key not in locked:
+            locked[key] = viz.noise.zoom_scale(draws, ref_centers, _projection(ds))
+        scale = locked[key]
+    elif not fixed:
+        st.session_state.pop("_cloud_scale", None)
     fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom)
+                                       zoom=zoom, scale=scale, projector=_projection(ds))
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
     c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "

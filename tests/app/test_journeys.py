@@ -265,3 +265,25 @@ def test_noise_redraws_follow_the_fallback_switch():
     off = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), fallback=False, **kw)
     on = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), **kw)
     assert all(r.centers is None for r in off) and all(r.centers is not None for r in on)
+
+
+def _chart_title(at: AppTest) -> str:
+    import json
+
+    return json.loads(at.get("plotly_chart")[-1].proto.spec)["layout"]["title"]["text"]
+
+
+def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
+    at = open_app(**SMALL, rho="10")
+    at.session_state["explore_view"] = "Re-draw noise"
+    at.run()
+    at.number_input(key="redraw_n").set_value(5)
+    at.button(key="redraw_button").click().run()
+    assert not at.exception
+    (scale,) = at.session_state["_cloud_scale"].values()
+    assert f"same scale (±{scale:.3g})" in _chart_title(at)
+    at.select_slider(key="rho_slider").set_value(1.0).run()
+    at.button(key="redraw_button").click().run()
+    assert not at.exception
+    assert list(at.session_state["_cloud_scale"].values()) == [scale]
+    assert f"same scale (±{scale:.3g})" in _chart_title(at)
