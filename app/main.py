@@ -34,18 +34,23 @@ Explore
     odds sentence, the paper's per-tuple ε as a caption); ``eps_target``, ``eps_target_delta``,
     ``eps_target_apply`` ("I need a given ε: what ρ?": sets the ρ and δ sliders).
     Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
-    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit).
+    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); an out-of-range
+    value's message sits under its field in ``<key>_msg`` (e.g. ``ex_t_msg``); ``auto_changes``
+    (container: t, k or r_min changed automatically, with the reason).
     Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
     center error, centers released), ``explore_view`` (view picker: Storyboard, Privacy,
     Re-draw noise, Filters & radii, Downloads; only the shown view is computed), ``storyboard``
     (container) with
+    the toggle ``step_mode`` (step through: ``step_prev``, ``step_next``, ``step_narration``,
+    chart ``storyboard_step``, one panel at a time) or
     charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
     point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points;
     live charts, app/components/live_chart.py: the graph is ``.dpviz-live-chart``, drawn when
     its ``data-revision`` equals its ``data-pending``);
     ``privacy_statement``, ``feasibility``
-    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
+    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom``,
+    ``redraw_fixed`` (toggles),
     ``redraw_button``,
     ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;
     ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
