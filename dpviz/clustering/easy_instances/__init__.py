@@ -21,11 +21,11 @@ from dpviz.clustering.easy_instances.plan import (
     AveragesSplit,
     NoisyCentersPlan,
     NoisyCentersSplit,
-    TestPlan,
+    PartitionPlan,
     averages_plan,
     dp_total,
     noisy_centers_plan,
-    test_plan,
+    partition_plan,
 )
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
     "AveragesSplit",
     "NoisyCentersPlan",
     "NoisyCentersSplit",
-    "TestPlan",
+    "PartitionPlan",
     "averages_plan",
     "avg_rd",
     "bounding_segment",
@@ -45,11 +45,11 @@ __all__ = [
     "kmeans_guarantee",
     "kmeans_private_stage",
     "noisy_centers_plan",
+    "partition_plan",
     "private_gmm",
     "private_k_averages",
     "private_k_means",
     "private_k_noisy_centers",
     "private_test_close_tuples",
     "private_test_partition",
-    "test_plan",
 ]

@@ -28,7 +28,6 @@ from dpviz.result import Result, Trace
 
 from .interior_point import avg_rd, record_avg_rd
 from .partition import LAMBDA_FLOOR, min_distances, private_test_partition
-
 from .plan import (
     AveragesPlan,
     AveragesSplit,

@@ -52,6 +52,9 @@ def ip_blocks(S: np.ndarray, radius: float, r_min: float) -> IPBlocks:
     """
     n_grid = math.floor(2.0 * radius / r_min + 1e-9) + 1
     u = (np.clip(np.asarray(S, dtype=np.float64), -radius, radius) + radius) / r_min
+    snap = np.rint(u)
+    # a point on the grid (up to rounding) is its own x_L and x_R
+    u = np.where(np.abs(u - snap) <= 1e-9 * np.maximum(1.0, snap), snap, u)
     left = np.clip(np.floor(u), 0, n_grid - 1).astype(np.int64)
     right = np.clip(np.ceil(u), 0, n_grid - 1).astype(np.int64)
     left.sort()

@@ -18,7 +18,7 @@ from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
 from dpviz.result import Trace
 
-from .plan import TestPlan
+from .plan import PartitionPlan
 
 #: Two points of a tuple closer than this (relative to the tuple's scale) make λ = 0: such a tuple
 #: is never partitioned and its balls are empty (note §8, degenerate cases) [OURS].
@@ -70,7 +70,7 @@ def partitioned_by(T: np.ndarray, Y: np.ndarray, radii: np.ndarray) -> np.ndarra
 
 
 @dataclass(frozen=True)
-class TestOutcome:
+class PartitionOutcome:
     """What PrivateTestCloseTuples did.
 
     Attributes
@@ -102,9 +102,9 @@ class TestOutcome:
 
 
 def private_test_close_tuples(
-    T: np.ndarray, sample: np.ndarray, *, plan: TestPlan, rng: np.random.Generator, ledger: Ledger,
+    T: np.ndarray, sample: np.ndarray, *, plan: PartitionPlan, rng: np.random.Generator, ledger: Ledger,
     valid: np.ndarray | None = None,
-) -> TestOutcome:
+) -> PartitionOutcome:
     """PrivateTestCloseTuples(T, Q, ε₁, ε₂, β, γ) (§4.1) with Q = T[sample].
 
     1. For Y ∈ Q: B_Y = {B(y_i, γλ_i)} [D]; ℓ_Y = #{X ∈ T not partitioned by B_Y} [S-skel];
@@ -144,13 +144,13 @@ def private_test_close_tuples(
     success = q_hat >= plan.tau2
     chosen = int(np.flatnonzero(passed)[0]) if success and passed.any() else None
     partitioned = part[chosen] if chosen is not None else np.zeros(t, dtype=bool)
-    return TestOutcome(bool(success), q_hat, sample, radii, ell, ell_hat, passed, q, chosen, partitioned)
+    return PartitionOutcome(bool(success), q_hat, sample, radii, ell, ell_hat, passed, q, chosen, partitioned)
 
 
 def private_test_partition(
-    T: np.ndarray, *, plan: TestPlan, rng: np.random.Generator, ledger: Ledger, trace: Trace,
+    T: np.ndarray, *, plan: PartitionPlan, rng: np.random.Generator, ledger: Ledger, trace: Trace,
     valid: np.ndarray | None = None, event_delta: float = 0.0,
-) -> TestOutcome:
+) -> PartitionOutcome:
     """PrivateTestPartition(T, ε_s, δ₀, β, γ) (§4.2): Q = m tuples sampled from T without replacement
     [S], then PrivateTestCloseTuples. ``event_delta`` is the δ of the §4.2.1 claim's conditioning,
     (1 + e^ε)·δ₀, recorded as an event [D].

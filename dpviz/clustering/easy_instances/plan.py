@@ -77,7 +77,7 @@ def reserve(ledger: Ledger, name: str, budget: ApproxDP, note: str) -> None:
 
 
 @dataclass(frozen=True)
-class TestPlan:
+class PartitionPlan:
     """PrivateTestPartition's derived quantities (note §4.2), all from public inputs.
 
     Attributes
@@ -120,7 +120,7 @@ def eps2_of(m: int, t: int, eps_Q: float) -> float:
     return eps_Q + math.log(a) + math.log1p((1.0 - a) * math.exp(-eps_Q) / a)  # same, no overflow
 
 
-def test_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float) -> TestPlan:
+def partition_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float) -> PartitionPlan:
     """The test's constants for t tuples (note §4.2; split ε_T = ε_Q = ε_s/2 [OURS])."""
     eps_T = eps_Q = eps_s / 2.0
     target = math.log(2.0 / (beta * delta0))
@@ -137,14 +137,14 @@ def test_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float)
                 lo = mid + 1
         m = lo
     if m is None:
-        return TestPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, None, math.nan, math.nan,
+        return PartitionPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, None, math.nan, math.nan,
                         math.nan, math.nan, math.inf)
     eps1 = eps_T / m
     eps2 = eps2_of(m, t, eps_Q)
     tau1 = math.log(2.0 * m / beta) / eps1
     tau2 = m - math.log(2.0 / beta) / eps2
     ell = (math.log(2.0 * m / beta) + math.log(m / delta0)) / eps1
-    return TestPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, m, eps1, eps2, tau1, tau2, ell)
+    return PartitionPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, m, eps1, eps2, tau1, tau2, ell)
 
 
 def minimal_t(feasible: callable, t_max: int = T_SEARCH_MAX) -> int | None:
@@ -206,14 +206,14 @@ class NoisyCentersPlan:
 
     Attributes
     ----------
-    test : TestPlan · k : int · eps, delta : the k-tuple algorithm's own budget
+    test : PartitionPlan · k : int · eps, delta : the k-tuple algorithm's own budget
     eps_lam = split.lam·ε, delta_E · eps_G, delta_G
     delta_log = ln((1+2γ)/(1−2γ)) : log-ratio bound of λ_i between neighbours [D, Eq. (5)]
     b = k·Δ_log/ε_λ : Laplace scale on ln λ_i [D] · kappa = exp(b·ln(k/(2δ_E))) [D]
     event_delta = (1 + e^ε)·δ₀ [D] · n_min : smallest t with t ≥ 2ℓ(t) + 2 [D]
     """
 
-    test: TestPlan
+    test: PartitionPlan
     k: int
     eps: float
     delta: float
@@ -247,8 +247,8 @@ def noisy_centers_plan(t: int, k: int, *, eps: float, delta: float, beta: float,
     event = split.event * delta
     delta0 = delta0_of(eps * (split.test + split.lam + split.gauss), event)
 
-    def tp(tt: int) -> TestPlan:
-        return test_plan(tt, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
+    def tp(tt: int) -> PartitionPlan:
+        return partition_plan(tt, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
 
     eps_lam, delta_E = split.lam * eps, split.delta_E * delta
     delta_log = math.log((1.0 + 2.0 * gamma) / (1.0 - 2.0 * gamma))
@@ -285,7 +285,7 @@ class AveragesPlan:
 
     Attributes
     ----------
-    test : TestPlan · k, d : int · eps, delta : own budget · radius Λ, r_min : grid [S-skel]
+    test : PartitionPlan · k, d : int · eps, delta : own budget · radius Λ, r_min : grid [S-skel]
     L = 2k(2ℓ+1) : group-size bound Σℓ_i [D] · eps_A, delta_A : averaging share [OURS]
     eps_avg = ε_A/L, delta_avg = δ_A/(L·e^{ε_A}) : each AvgRd call [D]
     delta_hat = δ_avg/2 : advanced-composition slack over d axes [OURS] · delta_c = δ_avg/(2d)
@@ -297,7 +297,7 @@ class AveragesPlan:
     event_delta : (1 + e^ε)·δ₀ [D] · n_min : smallest t with t ≥ max(2ℓ+2, 2t₀) [D]
     """
 
-    test: TestPlan
+    test: PartitionPlan
     k: int
     d: int
     eps: float
@@ -333,7 +333,7 @@ def _averages_core(t: int, k: int, d: int, eps: float, delta: float, beta: float
                    radius: float, r_min: float, split: AveragesSplit) -> AveragesPlan:
     event = split.event * delta
     delta0 = delta0_of(eps * (split.test + split.avg), event)
-    tp = test_plan(t, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
+    tp = partition_plan(t, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
     eps_A, delta_A = split.avg * eps, split.delta_A * delta
     L = 2.0 * k * (2.0 * math.ceil(tp.ell) + 1.0) if math.isfinite(tp.ell) else math.inf
     eps_avg = eps_A / L
