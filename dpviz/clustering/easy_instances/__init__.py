@@ -27,8 +27,11 @@ from dpviz.clustering.easy_instances.plan import (
     noisy_centers_plan,
     partition_plan,
 )
+from dpviz.clustering.easy_instances.spec import GMM_SPEC, SPEC
 
 __all__ = [
+    "GMM_SPEC",
+    "SPEC",
     "TUPLE_STEPS_PER_ROW",
     "AveragesPlan",
     "AveragesSplit",
