@@ -68,7 +68,8 @@ def fig6(ns: list[int], seeds: int, eps: float, delta: float) -> None:
                     rows.setdefault(name, []).append((True, 1.0, 0.0))  # t·k > n: < 1 row per center
                     continue
                 t0 = time.perf_counter()
-                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=1.0, n_declared=n, rng=seed, **kw)
+                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=1.0, n_declared=n, rng=seed,
+                              **kw)
                 secs = time.perf_counter() - t0
                 loss = 1.0 if r.centers is None else normalized_loss(ds.X, r.centers, reference_cost=ref)
                 rows.setdefault(name, []).append((r.centers is None, loss, secs))
