@@ -244,7 +244,8 @@ def kmeans_private_stage(
     agg = _aggregate(stage, aggregator=aggregator, budget=b_tuple, beta=beta, gamma=gamma, radius=radius,
                      r_min=r_min, rng=gen, ledger=root, trace=trace)
     if agg.centers is not None:
-        Xc = clip_to_ball(X, radius)
+        inside = np.einsum("ij,ij->i", X, X) <= radius * radius
+        Xc = X if inside.all() else clip_to_ball(X, radius)  # no copy in the common case
         lo = private_lloyd_step(Xc, agg.centers, budget=b_lloyd, radius=radius, rng=gen, ledger=root)
         trace.add("lloyd_partition", released=False, labels=lo["labels"], counts=lo["counts"])
         trace.add("lloyd", released=True, centers=lo["centers"], sigma=lo["sigma"], n_hat=lo["n_hat"])
