@@ -20,6 +20,7 @@ piece: what k-means++ returns at this separation) to show it succeeds at that co
 
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --quick
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --k 2 3 5 --d 2 10 100 --seeds 20
+    PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --no-grid --averages-demo 2
 """
 
 from __future__ import annotations
@@ -168,9 +169,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="k = 2; d ∈ {2, 10}; N ≤ 2^20")
     ap.add_argument("--averages-demo", type=int, default=0, metavar="SEEDS",
                     help="run PrivatekAverages on simulated tuples at k = d = 2, R = 2^10")
+    ap.add_argument("--no-grid", action="store_true", help="skip the table (with --averages-demo)")
     args = ap.parse_args()
     if args.quick:
         args.k, args.d, args.max_total = [2], [2, 10], 2**20
+    if args.no_grid:
+        averages_demo(2.0**10, args.averages_demo)
+        return
     print(f"ε = {EPS}, δ = {DELTA}, β = {BETA}; success = perfect classification in ≥ {1 - BETA:.0%} of "
           f"{args.seeds} seeds; N = total samples")
     print("| k | d | R | NoisyCenters t = n_min, γ | NoisyCenters minimal N | rate | seconds |"
