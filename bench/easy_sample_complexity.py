@@ -21,6 +21,7 @@ piece: what k-means++ returns at this separation) to show it succeeds at that co
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --quick
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --k 2 3 5 --d 2 10 100 --seeds 20
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --no-grid --averages-demo 2
+    PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --bounds-only
 """
 
 from __future__ import annotations
@@ -63,8 +64,13 @@ def perfect(X: np.ndarray, lab: np.ndarray, Y: np.ndarray | None, k: int) -> boo
 
 
 def s_pred(k: int, d: int, R: float, gamma: float, t: int, tau1: float) -> float:
+    """Samples per tuple below which the test cannot pass (≤ τ₁ of t tuples may be bad): every
+    tuple center within γλ = γR√2 of Y's, ‖N(0, 2k/s·I_d)‖ ≤ γR√2 with probability 1 − τ₁/(2tk);
+    and every piece must hold all k Gaussians, k(1 − 1/k)^s ≤ τ₁/(2t)."""
     q = 1.0 - tau1 / (2.0 * t * k)
-    return k * chi2.ppf(q, d) / (gamma * R) ** 2
+    tight = k * chi2.ppf(q, d) / (gamma * R) ** 2
+    cover = math.log(2.0 * k * t / tau1) / math.log(k / (k - 1.0)) if k > 1 else 1.0
+    return max(tight, cover)
 
 
 def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_total: int,
@@ -128,13 +134,31 @@ def averages_bound(k: int, d: int, R: float) -> tuple[int | None, float]:
     return p.n_min, p.n_min * s
 
 
+def bounds_table(ks: list[int], ds: list[int], exps: range) -> None:
+    """The feasibility bounds only (no runs): t = n_min and N = t·s_pred for both aggregators."""
+    print("| k | d | R | NoisyCenters t, γ | NoisyCenters N bound | Averages t = n_min | Averages N bound |")
+    print("|---|---|---|---|---|---|---|")
+    for k in ks:
+        gamma = 2e-3 / k
+        t = noisy_centers_plan(1000, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).n_min
+        tp = noisy_centers_plan(t, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).test
+        for d in ds:
+            for e in exps:
+                R = 2.0**e
+                nb = t * max(2 * k, s_pred(k, d, R, gamma, t, tp.tau1))
+                ta, na = averages_bound(k, d, R)
+                print(f"| {k} | {d} | 2^{e} | {t}, {gamma:.2g} | {nb:.2g} | {ta:,} | {na:.2g} |")
+
+
 def averages_demo(R: float, seeds: int) -> None:
     k, d = 2, 2
     radius = 2.0 * R
     p = averages_plan(1000, k, d, eps=EPS, delta=DELTA, beta=BETA, gamma=0.1, radius=radius,
                       r_min=radius / LAMBDA_OVER_RMIN)
     t = p.n_min
-    s = 8
+    pp = averages_plan(t, k, d, eps=EPS, delta=DELTA, beta=BETA, gamma=0.1, radius=radius,
+                       r_min=radius / LAMBDA_OVER_RMIN)
+    s = 2 ** math.ceil(math.log2(s_pred(k, d, R, 0.1, t, pp.test.tau1)))  # every piece holds both
     mu = R * np.eye(k, d)
     print(f"\nPrivatekAverages demo: k = 2, d = 2, R = {R:g}, t = n_min = {t:,} simulated tuples of s = {s} "
           f"samples (N = {t * s:,}), Λ = {radius:g}, r_min = Λ/10³")
@@ -170,9 +194,13 @@ def main() -> None:
     ap.add_argument("--averages-demo", type=int, default=0, metavar="SEEDS",
                     help="run PrivatekAverages on simulated tuples at k = d = 2, R = 2^10")
     ap.add_argument("--no-grid", action="store_true", help="skip the table (with --averages-demo)")
+    ap.add_argument("--bounds-only", action="store_true", help="print the feasibility bounds, run nothing")
     args = ap.parse_args()
     if args.quick:
         args.k, args.d, args.max_total = [2], [2, 10], 2**20
+    if args.bounds_only:
+        bounds_table(args.k, args.d, range(args.R_exp[0], args.R_exp[1] + 1, args.R_step))
+        return
     if args.no_grid:
         averages_demo(2.0**10, args.averages_demo)
         return
