@@ -443,3 +443,10 @@ def test_registry_params_validate():
         EasyKMeansParams(aggregator="averages", gamma=0.2)
     with pytest.raises(ValueError, match="'aggregator' parameter"):
         EasyKMeansParams(aggregator="median")
+
+
+@pytest.mark.parametrize("func", [private_k_noisy_centers, private_k_averages, private_k_means, private_gmm])
+def test_public_algorithms_document_privacy_and_references(func):
+    doc = func.__doc__
+    assert "Privacy\n    -------" in doc and "References\n    ----------" in doc
+    assert "Cohen et al. 2021" in doc
