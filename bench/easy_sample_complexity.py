@@ -143,6 +143,8 @@ def bounds_table(ks: list[int], ds: list[int], exps: range) -> None:
         t = noisy_centers_plan(1000, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).n_min
         tp = noisy_centers_plan(t, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).test
         for d in ds:
+            if d < k:
+                continue  # the means R·e_i need d ≥ k
             for e in exps:
                 R = 2.0**e
                 nb = t * max(2 * k, s_pred(k, d, R, gamma, t, tp.tau1))
@@ -215,6 +217,9 @@ def main() -> None:
         t = plan.n_min
         tp = noisy_centers_plan(t, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).test
         for d in args.d:
+            if d < k:
+                print(f"| {k} | {d} | — | skipped: the means R·e_i need d ≥ k |")
+                continue
             for e in range(args.R_exp[0], args.R_exp[1] + 1, args.R_step):
                 R = 2.0**e
                 n_cell, rate, secs = noisy_cell(k, d, R, t, gamma, args.seeds, int(args.max_total), tp.tau1)
