@@ -450,3 +450,15 @@ def test_public_algorithms_document_privacy_and_references(func):
     doc = func.__doc__
     assert "Privacy\n    -------" in doc and "References\n    ----------" in doc
     assert "Cohen et al. 2021" in doc
+
+
+def test_private_gmm_bottom_same_released_shape():
+    Xg, _, _ = _mixture(1500 * 120, 2, 2, 4096.0, seed=1)
+    good = private_gmm(Xg, 2, eps=EPS, delta=DELTA, radius=8192.0, n_tuples=1500, rng=6)
+    Xb, _, _ = _mixture(1500 * 40, 2, 2, 4.0, seed=1)
+    bad = private_gmm(Xb, 2, eps=EPS, delta=DELTA, radius=16.0, n_tuples=1500, rng=6)
+    assert good.ok and not bad.ok and bad.centers is None
+    assert _released_shape(good) == _released_shape(bad)
+    for x in (good, bad):
+        tot = dp_total(x.ledger)
+        assert tot.eps == pytest.approx(EPS, rel=1e-12) and tot.delta == pytest.approx(DELTA, rel=1e-12)
