@@ -63,6 +63,11 @@ def sample_empty_count(n_empty: int, log_f0: float, rng: np.random.Generator) ->
             f"The partition would activate about {n_empty * f0:.3g} empty cubes: γ is far too low for "
             f"p = {int(math.log2(n_empty + 1))}. Raise the threshold γ (gamma_mult) or lower p."
         )
+    return geometric_skip_count(n_empty, f0, rng)
+
+
+def geometric_skip_count(n_empty: int, f0: float, rng: np.random.Generator) -> int:
+    """Binomial(n_empty, f0) by geometric skips: exact for any n_empty (a Python int), O(n_empty·f0 + 1)."""
     neg_log1m = -math.log1p(-f0)  # > 0
     remaining = float(n_empty)
     count = 0

@@ -184,11 +184,13 @@ def balcan_kmeans(
     Balcan, Dick, Liang, Mou, Zhang. ICML 2017, Alg. 1–5, §7; engineer's note §8.2 (profiles).
     """
     func = "balcan_kmeans"
-    X = check_data(X, func, allow_empty=False)
-    n, d = X.shape
-    if n * d > MAX_ENTRIES:
+    shape = np.shape(X)
+    if len(shape) == 2 and shape[0] * shape[1] > MAX_ENTRIES:
+        n, d = shape
         raise ValueError(f"{func} handles n·d up to {MAX_ENTRIES:.0e} in memory; got n·d = {n}·{d} = "
                          f"{n * d:.3g}. Subsample the rows or reduce d (e.g. PCA on public data) first.")
+    X = check_data(X, func, allow_empty=False)
+    n, d = X.shape
     k = check_scalar(k, "k", func, low=1, high=10_000, integer=True)
     epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high_open=True)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
