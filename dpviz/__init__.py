@@ -4,7 +4,7 @@ The library is pure Python (numpy, scipy, scikit-learn, plotly); it never import
 Entry points return a :class:`Result` (answer, ledger of privacy spends, trace of steps).
 """
 
-from dpviz import data, metrics, privacy
+from dpviz import data, metrics, privacy, registry
 from dpviz.averaging import fc_avg, fc_avg_unknown_diam, friendly_avg
 from dpviz.clustering import (
     compute_tuples,
@@ -17,12 +17,14 @@ from dpviz.clustering import (
 )
 from dpviz.core import friendly_core, friendly_core_dp
 from dpviz.estimators import FriendlyCoreKMeans
+from dpviz.registry import algorithms, run
 from dpviz.result import Result, TraceStep
 
 __all__ = [
     "FriendlyCoreKMeans",
     "Result",
     "TraceStep",
+    "algorithms",
     "compute_tuples",
     "data",
     "diffprivlib_kmeans",
@@ -38,4 +40,6 @@ __all__ = [
     "metrics",
     "nonprivate_kmeans",
     "privacy",
+    "registry",
+    "run",
 ]

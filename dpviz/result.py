@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 
 
@@ -44,6 +45,11 @@ class Trace:
         return tuple(self._steps)
 
 
+def find_step(trace: tuple[TraceStep, ...] | list[TraceStep], name: str) -> TraceStep | None:
+    """The first step of ``trace`` called ``name``, or None."""
+    return next((s for s in trace if s.name == name), None)
+
+
 @dataclass(frozen=True)
 class Result:
     """The output of a private algorithm.
@@ -63,6 +69,11 @@ class Result:
         The parameters of the call (enough, with ``seed``, to rerun it exactly).
     seed : int or None
         The seed the run drew its randomness from (None if the caller passed a Generator).
+    algorithm : str or None
+        The registered algorithm that produced it (``dpviz.registry``), when run through it.
+    guarantee : ApproxDP or None
+        The row-level (ε, δ)-DP guarantee of the run (add/remove one row of the user's data);
+        None for a non-private reference or when the caller ran a function directly.
     """
 
     centers: np.ndarray | None
@@ -71,6 +82,8 @@ class Result:
     trace: tuple[TraceStep, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    algorithm: str | None = None
+    guarantee: ApproxDP | None = None
 
     @property
     def ok(self) -> bool:
@@ -78,10 +91,14 @@ class Result:
 
     def step(self, name: str) -> TraceStep:
         """The first trace step called ``name`` (KeyError naming the available steps if none)."""
-        for s in self.trace:
-            if s.name == name:
-                return s
+        step = find_step(self.trace, name)
+        if step is not None:
+            return step
         raise KeyError(f"No trace step '{name}'. Steps: {[s.name for s in self.trace]}")
+
+    def find(self, name: str) -> TraceStep | None:
+        """The first trace step called ``name``, or None (the one lookup every caller uses)."""
+        return find_step(self.trace, name)
 
     def steps(self, prefix: str) -> list[TraceStep]:
         return [s for s in self.trace if s.name.startswith(prefix)]

@@ -1,0 +1,437 @@
+"""The algorithm registry: every private clustering algorithm behind one interface.
+
+Each family registers one :class:`AlgorithmSpec` at the bottom of its own module (see
+``dpviz/clustering/fc_spec.py`` for FriendlyCore). A spec states its name and paper, a frozen,
+self-validating parameter dataclass whose fields carry UI hints (:func:`hint`), its budget kind,
+how a **row-level** (ε, δ) target becomes its own budget, an optional non-private stage (cached by
+the app so a budget move reruns only the private part), the private run, and its trace-step names.
+
+The app, the sweeps, the Compare page, the benches and the command line iterate
+:func:`algorithms`; :func:`run` is the one public call::
+
+    dpviz.run("friendlycore", X, 8, epsilon=3.0, delta=1e-6, radius=1.0, n_declared=len(X))
+
+Discovery: every module of the packages in :data:`FAMILY_PACKAGES` is imported on the first call
+to :func:`algorithms`, :func:`get` or :func:`run`, so a new family is one new module that calls
+:func:`register`; nothing else is edited.
+
+The row-level contract (docs/privacy.md): ``guarantee(budget, pub, params, delta_prime)`` is the
+(ε, δ)-DP guarantee for adding or removing one row of the user's data, computed from public
+inputs only. :func:`calibrate` finds the largest budget whose guarantee is within the target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import laplace
+from dpviz.result import Result
+
+BudgetKind = Literal["zcdp", "pure", "approx", "none"]
+Budget = ZCDP | ApproxDP
+
+#: Packages whose modules are imported to find registered families.
+FAMILY_PACKAGES: tuple[str, ...] = ("dpviz.clustering", "dpviz.mixtures", "dpviz.generative")
+
+#: Share of the row-level ε spent on a DP count of the rows when no size is declared.
+COUNT_EPS_FRACTION = 0.02
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class ParamHint:
+    """How a parameter is shown: its range and step, a log or linear scale, choices, help text,
+    and whether it is a public declaration (a bound the user states, not a tuning knob)."""
+
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    scale: Literal["linear", "log"] = "linear"
+    choices: tuple[Any, ...] | None = None
+    help: str = ""
+    public: bool = False
+    label: str = ""
+
+
+def hint(**kw: Any) -> dict[str, ParamHint]:
+    """``field(metadata=hint(low=1, high=500, help="..."))``: attach UI hints to a field."""
+    return {"dpviz": ParamHint(**kw)}
+
+
+def param_fields(params_cls: type) -> list[tuple[dataclasses.Field, ParamHint]]:
+    """The fields of a spec's parameter dataclass with their hints (a default hint if none)."""
+    return [(f, f.metadata.get("dpviz", ParamHint())) for f in dataclasses.fields(params_cls)]
+
+
+def check_hinted(params: Any, func: str) -> None:
+    """Validate every field of a parameter dataclass against its hint (range, choices, type).
+
+    Call it from ``__post_init__``; messages follow the codebase's scikit-learn form.
+    """
+    for f, h in param_fields(type(params)):
+        v = getattr(params, f.name)
+        if h.choices is not None:
+            if v not in h.choices:
+                raise ValueError(f"The '{f.name}' parameter of {func} must be one of {list(h.choices)}. "
+                                 f"Got {v!r} instead.")
+            continue
+        if isinstance(f.default, bool):
+            if not isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"The '{f.name}' parameter of {func} must be a bool. Got {v!r} instead.")
+            continue
+        if isinstance(f.default, (int, float)):
+            check_scalar(v, f.name, func, low=-math.inf if h.low is None else h.low,
+                         high=math.inf if h.high is None else h.high,
+                         integer=isinstance(f.default, int))
+
+
+# ----------------------------------------------------------------------------- the spec
+
+
+@dataclass(frozen=True)
+class Public:
+    """The public inputs every algorithm may read: the declared size, d, k and the radius Λ."""
+
+    n_declared: int
+    d: int
+    k: int
+    radius: float
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A budget for an algorithm, the δ′ its conversion uses, and the row-level guarantee."""
+
+    budget: Budget | None
+    delta_prime: float
+    guarantee: ApproxDP | None  # None for a non-private reference
+
+
+Guarantee = Callable[[Budget, Public, Any, float], ApproxDP]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One registered algorithm.
+
+    Attributes
+    ----------
+    name, title, paper : str
+        The key (URLs, the command line, benches), a display title, the reference.
+    budget_kind : {"zcdp", "pure", "approx", "none"}
+        The algorithm's own budget: ``ZCDP(rho, delta)``, ``ApproxDP(eps, 0)``,
+        ``ApproxDP(eps, delta)``, or none (a non-private reference).
+    params : type
+        A frozen dataclass; every field has a default and a :func:`hint`; ``__post_init__``
+        validates (:func:`check_hinted`).
+    private : callable
+        ``private(X, k, budget, *, radius, rng, pub, params, stage) -> Result``. It must not
+        read ``len(X)`` for anything that shapes a release: ``pub.n_declared`` is the size.
+    guarantee : callable
+        ``guarantee(budget, pub, params, delta_prime) -> ApproxDP``: the row-level (ε, δ) for
+        add/remove of one row, from public inputs only. Required unless ``budget_kind == "none"``.
+    stage : callable, optional
+        The non-private stage ``stage(X, k, *, radius, rng, pub, params) -> object``; it
+        depends only on the data, k, the seed and ``stage_fields`` (so it is cached).
+    stage_fields : tuple of str
+        The parameter fields the stage depends on.
+    steps : tuple of str
+        The trace-step names the algorithm emits (its storyboard draws them).
+    structure_step : str, optional
+        A trace step whose ``data["used"]`` (False) or presence marks that the algorithm's own
+        private structure succeeded (e.g. FriendlyCore's core) rather than a fallback.
+    calibrate : callable, optional
+        ``calibrate(epsilon, delta, pub, params) -> Calibration``; default: :func:`calibrate`
+        searches the budget whose ``guarantee`` meets the target.
+    description : str
+        One or two sentences for the app.
+    rank : int
+        Listing order (lower first; ties in registration order).
+    """
+
+    name: str
+    title: str
+    paper: str
+    budget_kind: BudgetKind
+    params: type
+    private: Callable[..., Result]
+    guarantee: Guarantee | None = None
+    stage: Callable[..., Any] | None = None
+    stage_fields: tuple[str, ...] = ()
+    steps: tuple[str, ...] = ()
+    structure_step: str | None = None
+    calibrate: Callable[[float, float, Public, Any], Calibration] | None = None
+    description: str = ""
+    rank: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name != self.name.strip().lower() or " " in self.name:
+            raise ValueError(f"An algorithm name must be a lowercase key without spaces. Got {self.name!r}.")
+        if self.budget_kind not in ("zcdp", "pure", "approx", "none"):
+            raise ValueError(f"Unknown budget kind {self.budget_kind!r} for algorithm {self.name!r}.")
+        if self.budget_kind != "none" and self.guarantee is None:
+            raise ValueError(f"Algorithm {self.name!r} is private but states no row-level guarantee.")
+        if not dataclasses.is_dataclass(self.params):
+            raise ValueError(f"The params of algorithm {self.name!r} must be a dataclass type.")
+        names = {f.name for f in dataclasses.fields(self.params)}
+        missing = set(self.stage_fields) - names
+        if missing:
+            raise ValueError(f"stage_fields {sorted(missing)} of {self.name!r} are not parameters.")
+
+    @property
+    def is_private(self) -> bool:
+        return self.budget_kind != "none"
+
+    def make_params(self, **values: Any) -> Any:
+        """The parameter dataclass from keyword values (unknown names are a ValueError)."""
+        names = [f.name for f in dataclasses.fields(self.params)]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ValueError(f"Unknown parameter(s) {unknown} for algorithm '{self.name}'; "
+                             f"its parameters are {names}.")
+        return self.params(**values)
+
+    def stage_key(self, params: Any) -> tuple:
+        """The part of the parameters the non-private stage depends on (a cache key)."""
+        return tuple((f, getattr(params, f)) for f in self.stage_fields)
+
+
+# ----------------------------------------------------------------------------- the registry
+
+_REGISTRY: dict[str, AlgorithmSpec] = {}
+_DISCOVERED = False
+
+
+def register(spec: AlgorithmSpec, *, replace: bool = False) -> AlgorithmSpec:
+    """Add a spec; a second spec with the same name is an error unless ``replace``."""
+    _discover()  # the built-in families first, whoever registers
+    if spec.name in _REGISTRY and not replace and _REGISTRY[spec.name] is not spec:
+        raise ValueError(f"An algorithm named '{spec.name}' is already registered.")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a spec (tests that register a toy algorithm clean up with this)."""
+    _REGISTRY.pop(name, None)
+
+
+def _discover() -> None:
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    for pkg_name in FAMILY_PACKAGES:
+        try:
+            pkg = importlib.import_module(pkg_name)
+        except ModuleNotFoundError:
+            continue
+        for info in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{pkg_name}.{info.name}")
+
+
+def algorithms(*, private_only: bool = False) -> tuple[AlgorithmSpec, ...]:
+    """Every registered spec, in registration order (``private_only`` drops references)."""
+    _discover()
+    specs = sorted(_REGISTRY.values(), key=lambda s: s.rank)  # stable: ties keep registration order
+    return tuple(s for s in specs if s.is_private or not private_only)
+
+
+def get(name: str) -> AlgorithmSpec:
+    """The spec called ``name`` (ValueError listing the names if there is none)."""
+    _discover()
+    if name not in _REGISTRY:
+        raise ValueError(f"Unknown algorithm {name!r}; registered: {sorted(_REGISTRY)}.")
+    return _REGISTRY[name]
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def _within(g: ApproxDP, epsilon: float, delta: float) -> bool:
+    return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
+
+
+def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any) -> Calibration:
+    """The largest budget of ``spec``'s kind whose row-level guarantee is within (ε, δ).
+
+    For each candidate split of δ between the algorithm's own δ and the conversion slack δ′
+    (:func:`_delta_allocations`), the scalar (ρ or ε) is found by bisection in log space on the
+    spec's ``guarantee``; the allocation giving the largest budget wins.
+
+    Raises
+    ------
+    ValueError
+        When even a tiny budget does not meet the target (e.g. a δ below what the mechanism needs).
+    """
+    if spec.calibrate is not None:
+        cal = spec.calibrate(epsilon, delta, pub, params)
+        if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
+            raise RuntimeError(f"{spec.name}'s calibration returned {cal.guarantee}, above the target.")
+        return cal
+    if spec.budget_kind == "none":
+        return Calibration(None, 0.0, None)
+    best: Calibration | None = None
+    for share, slack in _delta_allocations(spec.budget_kind, epsilon, delta):
+        cal = _bisect(spec, epsilon, delta, pub, params, share, slack)
+        if cal is not None and (best is None or _scalar(cal.budget) > _scalar(best.budget)):
+            best = cal
+    if best is None:
+        raise ValueError(
+            f"{spec.title} cannot meet the row-level target (ε={epsilon:g}, δ={delta:g}) at any "
+            "budget: raise δ or ε."
+        )
+    return best
+
+
+def _scalar(budget: Budget | None) -> float:
+    return budget.rho if isinstance(budget, ZCDP) else budget.eps if budget is not None else 0.0
+
+
+def _delta_allocations(kind: BudgetKind, epsilon: float, delta: float) -> list[tuple[float, float]]:
+    """Candidate (the algorithm's own δ, the conversion slack δ′) pairs tried by :func:`calibrate`.
+
+    A replaced tuple multiplies δ by at most 1 + e^ε (group privacy of size 2), so
+    δ/(2(1 + e^ε)) for each keeps a sample-and-aggregate algorithm within δ; a row-level
+    algorithm that needs no δ of its own can give the whole δ to the conversion.
+    """
+    if kind == "pure":
+        return [(0.0, 0.0)]
+    g = delta / (2.0 * (1.0 + math.exp(epsilon)))
+    if kind == "approx":
+        return [(g, 0.0), (delta / 2.0, 0.0)]
+    return [(g, g), (delta / 4.0, delta / 4.0), (0.0, delta)]
+
+
+def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any,
+            share: float, slack: float) -> Calibration | None:
+    """The largest scalar budget (ρ or ε) with this δ allocation whose guarantee is within target."""
+
+    def budget(x: float) -> Budget:
+        return ZCDP(x, share) if spec.budget_kind == "zcdp" else ApproxDP(x, share)
+
+    def ok(x: float) -> bool:
+        try:
+            return _within(spec.guarantee(budget(x), pub, params, slack), epsilon, delta)
+        except (ValueError, ArithmeticError):  # e.g. a δ of 0 where the algorithm needs one
+            return False
+
+    lo, hi = 1e-12, max(epsilon, 1.0)
+    if not ok(lo):
+        return None
+    while ok(hi):
+        lo, hi = hi, hi * 4.0
+        if hi > 1e8:
+            break
+    while hi / lo > 1 + 1e-6:  # bisection in log space
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return Calibration(budget(lo), slack, spec.guarantee(budget(lo), pub, params, slack))
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _declared_size(X: np.ndarray, epsilon: float, rng: np.random.Generator) -> tuple[int, Ledger]:
+    """A Laplace count of the rows (sensitivity 1, ε-DP) when the caller declares no size."""
+    ledger = Ledger("declared size (DP count)", ApproxDP(epsilon).to_zcdp())
+    noisy = laplace(float(X.shape[0]), sensitivity=1.0, eps=epsilon, rng=rng, ledger=ledger,
+                    name="n̂ (rows, Laplace count)", note="no size declared: a DP count stands in")
+    return max(round(noisy), 1), ledger
+
+
+def run(
+    name: str,
+    X: Any,
+    k: int,
+    *,
+    epsilon: float,
+    delta: float,
+    radius: float,
+    rng: RngLike = None,
+    n_declared: int | None = None,
+    stage: Any = None,
+    **params: Any,
+) -> Result:
+    """Run a registered algorithm so that its **row-level** guarantee is at most (ε, δ).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm (:func:`algorithms`).
+    X : (n, d) array
+    k : int
+    epsilon, delta : float
+        The row-level target: (ε, δ)-DP for adding or removing one row.
+    radius : float
+        Λ, the declared ℓ2 bound of the rows.
+    rng : Generator, int or None
+    n_declared : int, optional
+        The public dataset size. When omitted, ``COUNT_EPS_FRACTION`` of ε buys a Laplace count
+        of the rows, recorded in the ledger, and the algorithm is calibrated to the rest.
+    stage : optional
+        A precomputed non-private stage (from ``spec.stage``) to reuse.
+    **params
+        The spec's parameters (unknown names raise ValueError).
+
+    Returns
+    -------
+    Result
+        With ``algorithm`` = name and ``guarantee`` = the row-level (ε, δ).
+    """
+    spec = get(name)
+    func = f"dpviz.run('{name}')"
+    X = check_data(X, func, allow_empty=False)
+    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high_open=True)
+    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
+    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    p = spec.make_params(**params)
+    gen, _ = check_rng(rng)
+    count_ledger: Ledger | None = None
+    eps_alg = epsilon
+    if n_declared is None and spec.is_private:
+        eps_count = COUNT_EPS_FRACTION * epsilon
+        n_declared, count_ledger = _declared_size(X, eps_count, gen)
+        eps_alg = epsilon - eps_count
+    elif n_declared is None:
+        n_declared = X.shape[0]  # a non-private reference: nothing to protect
+    n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
+    pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
+    cal = calibrate(spec, eps_alg, delta, pub, p)
+    if stage is None and spec.stage is not None:
+        stage = spec.stage(X, k, radius=radius, rng=gen, pub=pub, params=p)
+    res = spec.private(X, k, cal.budget, radius=radius, rng=gen, pub=pub, params=p, stage=stage)
+    guarantee = cal.guarantee
+    ledger = res.ledger
+    if count_ledger is not None:
+        guarantee = compose_dp(count_ledger_guarantee(count_ledger), guarantee)
+        ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
+                               params=dict(res.params) | {"n_declared": n_declared})
+
+
+def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
+    """The pure ε of the DP count recorded by :func:`run`."""
+    eps = sum(s.budget.eps for _, s in ledger.spends() if isinstance(s.budget, ApproxDP))
+    return ApproxDP(eps, 0.0)
+
+
+__all__ = [
+    "AlgorithmSpec", "Calibration", "ParamHint", "Public", "algorithms", "calibrate", "check_hinted",
+    "get", "hint", "param_fields", "register", "run", "unregister",
+]
