@@ -382,3 +382,24 @@ def test_sulq_baseline_budget_and_init() -> None:
     assert zcdp_to_dp(rho, 1e-6) == pytest.approx(1.0, rel=1e-6)
     assert len(res.steps("iteration")) == 20
     assert np.all(row_norms(res.step("init").data["centers"]) <= 1.5 * (1 + 1e-12))
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+def test_registered_and_runs_through_dpviz_run() -> None:
+    import dpviz
+    from dpviz.registry import Public, get
+
+    spec = get("balcan")
+    assert spec.budget_kind == "pure" and spec.params is BalcanParams
+    pub = Public(n_declared=2000, d=10, k=3, radius=1.5)
+    assert spec.guarantee(ApproxDP(0.8), pub, BalcanParams(), 1e-9) == ApproxDP(0.8, 0.0)
+    rng = np.random.default_rng(17)
+    X, _, _ = _blobs(2000, 10, 3, rng)
+    res = dpviz.run("balcan", X, 3, epsilon=0.9, delta=1e-6, radius=1.5, n_declared=2000, rng=0, T3=5)
+    assert res.algorithm == "balcan" and res.guarantee == ApproxDP(0.9, 0.0)
+    assert pure_epsilon(res.ledger) == pytest.approx(0.9, rel=1e-9)
+    assert {s.name for s in res.trace} >= set(spec.steps)
+    sulq = dpviz.run("sulq", X, 3, epsilon=0.9, delta=1e-6, radius=1.5, n_declared=2000, rng=0)
+    assert sulq.guarantee.eps <= 0.9 * (1 + 1e-9) and sulq.guarantee.delta <= 1e-6

@@ -14,12 +14,15 @@ from dpviz.clustering.balcan.partition import (
     private_partition,
     sample_empty_count,
 )
-from dpviz.clustering.balcan.pipeline import STEPS, balcan_kmeans, rho_for_dp, sulq_kmeans
+from dpviz.clustering.balcan.pipeline import STEPS, balcan_kmeans, rho_for_dp, sulq_kmeans, sulq_rho
 from dpviz.clustering.balcan.projection import Projection, jl_projection, projected_radius
 from dpviz.clustering.balcan.recovery import recover_centers, sparse_recover, sparsify
+from dpviz.clustering.balcan.spec import SPEC, SULQ, balcan_guarantee, balcan_private
 
 __all__ = [
+    "SPEC",
     "STEPS",
+    "SULQ",
     "BalcanConfig",
     "BalcanParams",
     "CandidateSet",
@@ -27,7 +30,9 @@ __all__ = [
     "PartitionTree",
     "Projection",
     "activation_probability",
+    "balcan_guarantee",
     "balcan_kmeans",
+    "balcan_private",
     "brute_force_swap_losses",
     "candidate",
     "jl_projection",
@@ -42,5 +47,6 @@ __all__ = [
     "sparse_recover",
     "sparsify",
     "sulq_kmeans",
+    "sulq_rho",
     "swap_losses",
 ]

@@ -16,11 +16,11 @@ with an editable split. Every constant is a function of public inputs only (n_de
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger, Spend
+from dpviz.registry import check_hinted, hint
 
 PROFILES = ("practical", "theory")
 RECOVERIES = ("dense", "sparse")
@@ -29,67 +29,41 @@ RECOVERIES = ("dense", "sparse")
 PARTS = ("candidate", "local_search", "counts", "sums", "refine")
 
 
-def _hint(**kw: Any) -> dict[str, Any]:
-    """Field metadata for UIs (the registry's ``hint`` once it is on main; same keys)."""
-    try:
-        from dpviz.registry import hint  # type: ignore[attr-defined]
-    except ImportError:
-        return dict(kw)
-    return hint(**kw)
-
-
 @dataclass(frozen=True)
 class BalcanParams:
     """The knobs of :func:`~dpviz.clustering.balcan.balcan_kmeans` (0 means "profile default")."""
 
-    profile: str = field(default="practical", metadata=_hint(
+    profile: str = field(default="practical", metadata=hint(
         choices=PROFILES,
         help="theory: the paper's constants (γ ≫ n: nothing splits); practical: sound defaults"))
-    T3: int = field(default=0, metadata=_hint(low=0, high=2000, step=1,
+    T3: int = field(default=0, metadata=hint(low=0, high=2000, step=1,
                                               help="local-search steps T₃ (0 = profile default)"))
-    p: int = field(default=0, metadata=_hint(low=0, high=128, step=1, help="JL dimension (0 = auto)"))
-    shifts: int = field(default=0, metadata=_hint(low=0, high=5000, step=1,
+    p: int = field(default=0, metadata=hint(low=0, high=128, step=1, help="JL dimension (0 = auto)"))
+    shifts: int = field(default=0, metadata=hint(low=0, high=5000, step=1,
                                                   help="random shifts of Alg. 2 (0 = profile default)"))
-    rounds: int = field(default=0, metadata=_hint(low=0, high=30, step=1,
+    rounds: int = field(default=0, metadata=hint(low=0, high=30, step=1,
                                                   help="partition depth (0 = profile default)"))
-    gamma_mult: float = field(default=1.0, metadata=_hint(
+    gamma_mult: float = field(default=1.0, metadata=hint(
         low=0.1, high=20.0, help="practical γ = γ_mult·ln(n)/ε′ (theory uses the paper's γ)"))
-    max_candidates: int = field(default=400, metadata=_hint(
+    max_candidates: int = field(default=400, metadata=hint(
         low=0, high=20000, step=1, help="public cap on |C|: a uniform subsample (0 = no cap)"))
-    n_lloyd: int = field(default=2, metadata=_hint(low=0, high=20, step=1,
+    n_lloyd: int = field(default=1, metadata=hint(low=0, high=20, step=1,
                                                    help="private Lloyd refinement steps (practical)"))
-    candidate: float = field(default=0.45, metadata=_hint(low=0.0, high=1.0, help="ε share: candidate set"))
-    local_search: float = field(default=0.15, metadata=_hint(low=0.0, high=1.0, help="ε share: local search"))
-    counts: float = field(default=0.04, metadata=_hint(low=0.0, high=1.0, help="ε share: noisy counts"))
-    sums: float = field(default=0.2, metadata=_hint(low=0.0, high=1.0, help="ε share: noisy sums"))
-    refine: float = field(default=0.16, metadata=_hint(low=0.0, high=1.0, help="ε share: Lloyd refinement"))
-    recovery: str = field(default="dense", metadata=_hint(
+    candidate: float = field(default=0.3, metadata=hint(low=0.0, high=1.0, help="ε share: candidate set"))
+    local_search: float = field(default=0.1, metadata=hint(low=0.0, high=1.0, help="ε share: local search"))
+    counts: float = field(default=0.03, metadata=hint(low=0.0, high=1.0, help="ε share: noisy counts"))
+    sums: float = field(default=0.22, metadata=hint(low=0.0, high=1.0, help="ε share: noisy sums"))
+    refine: float = field(default=0.35, metadata=hint(low=0.0, high=1.0, help="ε share: Lloyd refinement"))
+    recovery: str = field(default="dense", metadata=hint(
         choices=RECOVERIES, help="sparse: Alg. 5 (rows s-sparse, |x_r| ≤ Λ∞ = Λ/√s)"))
-    sparse_s: int = field(default=10, metadata=_hint(low=1, high=10000, step=1, help="sparsity s (Alg. 5)"))
-    sparse_eta: float = field(default=0.25, metadata=_hint(low=0.01, high=1.0, help="accuracy η (Alg. 5)"))
-    beta: float = field(default=0.1, metadata=_hint(
+    sparse_s: int = field(default=10, metadata=hint(low=1, high=10000, step=1, help="sparsity s (Alg. 5)"))
+    sparse_eta: float = field(default=0.25, metadata=hint(low=0.01, high=1.0, help="accuracy η (Alg. 5)"))
+    beta: float = field(default=0.1, metadata=hint(
         low=1e-6, high=0.5, help="utility failure probability δ of the paper (not privacy)"))
 
     def __post_init__(self) -> None:
         func = "BalcanParams"
-        if self.profile not in PROFILES:
-            raise ValueError(f"The 'profile' parameter of {func} must be one of {PROFILES}. "
-                             f"Got {self.profile!r} instead.")
-        if self.recovery not in RECOVERIES:
-            raise ValueError(f"The 'recovery' parameter of {func} must be one of {RECOVERIES}. "
-                             f"Got {self.recovery!r} instead.")
-        for f in fields(self):
-            meta = f.metadata
-            if "low" not in meta:
-                continue
-            v = getattr(self, f.name)
-            integer = f.type in ("int", int)
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            ok = ok and (not integer or float(v).is_integer()) and meta["low"] <= v <= meta["high"]
-            if not ok:
-                kind = "an int" if integer else "a float"
-                raise ValueError(f"The '{f.name}' parameter of {func} must be {kind} in the range "
-                                 f"[{meta['low']:g}, {meta['high']:g}]. Got {v!r} instead.")
+        check_hinted(self, func)
         total = sum(getattr(self, n) for n in PARTS)
         if total > 1.0 + 1e-12:
             parts = ", ".join(f"{n}={getattr(self, n):g}" for n in PARTS)

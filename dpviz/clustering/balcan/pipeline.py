@@ -201,12 +201,13 @@ def balcan_kmeans(
         raise ValueError(f"The 'params' parameter of {func} must be a BalcanParams. Got {type(params)}.")
     gen, seed = check_rng(rng)
     cfg = resolve_config(params, n_declared=n_decl, d=d, k=k, epsilon=epsilon)
-    work = _estimated_work(cfg, n)
+    work = _estimated_work(cfg, n_decl)  # public size: a refusal must not depend on the true n
     if work > MAX_WORK:
         raise ValueError(
-            f"profile={cfg.profile!r} at n={n}, k={k} needs about {work:.2g} operations (T₂={cfg.shifts} "
-            f"shifts, T₃={cfg.T3} local-search steps, {cfg.trials} trial(s), p={cfg.p}); that is the "
-            f"paper's constants at work. Lower T3/shifts in BalcanParams, or use profile='practical'."
+            f"profile={cfg.profile!r} at n_declared={n_decl}, k={k} needs about {work:.2g} operations "
+            f"(T₂={cfg.shifts} shifts, T₃={cfg.T3} local-search steps, {cfg.trials} trial(s), "
+            f"p={cfg.p}); that is the paper's constants at work. Lower T3/shifts in BalcanParams, "
+            "or use profile='practical'."
         )
     Xc = sparsify(X, params.sparse_s, radius / math.sqrt(params.sparse_s)) if params.recovery == "sparse" \
         else clip_to_ball(X, radius)
@@ -236,7 +237,8 @@ def balcan_kmeans(
     ledger.check()
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm="balcan", k=k, epsilon=epsilon, radius=radius, n_declared=n_decl,
-                              **asdict(params)), seed=seed)
+                              **asdict(params)), seed=seed,
+                  algorithm="balcan", guarantee=ApproxDP(epsilon, 0.0))
 
 
 # ----------------------------------------------------------------------------- SuLQ baseline
@@ -283,14 +285,20 @@ def sulq_kmeans(
     ----------
     Blum, Dwork, McSherry, Nissim 2005 (SuLQ); Balcan et al. 2017, §7.
     """
-    from dpviz.clustering.baselines import dp_lloyd
-
     func = "sulq_kmeans"
     X = check_data(X, func, allow_empty=False)
     eps = check_scalar(eps, "eps", func, low=0.0, low_open=True, high_open=True)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, low_open=True, high_open=True)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     gen, seed = check_rng(rng)
-    init = clip_to_ball(gen.uniform(-radius, radius, size=(k, X.shape[1])), radius)
-    res = dp_lloyd(X, k, rho=rho_for_dp(eps, delta), radius=radius, iters=iters, init=init, rng=gen)
+    res = sulq_rho(X, k, rho=rho_for_dp(eps, delta), radius=radius, iters=iters, rng=gen)
     return replace(res, params=dict(res.params, algorithm=func, eps=eps, delta=delta), seed=seed)
+
+
+def sulq_rho(X: np.ndarray, k: int, *, rho: float, radius: float, iters: int,
+             rng: np.random.Generator) -> Result:
+    """SuLQ k-means at a ρ-zCDP budget: box-initialised :func:`dpviz.clustering.dp_lloyd`."""
+    from dpviz.clustering.baselines import dp_lloyd
+
+    init = clip_to_ball(rng.uniform(-radius, radius, size=(k, X.shape[1])), radius)
+    return dp_lloyd(X, k, rho=rho, radius=radius, iters=iters, init=init, rng=rng)
