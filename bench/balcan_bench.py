@@ -15,12 +15,15 @@ Three parts (``--part``):
 Methods: balcan (practical profile, pure ε), SuLQ k-means (20 Gaussian iterations from random
 centers in the public box, (ε, δ = 1e-6)), DP-Lloyd (5 Gaussian iterations from random centers
 in the ball, (ε, δ = 1e-6)), FriendlyCore via ``dpviz.run`` at the same row-level (ε, δ = 1e-6),
-non-private k-means++ (scikit-learn, n_init = 1). Metric: k-means objective / n (mean ± sd).
+diffprivlib's KMeans (pure ε like balcan: DPLloyd with Laplace noise, 5 iterations, its split
+corrected), non-private k-means++ (scikit-learn, n_init = 1). Metric: k-means objective / n (mean ± sd).
 
     PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part synthetic --quick
     PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part synthetic --ks 2 4 --runs 3
     PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part digits
     PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part speed
+    PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part dims --n 20000 --ks 16 --runs 2
+    PYTHONPATH=. .venv/bin/python bench/balcan_bench.py --part theory --ks 10
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import time
 import numpy as np
 
 DELTA = 1e-6
-METHODS = ("balcan", "SuLQ", "DP-Lloyd", "FriendlyCore", "k-means++")
+METHODS = ("balcan", "SuLQ", "DP-Lloyd", "FriendlyCore", "diffprivlib", "k-means++")
 
 
 def mixture64(n: int, d: int = 100, sd: float = 0.05, seed: int = 0) -> np.ndarray:
@@ -50,7 +53,7 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed
     import dpviz
     from dpviz.clustering.balcan import balcan_kmeans, sulq_kmeans
     from dpviz.clustering.balcan.pipeline import rho_for_dp
-    from dpviz.clustering.baselines import dp_lloyd, nonprivate_kmeans
+    from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
     from dpviz.metrics import kmeans_cost
 
     t0 = time.perf_counter()
@@ -60,6 +63,8 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed
         res = sulq_kmeans(X, k, eps=eps, delta=DELTA, radius=radius, rng=seed)
     elif name == "DP-Lloyd":
         res = dp_lloyd(X, k, rho=rho_for_dp(eps, DELTA), radius=radius, iters=5, rng=seed)
+    elif name == "diffprivlib":
+        res = diffprivlib_kmeans(X, k, eps=eps, radius=radius, iters=5, rng=seed)
     elif name == "FriendlyCore":
         res = dpviz.run("friendlycore", X, k, epsilon=eps, delta=DELTA, radius=radius,
                         n_declared=X.shape[0], rng=seed)
@@ -115,6 +120,34 @@ def part_digits(epss: list[float], runs: int, methods: list[str]) -> None:
         print(f"| {eps:g} | " + " | ".join(row) + " |", flush=True)
 
 
+def part_dims(n: int, dims: list[int], k: int, runs: int, methods: list[str]) -> None:
+    """Does the gap to SuLQ grow with d (§7)? The synthetic recipe in ℝ^d at fixed n, k, ε = 1."""
+    print(f"# dimension sweep: n={n}, k={k}, 64 components, ε=1, δ={DELTA:g}, {runs} runs")
+    print("| d | " + " | ".join(methods) + " | balcan / SuLQ |")
+    print("|---|" + "---|" * (len(methods) + 1))
+    for d in dims:
+        cost: dict[str, list[float]] = {m: [] for m in methods}
+        for s in range(runs):
+            X = mixture64(n, d=d, seed=s)
+            for m in methods:
+                cost[m].append(run_method(m, X, k, 1.0, 1.5, s)[0])
+        ratio = np.nanmean(cost["balcan"]) / np.nanmean(cost["SuLQ"])
+        print(f"| {d} | " + " | ".join(_fmt(cost[m]) for m in methods) + f" | {ratio:.3f} |", flush=True)
+
+
+def part_theory(ns: list[int], k: int) -> None:
+    """The theory profile's constants (no data is read): γ ≫ n, so no cube ever splits (note §8.2)."""
+    from dpviz.clustering.balcan import BalcanParams, resolve_config
+
+    print(f"# theory profile constants: ε = 1, δ (utility) = 0.1, k = {k}")
+    print("| n | p | trials T₄ | shifts T₂ | ε′ | γ | γ / n | T₃ |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in ns:
+        c = resolve_config(BalcanParams(profile="theory"), n_declared=n, d=100, k=k, epsilon=1.0)
+        print(f"| {n:g} | {c.p} | {c.trials} | {c.shifts} | {c.eps_level:.2g} | {c.gamma:.3g} | "
+              f"{c.gamma / n:.3g} | {c.T3} |")
+
+
 def part_speed(repeats: int) -> None:
     from sklearn.cluster import KMeans
 
@@ -141,7 +174,8 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("synthetic", "digits", "speed"), default="synthetic")
+    ap.add_argument("--part", choices=("synthetic", "digits", "speed", "dims", "theory"), default="synthetic")
+    ap.add_argument("--dims", type=int, nargs="+", default=[10, 30, 100, 300])
     ap.add_argument("--quick", action="store_true", help="n = 20,000, k ∈ {2, 8, 32}, 2 runs")
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--ks", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
@@ -156,6 +190,10 @@ def main() -> None:
             part_synthetic(args.n, args.ks, args.runs, args.methods)
         elif args.part == "digits":
             part_digits(args.eps, args.runs, args.methods)
+        elif args.part == "dims":
+            part_dims(args.n, args.dims, args.ks[0], args.runs, args.methods)
+        elif args.part == "theory":
+            part_theory([10_000, 70_000, 100_000, 1_000_000], args.ks[0])
         else:
             part_speed(max(1, min(args.runs, 3)))
 
