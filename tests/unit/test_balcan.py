@@ -403,3 +403,17 @@ def test_registered_and_runs_through_dpviz_run() -> None:
     assert {s.name for s in res.trace} >= set(spec.steps)
     sulq = dpviz.run("sulq", X, 3, epsilon=0.9, delta=1e-6, radius=1.5, n_declared=2000, rng=0)
     assert sulq.guarantee.eps <= 0.9 * (1 + 1e-9) and sulq.guarantee.delta <= 1e-6
+
+
+def test_theory_default_steps_capped_with_a_note() -> None:
+    from dpviz.clustering.balcan.pipeline import THEORY_AUTO_WORK, _estimated_work, _fit_theory_steps
+
+    params = BalcanParams(profile="theory")
+    cfg = resolve_config(params, n_declared=1797, d=64, k=10, epsilon=1.0)
+    capped = _fit_theory_steps(cfg, params, 1797)
+    assert 1 <= capped.T3 < cfg.T3 == math.ceil(100 * 10 * math.log(17970))
+    assert _estimated_work(capped, 1797) <= THEORY_AUTO_WORK
+    assert "capped" in capped.notes[-1]
+    explicit = BalcanParams(profile="theory", T3=50)
+    cfg2 = resolve_config(explicit, n_declared=1797, d=64, k=10, epsilon=1.0)
+    assert _fit_theory_steps(cfg2, explicit, 1797) is cfg2  # an explicit T₃ is never changed

@@ -32,6 +32,9 @@ MAX_ENTRIES = 100_000_000
 #: Largest estimated work (distance evaluations) of a run before we refuse with advice.
 MAX_WORK = 3e10
 
+#: Work budget the theory profile's default T₃ is capped to (about a minute on one core).
+THEORY_AUTO_WORK = 3e9
+
 STEPS = ("projection", "partition", "candidates", "local_search", "recovery", "refinement")
 
 
@@ -42,6 +45,25 @@ def _estimated_work(cfg: BalcanConfig, n: int) -> float:
         c_max = min(c_max, cfg.max_candidates)
     per_trial = cfg.shifts * n * cfg.p + cfg.T3 * c_max * n * (2 + cfg.k / 4)
     return cfg.trials * per_trial
+
+
+def _fit_theory_steps(cfg: BalcanConfig, params: BalcanParams, n: int) -> BalcanConfig:
+    """Cap the theory profile's default T₃ (≈10⁴ steps) to a public work budget, saying so.
+
+    Only when the caller left T₃ at its default; an explicit T₃ is run or refused as given.
+    """
+    if cfg.profile != "theory" or params.T3 or _estimated_work(cfg, n) <= THEORY_AUTO_WORK:
+        return cfg
+    lo, hi = 1, cfg.T3
+    while lo < hi:  # the largest T₃ within the budget (work is increasing in T₃)
+        mid = (lo + hi + 1) // 2
+        if _estimated_work(replace(cfg, T3=mid), n) <= THEORY_AUTO_WORK:
+            lo = mid
+        else:
+            hi = mid - 1
+    note = (f"theory: T₃ capped from the paper's {cfg.T3} to {lo} steps to fit a work budget of "
+            f"{THEORY_AUTO_WORK:.0e} operations (set T3 to override).")
+    return replace(cfg, T3=lo, notes=(*cfg.notes, note))
 
 
 def _recover(X: np.ndarray, labels: np.ndarray, k: int, *, eps_count: float, eps_sum: float,
@@ -201,6 +223,7 @@ def balcan_kmeans(
         raise ValueError(f"The 'params' parameter of {func} must be a BalcanParams. Got {type(params)}.")
     gen, seed = check_rng(rng)
     cfg = resolve_config(params, n_declared=n_decl, d=d, k=k, epsilon=epsilon)
+    cfg = _fit_theory_steps(cfg, params, n_decl)
     work = _estimated_work(cfg, n_decl)  # public size: a refusal must not depend on the true n
     if work > MAX_WORK:
         raise ValueError(
