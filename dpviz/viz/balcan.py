@@ -84,6 +84,38 @@ def partition_traces(result: Result) -> list[go.Bar]:
     return out
 
 
+def partition_cells_figure(result: Result, shift: int = 0, max_points: int = 2000) -> go.Figure:
+    """The active cubes of one shift, level by level, drawn in projected coords 1–2 (DP-safe cells).
+
+    Cubes are axis-aligned, so each projects onto two coordinates as a square (note §7 item 4).
+    The projected rows underneath are a non-private diagnostic.
+    """
+    part = _first(result, "partition")
+    proj = _first(result, "projection")
+    fig = go.Figure(layout=dict(template=colors.TEMPLATE, yaxis=dict(scaleanchor="x", scaleratio=1),
+                                title=f"Active cubes of shift {shift + 1} by depth (coords 1–2; rows: "
+                                      "non-private diagnostic)"))
+    if proj is not None:
+        Y = np.asarray(proj.data["Y_sample"])[:max_points]
+        fig.add_trace(go.Scattergl(x=Y[:, 0], y=Y[:, 1], mode="markers", name="projected rows",
+                                   marker=dict(size=3, color=colors.DATA)))
+    if part is None or shift >= len(part.data["cubes"]):
+        return fig
+    centers, level = part.data["cubes"][shift]
+    _, edge = part.data["roots"][shift]
+    for a in np.unique(level):  # loop over depths (≤ ~10)
+        c = np.asarray(centers)[np.asarray(level) == a]
+        h = edge / 2.0 ** (a + 1)
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for x0, y0 in c[:, :2]:  # one closed square per active cube (≤ a few hundred)
+            xs += [x0 - h, x0 + h, x0 + h, x0 - h, x0 - h, None]
+            ys += [y0 - h, y0 - h, y0 + h, y0 + h, y0 - h, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"depth {a} ({len(c)} active)",
+                                 line=dict(color=colors.cluster_color(int(a)), width=1)))
+    return fig
+
+
 def candidate_traces(result: Result) -> list[go.Scattergl]:
     """Candidates (coords 1–2 of ℝ^p) coloured by depth, and the k chosen by the local search."""
     cand = _first(result, "candidates")

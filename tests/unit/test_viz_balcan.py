@@ -58,3 +58,13 @@ def test_theory_profile_storyboard_shows_no_split() -> None:
     fig = vb.balcan_storyboard(res, X)
     assert "nothing splits" in fig.layout.title.text
     assert all(list(b.y) == [1, 0] for b in vb.partition_traces(res))
+
+
+def test_partition_cells_figure(run: tuple) -> None:
+    res = run[0]
+    fig = vb.partition_cells_figure(res, shift=0)
+    level = res.step("partition").data["cubes"][0][1]
+    depth_traces = [t for t in fig.data if t.name.startswith("depth")]
+    assert len(depth_traces) == len(np.unique(level))
+    # One closed square (5 vertices + a gap) per active cube.
+    assert sum(len(t.x) for t in depth_traces) == 6 * len(level)

@@ -105,6 +105,7 @@ def _trial(X: np.ndarray, cfg: BalcanConfig, params: BalcanParams, radius: float
               shifts=cand.shifts, active_per_level=[t.active_per_level for t in cand.trees],
               empty_activated=[t.empty_activated for t in cand.trees],
               roots=[(t.lo, t.edge) for t in cand.trees],
+              cubes=[(t.centers, t.level) for t in cand.trees],
               note="Active cubes per level per shift (private: noisy-threshold decisions).")
     trace.add("partition_counts", released=False, trial=trial,
               counts=[t.counts for t in cand.trees], note="True child counts: NOT private (debug).")
