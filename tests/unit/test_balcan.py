@@ -305,9 +305,10 @@ def test_theory_profile_runs_and_reports() -> None:
 
 
 def test_theory_profile_at_scale_refuses_with_advice() -> None:
+    # An explicit T₃ is never capped: the paper-sized run is refused with advice, before any work.
     X = np.zeros((100_000, 2))
     with pytest.raises(ValueError, match="Lower T3"):
-        balcan_kmeans(X, 10, epsilon=1.0, radius=1.0, params=BalcanParams(profile="theory"))
+        balcan_kmeans(X, 10, epsilon=1.0, radius=1.0, params=BalcanParams(profile="theory", T3=5000))
 
 
 def test_same_seed_same_output_and_input_untouched() -> None:
@@ -416,4 +417,4 @@ def test_theory_default_steps_capped_with_a_note() -> None:
     assert "capped" in capped.notes[-1]
     explicit = BalcanParams(profile="theory", T3=50)
     cfg2 = resolve_config(explicit, n_declared=1797, d=64, k=10, epsilon=1.0)
-    assert _fit_theory_steps(cfg2, explicit, 1797) is cfg2  # an explicit T₃ is never changed
+    assert _fit_theory_steps(cfg2, explicit, 1797).T3 == 50  # an explicit T₃ is never changed

@@ -36,7 +36,7 @@ class BalcanParams:
     profile: str = field(default="practical", metadata=hint(
         choices=PROFILES,
         help="theory: the paper's constants (γ ≫ n: nothing splits); practical: sound defaults"))
-    T3: int = field(default=0, metadata=hint(low=0, high=2000, step=1,
+    T3: int = field(default=0, metadata=hint(low=0, high=20000, step=1,
                                               help="local-search steps T₃ (0 = profile default)"))
     p: int = field(default=0, metadata=hint(low=0, high=128, step=1, help="JL dimension (0 = auto)"))
     shifts: int = field(default=0, metadata=hint(low=0, high=5000, step=1,
