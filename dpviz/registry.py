@@ -23,6 +23,7 @@ inputs only. :func:`calibrate` finds the largest budget whose guarantee is withi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 import pkgutil
@@ -32,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -209,6 +210,22 @@ class AlgorithmSpec:
         """The part of the parameters the non-private stage depends on (a cache key)."""
         return tuple((f, getattr(params, f)) for f in self.stage_fields)
 
+    def structure_ok(self, result: Result) -> bool | None:
+        """Whether the run's own private structure succeeded (None if the spec names none).
+
+        The ``structure_step`` of the trace decides: a step with a ``used`` entry (a fallback
+        step) succeeded when it was not used; any other step succeeded by being there. A run
+        that released no centers did not succeed.
+        """
+        if self.structure_step is None:
+            return None
+        if result.centers is None:
+            return False
+        step = result.find(self.structure_step)
+        if step is None:
+            return False
+        return not bool(step.data["used"]) if "used" in step.data else True
+
 
 # ----------------------------------------------------------------------------- the registry
 
@@ -266,6 +283,10 @@ def _within(g: ApproxDP, epsilon: float, delta: float) -> bool:
     return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
 
 
+#: Relative width at which the budget search stops (the guarantee is then within 10⁻⁵ of target).
+CALIBRATION_RTOL = 1e-5
+
+
 def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any) -> Calibration:
     """The largest budget of ``spec``'s kind whose row-level guarantee is within (ε, δ).
 
@@ -278,6 +299,13 @@ def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, pa
     ValueError
         When even a tiny budget does not meet the target (e.g. a δ below what the mechanism needs).
     """
+    return _calibrate_cached(spec, float(epsilon), float(delta), pub, params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrate_cached(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public,
+                      params: Any) -> Calibration:
+    """:func:`calibrate`, memoized: it is a pure function of public, hashable inputs."""
     if spec.calibrate is not None:
         cal = spec.calibrate(epsilon, delta, pub, params)
         if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
@@ -337,7 +365,7 @@ def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, para
         lo, hi = hi, hi * 4.0
         if hi > 1e8:
             break
-    while hi / lo > 1 + 1e-6:  # bisection in log space
+    while hi / lo > 1 + CALIBRATION_RTOL:  # bisection in log space
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return Calibration(budget(lo), slack, spec.guarantee(budget(lo), pub, params, slack))
@@ -421,8 +449,10 @@ def run(
     if count_ledger is not None:
         guarantee = compose_dp(count_ledger_guarantee(count_ledger), guarantee)
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
-                               params=dict(res.params) | {"n_declared": n_declared})
+                               params=dict(res.params) | {"n_declared": n_declared},
+                               simulation=res.simulation or is_simulation(rng))
 
 
 def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
