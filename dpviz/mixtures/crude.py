@@ -182,3 +182,17 @@ def group_candidates(stage: CrudeStage, max_scale_diff: int = 2) -> list[CrudeGr
         sd = n_hat * 2.0 ** (bbar + 0.5) / _GAP_CONSTANT
         groups.append(CrudeGroup(mean, sd, n_hat, float(lo[m].min()), float(hi[m].max()), idx[m]))
     return groups
+
+
+def found_components(
+    groups: list[CrudeGroup], means: np.ndarray, sds: np.ndarray, G: float = 10.0
+) -> np.ndarray:
+    """Which true components (μ_i, σ_i) some group approximates crudely (simulation diagnostic).
+
+    The crude criterion of AMN24 §2.1 in 1-D with our G: σ̂/G ≤ σ_i ≤ G·σ̂ and |μ_i − μ̂| ≤ G·σ̂.
+    The paper allows G = poly(n); G = 10 is much stricter.
+    """
+    found = np.zeros(len(means), dtype=bool)
+    for g in groups:
+        found |= (sds >= g.sd / G) & (sds <= g.sd * G) & (np.abs(np.asarray(means) - g.mean) <= G * g.sd)
+    return found

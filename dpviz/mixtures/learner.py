@@ -9,10 +9,11 @@ What is and is not the paper's algorithm
 - Split, crude stage, threshold: the paper's structure; cell widths, τ and the noise calibration
   are our choices where the text is missing (see ``crude``).
 - Fine stage: NOT the paper's. Lemma D.3 selects once over a net of size (L·poly(n)/α)^{O(k)}
-  (infeasible). We run 1 + 3·``levels`` exponential mechanisms, each over a small finite set of
-  mixtures with the same sensitivity-1 minimum-distance score: round 0 picks which crude groups
-  (≤ k) make the mixture, then each level refines all means, all scales, then all weights on a
-  shrinking multiplicative grid (a private local search). Basic composition, ε/(1 + 3·levels) each.
+  (infeasible). We run 1 + 4·``levels`` exponential mechanisms, each over a small finite set of
+  mixtures with the same sensitivity-1 minimum-distance score: round 0 picks ≤ k candidate
+  components built from the crude groups, then each level refines all scales, all means, all
+  weights on a shrinking grid, and may swap one component for another candidate (a private local
+  search). Basic composition, ε/(1 + 4·levels) each.
 - Privacy is exact (ledger below). The accuracy guarantee is NOT the paper's: our nets are coarser
   than Lemma D.1 requires and the local search has no guarantee of reaching the best hypothesis.
 """
@@ -20,7 +21,7 @@ What is and is not the paper's algorithm
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from dpviz.mixtures.selection import min_distance_scores
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential
+from dpviz.registry import check_hinted, hint
 from dpviz.result import Result, Trace
 
 _FUNC = "private_gmm_1d"
@@ -39,38 +41,35 @@ _FUNC = "private_gmm_1d"
 
 @dataclass(frozen=True)
 class GMM1DParams:
-    """Knobs of the univariate learner (all [O], our choices).
+    """Knobs of the univariate learner (all [O], our choices; see the field help)."""
 
-    crude_fraction : probability that a row goes to the crude part (else to the fine part).
-    threshold_factor : τ in T = τ·A (> 1 so that an empty bucket can never pass).
-    levels : refinement levels of the fine stage (each = a mean, a scale and a weight round).
-    max_groups : at most this many crude groups (largest noisy counts) enter round 0.
-    atoms_per_group : candidate components per group in round 0 (the estimate plus points spread
-        over the group's cells).
-    alpha : groups whose share of the noisy counts is below α/k are dropped (the paper ignores
-        components lighter than α/k, §2.1).
-    """
-
-    crude_fraction: float = 0.5
-    threshold_factor: float = 2.0
-    levels: int = 5
-    max_groups: int = 6
-    atoms_per_group: int = 3
-    alpha: float = 0.1
+    crude_fraction: float = field(default=0.5, metadata=hint(
+        low=0.05, high=0.95, step=0.05, label="crude share",
+        help="probability that a row goes to the crude part (else to the fine part)"))
+    threshold_factor: float = field(default=2.0, metadata=hint(
+        low=1.01, high=10.0, step=0.1, label="τ (T = τ·A)",
+        help="threshold multiple of the noise bound A; > 1 so that an empty bucket can never pass"))
+    levels: int = field(default=5, metadata=hint(
+        low=0, high=8, step=1, label="refinement levels",
+        help="each level is a scale, a mean, a weight and a swap round (1 + 4·levels selections)"))
+    max_groups: int = field(default=6, metadata=hint(
+        low=1, high=12, step=1, help="at most this many crude groups (largest noisy counts) enter round 0"))
+    atoms_per_group: int = field(default=3, metadata=hint(
+        low=1, high=5, step=1, help="candidate components per crude group: (μ̂, σ̂) and μ̂ ± 2σ̂, ± 4σ̂, …"))
+    alpha: float = field(default=0.1, metadata=hint(
+        low=0.0, high=0.5, step=0.01, label="α",
+        help="drop crude groups whose share of the noisy counts is below α/k (light components)"))
+    score_sets: str = field(default="intervals", metadata=hint(
+        choices=("intervals", "cells"),
+        help="min-distance sets: unions of ≤ 2k intervals (Yatracos class) or every union of cells"))
 
     def __post_init__(self) -> None:
-        check_scalar(self.crude_fraction, "crude_fraction", "GMM1DParams", low=0.0, high=1.0,
-                     low_open=True, high_open=True)
-        check_scalar(self.threshold_factor, "threshold_factor", "GMM1DParams", low=1.0, low_open=True)
-        check_scalar(self.levels, "levels", "GMM1DParams", low=0, high=12, integer=True)
-        check_scalar(self.max_groups, "max_groups", "GMM1DParams", low=1, high=12, integer=True)
-        check_scalar(self.atoms_per_group, "atoms_per_group", "GMM1DParams", low=1, high=5, integer=True)
-        check_scalar(self.alpha, "alpha", "GMM1DParams", low=0.0, high=1.0, high_open=True)
+        check_hinted(self, "private_gmm_1d")
 
     @property
     def n_rounds(self) -> int:
         """Exponential mechanisms in the fine stage."""
-        return 1 + 3 * self.levels
+        return 1 + 4 * self.levels
 
 
 def _as_1d(X: object) -> np.ndarray:
@@ -109,26 +108,49 @@ def _atoms(groups: list[CrudeGroup], per_group: int) -> tuple[np.ndarray, np.nda
 
 
 def _round0_hypotheses(
-    groups: list[CrudeGroup], k: int, per_group: int
+    atoms: tuple[np.ndarray, ...], k: int
 ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, ...]]:
     """Every set of ≤ k atoms (see ``_atoms``), weights ∝ their n̂."""
-    mu, sd, n_hat = _atoms(groups, per_group)
+    mu, sd, n_hat = atoms
     subsets = [s for m in range(1, min(k, mu.size) + 1) for s in itertools.combinations(range(mu.size), m)]
     rows = [(n_hat[list(s)] / n_hat[list(s)].sum(), mu[list(s)], sd[list(s)]) for s in subsets]
     return subsets, _pad(rows)
 
 
 def _moves(m: int) -> np.ndarray:
-    """(h, m) grid of per-component steps: 5 options each for m ≤ 3 components, else 3."""
-    opts = (-2, -1, 0, 1, 2) if m <= 3 else (-1, 0, 1)
+    """(h, m) grid of per-component step multipliers: {0, ±1/9, ±⅓, ±1} for m ≤ 3 components
+    (coarse and fine moves at every level: 7^m ≤ 343 hypotheses), {0, ±¼, ±1} for m = 4, else
+    {0, ±1}."""
+    if m <= 3:
+        opts: tuple[float, ...] = (-1.0, -1.0 / 3.0, -1.0 / 9.0, 0.0, 1.0 / 9.0, 1.0 / 3.0, 1.0)
+    elif m == 4:
+        opts = (-1.0, -0.25, 0.0, 0.25, 1.0)
+    else:
+        opts = (-1.0, 0.0, 1.0)
     return np.array(list(itertools.product(opts, repeat=m)), dtype=np.float64)
 
 
-def _refine_hypotheses(mix: GaussianMixture1D, kind: str, level: int) -> tuple[np.ndarray, ...]:
-    """Round ``kind`` ∈ {scale, mean, weight} of level ℓ: every component moves at once.
+def _swap_hypotheses(mix: GaussianMixture1D, atoms: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The current mixture and every mixture with one component replaced by a candidate atom (its
+    weight kept): lets the search leave a wrong choice of round 0."""
+    mu_a, sd_a, _ = atoms
+    m, a = mix.k, mu_a.size
+    w = np.tile(mix.weights, (1 + m * a, 1))
+    mu = np.tile(mix.means, (1 + m * a, 1))
+    sd = np.tile(mix.sds, (1 + m * a, 1))
+    rows = 1 + np.arange(m * a)
+    comp, atom = np.divmod(np.arange(m * a), a)
+    mu[rows, comp] = mu_a[atom]
+    sd[rows, comp] = sd_a[atom]
+    return w, mu, sd
 
-    Scales multiply by 2^{j·2^{1−ℓ}} (level 0 reaches ×16: crude scales are off by large factors);
-    means shift by j·(4·2^{−ℓ})·σ; weights multiply by (1 + 2^{−ℓ−1})^j and are renormalized.
+
+def _refine_hypotheses(mix: GaussianMixture1D, kind: str, level: int) -> tuple[np.ndarray, ...]:
+    """Round ``kind`` ∈ {scale, mean, weight} of level ℓ: every component moves at once, by j·step
+    with j from ``_moves``.
+
+    Scales multiply by (2^{2^{2−ℓ}})^j (level 0 reaches ×16: crude scales are off by large factors);
+    means shift by j·(6·2^{−ℓ})·σ; weights multiply by (1 + 2^{−ℓ})^j and are renormalized.
     """
     steps = _moves(mix.k)
     h = steps.shape[0]
@@ -136,11 +158,11 @@ def _refine_hypotheses(mix: GaussianMixture1D, kind: str, level: int) -> tuple[n
     mu = np.tile(mix.means, (h, 1))
     sd = np.tile(mix.sds, (h, 1))
     if kind == "mean":
-        mu = mu + steps * (4.0 * 2.0**-level) * sd
+        mu = mu + steps * (6.0 * 2.0**-level) * sd
     elif kind == "scale":
-        sd = sd * 2.0 ** (steps * 2.0 ** (1 - level))
+        sd = sd * 2.0 ** (steps * 2.0 ** (2 - level))
     else:
-        w = w * (1.0 + 2.0 ** (-level - 1)) ** steps
+        w = w * (1.0 + 2.0**-level) ** steps
         w = w / w.sum(axis=1, keepdims=True)
         _, keep = np.unique(np.round(w, 12), axis=0, return_index=True)
         keep = np.sort(keep)
@@ -181,8 +203,8 @@ def private_gmm_1d(
     -------
     (ε, δ)-DP for adding or removing one row. Each row goes to the crude part with probability
     ``crude_fraction``, independently of the data, so one row touches one part: the crude stage is
-    (ε, δ)-DP on its part, the fine stage ε-DP on the other (1 + 3·levels exponential mechanisms of
-    ε/(1 + 3·levels), sensitivity 1), and parallel composition gives (ε, δ). A run that outputs ⊥
+    (ε, δ)-DP on its part, the fine stage ε-DP on the other (1 + 4·levels exponential mechanisms of
+    ε/(1 + 4·levels), sensitivity 1), and parallel composition gives (ε, δ). A run that outputs ⊥
     records the fine stage's ε as reserved: every branch records the same totals.
 
     References
@@ -234,11 +256,12 @@ def private_gmm_1d(
         fine.record("reserved", "reserved", ApproxDP(epsilon, 0.0),
                     note="no crude candidate: the fine stage did not run (⊥)")
         return Result(None, "no gap bucket reached the threshold T (⊥)", ledger, trace.freeze(),
-                      run_params | {"guarantee": approx_dp_total(ledger)}, seed)
+                      run_params, seed, guarantee=approx_dp_total(ledger))
 
     eps_r = epsilon / params.n_rounds
-    subsets, (w, mu, sd) = _round0_hypotheses(groups, k, 1 if k == 1 else params.atoms_per_group)
-    scores = min_distance_scores(w, mu, sd, y2, k)
+    atoms = _atoms(groups, 1 if k == 1 else params.atoms_per_group)
+    subsets, (w, mu, sd) = _round0_hypotheses(atoms, k)
+    scores = min_distance_scores(w, mu, sd, y2, k, sets=params.score_sets)
     i = exponential(-scores, sensitivity=1.0, eps=eps_r, rng=gen, ledger=fine, name="round 0: groups",
                     note=f"{len(subsets)} sets of ≤ k candidate components, min-distance score")
     mix = GaussianMixture1D(w[i][w[i] > 0], mu[i][w[i] > 0], sd[i][w[i] > 0])
@@ -247,9 +270,12 @@ def private_gmm_1d(
     trace.add("scores_0", released=False, scores=scores, chosen=i, note="scores are NOT private")
     r = 1
     for level in range(params.levels):
-        for kind in ("scale", "mean", "weight"):
-            w, mu, sd = _refine_hypotheses(mix, kind, level)
-            scores = min_distance_scores(w, mu, sd, y2, k)
+        for kind in ("scale", "mean", "weight", "swap"):
+            if kind == "swap":
+                w, mu, sd = _swap_hypotheses(mix, atoms)
+            else:
+                w, mu, sd = _refine_hypotheses(mix, kind, level)
+            scores = min_distance_scores(w, mu, sd, y2, k, sets=params.score_sets)
             i = exponential(-scores, sensitivity=1.0, eps=eps_r, rng=gen, ledger=fine,
                             name=f"round {r}: {kind} ℓ={level}", note=f"{w.shape[0]} hypotheses")
             mix = GaussianMixture1D(w[i], mu[i], sd[i])
@@ -261,8 +287,8 @@ def private_gmm_1d(
     guarantee = approx_dp_total(ledger)
     if guarantee.eps > epsilon * (1 + 1e-9) or guarantee.delta > delta * (1 + 1e-9):
         raise RuntimeError(f"{_FUNC} spent {guarantee}, more than (ε={epsilon}, δ={delta}): a bug.")
-    return Result(mix.means[:, None], None, ledger, trace.freeze(),
-                  run_params | {"mixture": mix, "guarantee": guarantee}, seed)
+    return Result(mix.means[:, None], None, ledger, trace.freeze(), run_params | {"mixture": mix}, seed,
+                  guarantee=guarantee)
 
 
 def mixture_of(result: Result) -> GaussianMixture1D | None:
