@@ -111,6 +111,11 @@ def binned_scores(X: np.ndarray, grid: ParamGrid2D, N: float, *, shells: int = 3
     return out
 
 
+def cluster_size(n_declared: int, k: int, fraction: float) -> float:
+    """N = max(1, ⌊fraction·n_declared/k⌋): the points the test asks a cluster to hold (public)."""
+    return float(max(1.0, np.floor(fraction * n_declared / k)))
+
+
 def inverse_sensitivity_2d(
     X: object,
     k: int,
@@ -121,6 +126,7 @@ def inverse_sensitivity_2d(
     fraction: float = 0.5,
     rng: np.random.Generator | int | None = None,
     grid: ParamGrid2D | None = None,
+    scores: np.ndarray | None = None,
 ) -> Result:
     """k private picks of Gaussian-looking clusters from a finite grid (demo; see the module doc).
 
@@ -132,6 +138,9 @@ def inverse_sensitivity_2d(
     bound : float, B: the declared box [−B, B]² of the means (public; the grid needs it).
     n_declared : int, the declared size; N = ⌊fraction·n_declared/k⌋ points per cluster.
     fraction : float, the share of a cluster's expected size the test asks for.
+    grid : ParamGrid2D, optional (default ``param_grid_2d(bound)``).
+    scores : array, optional: ``binned_scores(X, grid, N)`` already computed for this X and grid
+        (a cache: the scores do not depend on ε or the seed).
 
     Returns
     -------
@@ -158,10 +167,10 @@ def inverse_sensitivity_2d(
     fraction = check_scalar(fraction, "fraction", _FUNC, low=0.0, high=1.0, low_open=True)
     gen, seed = check_rng(rng)
     grid = param_grid_2d(bound) if grid is None else grid
-    N = max(1.0, np.floor(fraction * n_declared / k))
+    N = cluster_size(n_declared, k, fraction)
     ledger = Ledger(_FUNC, note="pure ε-DP, one row added/removed; demo, not the paper's algorithm")
     trace = Trace()
-    scores = binned_scores(X, grid, N)
+    scores = binned_scores(X, grid, N) if scores is None else np.asarray(scores, dtype=np.float64)
     alive = np.ones(grid.size, dtype=bool)
     picks: list[int] = []
     for t in range(k):

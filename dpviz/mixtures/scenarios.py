@@ -107,7 +107,7 @@ def clusters_2d(k: int = 3, seed: int = 0) -> Scenario:
     """k 2-D Gaussians of mixed shapes inside [−10, 10]²."""
     rng = np.random.default_rng(seed)
     means = rng.uniform(-7, 7, (k, 2))
-    covs = np.array([np.diag(rng.uniform(0.3, 2.0, 2) ** 2) for _ in range(k)])
+    covs = np.array([np.diag(rng.uniform(0.6, 1.6, 2) ** 2) for _ in range(k)])
     return Scenario("clusters_2d", "2-D clusters", f"{k} Gaussians of mixed shapes in [−10, 10]²",
                     GaussianMixture2D(np.full(k, 1.0 / k), means, covs))
 
