@@ -88,6 +88,8 @@ PAGES = {
                       url_path="budget"),
     "learn": st.Page(HERE / "views/learn.py", title="Learn", icon=":material/school:",
                      url_path="learn"),
+    "mixtures": st.Page(HERE / "views/mixtures.py", title="Mixtures",
+                        icon=":material/stacked_line_chart:", url_path="mixtures"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

@@ -8,7 +8,7 @@ from sklearn.mixture import GaussianMixture
 from dpviz.mixtures.mixture import GaussianMixture1D
 
 
-def em_fit(x: np.ndarray, k: int, *, seed: int = 0, n_init: int = 2) -> GaussianMixture1D:
+def em_fit(x: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1) -> GaussianMixture1D:
     """NOT private: ``sklearn.mixture.GaussianMixture`` (EM, k-means++ init) on the raw data."""
     gm = GaussianMixture(n_components=k, n_init=n_init, random_state=seed, reg_covar=1e-12)
     gm.fit(np.asarray(x, dtype=np.float64).reshape(-1, 1))

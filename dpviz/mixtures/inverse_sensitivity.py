@@ -62,7 +62,7 @@ class ParamGrid2D:
         return int(self.means.shape[0])
 
 
-def param_grid_2d(bound: float, *, n_means: int = 17, n_scales: int = 4,
+def param_grid_2d(bound: float, *, n_means: int = 13, n_scales: int = 4,
                   aspects: tuple[float, ...] = (1.0, 3.0), n_angles: int = 4) -> ParamGrid2D:
     """Means on an n×n grid of [−B, B]²; σ from B/40 to B/4 (geometric); for each aspect ratio
     a > 1, ``n_angles`` rotations of diag(σ²a, σ²/a)."""
