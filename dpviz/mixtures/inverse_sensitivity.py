@@ -14,7 +14,8 @@ only the shape of that idea (seed note §5.B):
   Gaussian-shaped cluster of N points — an inverse-sensitivity score for a binned Gaussianity test;
 - sensitivity 1: adding a row raises one c_b by one, removing lowers one; max(0, ·) is 1-Lipschitz;
 - k rounds of the exponential mechanism P(θ) ∝ exp(−ε_t S/2), ε_t = ε/k (basic composition,
-  pure ε-DP), removing the grid points near each pick (Ω_t ← Ω_{t−1} minus a neighbourhood).
+  pure ε-DP), removing the grid points near each pick (Ω_t ← Ω_{t−1} minus a neighbourhood: the
+  means near the pick and the wide Σ that cover it).
 
 Caveats (shown with every result):
 1. A finite grid needs a-priori bounds on the means and the scales. In that bounded setting plain
@@ -172,6 +173,7 @@ def inverse_sensitivity_2d(
     trace = Trace()
     scores = binned_scores(X, grid, N) if scores is None else np.asarray(scores, dtype=np.float64)
     alive = np.ones(grid.size, dtype=bool)
+    inv_covs = np.linalg.inv(grid.covs)
     picks: list[int] = []
     for t in range(k):
         cand = np.flatnonzero(alive)
@@ -182,9 +184,13 @@ def inverse_sensitivity_2d(
         trace.add(f"scores_{t + 1}", released=False, scores=np.where(alive, scores, np.nan),
                   note="grid scores are NOT private")
         trace.add(f"pick_{t + 1}", released=True, mean=grid.means[i], cov=grid.covs[i])
-        # Ω_t = Ω_{t−1} minus the grid means within Mahalanobis distance 3 of the pick.
+        # Ω_t = Ω_{t−1} minus the grid points vaguely close to the pick [O]: means within Mahalanobis
+        # distance 3 of it under its Σ, or whose own 3σ ellipse holds its mean (a wide Σ that
+        # spans an already picked cluster would otherwise score well again; caveat 3).
         d = grid.means - grid.means[i]
-        alive &= np.einsum("ti,ij,tj->t", d, np.linalg.inv(grid.covs[i]), d) > 9.0
+        near_pick = np.einsum("ti,ij,tj->t", d, np.linalg.inv(grid.covs[i]), d) <= 9.0
+        covers_pick = np.einsum("ti,tij,tj->t", d, inv_covs, d) <= 9.0
+        alive &= ~(near_pick | covers_pick)
         if not alive.any():
             break
     total = sum(s.budget.eps for _, s in ledger.spends())
