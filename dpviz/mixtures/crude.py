@@ -63,8 +63,11 @@ def gap_histogram(y_sorted: np.ndarray, n_declared: int) -> GapHistogram:
     if b.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return GapHistogram(empty, empty, empty, n_declared)
-    pairs, count = np.unique(np.stack([b, a], axis=1), axis=0, return_counts=True)
-    return GapHistogram(pairs[:, 0], pairs[:, 1], count.astype(np.int64), n_declared)
+    order = np.lexsort((a, b))
+    b, a = b[order], a[order]
+    start = np.flatnonzero(np.concatenate([[True], (b[1:] != b[:-1]) | (a[1:] != a[:-1])]))
+    count = np.diff(np.append(start, b.size))
+    return GapHistogram(b[start], a[start], count.astype(np.int64), n_declared)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,11 @@ def cell_masses(weights: np.ndarray, means: np.ndarray, sds: np.ndarray, edges: 
     """(h, E+1) masses of the cells (−∞, e₀), [e₀, e₁), …, [e_{E−1}, ∞) under each hypothesis.
 
     ``weights``, ``means``, ``sds`` are (h, m) (zero weight pads hypotheses with fewer components).
+    Each distinct component's CDF is evaluated once (hypotheses share most components).
     """
-    cdf = np.einsum("hm,hme->he", weights, ndtr((edges[None, None, :] - means[..., None]) / sds[..., None]))
+    pairs, inv = np.unique(np.stack([means.ravel(), sds.ravel()], axis=1), axis=0, return_inverse=True)
+    comp_cdf = ndtr((edges[None, :] - pairs[:, :1]) / pairs[:, 1:])
+    cdf = np.einsum("hm,hme->he", weights, comp_cdf[inv.reshape(means.shape)])
     h = cdf.shape[0]
     return np.diff(np.concatenate([np.zeros((h, 1)), cdf, np.ones((h, 1))], axis=1), axis=1)
 
@@ -47,18 +50,16 @@ def cell_counts(y_sorted: np.ndarray, edges: np.ndarray) -> np.ndarray:
 def max_union_sum(v: np.ndarray, m: int) -> np.ndarray:
     """Row-wise max of Σ_{cells in U} v over unions U of at most m runs of consecutive cells (≥ 0).
 
-    Dynamic programme over cells (a loop over cells, vectorized over rows): ``inside[:, j]`` is the
-    best sum using j+1 runs with the last run ending at the current cell, ``done[:, j]`` the best
-    sum using at most j runs so far.
+    Dynamic programme over the number of runs (a loop over j ≤ m, vectorized over rows and cells):
+    with prefix sums P and F_{j}(c) the best sum of ≤ j runs inside the first c cells,
+    F_j(c) = max_{c″ ≤ c} (P(c″) + max_{c′ ≤ c″} (F_{j−1}(c′) − P(c′))), F_0 = 0.
     """
-    h = v.shape[0]
-    inside = np.full((h, m), -np.inf)
-    done = np.zeros((h, m + 1))
-    for c in range(v.shape[1]):
-        x = v[:, c : c + 1]
-        inside = np.maximum(inside, done[:, :-1]) + x
-        done[:, 1:] = np.maximum(done[:, 1:], inside)
-    return done[:, -1]
+    # cells on axis 0 (C order): numpy accumulates fastest along the leading axis
+    P = np.concatenate([np.zeros((1, v.shape[0])), np.cumsum(v.T, axis=0)], axis=0)
+    F = np.zeros_like(P)
+    for _ in range(m):
+        F = np.maximum.accumulate(P + np.maximum.accumulate(F - P, axis=0), axis=0)
+    return F[-1]
 
 
 def min_distance_scores(
