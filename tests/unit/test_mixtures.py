@@ -233,3 +233,23 @@ def test_params_validate():
         GMM1DParams(score_sets="all")
     with pytest.raises(ValueError, match="1-D data"):
         private_gmm_1d(np.zeros((10, 2)), 2, epsilon=1.0, delta=1e-6, n_declared=10)
+
+
+# ----------------------------------------------------------------------------- the registry entry
+
+
+def test_registry_runs_the_learner_at_the_row_level_target_and_answers_bottom_for_d2():
+    import dpviz.registry as reg
+
+    spec = reg.get("private_gmm_1d")
+    cal = reg.calibrate(spec, 2.0, 1e-7, reg.Public(1000, 1, 3, 1.0), spec.make_params())
+    assert (cal.budget.eps, cal.budget.delta) == (2.0, 1e-7) and cal.guarantee == cal.budget
+    x, _ = hard_mixture().truth.sample(20_000, np.random.default_rng(0))
+    r = reg.run("private_gmm_1d", x[:, None], 3, epsilon=EPS, delta=DELTA, radius=1.0, n_declared=20_000,
+                rng=3)
+    assert r.algorithm == "private_gmm_1d" and r.ok
+    assert (r.guarantee.eps, r.guarantee.delta) == (EPS, DELTA)  # the calibrated statement
+    assert approx_dp_total(r.ledger).eps == pytest.approx(EPS, rel=1e-12)  # what the run recorded
+    r2 = reg.run("private_gmm_1d", np.zeros((50, 2)), 3, epsilon=EPS, delta=DELTA, radius=1.0, n_declared=50)
+    assert not r2.ok and "1-D" in r2.failure
+    assert approx_dp_total(r2.ledger) == r.guarantee  # the whole budget, reserved, on the ⊥ branch
