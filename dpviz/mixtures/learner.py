@@ -157,12 +157,13 @@ def _refine_hypotheses(mix: GaussianMixture1D, kind: str, level: int) -> tuple[n
     w = np.tile(mix.weights, (h, 1))
     mu = np.tile(mix.means, (h, 1))
     sd = np.tile(mix.sds, (h, 1))
+    shrink = 2.0**-level
     if kind == "mean":
-        mu = mu + steps * (6.0 * 2.0**-level) * sd
+        mu = mu + steps * (6.0 * shrink) * sd
     elif kind == "scale":
-        sd = sd * 2.0 ** (steps * 2.0 ** (2 - level))
+        sd = sd * 2.0 ** (steps * 4.0 * shrink)
     else:
-        w = w * (1.0 + 2.0**-level) ** steps
+        w = w * (1.0 + shrink) ** steps
         w = w / w.sum(axis=1, keepdims=True)
         _, keep = np.unique(np.round(w, 12), axis=0, return_index=True)
         keep = np.sort(keep)
