@@ -6,6 +6,8 @@ theory panel of sample-complexity bounds. Density estimation in TV is not cluste
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from app.components import data_source
@@ -32,24 +34,28 @@ def _data(key: str, k: int, n: int, seed: int):
     return ex.sample(key, k, n, seed)
 
 
+def _source_data(source: tuple):
+    """(x, truth) for ("scenario", key, k, n, seed) or ("column", dataset fingerprint, j)."""
+    if source[0] == "column":
+        return data_source.current().dataset.X[:, source[2]], None
+    x, sc = _data(*source[1:])
+    return x, sc.truth
+
+
+def _fingerprint(ds) -> str:
+    """Identity of the current dataset for the caches (its description and a hash of its bytes)."""
+    return data_source.describe(ds) + hashlib.sha1(ds.X.tobytes()).hexdigest()[:16]
+
+
 @st.cache_resource(max_entries=8, show_spinner="Non-private EM fit (diagnostic)…")
-def _em(key: str, k: int, n: int, seed: int, column: int | None):
-    x = _column(column) if column is not None else _data(key, k, n, seed)[0]
-    return ex.em_fit(x, k, seed=seed)
-
-
-def _column(j: int):
-    return data_source.current().dataset.X[:, j]
+def _em(source: tuple, k: int, seed: int):
+    return ex.em_fit(_source_data(source)[0], k, seed=seed)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Private run…")
-def _run_1d(key: str, k: int, n: int, seed: int, column: int | None, eps: float, delta: float):
-    if column is not None:
-        return ex.run_1d(
-            _column(column), k, epsilon=eps, delta=delta, seed=seed, em=_em(key, k, n, seed, column)
-        )
-    x, sc = _data(key, k, n, seed)
-    return ex.run_1d(x, k, epsilon=eps, delta=delta, seed=seed, truth=sc.truth, em=_em(key, k, n, seed, None))
+def _run_1d(source: tuple, k: int, seed: int, eps: float, delta: float):
+    x, truth = _source_data(source)
+    return ex.run_1d(x, k, epsilon=eps, delta=delta, seed=seed, truth=truth, em=_em(source, k, seed))
 
 
 @st.cache_resource(max_entries=8, show_spinner="Scoring the grid (not private; cached)…")
@@ -89,7 +95,7 @@ with left:
         if ds is not None:
             options[COLUMN] = f"A column of the current dataset ({ds.name})"
         key = c4.selectbox("Data", list(options), format_func=options.get, key="mix_scenario")
-        column = None
+        source: tuple = ("scenario", key, int(k), int(n), int(seed))
         if key == COLUMN:
             column = st.selectbox(
                 "Column",
@@ -101,7 +107,8 @@ with left:
                 f"Declared size n = {ds.X.shape[0]:,} (the row count, treated as public as elsewhere "
                 "in the app). No bounds on the values are needed."
             )
-        run = _run_1d(key, int(k), int(n), int(seed), column, float(eps), float(delta))
+            source = ("column", _fingerprint(ds), int(column))
+        run = _run_1d(source, int(k), int(seed), float(eps), float(delta))
         res = run.result
         with st.container(key="mix_metrics"):
             m1, m2, m3, m4 = st.columns(4)
@@ -141,8 +148,7 @@ with left:
                     f"Crude stage found {int(run.found.sum())} of {run.found.size} true components "
                     "(G = 10 criterion; simulation diagnostic)."
                 )
-        x = _column(column) if column is not None else _data(key, int(k), int(n), int(seed))[0]
-        truth = None if column is not None else _data(key, int(k), int(n), int(seed))[1].truth
+        x, truth = _source_data(source)
         st.plotly_chart(vm.density_figure(x, res, truth=truth, em=run.em), key="mix_density")
         st.plotly_chart(vm.gap_buckets_figure(res), key="mix_buckets")
         cand = res.step("crude_candidates").data

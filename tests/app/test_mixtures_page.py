@@ -25,3 +25,13 @@ def test_mixtures_page_renders_and_reacts_to_epsilon():
     assert not at.exception
     assert has_container(at, "mix_caveats")
     assert "Inspired by, not the paper's algorithm" in texts(at)
+
+
+def test_mixtures_page_learns_a_column_of_the_current_dataset():
+    at = open_app("mixtures", **SMALL)
+    at.selectbox(key="mix_scenario").set_value("column").run()
+    assert not at.exception
+    assert at.selectbox(key="mix_column") is not None
+    # no truth on real data: TV is to a non-private EM fit, labelled so
+    assert metric(at, "TV to EM fit (non-private diagnostic)")
+    assert "No bounds on the values are needed" in texts(at)
