@@ -19,6 +19,7 @@ the bench seeds are disjoint from those.
 
     PYTHONPATH=. .venv/bin/python bench/gmm_tv.py            # n = 1e3 … 1e6, 3 reps
     PYTHONPATH=. .venv/bin/python bench/gmm_tv.py --quick    # n = 1e3, 1e4, 1e5, 2 reps
+    PYTHONPATH=. .venv/bin/python bench/gmm_tv.py --timing   # the learner alone at n = 1e5
 """
 
 from __future__ import annotations
@@ -63,6 +64,24 @@ def one_rep(key: str, n: int, rep: int, em_too: bool) -> dict:
         return row
 
 
+def timing(n: int = 100_000, reps: int = 5) -> None:
+    """The learner alone at n, in this process (no pool): wall and CPU seconds, median of reps."""
+    from dpviz.mixtures import explore as ex
+    from dpviz.mixtures.learner import private_gmm_1d
+
+    for key in ("hard", "separated"):
+        x, _ = ex.sample(key, K, n, 1000)
+        private_gmm_1d(x, K, epsilon=EPS, delta=DELTA, n_declared=n, rng=0)  # warm-up
+        wall, cpu = [], []
+        for r in range(reps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            private_gmm_1d(x, K, epsilon=EPS, delta=DELTA, n_declared=n, rng=11_000 + r)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        print(f"{key:<10} n = {n}: wall {np.median(wall):.3f} s (min {min(wall):.3f}), "
+              f"cpu {np.median(cpu):.3f} s (min {min(cpu):.3f}), {reps} runs")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -70,7 +89,11 @@ def main() -> None:
     ap.add_argument("--ns", type=str, default=None)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-em-above", type=int, default=10**9, help="skip EM/naive above this n")
+    ap.add_argument("--timing", action="store_true", help="only time the learner at n = 1e5")
     args = ap.parse_args()
+    if args.timing:
+        timing()
+        return
     reps = args.reps or (2 if args.quick else 3)
     full = [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000]
     ns = ([int(float(v)) for v in args.ns.split(",")] if args.ns else

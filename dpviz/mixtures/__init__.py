@@ -6,6 +6,7 @@ distribution in TV; it promises nothing about recovering components or labels.
 
 from dpviz.mixtures.accounting import approx_dp_total
 from dpviz.mixtures.crude import calibrate_crude, crude_stage, gap_histogram, group_candidates
+from dpviz.mixtures.inverse_sensitivity import inverse_sensitivity_2d
 from dpviz.mixtures.learner import GMM1DParams, mixture_of, private_gmm_1d
 from dpviz.mixtures.mixture import GaussianMixture1D, tv_distance
 from dpviz.mixtures.selection import min_distance_scores
@@ -19,6 +20,7 @@ __all__ = [
     "crude_stage",
     "gap_histogram",
     "group_candidates",
+    "inverse_sensitivity_2d",
     "min_distance_scores",
     "mixture_of",
     "private_gmm_1d",
