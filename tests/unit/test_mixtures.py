@@ -238,10 +238,20 @@ def test_params_validate():
 # ----------------------------------------------------------------------------- the registry entry
 
 
-def test_registry_runs_the_learner_at_the_row_level_target_and_answers_bottom_for_d2():
+@pytest.fixture
+def gmm_registered():
+    import dpviz.registry as reg
+    from dpviz.mixtures.spec import register_spec
+
+    assert "private_gmm_1d" not in [s.name for s in reg.algorithms()]  # opt-in (spec.py doc)
+    yield register_spec()
+    reg.unregister("private_gmm_1d")
+
+
+def test_registry_runs_the_learner_at_the_row_level_target_and_answers_bottom_for_d2(gmm_registered):
     import dpviz.registry as reg
 
-    spec = reg.get("private_gmm_1d")
+    spec = gmm_registered
     cal = reg.calibrate(spec, 2.0, 1e-7, reg.Public(1000, 1, 3, 1.0), spec.make_params())
     assert (cal.budget.eps, cal.budget.delta) == (2.0, 1e-7) and cal.guarantee == cal.budget
     x, _ = hard_mixture().truth.sample(20_000, np.random.default_rng(0))
