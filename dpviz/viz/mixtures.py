@@ -20,6 +20,8 @@ PRIVATE, TRUTH, EM, DIAG = PALETTE[0], "#444444", PALETTE[1], "#AAAAAA"
 
 def _density_grid(x: np.ndarray, mixtures: list[GaussianMixture1D]) -> np.ndarray:
     lo, hi = np.quantile(x, [0.0005, 0.9995]) if x.size else (-1.0, 1.0)
+    pad = 0.03 * (hi - lo) or 1.0
+    lo, hi = lo - pad, hi + pad
     pts = [np.linspace(lo, hi, 1500)]
     for m in mixtures:
         pts.append((m.means[:, None] + m.sds[:, None] * np.linspace(-5, 5, 201)).ravel())
@@ -51,11 +53,12 @@ def density_figure(x: np.ndarray, result: Result, *, truth: GaussianMixture1D | 
                         name="learned mixture (private release)")
     try:
         groups = result.step("groups").data
-        for i, m in enumerate(groups["means"]):
-            fig.add_vline(x=m, line=dict(color=PRIVATE, dash="dot", width=1),
-                          annotation_text="crude" if i == 0 else None, annotation_position="top left")
+        for m in groups["means"]:
+            fig.add_vline(x=m, line=dict(color=PRIVATE, dash="dot", width=1))
     except KeyError:
         pass
+    top = max([float(np.nanmax(hist))] + [float(m.pdf(grid).max()) for m in mixtures])
+    fig.update_yaxes(range=[np.log10(top) - 7.0, np.log10(top) + 0.3])  # 7 decades below the peak
     fig.update_layout(height=height, yaxis_type="log", bargap=0, margin=dict(l=10, r=10, t=40, b=10),
                       title="Density (log scale); dotted lines: crude candidates (private)",
                       legend=dict(orientation="h", y=-0.18), xaxis_title="x", yaxis_title="density")
@@ -158,7 +161,9 @@ def theory_figure(*, k: int, alpha: float, eps: float, delta: float, logs: bool 
                     colorbar=dict(tickvals=list(range(5)), ticktext=list(th.GENERAL_TERMS), len=0.4, y=0.2,
                                   x=0.44),
                     hovertemplate="d=%{x:.3g}, k=%{y}<br>term %{z}<extra></extra>", name="dominant term")
-    fig.add_scatter(x=th.d_star(kg, delta) if logs else kg**2.0, y=kg, mode="lines", row=2, col=1,
+    dsk = th.d_star(kg, delta) if logs else kg**2.0
+    inside = dsk <= dg[-1]
+    fig.add_scatter(x=dsk[inside], y=kg[inside], mode="lines", row=2, col=1,
                     line=dict(color="white", dash="dash"), name="d = d*(k)", showlegend=False)
     fig.add_scatter(x=d, y=th.gap_ratio(d, k, alpha, eps, delta, logs), mode="lines", row=2, col=2,
                     line=dict(color=PRIVATE), name="upper / lower", showlegend=False)
