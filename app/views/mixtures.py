@@ -111,17 +111,22 @@ with left:
         run = _run_1d(source, int(k), int(seed), float(eps), float(delta))
         res = run.result
         with st.container(key="mix_metrics"):
-            m1, m2, m3, m4 = st.columns(4)
-            m1.metric("components released (private)", 0 if run.mixture is None else run.mixture.k)
+            m1, m2 = st.columns(2)
+            m3, m4 = st.columns(2)
+            m1.metric("components (private)", 0 if run.mixture is None else run.mixture.k,
+                      help="components of the released mixture (a private release; ≤ k)")
             label = (
                 "TV to truth (simulation)"
                 if run.reference == "truth"
-                else "TV to EM fit (non-private diagnostic)"
+                else "TV to EM (non-private)"
             )
-            m2.metric(label, "⊥" if run.tv_private is None else f"{run.tv_private:.3f}")
+            m2.metric(label, "⊥" if run.tv_private is None else f"{run.tv_private:.3f}",
+                      help="TV distance of the released mixture to the true one (known only because we "
+                      "generated the data) or, on real data, to a non-private EM fit")
             m3.metric(
-                "TV of EM to truth (non-private, simulation)",
+                "EM's TV (non-private)",
                 "–" if run.tv_em is None else f"{run.tv_em:.3f}",
+                help="TV of sklearn's non-private EM fit to the truth (simulation only)",
             )
             g = res.guarantee
             m4.metric(

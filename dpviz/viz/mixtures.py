@@ -129,11 +129,13 @@ def demo2d_figure(X: np.ndarray, result: Result, *, truth=None, bound: float, ma
 
 
 def theory_figure(*, k: int, alpha: float, eps: float, delta: float, logs: bool = True,
-                  height: int = 760) -> go.Figure:
-    """Four panels: n vs d, n vs k at d = 1, the dominant Thm 1.4 term over (d, k), upper/lower gap."""
-    caveat = th.CAVEAT
-    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.16, horizontal_spacing=0.12, subplot_titles=(
-        f"n vs d (k = {k})", "n vs k at d = 1", "Largest term of Thm 1.4", f"Upper / lower (k = {k})"))
+                  height: int = 1350) -> go.Figure:
+    """Four stacked panels: n vs d, n vs k at d = 1, the largest Thm 1.4 term over (d, k), and the
+    upper/lower gap (one column: the page shows it beside the learner)."""
+    P_D, P_K, P_MAP, P_GAP = 1, 2, 3, 4  # rows
+    fig = make_subplots(rows=4, cols=1, vertical_spacing=0.075, subplot_titles=(
+        f"n vs d (k = {k})", "n vs k at d = 1", "Largest term of Thm 1.4 over (d, k)",
+        f"Upper / lower bound (k = {k})"))
     d = np.unique(np.round(np.geomspace(1, 1e5, 120)))
     series = {
         "this paper (Thm 1.4; 1.5 at d = 1)": th.new_bound(d, k, alpha, eps, delta, logs),
@@ -143,42 +145,44 @@ def theory_figure(*, k: int, alpha: float, eps: float, delta: float, logs: bool 
     }
     colors = (PRIVATE, EM, TRUTH, DIAG)
     for (name, y), c in zip(series.items(), colors, strict=True):
-        fig.add_scatter(x=d, y=y, mode="lines", name=name, line=dict(color=c), row=1, col=1, legendgroup=name)
+        fig.add_scatter(x=d, y=y, mode="lines", name=name, line=dict(color=c), row=P_D, col=1)
     ds = float(th.d_star(k, delta)) if logs else float(k**2)
-    fig.add_vline(x=ds, line=dict(dash="dash", color="#D55E00"), row=1, col=1,
+    fig.add_vline(x=ds, line=dict(dash="dash", color="#D55E00"), row=P_D, col=1,
                   annotation_text=f"d* = k²ln²(1/δ) ≈ {ds:.3g}" if logs else f"d* = k² = {ds:.3g}")
     ks = np.arange(1, 101)
     for name, y, c in (("Thm 1.5 (linear in k)", th.new_univariate(ks, alpha, eps, delta, logs), PRIVATE),
                        ("[AAL21] (quadratic in k)", th.aal21(1, ks, alpha, eps, delta, logs), EM),
-                       ("lower bound (Thm 1.6)", th.lower_bound(1, ks, alpha, eps, delta, logs), TRUTH)):
-        fig.add_scatter(x=ks, y=y, mode="lines", name=name, line=dict(color=c, dash="dot"), row=1, col=2)
+                       ("lower bound, d = 1", th.lower_bound(1, ks, alpha, eps, delta, logs), TRUTH)):
+        fig.add_scatter(x=ks, y=y, mode="lines", name=name, line=dict(color=c, dash="dot"), row=P_K, col=1)
     dg = np.geomspace(1, 1e5, 80)
     kg = np.unique(np.round(np.geomspace(1, 200, 60)))
     D, K = np.meshgrid(dg, kg)
     dom = th.dominant_term(D, K, alpha, eps, delta, logs)
-    fig.add_heatmap(x=dg, y=kg, z=dom, zmin=-0.5, zmax=4.5, showscale=True, row=2, col=1,
+    fig.add_heatmap(x=dg, y=kg, z=dom, zmin=-0.5, zmax=4.5, showscale=True, row=P_MAP, col=1,
                     colorscale=[[(i + j) / 5, PALETTE[i]] for i in range(5) for j in (0, 1)],
-                    colorbar=dict(tickvals=list(range(5)), ticktext=list(th.GENERAL_TERMS), len=0.4, y=0.2,
-                                  x=0.44),
+                    colorbar=dict(tickvals=list(range(5)), ticktext=list(th.GENERAL_TERMS), len=0.2,
+                                  y=0.36, x=1.0, thickness=12),
                     hovertemplate="d=%{x:.3g}, k=%{y}<br>term %{z}<extra></extra>", name="dominant term")
     dsk = th.d_star(kg, delta) if logs else kg**2.0
     inside = dsk <= dg[-1]
-    fig.add_scatter(x=dsk[inside], y=kg[inside], mode="lines", row=2, col=1,
+    fig.add_scatter(x=dsk[inside], y=kg[inside], mode="lines", row=P_MAP, col=1,
                     line=dict(color="white", dash="dash"), name="d = d*(k)", showlegend=False)
-    fig.add_scatter(x=d, y=th.gap_ratio(d, k, alpha, eps, delta, logs), mode="lines", row=2, col=2,
+    fig.add_scatter(x=d, y=th.gap_ratio(d, k, alpha, eps, delta, logs), mode="lines", row=P_GAP, col=1,
                     line=dict(color=PRIVATE), name="upper / lower", showlegend=False)
-    fig.add_vline(x=ds, line=dict(dash="dash", color="#D55E00"), row=2, col=2)
-    for r, c in ((1, 1), (1, 2), (2, 1), (2, 2)):
-        fig.update_xaxes(type="log", row=r, col=c)
-    for r, c in ((1, 1), (1, 2), (2, 1), (2, 2)):
-        fig.update_yaxes(type="log", row=r, col=c)
-    fig.update_xaxes(title_text="d", row=1, col=1)
-    fig.update_xaxes(title_text="k", row=1, col=2)
-    fig.update_xaxes(title_text="d", row=2, col=1)
-    fig.update_yaxes(title_text="k", row=2, col=1)
-    fig.update_xaxes(title_text="d", row=2, col=2)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=70, b=10),
-                      legend=dict(orientation="h", y=-0.08),
-                      title=dict(text=f"Sample complexity, α = {alpha:g}, ε = {eps:g}, δ = {delta:g}: "
-                                 f"{caveat}" + ("" if logs else "; ln(1/δ) set to 1"), font=dict(size=13)))
+    fig.add_vline(x=ds, line=dict(dash="dash", color="#D55E00"), row=P_GAP, col=1)
+    for r in (P_D, P_K, P_MAP, P_GAP):
+        fig.update_xaxes(type="log", row=r, col=1)
+        fig.update_yaxes(type="log", row=r, col=1)
+    fig.update_xaxes(title_text="d", row=P_D, col=1)
+    fig.update_xaxes(title_text="k", row=P_K, col=1)
+    fig.update_xaxes(title_text="d", row=P_MAP, col=1)
+    fig.update_yaxes(title_text="k", row=P_MAP, col=1)
+    fig.update_xaxes(title_text="d", row=P_GAP, col=1)
+    fig.update_yaxes(title_text="samples n", row=P_D, col=1)
+    fig.update_yaxes(title_text="samples n", row=P_K, col=1)
+    caveat = th.CAVEAT + ("" if logs else "; ln(1/δ) set to 1")
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(orientation="h", y=-0.04, font=dict(size=10)),
+                      title=dict(text=f"Sample complexity at α = {alpha:g}, ε = {eps:g}, δ = {delta:g}<br>"
+                                 f"<sup>{caveat}</sup>", font=dict(size=14)))
     return fig

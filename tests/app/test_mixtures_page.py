@@ -33,5 +33,5 @@ def test_mixtures_page_learns_a_column_of_the_current_dataset():
     assert not at.exception
     assert at.selectbox(key="mix_column") is not None
     # no truth on real data: TV is to a non-private EM fit, labelled so
-    assert metric(at, "TV to EM fit (non-private diagnostic)")
+    assert metric(at, "TV to EM (non-private)")
     assert "No bounds on the values are needed" in texts(at)
