@@ -68,7 +68,7 @@ def density_figure(x: np.ndarray, result: Result, *, truth: GaussianMixture1D | 
 def gap_buckets_figure(result: Result, *, top: int = 40, height: int = 380) -> go.Figure:
     """Noisy bucket counts against the threshold T (left) and the passed buckets (right)."""
     fig = make_subplots(cols=2, column_widths=[0.58, 0.42], subplot_titles=(
-        f"Noisy counts of the {top} largest buckets vs T", "Released buckets: location vs scale"))
+        f"Noisy counts vs T (top {top})", "Released buckets"))
     try:
         hist = result.step("gap_histogram").data
         cand = result.step("crude_candidates").data
@@ -92,7 +92,7 @@ def gap_buckets_figure(result: Result, *, top: int = 40, height: int = 380) -> g
     fig.update_xaxes(showticklabels=False, row=1, col=1)
     fig.update_xaxes(title_text="location cell (a·2^b·n)", row=1, col=2)
     fig.update_yaxes(title_text="noisy count", row=1, col=1)
-    fig.update_yaxes(title_text="scale b (2^b ≤ gap < 2^{b+1})", row=1, col=2)
+    fig.update_yaxes(title_text="scale b (2^b ≤ gap)", row=1, col=2)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=10), showlegend=True,
                       legend=dict(orientation="h", y=-0.15))
     return fig
