@@ -14,6 +14,7 @@ import re
 import numpy as np
 import streamlit as st
 
+import dpviz
 from app.components import controls, data_source, lib, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
@@ -26,9 +27,19 @@ modes.simulation_badge("simulation_badge_budget")
 
 X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 
-ALGOS = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)",
-         "dp_lloyd": "DP-Lloyd", "diffprivlib": "diffprivlib KMeans",
-         "nonprivate": "non-private k-means++ (ε = ∞)"}
+
+
+def sweepable() -> dict[str, str]:
+    """Name → label of everything this page can sweep: FriendlyCore's two splits, every
+    registered algorithm with a ρ or ε budget of its own, and the non-private reference."""
+    out = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)"}
+    out |= {s.name: s.title for s in dpviz.algorithms(private_only=True)
+            if s.budget_kind in ("zcdp", "pure") and s.name != "friendlycore"}
+    out["nonprivate"] = "non-private k-means++ (ε = ∞)"
+    return out
+
+
+ALGOS = sweepable()
 
 
 def _load_rho() -> None:
