@@ -20,7 +20,7 @@ from dpviz.clustering.balcan.partition import candidate
 from dpviz.clustering.balcan.projection import jl_projection
 from dpviz.clustering.balcan.recovery import recover_centers, sparse_recover, sparsify
 from dpviz.data.bounds import clip_to_ball
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential
