@@ -456,6 +456,15 @@ def run(
                                simulation=res.simulation or is_simulation(rng))
 
 
+def markdown_table() -> str:
+    """The README's algorithm table: one row per registered algorithm, in rank order."""
+    rows = ["| `dpviz.run(name, …)` | algorithm | budget | paper |", "|---|---|---|---|"]
+    for spec in algorithms():
+        paper = spec.paper.replace("|", "/")
+        rows.append(f"| `{spec.name}` | {spec.title} | {spec.budget_kind} | {paper} |")
+    return "\n".join(rows)
+
+
 def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
     """The pure ε of the DP count recorded by :func:`run`."""
     eps = sum(s.budget.eps for _, s in ledger.spends() if isinstance(s.budget, ApproxDP))
@@ -464,5 +473,5 @@ def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
 
 __all__ = [
     "AlgorithmSpec", "Calibration", "ParamHint", "Public", "algorithms", "calibrate", "check_hinted",
-    "get", "hint", "param_fields", "register", "run", "unregister",
+    "get", "hint", "markdown_table", "param_fields", "register", "run", "unregister",
 ]
