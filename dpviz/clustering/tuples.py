@@ -23,9 +23,13 @@ scikit-learn's ``_kmeans_plusplus``.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import time
 import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +54,11 @@ AUTO_BATCHED_MAX_CELLS: dict[str, int] = {"kmeans++": 1_000_000, "pca": 20_000_0
 
 #: Elements (pieces × rows × max(k, local trials)) per batched group; bounds peak memory.
 _GROUP_ELEMENTS = 4_000_000
+
+#: The pieces are cut into this many blocks (fewer when t is smaller), each with its own random
+#: stream spawned from the caller's Generator. Blocks run on ``n_jobs`` threads; because the cut
+#: and the streams depend only on t, the tuples for a seed are the same for every ``n_jobs``.
+N_BLOCKS = 8
 
 #: Lloyd defaults (scikit-learn's KMeans defaults).
 MAX_ITER = 300
@@ -313,7 +322,7 @@ def _pca_oracle_batched(
 
 def _tuples_batched(
     X: np.ndarray, piece_of_row: np.ndarray, sizes: np.ndarray, k: int, oracle: str,
-    rng: np.random.Generator, *, max_iter: int, tol: float,
+    rng: np.random.Generator, *, max_iter: int, tol: float, n_jobs: int = 1,
 ) -> np.ndarray:
     n, d = X.shape
     t = sizes.shape[0]
@@ -333,10 +342,50 @@ def _tuples_batched(
     group = max(1, _GROUP_ELEMENTS // (m * width))
     out = np.empty((t, k, d))
     oracle_fn = _pca_oracle_batched if oracle == "pca" else _kmeans_batched
-    for s in range(0, t, group):  # loop over groups of pieces (bounded memory)
-        sl = slice(s, min(s + group, t))
-        out[sl] = oracle_fn(P[sl], mask[sl], k, rng, max_iter=max_iter, tol=tol)
+
+    def block(sl: slice, gen: np.random.Generator) -> None:
+        for s in range(sl.start, sl.stop, group):  # groups of pieces (bounded memory)
+            g = slice(s, min(s + group, sl.stop))
+            out[g] = oracle_fn(P[g], mask[g], k, gen, max_iter=max_iter, tol=tol)
+
+    _run_blocks(block, _blocks(t), rng, n_jobs)
     return out + mu[:, None, :]
+
+
+def _blocks(t: int) -> list[slice]:
+    """Cut t pieces into at most N_BLOCKS contiguous blocks (a function of t only)."""
+    edges = np.linspace(0, t, min(N_BLOCKS, t) + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _run_blocks(
+    fn: Callable[[slice, np.random.Generator], None], blocks: Sequence[slice],
+    rng: np.random.Generator, n_jobs: int,
+) -> None:
+    """fn(block, its own Generator) for every block, on ``n_jobs`` threads (numpy and
+    scikit-learn release the GIL in their kernels). The streams are spawned before any block
+    runs, so the result does not depend on the number of threads or their timing."""
+    gens = [np.random.default_rng(int(x)) for x in rng.integers(0, 2**63 - 1, size=len(blocks))]
+    def one(b: slice, g: np.random.Generator) -> None:
+        # OpenMP's thread count is per thread: limit it inside every worker, not only the caller.
+        with threadpool_limits(limits=1):
+            fn(b, g)
+
+    if n_jobs <= 1 or len(blocks) == 1:
+        for b, g in zip(blocks, gens, strict=True):
+            one(b, g)
+        return
+    with ThreadPoolExecutor(max_workers=min(n_jobs, len(blocks))) as pool:
+        for f in [pool.submit(one, b, g) for b, g in zip(blocks, gens, strict=True)]:
+            f.result()
+
+
+def default_n_jobs() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 # ----------------------------------------------------------------------------- sklearn loop
@@ -368,7 +417,7 @@ def _pca_oracle_piece(Xp: np.ndarray, k: int, seed: int, max_iter: int, tol: flo
 
 def _tuples_sklearn(
     X: np.ndarray, piece_of_row: np.ndarray, sizes: np.ndarray, k: int, oracle: str,
-    rng: np.random.Generator, *, max_iter: int, tol: float,
+    rng: np.random.Generator, *, max_iter: int, tol: float, n_jobs: int = 1,
 ) -> np.ndarray:
     from sklearn.cluster import KMeans
 
@@ -377,18 +426,22 @@ def _tuples_sklearn(
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     seeds = rng.integers(0, 2**31 - 1, size=t)
     out = np.empty((t, k, d))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning on pieces with duplicate rows
-        for i in range(t):  # loop over pieces
-            Xp = X[order[bounds[i] : bounds[i + 1]]]
-            if Xp.shape[0] < k:
-                out[i] = _fill_small_piece(Xp, k, d)
-            elif oracle == "pca":
-                out[i] = _pca_oracle_piece(Xp, k, int(seeds[i]), max_iter, tol)
-            else:
-                km = KMeans(n_clusters=k, n_init=1, random_state=int(seeds[i]),
-                            max_iter=max_iter, tol=tol)
-                out[i] = km.fit(Xp).cluster_centers_
+
+    def block(sl: slice, _gen: np.random.Generator) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ConvergenceWarning on pieces with duplicate rows
+            for i in range(sl.start, sl.stop):  # loop over pieces
+                Xp = X[order[bounds[i] : bounds[i + 1]]]
+                if Xp.shape[0] < k:
+                    out[i] = _fill_small_piece(Xp, k, d)
+                elif oracle == "pca":
+                    out[i] = _pca_oracle_piece(Xp, k, int(seeds[i]), max_iter, tol)
+                else:
+                    km = KMeans(n_clusters=k, n_init=1, random_state=int(seeds[i]),
+                                max_iter=max_iter, tol=tol)
+                    out[i] = km.fit(Xp).cluster_centers_
+
+    _run_blocks(block, _blocks(t), rng, n_jobs)
     return out
 
 
@@ -412,6 +465,7 @@ def compute_tuples(
     method: Method = "auto",
     max_iter: int = MAX_ITER,
     tol: float = TOL,
+    n_jobs: int | None = None,
 ) -> TupleStage:
     """Split the rows into ``n_tuples`` random pieces and cluster each with the oracle.
 
@@ -435,6 +489,10 @@ def compute_tuples(
     method : {"auto", "batched", "sklearn"}
         Same oracle, two implementations; "auto" picks the faster for n.
     max_iter, tol : Lloyd stopping rule (scikit-learn's meaning and defaults).
+    n_jobs : int, optional
+        Threads for the pieces (default: every core this process may use). The pieces are cut
+        into blocks with their own random streams (:data:`N_BLOCKS`), so the tuples for a given
+        seed are identical for every ``n_jobs``.
 
     Returns
     -------
@@ -466,6 +524,8 @@ def compute_tuples(
         raise ValueError(f"The 'method' parameter of {func} must be one of {METHODS}. Got {method!r}.")
     max_iter = check_scalar(max_iter, "max_iter", func, low=1, high_open=True, integer=True)
     tol = check_scalar(tol, "tol", func, low=0.0, high_open=True)
+    n_jobs = default_n_jobs() if n_jobs is None else check_scalar(
+        n_jobs, "n_jobs", func, low=1, high=1024, integer=True)
     if n < t * k:
         raise ValueError(
             f"n_tuples={t} with k={k} needs at least {t * k} rows; got n={n}. "
@@ -477,7 +537,7 @@ def compute_tuples(
     used = resolve_method(method, n, X.shape[1], oracle)
     impl = _tuples_batched if used == "batched" else _tuples_sklearn
     with threadpool_limits(limits=1):  # tiny BLAS calls: threads only add contention
-        tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol)
+        tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol, n_jobs=n_jobs)
     small = np.flatnonzero(sizes < k)
     if small.size:
         for i in small:  # rare: only pieces with < k rows

@@ -128,3 +128,24 @@ def test_auto_switch():
     assert resolve_method("sklearn", 10) == "sklearn"
     st = compute_tuples(np.random.default_rng(0).normal(size=(400, 2)), 2, n_tuples=10, rng=0)
     assert st.method == "batched"
+
+
+@pytest.mark.parametrize("method", ["batched", "sklearn"])
+@pytest.mark.parametrize("oracle", ["kmeans++", "pca"])
+def test_tuples_do_not_depend_on_the_number_of_threads(method, oracle):
+    """Blocks of pieces draw their own streams before any runs: 1, 2 or 3 threads agree exactly."""
+    X = fig3_three(6_000, rng=3).X
+    runs = [compute_tuples(X, 4, n_tuples=30, oracle=oracle, method=method, rng=11, n_jobs=j)
+            for j in (1, 2, 3)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.tuples, runs[0].tuples)
+        np.testing.assert_array_equal(r.piece_of_row, runs[0].piece_of_row)
+
+
+def test_blocks_cover_every_piece_once():
+    from dpviz.clustering.tuples import N_BLOCKS, _blocks
+
+    for t in (1, 2, 7, 8, 9, 200, 1001):
+        cut = _blocks(t)
+        assert len(cut) == min(N_BLOCKS, t)
+        assert [i for sl in cut for i in range(sl.start, sl.stop)] == list(range(t))
