@@ -192,29 +192,14 @@ _BUDGET_PARAMS = (
 )
 
 
-def _registered(text: str) -> str:
-    """A registered algorithm's name (dpviz.registry)."""
-    import dpviz
-
-    names = [s.name for s in dpviz.algorithms()]
-    if text not in names:
-        raise ValueError(f"must be one of {', '.join(names)}")
-    return text
-
-
 def _registered_list(text: str) -> str:
     """``all`` or a comma-separated list of registered algorithm names."""
     if text == "all":
         return text
-    return ",".join(_registered(a) for a in text.split(",") if a) or "all"
+    return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
 
-def _optional_eps(text: str) -> float | None:
-    return None if text.strip() in ("", "auto", "none", "None") else _float_in(0.0, 1e3, low_open=True)(text)
-
-
-# The Compare page (every registered algorithm at the same row-level (ε, δ)), and the algorithm
-# and row-level ε a click on it asks Explore to show (Explore shows FriendlyCore only for now).
+# The Compare page: every registered algorithm at the same row-level (ε, δ).
 _COMPARE_PARAMS = (
     Param("calg", "all", _registered_list, "algorithms compared (all = every registered one)",
           "compare"),
@@ -223,8 +208,6 @@ _COMPARE_PARAMS = (
     Param("cpts", 4, _int_in(1, 12), "ε values compared", "compare"),
     Param("cdelta", 1e-6, _float_in(0.0, 0.1), "row-level δ", "compare"),
     Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),
-    Param("alg", "friendlycore", _registered, "algorithm to explore", "compare"),
-    Param("eps", None, _optional_eps, "row-level ε to explore (auto = from ρ)", "compare"),
 )
 PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS,
                                                 *_COMPARE_PARAMS)}

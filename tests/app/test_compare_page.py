@@ -82,6 +82,20 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     # The sweep used the form's parameters: the chunks ran with shift = 0.5.
     part = next(v for k, v in at.session_state["_cache_compare"].items() if k.algorithms[0][0] == "page_toy")
     assert part.spec.params_of("page_toy").shift == 0.5 and part.complete
+    # A click on the toy's ε = 10 point opens it in Explore at that row-level ε with its parameters.
+    from app.components.compare import explore_params
+
+    params = explore_params("page_toy", 10.0, at.session_state["_compare_shown"])
+    assert params == {"alg": "page_toy", "eps": 10.0, "k": 4, "seed": 1, "page_toy.shift": 0.5,
+                      "delta": 1e-6}
+    at.session_state["params"].update(params)  # what the chart's selection callback does
+    at.session_state["_goto_explore"] = True
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("Explore")
+    assert at.selectbox(key="ex_algorithm").value == "page_toy"
+    assert at.select_slider(key="eps_slider").value == 10.0
+    assert at.number_input(key="algp_page_toy_shift").value == 0.5
 
 
 def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget():
@@ -91,8 +105,8 @@ def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget(
     spec = at.session_state["_compare_shown"]
     from app.components.compare import explore_params
 
-    params, ready = explore_params("friendlycore", 5.0, spec)
-    assert ready and params["rho"] > 0 and params["t"] >= 2 and params["alg"] == "friendlycore"
+    params = explore_params("friendlycore", 5.0, spec)
+    assert params["rho"] > 0 and params["t"] == 75 and params["alg"] == "friendlycore"  # n / (10k)
     # what the chart's selection callback does, then the page switch on the next run
     at.session_state["params"].update(params)
     at.session_state["_goto_explore"] = True

@@ -101,13 +101,16 @@ def test_every_registered_algorithm_by_default_with_the_reference(toys):
     ref = cmp.frame[cmp.frame.algorithm == "kmeans++"]
     assert len(ref) == 1 and ref["epsilon"].iloc[0] == math.inf and not ref["private"].iloc[0]
     assert math.isnan(ref["guarantee_eps"].iloc[0])
+    private = cmp.frame[cmp.frame.private]  # every private algorithm (auto too) at the target
+    assert private["budget"].gt(0).all() and private["guarantee_eps"].le(1.0 * (1 + 1e-12)).all()
+    assert private["budget_kind"].isin(["zcdp", "pure", "approx"]).all()
 
 
 def test_each_algorithm_is_calibrated_to_the_same_row_level_target(toys):
     f = _sweep({"toy": {}, "toy_z": {}}).frame
     toy = f[f.algorithm == "toy"]
-    # Pure ε: the native budget is the target itself (up to the bisection's 1e-6), never above it.
-    assert (toy["budget"] <= toy["epsilon"]).all() and (toy["budget"] >= toy["epsilon"] * (1 - 1e-6)).all()
+    # Pure ε: the native budget is the target itself (up to the bisection's tolerance), never above.
+    assert (toy["budget"] <= toy["epsilon"]).all() and (toy["budget"] >= toy["epsilon"] * (1 - 1e-4)).all()
     assert (toy["guarantee_eps"] == toy["budget"]).all()
     assert (toy["guarantee_delta"] == 0).all() and (toy["budget_kind"] == "pure").all()
     z = f[f.algorithm == "toy_z"]
