@@ -174,7 +174,9 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
     return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
-    known = {"fc:practical", "fc:paper", "fc:reference", "dp_lloyd", "diffprivlib", "nonprivate"}
+    from dpviz.experiments import algorithm_names
+
+    known = {*algorithm_names(), "fc:reference"}
     bad = [a for a in algos if a not in known]
     if bad or not algos:
         raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")

@@ -10,7 +10,9 @@ import re
 
 import streamlit as st
 
+import dpviz
 from app.components import controls, data_source, lib, run, state, sweep
+from dpviz import experiments
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -20,6 +22,8 @@ st.caption("Each point is the median over repetitions (band: 10–90%) of the no
 ALGOS = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)",
          "dp_lloyd": "DP-Lloyd", "diffprivlib": "diffprivlib KMeans",
          "nonprivate": "non-private k-means++ (ε = ∞)"}
+# ... then every other registered algorithm a ρ sweep can run (zCDP, or pure ε at ε = √(2ρ)).
+ALGOS |= {n: dpviz.registry.get(n).title for n in experiments.algorithm_names() if n not in ALGOS}
 
 
 def _load_rho() -> None:

@@ -124,3 +124,11 @@ def test_no_algorithm_exception_when_the_page_has_no_run_yet():
     at = open_app("compare", **SMALL)
     assert not at.exception
     assert "Press **Run comparison**" in texts(at) or "Run comparison" in texts(at)
+
+
+def test_the_budget_page_lists_every_registered_algorithm_a_rho_sweep_can_run(page_toy):
+    at = open_app("budget", **SMALL, balg="page_toy,nonprivate")
+    assert not at.exception
+    picker = at.multiselect(key="budget_algorithms")
+    assert "Page toy mean" in picker.options and "FriendlyCore (practical split)" in picker.options
+    assert picker.value == ["page_toy", "nonprivate"]
