@@ -104,3 +104,12 @@ def test_clicked_point_reads_the_algorithm_and_epsilon():
 def test_an_empty_frame_gives_empty_figures():
     figs = compare_figures(pd.DataFrame(columns=list(COLUMNS)))
     assert set(figs) == {"seconds", "structure"} and not figs["structure"].data
+
+
+def test_budget_sweep_legends_name_registered_algorithms_by_their_title():
+    from dpviz.registry import get
+    from dpviz.viz.sweeps import algorithm_label
+
+    assert algorithm_label("origin") == get("origin").title
+    assert algorithm_label("fc:paper") == "FriendlyCore (paper's split)"
+    assert algorithm_label("not registered") == "not registered"
