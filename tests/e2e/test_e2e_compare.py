@@ -14,7 +14,6 @@ from playwright.sync_api import Page, expect
 from st_e2e import (
     RERUN_TIMEOUT_MS,
     assert_no_exception,
-    click_button,
     open_app,
     plotly_charts,
     plotly_traces,
@@ -36,10 +35,13 @@ def test_a_small_comparison_draws_every_algorithm(page: Page, app_url: str, shoo
     open_app(page, app_url + COMPARE)
     assert_no_exception(page)
     expect(widget(page, "compare_guarantee")).to_contain_text("same row-level guarantee")
-    click_button(page, "compare_run")
-    # The comparison runs one (repetition, algorithm) per script run; it is done when the
-    # progress box is gone.
+    # The comparison runs one (repetition, algorithm) per script run, each ending in a rerun:
+    # the first chunk draws the charts, and the comparison is done when the progress box is gone.
+    widget(page, "compare_run").locator("button").click()
+    expect(widget(page, "compare_loss")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
     expect(widget(page, "compare_progress")).to_have_count(0, timeout=SWEEP_TIMEOUT_MS)
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
+                                                           timeout=RERUN_TIMEOUT_MS)
     assert_no_exception(page)
     traces = plotly_traces(plotly_charts(widget(page, "compare_loss")))
     names = {t["name"] for t in traces}
