@@ -12,6 +12,8 @@ script).
 - Budget [/budget]: accuracy and success rate against ρ, loss against n.
 - Compare [/compare]: every registered algorithm at the same row-level (ε, δ), side by side.
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
+- Release [/release]: one deliberate private release (secure sampler, session ledger, seedless
+  JSON export); every other page is a seeded *simulation* and says so.
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
@@ -102,6 +104,8 @@ PAGES = {
                        url_path="compare"),
     "learn": st.Page(HERE / "views/learn.py", title="Learn", icon=":material/school:",
                      url_path="learn"),
+    "release": st.Page(HERE / "views/release.py", title="Release", icon=":material/lock:",
+                       url_path="release"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -449,8 +449,10 @@ def run(
     if count_ledger is not None:
         guarantee = compose_dp(count_ledger_guarantee(count_ledger), guarantee)
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
-                               params=dict(res.params) | {"n_declared": n_declared})
+                               params=dict(res.params) | {"n_declared": n_declared},
+                               simulation=res.simulation or is_simulation(rng))
 
 
 def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:

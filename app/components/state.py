@@ -174,9 +174,8 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
     return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
-    from dpviz.experiments import algorithm_names
-
-    known = {*algorithm_names(), "fc:reference"}
+    known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
+        s.name for s in dpviz.algorithms(private_only=True) if s.budget_kind in ("zcdp", "pure")}
     bad = [a for a in algos if a not in known]
     if bad or not algos:
         raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
@@ -201,7 +200,8 @@ def _registered_list(text: str) -> str:
     return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
 
-# The Compare page: every registered algorithm at the same row-level (ε, δ).
+# The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
+# Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
     Param("calg", "all", _registered_list, "algorithms compared (all = every registered one)",
           "compare"),

@@ -132,3 +132,17 @@ def test_the_budget_page_lists_every_registered_algorithm_a_rho_sweep_can_run(pa
     picker = at.multiselect(key="budget_algorithms")
     assert "Page toy mean" in picker.options and "FriendlyCore (practical split)" in picker.options
     assert picker.value == ["page_toy", "nonprivate"]
+def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
+    at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1", "cehi": "2.0"})
+    at.button(key="compare_run").click().run()
+    spec = at.session_state["_compare_shown"]
+    from app.components.compare import explore_params
+
+    params = explore_params("dp_lloyd", 2.0, spec)
+    assert params["alg"] == "dp_lloyd" and params["eps"] == 2.0
+    at.session_state["params"].update(params)
+    at.session_state["_goto_explore"] = True
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="ex_algorithm").value == "dp_lloyd"
+    assert at.select_slider(key="eps_slider").value == 2.0
