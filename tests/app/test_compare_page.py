@@ -146,3 +146,28 @@ def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
     assert not at.exception
     assert at.selectbox(key="ex_algorithm").value == "dp_lloyd"
     assert at.select_slider(key="eps_slider").value == 2.0
+
+
+def _stopping_private(X, k, budget, *, radius, rng, pub, params, stage=None):
+    """The page toy, pressing Stop while it runs (what a Stop click's callback does)."""
+    from app.components import compare
+
+    compare.stop()
+    return _private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params, stage=stage)
+
+
+def test_stop_keeps_the_finished_runs_and_says_so():
+    register(AlgorithmSpec(
+        name="stopper", title="Stopping toy", paper="none", budget_kind="pure", params=PageToyParams,
+        private=_stopping_private, guarantee=lambda b, pub, p, dp: ApproxDP(b.eps, 0.0)))
+    try:
+        at = open_app("compare", **{**QUERY, "calg": "stopper,origin", "cpts": "1", "creps": "2"})
+        at.button(key="compare_run").click().run()
+        assert not at.exception
+        assert at.session_state["_compare_running"] is None
+        warning = " ".join(w.value for w in at.warning)
+        assert "Stopped after 1 of 4 runs" in warning  # 2 algorithms × 2 repetitions
+        summary = at.dataframe[0].value
+        assert list(summary["algorithm"]) == ["stopper"] and list(summary["runs"]) == [1]
+    finally:
+        unregister("stopper")
