@@ -106,6 +106,8 @@ PAGES = {
                      url_path="learn"),
     "release": st.Page(HERE / "views/release.py", title="Release", icon=":material/lock:",
                        url_path="release"),
+    "mixtures": st.Page(HERE / "views/mixtures.py", title="Mixtures",
+                        icon=":material/stacked_line_chart:", url_path="mixtures"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

@@ -451,7 +451,8 @@ def run(
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
-                               params=dict(res.params) | {"n_declared": n_declared},
+                               params=dict(res.params) | {"n_declared": n_declared,
+                                                          "budget": str(cal.budget)},
                                simulation=res.simulation or is_simulation(rng))
 
 
