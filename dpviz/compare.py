@@ -77,7 +77,8 @@ class Comparison:
         came out), ``structure_ok`` (the spec's private structure succeeded; None when the spec
         names none), ``seconds`` (the private run), ``stage_seconds`` (the shared non-private
         stage of that repetition, counted once per run that used it), ``failure`` (a reason or
-        None; "cannot meet" when the algorithm cannot be calibrated to the target).
+        None; "cannot meet" when the algorithm cannot be calibrated to the target, "refused" when
+        it raised a ValueError on these inputs; both have a NaN loss).
     params : mapping
         The arguments of the sweep (enough to rerun it).
     complete : bool
@@ -255,8 +256,12 @@ def _run_unit(X: np.ndarray, k: int, unit: _Unit, rep: int, pub: Public, truth: 
         stage, stage_seconds = stages[skey]
     rng = _child(root, rep, _key(spec.name), _key(repr(eps)))
     t0 = time.perf_counter()
-    result = spec.private(X, k, unit.cal.budget, radius=pub.radius, rng=rng, pub=pub, params=params,
-                          stage=stage)
+    try:
+        result = spec.private(X, k, unit.cal.budget, radius=pub.radius, rng=rng, pub=pub,
+                              params=params, stage=stage)
+    except ValueError as exc:  # inputs this algorithm refuses (e.g. d < k): a row, not a crash
+        return _row(spec, eps, delta, rep, unit.cal, seconds=time.perf_counter() - t0,
+                    stage_seconds=stage_seconds, failure=f"refused: {exc}")
     seconds = time.perf_counter() - t0
     return _row(spec, eps, delta, rep, unit.cal, **_measure(X, truth, result),
                 released=result.centers is not None, structure_ok=spec.structure_ok(result),
@@ -327,7 +332,8 @@ def compare_sweep(
     ------
     ValueError
         For an unknown algorithm or parameter, or an invalid argument. A target that one
-        algorithm cannot meet is a row with ``failure`` set, not an error.
+        algorithm cannot meet, or inputs it refuses (its ValueError), is a row with ``failure``
+        set, not an error; any other exception propagates (a bug).
 
     Privacy
     -------
