@@ -18,8 +18,7 @@ script).
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
 dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps; compare
-calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and row-level ε a Compare
-click opens in Explore). A link
+calg, celo, cehi, cpts, cdelta, creps. A link
 opened later (or another session) shows the same view; uploaded data is never in the link.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
@@ -68,9 +67,8 @@ Compare
     parameter form, generated from its hints, in an expander with its paper and guarantee),
     ``compare_run``, ``compare_stop`` (buttons), ``compare_progress`` (container with the
     progress bar), charts ``compare_loss``, ``compare_labeling_failure``, ``compare_center_error``
-    (a click opens that algorithm and ε in Explore), ``compare_structure``, ``compare_seconds``;
-    ``compare_table`` (dataframe), ``compare_clicked`` (container: the link for an algorithm
-    Explore cannot show yet).
+    (a click opens that algorithm at that row-level ε in Explore), ``compare_structure``,
+    ``compare_seconds``; ``compare_table`` (dataframe).
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
