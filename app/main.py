@@ -76,9 +76,8 @@ Compare
     parameter form, generated from its hints, in an expander with its paper and guarantee),
     ``compare_run``, ``compare_stop`` (buttons), ``compare_progress`` (container with the
     progress bar), charts ``compare_loss``, ``compare_labeling_failure``, ``compare_center_error``
-    (a click opens that algorithm and ε in Explore), ``compare_structure``, ``compare_seconds``;
-    ``compare_table`` (dataframe), ``compare_clicked`` (container: the link for an algorithm
-    Explore cannot show yet).
+    (a click opens that algorithm at that row-level ε in Explore), ``compare_structure``,
+    ``compare_seconds``; ``compare_table`` (dataframe).
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).

@@ -50,7 +50,14 @@ def algorithm_label(name: str) -> str:
         return f"{algorithm_label(name[:-len(WITH_FALLBACK)])} with fallback"
     if name in ALGORITHM_LABELS:
         return ALGORITHM_LABELS[name]
-    return f"FriendlyCore ({name[3:]} preset)" if name.startswith("fc:") else name
+    if name.startswith("fc:"):
+        return f"FriendlyCore ({name[3:]} preset)"
+    from dpviz.registry import get
+
+    try:
+        return get(name).title  # any other registered algorithm a ρ sweep runs
+    except ValueError:
+        return name
 
 
 def algorithm_color(name: str, i: int = 0) -> str:
