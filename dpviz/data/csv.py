@@ -411,9 +411,9 @@ def _parse(text: str, max_rows: int) -> tuple[pd.DataFrame, str, list[str]]:
     extra, row_notices = _check_rows(widths, trailing, width, sep)
     notices.extend(row_notices)
     if headerless:
-        names = [f"x{j}" for j in range(width)]
+        names = [f"x{j + 1}" for j in range(width)]
         notices.append("The first line is all numbers, so the file is read as having no header "
-                       f"(columns named x0 … x{width - 1}).")
+                       f"(columns named x1 … x{width}).")
     else:
         names, renamed = _clean_names(header_fields)
         notices.extend(renamed)
