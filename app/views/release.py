@@ -71,9 +71,10 @@ def _history(ds) -> None:
         st.download_button("Download the release (JSON, no seed)", text,
                            file_name="dpviz_release.json", mime="application/json",
                            key="release_download", on_click="ignore", icon=":material/download:")
-        st.caption("The file also carries the dataset's name, its column names, n and a sha256 "
-                   "fingerprint of the rows: none of these is private (issue 19); remove them before "
-                   "publishing if they are sensitive.")
+        st.caption("Besides the release, the file carries the dataset's name and column names "
+                   "(not private: remove them before publishing if they are sensitive) and only the "
+                   "declared size and bounds — no fingerprint of the rows, which would tell this "
+                   "dataset from one with a row more or less.")
 
 
 def main() -> None:
@@ -143,8 +144,10 @@ def _release(ds, radius: float, cfg: dict) -> None:
     total = modes.session_ledger().add(ds.content_hash, guarantee, label=cfg["spec"].title,
                                        params={"k": cfg["k"], "n_declared": cfg["n_declared"]})
     text = rel.export_release(res, delta_prime=cfg["delta"] / 2,
-                              dataset={"name": ds.name, "sha256": ds.content_hash, "d": ds.d,
-                                       "radius": radius, "n_declared": res.params.get("n_declared")},
+                              # No fingerprint of the rows: a hash tells D from D ∪ {x} exactly,
+                              # which would void the guarantee. Only declared, public quantities.
+                              dataset={"name": ds.name, "d": ds.d, "radius": radius,
+                                       "n_declared": res.params.get("n_declared")},
                               session_total=total, feature_names=list(ds.feature_names))
     modes.releases(ds.content_hash).append((res, text))
     st.session_state[_MESSAGE] = ("success", f"Released. Session total on this dataset: {_fmt(total)}.")

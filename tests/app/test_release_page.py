@@ -39,6 +39,9 @@ def test_release_needs_confirmation_then_books_and_exports_without_seed():
     out = json.loads(text)
     assert out["privacy"]["row_level_eps"] <= 2.0 + 1e-9
     assert out["dataset"]["n_declared"] == 3000
+    # Nothing computed from the rows without noise: no fingerprint (it tells D from D ∪ {x}).
+    h_rows = at.session_state["_releases"] and next(iter(at.session_state["_releases"]))
+    assert "sha256" not in text and h_rows not in text
     # A second release on the same data shows the composed total BEFORE it is made.
     at.run()
     assert f"ε = {total.eps:.3g}" in texts(at) and "→" in texts(at)
