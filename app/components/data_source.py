@@ -12,7 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import cache, lib, safe, state
+import dpviz.data
+from app.components import cache, safe, state
 
 _LAST_GOOD = "_last_dataset"
 _ACTIVE_UPLOAD = "_active_upload"
@@ -32,7 +33,7 @@ class DataChoice:
 
 def generator_knobs(gen: str) -> set[str]:
     """Which of the knobs d, gk (k), sep (separation) the generator ``gen`` accepts."""
-    spec = lib.get("data").GENERATORS[gen]
+    spec = dpviz.data.GENERATORS[gen]
     sig = inspect.signature(spec.func).parameters
     return {knob for knob, kw in _KNOB_KWARGS.items() if kw in sig}
 
@@ -44,18 +45,18 @@ def generator_kwargs(p: dict[str, Any]) -> dict[str, Any]:
 
 @st.cache_resource(max_entries=12, show_spinner="Generating data…")
 def _generate(gen: str, n: int, kwargs_items: tuple, seed: int):
-    spec = lib.get("data").GENERATORS[gen]
+    spec = dpviz.data.GENERATORS[gen]
     return spec(n, rng=seed, **dict(kwargs_items))
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading the built-in dataset…")
 def _builtin(name: str):
-    return lib.get("data").BUILTIN[name]()
+    return dpviz.data.BUILTIN[name]()
 
 
 def generate(p: dict[str, Any]):
     """The generated dataset for parameters ``p`` (cached; raises ValueError on bad parameters)."""
-    data = lib.get("data")
+    data = dpviz.data
     if p["gen"] not in data.GENERATORS:
         raise ValueError(f"Unknown generator {p['gen']!r}. Available: {', '.join(data.GENERATORS)}.")
     return _generate(p["gen"], int(p["n"]), tuple(sorted(generator_kwargs(p).items())),
@@ -63,7 +64,7 @@ def generate(p: dict[str, Any]):
 
 
 def builtin(name: str):
-    data = lib.get("data")
+    data = dpviz.data
     if name not in data.BUILTIN:
         raise ValueError(f"Unknown built-in dataset {name!r}. Available: {', '.join(data.BUILTIN)}.")
     return _builtin(name)
@@ -88,7 +89,7 @@ def active_upload():
 
 def current() -> DataChoice:
     """The dataset the parameters point at; on error, the last good one plus the error."""
-    if lib.missing("data"):
+    if []:
         return DataChoice(None, error=None, notice=None)
     p = state.params()
     last = st.session_state.get(_LAST_GOOD)

@@ -12,7 +12,8 @@ import hashlib
 
 import streamlit as st
 
-from app.components import cache, data_source, lib, safe, state
+import dpviz.data
+from app.components import cache, data_source, safe, state
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
 MAX_ROWS = 200_000
@@ -63,7 +64,7 @@ def _source_changed() -> None:
 
 def _gen_changed() -> None:
     state.update(gen=st.session_state["gen_select"])
-    gens = lib.get("data").GENERATORS
+    gens = dpviz.data.GENERATORS
     spec = gens.get(state.get("gen"))
     _after_data_change()
     if spec is not None and state.get("n") > spec.default_n:
@@ -76,7 +77,7 @@ def _regenerate() -> None:
 
 def generate_panel() -> None:
     """Generator choice (live) and its knobs (in a form with Apply), plus Regenerate."""
-    gens = lib.get("data").GENERATORS
+    gens = dpviz.data.GENERATORS
     if state.get("gen") not in gens:
         state.update(gen=next(iter(gens)))
     state.seed_widget("gen", "gen_select")
@@ -114,7 +115,7 @@ def _commit_gen() -> None:
 
 
 def builtin_panel() -> None:
-    data = lib.get("data")
+    data = dpviz.data
     titles = getattr(data, "BUILTIN_TITLES", {})
     if state.get("builtin") not in data.BUILTIN:
         state.update(builtin=next(iter(data.BUILTIN)))
@@ -138,7 +139,7 @@ def _builtin_changed() -> None:
 def _load(raw: bytes, columns: tuple[str, ...] | None, name: str):
     """load_csv on the uploaded bytes, memoized in this session by (sha256, columns)."""
     digest = hashlib.sha256(raw).hexdigest()
-    load_csv = lib.get("data").load_csv
+    load_csv = dpviz.data.load_csv
     return cache.memo("csv", (digest, columns), lambda: load_csv(
         raw, columns=None if columns is None else list(columns), max_rows=MAX_ROWS,
         max_bytes=MAX_MB * 1024 * 1024, name=name))
@@ -245,7 +246,7 @@ def upload_panel() -> None:
         return
     st.markdown("#### Bounds: declare the public radius Λ")
     st.markdown(WHY_RADIUS)
-    measured = lib.get("data").data_radius(ds.X)
+    measured = dpviz.data.data_radius(ds.X)
     st.checkbox("Fill in the data's own maximum norm (NOT private)", key="csv_use_data_radius",
                 on_change=_fill_data_radius, args=(measured,))
     if st.session_state.get("csv_use_data_radius"):

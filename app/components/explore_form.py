@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import data_source, dataset_picker, lib, state
+import dpviz.data
+from app.components import data_source, dataset_picker, state
 
 ORACLES = {"kmeans++": "k-means++ (scikit-learn KMeans)", "pca": "PCA oracle (Gaussian mixtures)"}
 PRESETS = {"practical": "practical (tuned, sound)", "paper": "paper-formal constants",
@@ -17,7 +18,7 @@ PRESETS = {"practical": "practical (tuned, sound)", "paper": "paper-formal const
 
 def dataset_options() -> dict[str, str]:
     """Option id → label for every dataset the form can switch to."""
-    data = lib.get("data")
+    data = dpviz.data
     opts = {f"gen:{g}": f"Generate: {spec.title}" for g, spec in data.GENERATORS.items()}
     titles = getattr(data, "BUILTIN_TITLES", {})
     opts.update({f"builtin:{b}": f"Built-in: {titles.get(b, b)}" for b in data.BUILTIN})
@@ -41,7 +42,7 @@ def _set_dataset(option: str) -> bool:
         return False
     if option.startswith("gen:"):
         gen = option[4:]
-        spec = lib.get("data").GENERATORS[gen]
+        spec = dpviz.data.GENERATORS[gen]
         state.update(src="generate", gen=gen)
         if state.get("n") > spec.default_n:
             state.update(n=spec.default_n)

@@ -30,7 +30,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.components import cache, lib, safe
+import dpviz.clustering.baselines
+import dpviz.clustering.friendlycore
+import dpviz.clustering.presets
+import dpviz.data
+import dpviz.experiments
+import dpviz.metrics
+import dpviz.privacy
+import dpviz.registry
+from app.components import cache, safe
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ def tuple_stage(ds, cfg: RunConfig):
     Through ``fc_tuple_stage``, the library's one tuple-stage entry point: rows outside the
     Λ-ball are dropped before the pieces are drawn, as the private stage drops them.
     """
-    fc_tuple_stage = lib.get("fc").fc_tuple_stage
+    fc_tuple_stage = dpviz.clustering.friendlycore.fc_tuple_stage
 
     def compute():
         return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,
@@ -85,7 +93,7 @@ def tuple_stage(ds, cfg: RunConfig):
 
 def _private(ds, stage, cfg: RunConfig):
     """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
-    fc = lib.get("fc")
+    fc = dpviz.clustering.friendlycore
     # A simulation treats the dataset's size as declared (as the other algorithms' view does);
     # the Release page asks for a declared n or pays for a DP count.
     return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
@@ -98,7 +106,7 @@ def feasible_rho(cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
     (``presets.smallest_feasible_rho``: public knobs only — t, k, δ, r_min, Λ, preset — never the
     rows). Cached: the practical split is optimised once per grid point."""
     key = (cfg.t, cfg.k, cfg.delta, cfg.r_min, cfg.radius, cfg.preset, cfg.fallback, grid)
-    return cache.memo("feasible_rho", key, lambda: lib.presets().smallest_feasible_rho(
+    return cache.memo("feasible_rho", key, lambda: dpviz.clustering.presets.smallest_feasible_rho(
         grid, cfg.preset, t=cfg.t, k=cfg.k, delta=cfg.delta, r_min=cfg.r_min, radius=cfg.radius,
         fallback=cfg.fallback))
 
@@ -107,7 +115,7 @@ def calibrate_fc(ds, cfg: RunConfig, epsilon: float, delta: float):
     """The largest FriendlyCore budget (ρ, δ) whose row-level guarantee is within (ε, δ), for
     this run's public knobs (declared n, d, k, Λ, t, oracle, preset, fallback, r_min):
     :func:`dpviz.registry.calibrate` (bisection on ``fc_guarantee``; memoized there)."""
-    registry = lib.get("registry")
+    registry = dpviz.registry
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
     params = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
@@ -143,7 +151,7 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
 def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
     """``n_draws`` private outcomes on the same tuples with fresh noise (the third seed stream)."""
     def compute():
-        return lib.get("experiments").run_repeats(
+        return dpviz.experiments.run_repeats(
             ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
             r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
             n_declared=int(ds.n), fallback=cfg.fallback)
@@ -164,9 +172,9 @@ def reference(ds, k: int) -> Reference:
     """The non-private reference for the normalized loss, cached per (content hash, k)."""
     def compute() -> Reference:
         t0 = time.perf_counter()
-        metrics = lib.get("metrics")
-        if not lib.missing("baselines"):
-            res = lib.get("baselines").nonprivate_kmeans(ds.X, k, rng=0)
+        metrics = dpviz.metrics
+        if True:
+            res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
             centers = np.asarray(res.centers, dtype=float)
             cost = metrics.kmeans_cost(ds.X, centers)
         else:
@@ -188,7 +196,7 @@ class Diagnostics:
 
 
 def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
-    metrics = lib.get("metrics")
+    metrics = dpviz.metrics
     kept = None
     for s in result.trace:
         if s.name == "match_core" and s.data.get("keep") is not None:
@@ -313,7 +321,7 @@ def memo_figure(key: Hashable, build):
 def demo_dataset(n: int = 20_000, seed: int = 0):
     """The Learn page's small public dataset: three clusters (Fig. 3 recipe)."""
     return cache.memo("demo_data", (n, seed),
-                      lambda: lib.get("data").GENERATORS["fig3_three"](n, rng=seed))
+                      lambda: dpviz.data.GENERATORS["fig3_three"](n, rng=seed))
 
 
 def demo_run(rho: float, *, n: int = 20_000, t: int = 200, seed: int = 0):
@@ -326,7 +334,7 @@ def demo_run(rho: float, *, n: int = 20_000, t: int = 200, seed: int = 0):
 
 
 def _statement(result, delta_prime: float):
-    return lib.get("privacy").row_level_statement(result.ledger, delta_prime)
+    return dpviz.privacy.row_level_statement(result.ledger, delta_prime)
 
 
 def statement(result_key: tuple, result, delta_prime: float):

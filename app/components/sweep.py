@@ -18,7 +18,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.components import cache, controls, lib
+import dpviz.data
+import dpviz.experiments
+import dpviz.viz
+import dpviz.viz.sweeps
+from app.components import cache, controls
 
 _RUNNING = "_sweep_running"  # the key of the sweep being run, or None
 
@@ -62,11 +66,11 @@ class Partial:
 
     def frame(self) -> pd.DataFrame:
         if not self.frames:
-            return pd.DataFrame(columns=list(lib.get("experiments").FRAME_COLUMNS))
+            return pd.DataFrame(columns=list(dpviz.experiments.FRAME_COLUMNS))
         return pd.concat(self.frames, ignore_index=True)
 
     def sweep(self):
-        exp = lib.get("experiments")
+        exp = dpviz.experiments
         return exp.Sweep(self.frame(), params=dict(self.spec.__dict__), complete=self.complete)
 
 
@@ -75,7 +79,7 @@ def rho_from_selection(event) -> float | None:
     if not event:
         return None
     selection = event.get("selection", {}) if hasattr(event, "get") else {}
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     for pt in selection.get("points", []) or []:
         pt = dict(pt)
         cd = pt.get("customdata")
@@ -121,7 +125,7 @@ def running() -> SweepSpec | None:
 
 def make_data(ds, p: Mapping[str, Any], generator_kwargs: Mapping[str, Any]) -> Callable:
     """make_data(n, rng) for a loss-vs-n sweep: the recipe for generated data, else subsets."""
-    data = lib.get("data")
+    data = dpviz.data
     if ds.source == "generated" and p["gen"] in data.GENERATORS:
         spec = data.GENERATORS[p["gen"]]
         return lambda n, rng: spec(int(n), rng=rng, **generator_kwargs)
@@ -136,7 +140,7 @@ def make_data(ds, p: Mapping[str, Any], generator_kwargs: Mapping[str, Any]) -> 
 def run_chunk(ds, spec: SweepSpec, progress: Callable[[float, str], None],
               make_data: Callable | None = None) -> None:
     """Run the next repetition of the running sweep and append it."""
-    exp = lib.get("experiments")
+    exp = dpviz.experiments
     part = partial(spec)
     if part is None or part.complete:
         st.session_state[_RUNNING] = None

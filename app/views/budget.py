@@ -15,7 +15,12 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import controls, data_source, lib, modes, run, state, sweep
+import dpviz.experiments
+import dpviz.privacy
+import dpviz.registry
+import dpviz.viz
+import dpviz.viz.sweeps
+from app.components import controls, data_source, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -52,7 +57,7 @@ def _load_rho() -> None:
     ds = data_source.current().dataset
     if ds is None:
         return
-    rho, _ = lib.get("experiments").row_level_budget(
+    rho, _ = dpviz.experiments.row_level_budget(
         "fc:practical", float(eps), float(p["delta"]), n_declared=int(ds.n), d=int(ds.d),
         k=int(p["k"]), radius=float(data_source.radius_for(ds)), n_tuples=int(p["t"]),
         r_min=float(p["rmin"]), oracle=p["oracle"])
@@ -125,17 +130,17 @@ def _spec(ds, kind: str = "rho") -> sweep.SweepSpec:
 def _fc_row_eps(ds, p, radius: float) -> float:
     """The row-level ε of FriendlyCore (practical split) at Explore's ρ and δ, from public inputs
     only: the loss-vs-n target every algorithm is calibrated to (rounded for a stable key)."""
-    registry = lib.get("registry")
+    registry = dpviz.registry
     spec = registry.get("friendlycore")
     params = spec.make_params(n_tuples=int(p["t"]), r_min=float(p["rmin"]), oracle=p["oracle"])
     pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(p["k"]), radius=radius)
-    budget = lib.get("privacy").ZCDP(float(p["rho"]), float(p["delta"]) / 2)
+    budget = dpviz.privacy.ZCDP(float(p["rho"]), float(p["delta"]) / 2)
     g = spec.guarantee(budget, pub, params, float(p["delta"]) / 2)
     return float(f"{g.eps:.3g}")
 
 
 def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     sw = part.sweep()
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
@@ -154,8 +159,6 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
 def main() -> None:
     if st.session_state.pop("_goto_explore", False):
         st.switch_page(st.session_state["_pages"]["explore"])
-    if not lib.require("data", "experiments", "viz", "metrics"):
-        return
     choice = data_source.current()
     ds = choice.dataset
     if choice.error:
@@ -209,7 +212,7 @@ def main() -> None:
     if running is not None and running == spec_n:
         progress = _progress_box(spec_n, part_n)
     if part_n is not None and part_n.done:
-        fig = lib.viz_modules().sweeps.loss_vs_n_figure(part_n.sweep())
+        fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.rho:.3g}")
         st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})
         st.caption(f"Every algorithm calibrated to the same row-level ε = {spec_n.rho:.3g} "

@@ -4,47 +4,47 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import data_source, dataset_picker, lib
+import dpviz.viz
+from app.components import data_source, dataset_picker
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "
            "guarantee protects any single row.")
 
-if lib.require("data"):
-    src = dataset_picker.source_radio()
-    left, right = st.columns([2, 3], gap="large")
-    with left:
-        if src == "generate":
-            dataset_picker.generate_panel()
-        elif src == "builtin":
-            dataset_picker.builtin_panel()
-        else:
-            dataset_picker.upload_panel()
+src = dataset_picker.source_radio()
+left, right = st.columns([2, 3], gap="large")
+with left:
+    if src == "generate":
+        dataset_picker.generate_panel()
+    elif src == "builtin":
+        dataset_picker.builtin_panel()
+    else:
+        dataset_picker.upload_panel()
 
-    choice = data_source.current()
-    ds = choice.dataset
-    dataset_picker.sync_run_defaults(ds)
-    with right:
-        if choice.error:
-            with st.container(key="data_error"):
-                st.error(choice.error)
-                if ds is not None:
-                    st.caption("The previous dataset stays on screen.")
-        if choice.notice:
-            st.info(choice.notice)
-        if ds is not None:
-            with st.container(key="data_facts"):
-                st.markdown(data_source.describe(ds))
-                st.caption("Public facts: n, d and the declared Λ come from the recipe or your "
-                           "declaration. The picture below shows the raw rows: it is a "
-                           "**non-private** view for you, the data owner.")
-            data_figure = lib.viz("data_figure")
-            if data_figure is None:
-                st.info("The preview figure builder (dpviz.viz.data_figure) is not available.")
-            else:
-                st.plotly_chart(data_figure(ds, max_points=5_000), key="data_preview",
-                                config={"displaylogo": False})
-            with st.expander("Recipe and parameters"):
-                st.json(dict(ds.params), expanded=False)
-    st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
-                 icon=":material/insights:")
+choice = data_source.current()
+ds = choice.dataset
+dataset_picker.sync_run_defaults(ds)
+with right:
+    if choice.error:
+        with st.container(key="data_error"):
+            st.error(choice.error)
+            if ds is not None:
+                st.caption("The previous dataset stays on screen.")
+    if choice.notice:
+        st.info(choice.notice)
+    if ds is not None:
+        with st.container(key="data_facts"):
+            st.markdown(data_source.describe(ds))
+            st.caption("Public facts: n, d and the declared Λ come from the recipe or your "
+                       "declaration. The picture below shows the raw rows: it is a "
+                       "**non-private** view for you, the data owner.")
+        data_figure = dpviz.viz.data_figure
+        if data_figure is None:
+            st.info("The preview figure builder (dpviz.viz.data_figure) is not available.")
+        else:
+            st.plotly_chart(data_figure(ds, max_points=5_000), key="data_preview",
+                            config={"displaylogo": False})
+        with st.expander("Recipe and parameters"):
+            st.json(dict(ds.params), expanded=False)
+st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
+             icon=":material/insights:")

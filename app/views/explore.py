@@ -11,13 +11,20 @@ from dataclasses import replace
 
 import streamlit as st
 
+import dpviz.clustering.presets
+import dpviz.viz
+import dpviz.viz.data
+import dpviz.viz.filters
+import dpviz.viz.noise
+import dpviz.viz.privacy
+import dpviz.viz.raster
+import dpviz.viz.storyboard
 from app.components import (
     algorithm_view,
     cache,
     controls,
     data_source,
     explore_form,
-    lib,
     live_chart,
     modes,
     run,
@@ -81,7 +88,7 @@ def _step_through(result, ds, proj, ref_centers) -> None:
     with c3, st.container(key="step_narration"):
         st.markdown(f"**Step {i + 1} of {len(keys)} — ({key})** {NARRATION[key]}")
     left, right = st.columns([3, 1])
-    fn = lib.viz_modules().storyboard.PANEL_FUNCTIONS[key]
+    fn = dpviz.viz.storyboard.PANEL_FUNCTIONS[key]
     fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
     fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45),
                       legend=dict(orientation="h", y=-0.15))
@@ -109,7 +116,7 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
 
 
 def _projection(ds):
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
         ds.X, feature_names=ds.feature_names))
 
@@ -124,7 +131,7 @@ def _live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     (docs/app.md has the numbers). Returned as JSON, the form that is cached and sent.
     """
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    fig = lib.viz_modules().storyboard.storyboard_figure(
+    fig = dpviz.viz.storyboard.storyboard_figure(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=False, tick_labels=False,
         margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
@@ -132,7 +139,7 @@ def _live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
 
 
 def _storyboard(result, result_key, ds, ref, stage_key) -> None:
-    storyboard = lib.viz_modules().storyboard
+    storyboard = dpviz.viz.storyboard
     proj = _projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     with st.container(key="storyboard"):
@@ -207,7 +214,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
 
 
 def _privacy_view(result, statement, cfg) -> None:
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     summary = viz.privacy.privacy_summary(statement)
     with st.container(key="privacy_statement"):
         st.markdown(f"**{summary.row_level}**")
@@ -228,7 +235,7 @@ def _privacy_view(result, statement, cfg) -> None:
             st.caption("No feasibility step in this run.")
         else:
             rows = []
-            presets = lib.presets()
+            presets = dpviz.clustering.presets
             for name, m in dict(feas.data.get("margins", {})).items():
                 rows.append({"FriendlyCore call": name, "expected margin (sd)": round(m, 2),
                              "keep chance": f"{presets.keep_probability(m):.0%}"})
@@ -240,7 +247,7 @@ def _privacy_view(result, statement, cfg) -> None:
 
 
 def _filters_view(result) -> None:
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     names = {s.name for s in result.trace}
     c1, c2 = st.columns(2)
     with c1:
@@ -258,7 +265,7 @@ def _filters_view(result) -> None:
 
 
 def _cloud_view(ds, stage, cfg, result, ref) -> None:
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     c1, c2 = st.columns([1, 3])
     n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
                               key="redraw_n")
@@ -303,7 +310,7 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
 
 
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
-    viz = lib.viz_modules()
+    viz = dpviz.viz
     c1, c2, c3 = st.columns(3)
     c1.download_button("Simulated centers (CSV, do not publish)",
                        run.centers_csv(result, ds.feature_names),
@@ -374,7 +381,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         controls.target_epsilon(lambda eps, d: run.calibrate_fc(ds, cfg, eps, d))
     lap("readout")
 
-    storyboard = lib.viz_modules().storyboard
+    storyboard = dpviz.viz.storyboard
     status = storyboard.run_status(result)
     with st.container(key="run_status"):
         # In plain words: which method answered and, if not FriendlyCore, why (issue 16).
@@ -411,8 +418,6 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
 def main() -> None:
     run.Laps("explore.main (full rerun)").done()
-    if not lib.require("data", "tuples", "fc", "metrics", "viz", "privacy"):
-        return
     explore_form.sidebar_form()
     choice = data_source.current()
     if choice.error:

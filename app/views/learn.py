@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import controls, lib, run
+import dpviz.privacy
+import dpviz.registry
+import dpviz.viz
+import dpviz.viz.filters
+import dpviz.viz.storyboard
+from app.components import controls, run
 
 st.title("Learn: private clustering in five minutes")
 
@@ -35,34 +40,33 @@ st.markdown(
 def _fc_row(rho: float, delta: float):
     """FriendlyCore's row-level (ε, δ) at (ρ, δ) with δ′ = δ on the live example's public inputs
     (the same ``fc_guarantee`` Explore's readout agrees with)."""
-    registry = lib.get("registry")
+    registry = dpviz.registry
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=20_000, d=2, k=3, radius=1.0)
     params = spec.make_params(n_tuples=200, r_min=0.001)
     return spec.guarantee(privacy.ZCDP(float(rho), float(delta)), pub, params, float(delta))
 
 
-if lib.require("privacy", "registry"):
-    privacy = lib.get("privacy")
-    rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
-                           key="learn_rho")
-    rows = []
-    for delta in (1e-5, 1e-6, 1e-8):
-        fc = _fc_row(rho, delta)
-        rows.append({"δ": controls.fmt_delta(delta),
-                     "ε per row: a ρ-zCDP step on rows (tight)":
-                         round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
-                     "ε per row (simple bound)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
-                     "FriendlyCore at this ρ: (ε, δ) per row": f"({fc.eps:.3g}, {fc.delta:.2g})",
-                     "σ for a mean of 1 000 rows in the unit ball":
-                         round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
-    with st.container(key="learn_eps_table"):
-        st.dataframe(rows, hide_index=True)
-        st.caption("Public guarantees, computed from ρ and δ only, all per ROW of the data (the unit "
-                   "Explore shows). FriendlyCore's column is its row-level guarantee on the live "
-                   "example below (n = 20,000, k = 3, t = 200, Λ = 1): its tuple stage is private per "
-                   "k-tuple and one row replaces one tuple, so group privacy makes its per-row ε "
-                   "larger than ρ's plain conversion.")
+privacy = dpviz.privacy
+rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
+                       key="learn_rho")
+rows = []
+for delta in (1e-5, 1e-6, 1e-8):
+    fc = _fc_row(rho, delta)
+    rows.append({"δ": controls.fmt_delta(delta),
+                 "ε per row: a ρ-zCDP step on rows (tight)":
+                     round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
+                 "ε per row (simple bound)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
+                 "FriendlyCore at this ρ: (ε, δ) per row": f"({fc.eps:.3g}, {fc.delta:.2g})",
+                 "σ for a mean of 1 000 rows in the unit ball":
+                     round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
+with st.container(key="learn_eps_table"):
+    st.dataframe(rows, hide_index=True)
+    st.caption("Public guarantees, computed from ρ and δ only, all per ROW of the data (the unit "
+               "Explore shows). FriendlyCore's column is its row-level guarantee on the live "
+               "example below (n = 20,000, k = 3, t = 200, Λ = 1): its tuple stage is private per "
+               "k-tuple and one row replaces one tuple, so group privacy makes its per-row ε "
+               "larger than ρ's plain conversion.")
 
 st.header("3. Sample and aggregate")
 st.markdown(
@@ -84,27 +88,26 @@ st.markdown(
     "final private Lloyd step on all rows refines the centers. If the core is empty (the pieces "
     "disagree, or ρ is too small), the run falls back to a simpler private method and says so."
 )
-if lib.require("data", "tuples", "fc", "viz"):
-    viz = lib.viz_modules()
-    demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
-                                format_func=controls.fmt_rho, key="learn_demo_rho")
-    with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
-        ds, result = run.demo_run(demo_rho)
-    st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
-               "Release page for what a publishable run looks like.")
-    c1, c2 = st.columns([3, 2])
-    with c1:
-        fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2,
-                                               max_points=2_000, height_per_row=300)
-        st.plotly_chart(fig, key="learn_storyboard_chart", config={"displaylogo": False})
-    with c2:
-        if any(s.name == "match_core" for s in result.trace):
-            st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                            key="learn_filter_chart", config={"displaylogo": False})
-        st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
-                   "Figure 3 panels b, c, f, g). Right: the noisy friend scores of the tuples "
-                   "against the keep threshold (internal, non-private diagnostic). Lower ρ "
-                   "spreads the scores and raises the threshold.")
+viz = dpviz.viz
+demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
+                            format_func=controls.fmt_rho, key="learn_demo_rho")
+with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
+    ds, result = run.demo_run(demo_rho)
+st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
+           "Release page for what a publishable run looks like.")
+c1, c2 = st.columns([3, 2])
+with c1:
+    fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2,
+                                           max_points=2_000, height_per_row=300)
+    st.plotly_chart(fig, key="learn_storyboard_chart", config={"displaylogo": False})
+with c2:
+    if any(s.name == "match_core" for s in result.trace):
+        st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
+                        key="learn_filter_chart", config={"displaylogo": False})
+    st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
+               "Figure 3 panels b, c, f, g). Right: the noisy friend scores of the tuples "
+               "against the keep threshold (internal, non-private diagnostic). Lower ρ "
+               "spreads the scores and raises the threshold.")
 
 st.header("5. What to try")
 TRY = [

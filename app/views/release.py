@@ -11,7 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.components import data_source, lib, modes, run, state
+import dpviz.privacy
+import dpviz.privacy.release
+import dpviz.registry
+from app.components import data_source, modes, run, state
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
@@ -29,7 +32,7 @@ def _fmt(g) -> str:
 
 def _form(ds, radius: float):
     """The settings of the release; returns them as a dict."""
-    registry = lib.get("registry")
+    registry = dpviz.registry
     specs = {s.name: s for s in registry.algorithms(private_only=True)}
     p = state.params()
     c1, c2, c3 = st.columns(3)
@@ -78,8 +81,6 @@ def _history(ds) -> None:
 
 
 def main() -> None:
-    if not lib.require("data", "privacy", "registry", "release"):
-        return
     choice = data_source.current()
     ds = choice.dataset
     if ds is None:
@@ -94,7 +95,7 @@ def main() -> None:
         st.caption("Built-in data is standardized with its own mean and sd (not private); a real "
                    "release would standardize with public constants.")
     cfg = _form(ds, radius)
-    target = lib.get("privacy").ApproxDP(cfg["eps"], cfg["delta"])
+    target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     ledger = modes.session_ledger()
     total_now = ledger.total(ds.content_hash)
     after = ledger.preview(ds.content_hash, target)
@@ -126,9 +127,9 @@ def main() -> None:
 
 def _release(ds, radius: float, cfg: dict) -> None:
     """Draw the release once, book it and export it (the button's callback)."""
-    rel = lib.get("release")
+    rel = dpviz.privacy.release
     try:
-        res = lib.get("registry").run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
+        res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
                                       delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
                                       n_declared=cfg["n_declared"])
     except Exception as exc:  # ValueError: the settings; anything else (e.g. no secure sampler
