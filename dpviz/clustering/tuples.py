@@ -545,3 +545,51 @@ def compute_tuples(
     seconds = time.perf_counter() - start
     return TupleStage(tuples=tuples, piece_of_row=piece_of_row, piece_sizes=sizes, k=k,
                       n_pieces=t, oracle=oracle, method=used, seconds=seconds, seed=seed)
+
+
+# ----------------------------------------------------------------------------- gathered pieces
+
+
+def block_streams(n_pieces: int, rng: np.random.Generator) -> list[tuple[slice, int]]:
+    """The blocks of :func:`_blocks` with one seed each, drawn from ``rng`` before any block runs.
+
+    A caller that gathers the pieces itself (``dpviz.large``: pieces from a keyed hash, blocks
+    run on threads or Dask workers) runs :func:`tuples_from_pieces` once per block with its
+    seed, so the tuples depend on the seed and t only, never on the engine or its timing.
+    """
+    blocks = _blocks(n_pieces)
+    seeds = rng.integers(0, 2**63 - 1, size=len(blocks))
+    return [(b, int(s)) for b, s in zip(blocks, seeds, strict=True)]
+
+
+def tuples_from_pieces(
+    X: np.ndarray, piece_of_row: np.ndarray, n_pieces: int, k: int, *, oracle: str = "kmeans++",
+    seed: int, method: str = "sklearn", max_iter: int = MAX_ITER, tol: float = TOL,
+) -> np.ndarray:
+    """The oracle's (n_pieces, k, d) tuples of pieces already drawn (one block, one stream).
+
+    ``piece_of_row`` holds values in [0, n_pieces); rows of a piece are used in the order given.
+    A pure function of its arguments (runs on any thread or worker); ``method`` is "batched" or
+    "sklearn" (resolve "auto" from public sizes with :func:`resolve_method`). A piece with
+    fewer than k rows gets the placeholder tuple of :func:`compute_tuples` (flagged invalid).
+
+    Privacy
+    -------
+    NON-PRIVATE (internal tuples), as :func:`compute_tuples`: tuple i reads piece i only.
+    """
+    if method not in ("batched", "sklearn"):
+        raise ValueError(f"The 'method' parameter of tuples_from_pieces must be 'batched' or 'sklearn'. "
+                         f"Got {method!r} instead.")
+    X = np.asarray(X)
+    d = X.shape[1]
+    piece_of_row = np.asarray(piece_of_row, dtype=np.int64)
+    sizes = np.bincount(piece_of_row, minlength=n_pieces)
+    if X.shape[0] == 0:
+        return np.zeros((n_pieces, k, d))
+    impl = _tuples_batched if method == "batched" else _tuples_sklearn
+    gen = np.random.default_rng(seed)
+    with threadpool_limits(limits=1):
+        tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol, n_jobs=1)
+    for i in np.flatnonzero(sizes < k):  # rare: only pieces with < k rows
+        tuples[i] = _fill_small_piece(X[piece_of_row == i], k, d)
+    return tuples
