@@ -19,9 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from threadpoolctl import threadpool_limits
-
-from dpviz.clustering.tuples import default_n_jobs
+from dpviz.clustering.tuples import default_n_jobs, one_thread
 
 Progress = Callable[[str], None]
 
@@ -32,7 +30,7 @@ def _quiet(_: str) -> None:
 
 def _one_thread(fn: Callable[..., Any], *args: Any) -> Any:
     # Pieces and chunks are small numpy calls: BLAS threads would only contend with the engine's.
-    with threadpool_limits(limits=1):
+    with one_thread():
         return fn(*args)
 
 
