@@ -23,6 +23,7 @@ inputs only. :func:`calibrate` finds the largest budget whose guarantee is withi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 import pkgutil
@@ -157,6 +158,10 @@ class AlgorithmSpec:
     calibrate : callable, optional
         ``calibrate(epsilon, delta, pub, params) -> Calibration``; default: :func:`calibrate`
         searches the budget whose ``guarantee`` meets the target.
+    description : str
+        One or two sentences for the app.
+    rank : int
+        Listing order (lower first; ties in registration order).
     """
 
     name: str
@@ -172,6 +177,7 @@ class AlgorithmSpec:
     structure_step: str | None = None
     calibrate: Callable[[float, float, Public, Any], Calibration] | None = None
     description: str = ""
+    rank: int = 100
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -213,6 +219,7 @@ _DISCOVERED = False
 
 def register(spec: AlgorithmSpec, *, replace: bool = False) -> AlgorithmSpec:
     """Add a spec; a second spec with the same name is an error unless ``replace``."""
+    _discover()  # the built-in families first, whoever registers
     if spec.name in _REGISTRY and not replace and _REGISTRY[spec.name] is not spec:
         raise ValueError(f"An algorithm named '{spec.name}' is already registered.")
     _REGISTRY[spec.name] = spec
@@ -241,7 +248,8 @@ def _discover() -> None:
 def algorithms(*, private_only: bool = False) -> tuple[AlgorithmSpec, ...]:
     """Every registered spec, in registration order (``private_only`` drops references)."""
     _discover()
-    return tuple(s for s in _REGISTRY.values() if s.is_private or not private_only)
+    specs = sorted(_REGISTRY.values(), key=lambda s: s.rank)  # stable: ties keep registration order
+    return tuple(s for s in specs if s.is_private or not private_only)
 
 
 def get(name: str) -> AlgorithmSpec:
@@ -259,6 +267,10 @@ def _within(g: ApproxDP, epsilon: float, delta: float) -> bool:
     return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
 
 
+#: Relative width at which the budget search stops (the guarantee is then within 10⁻⁵ of target).
+CALIBRATION_RTOL = 1e-5
+
+
 def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any) -> Calibration:
     """The largest budget of ``spec``'s kind whose row-level guarantee is within (ε, δ).
 
@@ -271,6 +283,13 @@ def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, pa
     ValueError
         When even a tiny budget does not meet the target (e.g. a δ below what the mechanism needs).
     """
+    return _calibrate_cached(spec, float(epsilon), float(delta), pub, params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrate_cached(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public,
+                      params: Any) -> Calibration:
+    """:func:`calibrate`, memoized: it is a pure function of public, hashable inputs."""
     if spec.calibrate is not None:
         cal = spec.calibrate(epsilon, delta, pub, params)
         if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
@@ -330,7 +349,7 @@ def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, para
         lo, hi = hi, hi * 4.0
         if hi > 1e8:
             break
-    while hi / lo > 1 + 1e-6:  # bisection in log space
+    while hi / lo > 1 + CALIBRATION_RTOL:  # bisection in log space
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return Calibration(budget(lo), slack, spec.guarantee(budget(lo), pub, params, slack))

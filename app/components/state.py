@@ -19,6 +19,8 @@ from typing import Any
 
 import streamlit as st
 
+import dpviz
+
 _PARAMS_KEY = "params"
 _NOTICES_KEY = "_url_notices"
 _LAST_QUERY_KEY = "_last_query"
@@ -107,7 +109,69 @@ _RUN_PARAMS = (
     Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
     Param("preset", "practical", _choice("practical", "paper", "reference"), "budget split preset"),
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
+    # Which registered algorithm Explore shows (old links carry none: FriendlyCore), and the
+    # row-level ε target an algorithm other than FriendlyCore is calibrated to.
+    Param("alg", "friendlycore", lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
+    Param("eps", 3.0, _float_in(0.0, 1e3, low_open=True), "row-level ε target"),
 )
+
+
+def _algorithm(text: str) -> str:
+    names = [a.name for a in dpviz.algorithms()]
+    if text not in names:
+        raise ValueError(f"must be one of {', '.join(names)}")
+    return text
+
+
+# ----------------------------------------------------------------------------- per-algorithm keys
+# An algorithm's own parameters live in the URL as ``<algorithm>.<field>`` (e.g. ``balcan.T3``),
+# so two algorithms never share a key and adding one adds no entry here.
+
+
+def algorithm_key(name: str, field: str) -> str:
+    return f"{name}.{field}"
+
+
+def _spec_field(key: str):
+    """(spec, dataclass field) of a namespaced key, or None if it names no registered parameter."""
+    name, _, fname = key.partition(".")
+    if not fname:
+        return None
+    try:
+        spec = dpviz.registry.get(name)
+    except ValueError:
+        return None
+    for f, _hint in dpviz.registry.param_fields(spec.params):
+        if f.name == fname:
+            return spec, f
+    return None
+
+
+def _parse_field(f, text: str) -> Any:
+    """A URL string as the type of the field's default; the spec validates the value itself."""
+    default = f.default
+    if isinstance(default, bool):
+        if text not in ("true", "false", "True", "False", "1", "0"):
+            raise ValueError("must be true or false")
+        return text in ("true", "True", "1")
+    if isinstance(default, int):
+        v = float(text)
+        if not v.is_integer():
+            raise ValueError("must be an integer")
+        return int(v)
+    if isinstance(default, float):
+        v = float(text)
+        if not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+    return text
+
+
+def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The non-default parameters of algorithm ``name`` set in the canonical dict."""
+    p = params() if p is None else p
+    prefix = f"{name}."
+    return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
     known = {"fc:practical", "fc:paper", "fc:reference", "dp_lloyd", "diffprivlib", "nonprivate"}
@@ -139,9 +203,19 @@ def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     notices: list[str] = []
     for name, raw in query.items():
         p = PARAMS.get(name)
-        if p is None:
-            continue
         text = raw[-1] if isinstance(raw, list) else str(raw)
+        if p is None:
+            found = _spec_field(name)
+            if found is None:
+                continue
+            spec, f = found
+            try:
+                value = _parse_field(f, text)
+                spec.make_params(**{f.name: value})  # the spec's own validation
+                values[name] = value
+            except (ValueError, TypeError) as exc:
+                notices.append(f"URL parameter {name}={text!r} ignored: {exc}")
+            continue
         try:
             values[name] = p.parse(text)
         except (ValueError, TypeError) as exc:
@@ -181,7 +255,7 @@ def update(**values: Any) -> None:
     """Set parameters (names must be registered)."""
     p = params()
     for name, value in values.items():
-        if name not in PARAMS:
+        if name not in PARAMS and _spec_field(name) is None:
             raise KeyError(f"Unknown app parameter {name!r}")
         p[name] = value
 
@@ -198,12 +272,24 @@ def relevant(p: Mapping[str, Any]) -> dict[str, Any]:
         skip |= {"gen", "n", "d", "gk", "sep", "dseed"}
     if p["src"] != "builtin":
         skip.add("builtin")
+    # Only the shown algorithm's own keys; FriendlyCore (the default) keeps today's flat keys.
+    skip |= {k for k in p if "." in k and not k.startswith(f"{p.get('alg')}.")}
+    if p.get("alg") == "friendlycore":
+        skip |= {"alg", "eps"}
     return {k: v for k, v in p.items() if k not in skip}
+
+
+def _format(name: str, value: Any) -> str:
+    if name in PARAMS:
+        return PARAMS[name].format(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def query_dict(p: Mapping[str, Any] | None = None) -> dict[str, str]:
     p = params() if p is None else p
-    return {k: PARAMS[k].format(v) for k, v in relevant(p).items()}
+    return {k: _format(k, v) for k, v in relevant(p).items()}
 
 
 def sync_url() -> None:

@@ -11,13 +11,19 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app.components import cache, controls, data_source, explore_form, lib, live_chart, run, state
+from app.components import (
+    algorithm_view,
+    cache,
+    controls,
+    data_source,
+    explore_form,
+    lib,
+    live_chart,
+    run,
+    state,
+)
 
 st.title("Explore: one private run, step by step")
-st.caption("FriendlyCore clustering (Tsfadia et al. 2022): split the rows into t random pieces, "
-           "cluster each piece without privacy, keep the k-tuples that agree with many others, "
-           "average them privately, then one private Lloyd step. Every number says whether it is "
-           "**private** (safe to publish) or a **non-private diagnostic** (for you only).")
 
 _LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 _LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
@@ -332,6 +338,13 @@ def main() -> None:
         _error("This dataset has no public radius Λ yet. Declare one on the Data page (bounds "
                "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
                "from the data.")
+        return
+    spec = algorithm_view.algorithm_picker()
+    st.caption(spec.description + " Every number says whether it is a **private** output or a "
+               "**non-private diagnostic** (for you only).")
+    if spec.name != "friendlycore":
+        st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
+        algorithm_view.render(ds, spec, radius)
         return
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius)

@@ -14,8 +14,9 @@ import numpy as np
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
 from dpviz.privacy.accounting import approx_zcdp_to_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
-from dpviz.result import Result
+from dpviz.privacy.ledger import Ledger
+from dpviz.registry import AlgorithmSpec, Calibration, Public, check_hinted, hint, register
+from dpviz.result import Result, Trace
 
 
 @dataclass(frozen=True)
@@ -84,4 +85,30 @@ REFERENCE = register(AlgorithmSpec(
     paper="Arthur, Vassilvitskii. k-means++. SODA 2007",
     private=_reference_private, steps=("kmeans",),
     description="The non-private reference: no privacy guarantee.",
+))
+
+
+@dataclass(frozen=True)
+class OriginParams:
+    """No parameters: the answer does not look at the data."""
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "origin")
+
+
+def _origin_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, rng: np.random.Generator,
+                    pub: Public, params: OriginParams, stage: Any = None) -> Result:
+    trace = Trace()
+    trace.add("origin", released=True, note="k centers at the origin, computed without the data")
+    return Result(np.zeros((k, pub.d)), None, Ledger("origin", ZCDP(0.0, 0.0), note="reads no row"),
+                  trace.freeze(), dict(algorithm="origin", k=k))
+
+
+ORIGIN = register(AlgorithmSpec(
+    name="origin", title="Every center at the origin (reads no data)", budget_kind="pure",
+    params=OriginParams, paper="The trivial answer: (0, 0)-DP because it never reads a row",
+    private=_origin_private, guarantee=lambda b, pub, p, dp: ApproxDP(0.0, 0.0),
+    calibrate=lambda eps, delta, pub, p: Calibration(ApproxDP(0.0, 0.0), 0.0, ApproxDP(0.0, 0.0)),
+    steps=("origin",), rank=900,
+    description="The floor every private method must beat: the center of the declared ball, k times.",
 ))

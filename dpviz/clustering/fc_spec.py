@@ -111,6 +111,7 @@ SPEC = register(AlgorithmSpec(
     stage_fields=("n_tuples", "oracle"),
     steps=STEPS,
     structure_step="fallback",
+    rank=0,
     description="Sample-and-aggregate: cluster t random pieces, privately average the k-tuples that "
                 "agree (the core), then one private Lloyd step; a private grid coreset answers when "
                 "no core forms.",

@@ -1,0 +1,246 @@
+"""Explore for any registered algorithm: a form generated from its spec, a live row-level ε,
+its storyboard, privacy statement and ledger.
+
+Nothing here names an algorithm: the picker lists ``dpviz.algorithms()``, the form is built from
+the parameter dataclass's hints (``dpviz.registry.param_fields``), the run goes through
+``dpviz.registry`` (each algorithm calibrated to the row-level (ε, δ) target), and the figure is
+the family's registered storyboard (``dpviz.viz.storyboards``). FriendlyCore keeps its own,
+richer page (``app/views/explore.py``), which this module's picker switches to.
+
+Two stages as everywhere: the spec's non-private stage is cached per (rows, algorithm, its
+stage fields, k, seed, Λ, declared n), so moving ε reruns only the private part.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+import dpviz
+from app.components import cache, controls, run, state
+from dpviz.registry import AlgorithmSpec, Public, param_fields
+from dpviz.viz.privacy import ledger_figure, ledger_table
+from dpviz.viz.storyboards import storyboard_builder
+
+#: The row-level ε target on a log-like grid.
+EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
+
+PICKER_KEY = "ex_algorithm"
+
+
+def _label(spec: AlgorithmSpec) -> str:
+    return spec.title
+
+
+def algorithm_picker() -> AlgorithmSpec:
+    """The algorithm Explore shows (bound to the URL key ``alg``)."""
+    specs = {s.name: s for s in dpviz.algorithms(private_only=True)}
+    state.seed_widget("alg", PICKER_KEY)
+    if st.session_state.get(PICKER_KEY) not in specs:
+        st.session_state[PICKER_KEY] = "friendlycore"
+    st.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
+                 on_change=state.on_change("alg", PICKER_KEY, str),
+                 help="Every registered private clustering algorithm. Each is run at the row-level "
+                      "(ε, δ) you choose; FriendlyCore also has its paper's ρ-zCDP controls.")
+    return specs[state.get("alg")]
+
+
+# ----------------------------------------------------------------------------- the form
+
+
+def _widget_key(spec: AlgorithmSpec, field: str) -> str:
+    return f"algp_{spec.name}_{field}"
+
+
+def _current(spec: AlgorithmSpec) -> dict[str, Any]:
+    values = {f.name: f.default for f, _ in param_fields(spec.params)}
+    values.update(state.algorithm_params(spec.name))
+    return values
+
+
+def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
+    key = _widget_key(spec, f.name)
+    label = h.label or f.name
+    kw = dict(key=key, help=h.help or None)
+    if key not in st.session_state:
+        st.session_state[key] = value
+    if h.choices is not None:
+        st.selectbox(label, list(h.choices), **kw)
+    elif isinstance(f.default, bool):
+        st.checkbox(label, **kw)
+    elif isinstance(f.default, int):
+        st.number_input(label, min_value=None if h.low is None else int(h.low),
+                        max_value=None if h.high is None else int(h.high),
+                        step=int(h.step or 1), **kw)
+    elif isinstance(f.default, float):
+        st.number_input(label, min_value=h.low, max_value=h.high, format="%.6g", **kw)
+    else:
+        st.text_input(label, **kw)
+
+
+def _apply(spec: AlgorithmSpec) -> None:
+    values = {f.name: st.session_state[_widget_key(spec, f.name)] for f, _ in param_fields(spec.params)}
+    try:
+        spec.make_params(**values)
+    except (ValueError, TypeError) as exc:
+        st.session_state["_alg_form_error"] = str(exc)
+        return
+    st.session_state.pop("_alg_form_error", None)
+    defaults = {f.name: f.default for f, _ in param_fields(spec.params)}
+    for name, v in values.items():
+        key = state.algorithm_key(spec.name, name)
+        if v == defaults[name]:
+            state.params().pop(key, None)
+        else:
+            state.update(**{key: v})
+
+
+def params_form(spec: AlgorithmSpec) -> None:
+    """The spec's parameters as a sidebar form (generated from the field hints)."""
+    values = _current(spec)
+    with st.sidebar.form(f"alg_form_{spec.name}"):
+        st.markdown(f"**{spec.title}** settings")
+        for f, h in param_fields(spec.params):
+            _field_widget(spec, f, h, values[f.name])
+        st.form_submit_button("Apply", key="alg_apply", type="primary", on_click=_apply, args=(spec,))
+    err = st.session_state.get("_alg_form_error")
+    if err:
+        st.sidebar.error(err)
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _seeds(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """(non-private stage stream, private stage stream) of a simulation seed."""
+    a, b = np.random.SeedSequence(int(seed)).spawn(2)
+    return a, b
+
+
+def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int) -> Any:
+    if spec.stage is None:
+        return None
+    key = (ds.content_hash, spec.name, spec.stage_key(p), pub, int(seed))
+    return cache.memo("stage", key, lambda: spec.stage(
+        ds.X, pub.k, radius=pub.radius, rng=np.random.default_rng(_seeds(seed)[0]), pub=pub, params=p))
+
+
+def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
+             seed: int):
+    """One seeded simulation of ``spec`` at the row-level target (cached per session)."""
+    stage = _stage(ds, spec, p, pub, seed)
+    key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta))
+    return cache.memo("run", key, lambda: dpviz.run(
+        spec.name, ds.X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
+        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed)[1]),
+        **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)}))
+
+
+# ----------------------------------------------------------------------------- the page
+
+
+def _eps_slider() -> float:
+    eps = float(state.get("eps"))
+    options = sorted(set(EPS_GRID) | {eps})
+    state.seed_widget("eps", "eps_slider")
+    st.select_slider("Row-level privacy ε (the guarantee for one row of your data)", options=options,
+                     format_func=lambda v: f"{v:g}", key="eps_slider",
+                     on_change=state.on_change("eps", "eps_slider", float),
+                     help="The algorithm's own budget is calibrated so that adding or removing any "
+                          "one row changes the odds of any outcome by at most e^ε (except with "
+                          "probability δ).")
+    return float(state.get("eps"))
+
+
+def _status(spec: AlgorithmSpec, result) -> None:
+    with st.container(key="run_status"):
+        if result.centers is None:
+            st.error(f"{spec.title} released no centers: {result.failure}.")
+        else:
+            st.success(f"{spec.title} released {len(result.centers)} centers "
+                       "(simulation: seeded, not a release).")
+
+
+def _privacy(spec: AlgorithmSpec, result, delta: float) -> None:
+    g = result.guarantee
+    with st.container(key="privacy_statement"):
+        st.markdown(f"**Row-level guarantee: (ε = {g.eps:.3g}, δ = {g.delta:.2g})-DP** for adding or "
+                    "removing one row of your data.")
+        factor = math.exp(g.eps)
+        st.markdown(f"Any one row changes the probability of any outcome by at most a factor of "
+                    f"{factor:.3g} (e^ε), except with probability {g.delta:.2g} (δ).")
+        budget = result.ledger.total()
+        st.caption(f"{spec.title}'s own budget after calibration: {budget} "
+                   f"(budget kind: {spec.budget_kind}). Reference: {spec.paper}.")
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(ledger_figure(result.ledger), key="ledger_chart", config={"displaylogo": False})
+    with right:
+        st.dataframe(ledger_table(result.ledger), hide_index=True)
+
+
+def _tiles(ds, result, ref) -> None:
+    from dpviz import metrics
+
+    tag = "non-private diagnostic"
+    with st.container(key="metrics_tiles"):
+        c1, c2, c3 = st.columns(3)
+        loss = None
+        if result.centers is not None and ref is not None:
+            loss = float(metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost))
+        c1.metric("Normalized k-means loss", "—" if loss is None else f"{loss:.3f}",
+                  help="1 − X/Y against non-private k-means++ on all rows (0 = as good).")
+        c1.caption(tag)
+        err = None
+        if result.centers is not None and ds.true_centers is not None:
+            err = float(metrics.center_error(ds.true_centers, result.centers))
+        c2.metric("Center error", "—" if err is None else f"{err:.4f}")
+        c2.caption(tag + ("" if err is not None else " (no true centers)"))
+        c3.metric("Centers released", "0" if result.centers is None else str(len(result.centers)))
+        c3.caption("private output (simulation)")
+
+
+def render(ds, spec: AlgorithmSpec, radius: float) -> None:
+    """Explore for ``spec`` on dataset ``ds`` with the declared radius."""
+    params_form(spec)
+    try:
+        p = spec.make_params(**_current(spec))
+    except (ValueError, TypeError) as exc:
+        st.error(str(exc))
+        return
+    k = int(state.get("k"))
+    pub = Public(n_declared=int(ds.n), d=int(ds.d), k=k, radius=float(radius))
+    st.caption(f"{spec.paper}. The declared size n = {ds.n:,} is treated as public (a "
+               "declaration, like Λ).")
+    c1, c2 = st.columns([5, 3])
+    with c1:
+        eps = _eps_slider()
+    with c2:
+        delta = controls.delta_select()
+    try:
+        with st.spinner(f"Running {spec.title}…"):
+            result = simulate(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")))
+    except Exception as exc:  # ValueError: the user's settings; anything else a library bug
+        with st.container(key="explore_error"):
+            st.error(run.error_text(exc))
+        return
+    st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
+            "these numbers.", icon=":material/science:")
+    _status(spec, result)
+    ref = run.reference(ds, k) if ds.n >= k else None
+    _tiles(ds, result, ref)
+    view = st.segmented_control("View", ("Storyboard", "Privacy", "Downloads"), key="alg_view",
+                                default="Storyboard", required=True, label_visibility="collapsed")
+    if view == "Storyboard":
+        ref_centers = ref.centers if ref is not None else ds.true_centers
+        fig = storyboard_builder(spec.name)(result, ds.X, reference_centers=ref_centers)
+        st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+    elif view == "Privacy":
+        _privacy(spec, result, delta)
+    else:
+        st.download_button("Centers (CSV, simulation)", run.centers_csv(result, ds.feature_names),
+                           file_name=f"dpviz_{spec.name}_centers.csv", mime="text/csv",
+                           key="dl_centers", on_click="ignore", icon=":material/download:")

@@ -1,0 +1,133 @@
+"""``auto``: choose the algorithm from public inputs only, by a rule measured on public data.
+
+The choice reads the declared size n, the dimension d, k and the row-level (ε, δ) — nothing
+computed from the rows — so choosing is free of privacy cost, and the run is exactly the chosen
+algorithm's (its guarantee, ledger and trace). The rule is a table of cells measured by
+``bench/auto_grid.py`` on public synthetic data (:func:`dpviz.data.ball_mixture.ball_mixture`
+with seeds and ratios of its own, never the benchmark rows of bench/peers.py): for each cell
+(n, d, k, ε), the algorithm with the lowest median relative excess k-means loss. A query takes the
+nearest cell in (log n, log d, log k, log ε).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpviz.privacy.budget import ApproxDP
+from dpviz.registry import AlgorithmSpec, Calibration, Public, calibrate, check_hinted, get, hint, register
+from dpviz.result import Result
+
+#: The measured rule (written by bench/auto_grid.py; its header says how).
+RULE_PATH = Path(__file__).with_name("auto_rule.json")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The algorithm ``auto`` picks for public inputs, and why (one sentence for the app)."""
+
+    algorithm: str
+    params: dict[str, Any]
+    sentence: str
+    cell: dict[str, Any]
+
+
+@cache
+def rule() -> dict[str, Any]:
+    """The rule table (cells and how they were measured)."""
+    return json.loads(RULE_PATH.read_text())
+
+
+def _coords(n: float, d: float, k: float, eps: float) -> np.ndarray:
+    return np.array([math.log10(n), math.log10(d), math.log10(k), math.log10(eps)])
+
+
+def choose(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> Choice:
+    """The algorithm for these public inputs (the nearest measured cell's winner)."""
+    table = rule()
+    cells = [c for c in table["cells"] if c["best"] is not None]
+    here = _coords(n_declared, d, k, epsilon)
+    dist = [float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"]))) for c in cells]
+    cell = cells[int(np.argmin(dist))]
+    best, won = cell["best"], cell.get("label", cell["best"])
+    title = get(best).title + "".join(f", {k} = {v}" for k, v in cell.get("params", {}).items())
+    runner = sorted((v, a) for a, v in cell["median_excess_loss"].items()
+                    if a.split("[")[0] != best and v is not None)
+    versus = f" (median excess loss {cell['median_excess_loss'][won]:.3g}" + (
+        f" vs {runner[0][0]:.3g} for {get(runner[0][1].split('[')[0]).title})" if runner else ")")
+    sentence = (f"For {n_declared:.3g} rows in {d} dimensions with k = {k} at ε = {epsilon:g}, "
+                f"{title} is expected to be best: on the public calibration grid, at n = "
+                f"{cell['n']:.0e}, d = {cell['d']}, k = {cell['k']}, ε = {cell['epsilon']:g}, it "
+                f"won{versus}.")
+    return Choice(best, dict(cell.get("params", {})), sentence, cell)
+
+
+@dataclass(frozen=True)
+class AutoParams:
+    """``auto`` has no knobs of its own: the chosen algorithm runs with its defaults."""
+
+    explain: bool = field(default=True, metadata=hint(help="record the choice and its reason in the trace"))
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "auto")
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """auto's budget: the chosen spec's name, parameters and calibrated budget."""
+
+    choice: Choice
+    params: Any
+    calibration: Calibration
+
+
+def _calibrate(epsilon: float, delta: float, pub: Public, params: AutoParams) -> Calibration:
+    c = choose(pub.n_declared, pub.d, pub.k, epsilon, delta)
+    spec = get(c.algorithm)
+    p = spec.make_params(**c.params)
+    cal = calibrate(spec, epsilon, delta, pub, p)
+    return Calibration(_Chosen(c, p, cal), cal.delta_prime, cal.guarantee)  # type: ignore[arg-type]
+
+
+def _guarantee(budget: Any, pub: Public, params: AutoParams, delta_prime: float) -> ApproxDP:
+    return budget.calibration.guarantee
+
+
+def _private(X: np.ndarray, k: int, budget: _Chosen, *, radius: float, rng: np.random.Generator,
+             pub: Public, params: AutoParams, stage: Any = None) -> Result:
+    spec = get(budget.choice.algorithm)
+    if spec.stage is not None:
+        stage = spec.stage(X, k, radius=radius, rng=rng, pub=pub, params=budget.params)
+    res = spec.private(X, k, budget.calibration.budget, radius=radius, rng=rng, pub=pub,
+                       params=budget.params, stage=stage)
+    trace = (*res.trace,)
+    if params.explain:
+        from dpviz.result import TraceStep
+
+        trace = (TraceStep("auto_choice", True, {"algorithm": spec.name, "sentence": budget.choice.sentence,
+                                                  "cell": budget.choice.cell},
+                           "public: chosen from n_declared, d, k, ε, δ only"), *trace)
+    return Result(res.centers, res.failure, res.ledger, trace,
+                  dict(res.params) | {"auto_choice": spec.name}, res.seed)
+
+
+SPEC = register(AlgorithmSpec(
+    name="auto",
+    title="auto (public choice rule)",
+    paper="dpviz: the registered algorithm that won the nearest cell of a public calibration grid",
+    budget_kind="approx",
+    params=AutoParams,
+    private=_private,
+    guarantee=_guarantee,
+    calibrate=_calibrate,
+    steps=("auto_choice",),
+    description="Picks the algorithm from public inputs only (declared n, d, k, ε, δ) by a rule "
+                "measured on public synthetic data; choosing costs no privacy.",
+    rank=1,
+))
