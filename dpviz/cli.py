@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--n-declared", type=int, required=True, help="declared (public) number of rows")
     r.add_argument("--out", required=True, help="the release JSON to write")
     r.add_argument("--report", help="the HTML report (default: the --out path with .html)")
-    r.add_argument("--algorithm", default="friendlycore", help="a registered algorithm (dpviz list)")
+    r.add_argument("--algorithm", default="auto", help="a registered algorithm (dpviz list); default "
+                   "auto: chosen from the public inputs")
     r.add_argument("--columns", help="comma-separated numeric columns (default: all)")
     r.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786): run the chunk "
                    "and piece work on that cluster")
@@ -219,6 +220,11 @@ def _cmd_list() -> int:
     return 0
 
 
+def _big(args: argparse.Namespace, d: int) -> bool:
+    """Stream when the declared table is large or a cluster is named (public inputs only)."""
+    return args.n_declared * d > IN_MEMORY_MAX_CELLS or args.scheduler is not None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from dpviz.large.run import STREAMED, run_stream
     from dpviz.large.source import TableSource
@@ -239,10 +245,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     src = TableSource(args.path, columns=columns,
                       **({"chunk_rows": args.chunk_rows} if args.chunk_rows else {}))
+    chosen: str | None = None
+    if spec.name == "auto" and (args.mode == "stream" or (args.mode == "auto" and _big(args, src.d))):
+        # The streamed path needs the algorithm itself: resolve auto's public choice here.
+        from dpviz.clustering.auto import choose
+
+        choice = choose(args.n_declared, src.d, args.k, args.epsilon, args.delta)
+        if choice.algorithm in STREAMED:
+            chosen = choice.sentence
+            spec, params = get(choice.algorithm), dict(choice.params)
+            p = spec.make_params(**params)
+            progress(chosen)
+        else:
+            progress(f"auto chose {choice.algorithm}, which has no streamed implementation: it runs in "
+                     "memory (--algorithm friendlycore streams)")
     mode = args.mode
     if mode == "auto":  # a public rule: the declared size and d, never the file's row count
-        big = args.n_declared * src.d > IN_MEMORY_MAX_CELLS or args.scheduler is not None
-        mode = "stream" if big and spec.name in STREAMED else "memory"
+        mode = "stream" if _big(args, src.d) and spec.name in STREAMED else "memory"
     if mode == "stream" and spec.name not in STREAMED:
         raise ValueError(f"{spec.name!r} cannot stream; streamed algorithms: {list(STREAMED)}.")
     if args.scheduler and mode != "stream":
@@ -259,6 +278,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
                   rng=rng, n_declared=args.n_declared, **params)
     doc = release_document(res, spec, args, p, src.d, src.columns, mode)
+    if chosen is not None:
+        doc["parameters"]["auto_choice"] = chosen
     _atomic_write(out, json.dumps(doc, indent=1, ensure_ascii=False))
     write_report(doc, res, report)
     progress(f"wrote {out} and {report}")

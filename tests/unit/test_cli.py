@@ -32,9 +32,10 @@ def table(tmp_path_factory) -> Path:
     return path
 
 
-def _args(table: Path, out: Path, *extra: str) -> list[str]:
+def _args(table: Path, out: Path, *extra: str, algorithm: str | None = "friendlycore") -> list[str]:
+    alg = ["--algorithm", algorithm] if algorithm else []
     return ["run", str(table), "--k", str(K), "--epsilon", "4", "--delta", "1e-6", "--radius", "1",
-            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", *extra]
+            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", *alg, *extra]
 
 
 def _keys(doc) -> set[str]:
@@ -71,6 +72,24 @@ def test_dp_lloyd_release_in_memory(table, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["algorithm"]["name"] == "dp_lloyd" and doc["parameters"]["mode"] == "memory"
     assert doc["statement"]["epsilon"] <= 4.0 * (1 + 1e-12)
+
+
+def test_default_is_auto_and_its_choice_decides_streaming(table, tmp_path, capsys):
+    from dpviz.clustering.auto import choose
+    from dpviz.large.run import STREAMED
+
+    out = tmp_path / "r.json"
+    assert main(_args(table, out, algorithm=None)) == 0  # no --algorithm: auto (in memory at this size)
+    doc = json.loads(out.read_text())
+    assert doc["algorithm"]["name"] == "auto" and doc["parameters"]["mode"] == "memory"
+    assert doc["statement"]["epsilon"] <= 4.0 * (1 + 1e-12)
+    picked = choose(N, 2, K, 4.0, 1e-6).algorithm
+    rc = main(_args(table, tmp_path / "s.json", "--mode", "stream", algorithm=None))
+    if picked in STREAMED:
+        assert rc == 0
+        assert json.loads((tmp_path / "s.json").read_text())["algorithm"]["name"] == picked
+    else:
+        assert rc == 2 and "cannot stream" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("extra", "message"), [
