@@ -159,3 +159,14 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     assert rc == 130, rest
     assert "interrupted" in rest and "Traceback" not in rest
     assert not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_scheduler_address_runs_the_streamed_path_on_dask(table, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "r.json"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as lc:
+        assert main(_args(table, out, "--scheduler", lc.scheduler_address, "--param", "n_tuples=100")) == 0
+    doc = json.loads(out.read_text())
+    assert doc["parameters"]["mode"] == "stream" and doc["parameters"]["run"]["engine"] == "dask"
+    assert np.asarray(doc["centers"]).shape == (K, 2)
