@@ -23,6 +23,7 @@ Tsfadia et al. 2022, §5.2 (FC_Clustering, NoisyLloydStep §5.2.4) and §6.2 (ba
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -206,6 +207,7 @@ def stream_tuple_stage(
         raise ValueError(f"The 'oracle' parameter of {func} must be one of {ORACLES}. Got {oracle!r}.")
     gen, seed = check_rng(rng)
     engine = engine or make_engine()
+    start = time.perf_counter()
     key = draw_key(gen)
     streams = block_streams(t, gen)
     edges = np.array([s.start for s, _ in streams] + [t])
@@ -224,7 +226,8 @@ def stream_tuple_stage(
     tuples = np.concatenate([o[0] for o in out])
     sizes = np.concatenate([o[1] for o in out])
     stage = TupleStage(tuples=tuples, piece_of_row=np.zeros(0, dtype=np.int64), piece_sizes=sizes, k=k,
-                       n_pieces=t, oracle=oracle, method=used, seconds=0.0, seed=seed)
+                       n_pieces=t, oracle=oracle, method=used, seconds=time.perf_counter() - start,
+                       seed=seed)
     return StreamStage(stage, tuple(chunks), int(sum(s[0] for s in stats)),
                        int(sum(s[1] for s in stats)), float(radius), source.d)
 
