@@ -87,7 +87,10 @@ class Chunk:
             import pyarrow.csv as pcsv
 
             opts = pcsv.ReadOptions(block_size=max(1 << 20, 64 * self.batch_rows))
-            conv = pcsv.ConvertOptions(include_columns=list(self.columns))
+            # Every column read as float64: a type inferred from the first block (int) could not
+            # hold a later block's values (1.5), and the reader would fail mid-file.
+            conv = pcsv.ConvertOptions(include_columns=list(self.columns),
+                                       column_types={c: _pa().float64() for c in self.columns})
             with pcsv.open_csv(self.path, read_options=opts, convert_options=conv) as reader:
                 for b in reader:
                     yield finite_rows(_to_matrix(b, self.columns))

@@ -268,3 +268,15 @@ def test_source_rejects_bad_paths(tmp_path):
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(ValueError, match="Cannot read"):
         TableSource(tmp_path / "bad.parquet")
+
+
+def test_csv_reads_every_block_as_float(tmp_path):
+    """Integers for 2 MB, then a decimal and missing values: no mid-file type error; NA rows dropped."""
+    path = tmp_path / "t.csv"
+    i = np.arange(300_000)
+    body = "\n".join(f"{a},{b}" for a, b in zip(i, i % 7, strict=True))
+    path.write_text("a,b\n" + body + "\n1.5,2.5\n,3\nNA,4\n")
+    X = TableSource(path, batch_rows=1000).read_all()
+    assert X.shape == (300_001, 2)
+    np.testing.assert_array_equal(X[-1], [1.5, 2.5])
+    np.testing.assert_array_equal(X[:300_000, 1], i % 7)
