@@ -16,6 +16,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz.geometry import nearest_center
+
+__all__ = ["center_error", "kmeans_cost", "labeling_failure", "match_centers", "nearest_center",
+           "normalized_loss", "reference_kmeans_cost"]
 
 
 def _check_centers(centers: np.ndarray, d: int, func: str, name: str = "centers") -> np.ndarray:
@@ -26,40 +30,6 @@ def _check_centers(centers: np.ndarray, d: int, func: str, name: str = "centers"
     if not np.all(np.isfinite(C)):
         raise ValueError(f"The '{name}' parameter of {func} contains NaN or infinite values.")
     return C
-
-
-def nearest_center(X: np.ndarray, centers: np.ndarray,
-                   chunk: int = 65_536) -> tuple[np.ndarray, np.ndarray]:
-    """Index of the nearest center and the squared distance to it, per row (chunked).
-
-    For small k·d, one vectorized pass over the rows per center and coordinate (no (n, k, d)
-    temporary, no BLAS threads); otherwise the Gram form ||c||² − 2x·c per chunk of rows. Ties
-    go to the lowest index. The returned distance is recomputed exactly for the chosen center.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    C = np.asarray(centers, dtype=np.float64)
-    n, d = X.shape
-    k = C.shape[0]
-    if d * k <= 64:
-        best = np.full(n, np.inf)
-        labels = np.zeros(n, dtype=np.int64)
-        for i in range(k):
-            d2 = (X[:, 0] - C[i, 0]) ** 2
-            for j in range(1, d):
-                d2 += (X[:, j] - C[i, j]) ** 2
-            labels[d2 < best] = i
-            np.minimum(best, d2, out=best)
-        return labels, best
-    labels = np.empty(n, dtype=np.int64)
-    dist2 = np.empty(n)
-    cn = np.einsum("ij,ij->i", C, C)
-    for s in range(0, n, chunk):
-        B = X[s:s + chunk]
-        lab = np.argmin(cn[None, :] - 2.0 * B @ C.T, axis=1)
-        diff = B - C[lab]
-        labels[s:s + chunk] = lab
-        dist2[s:s + chunk] = np.einsum("ij,ij->i", diff, diff)
-    return labels, dist2
 
 
 def kmeans_cost(X: np.ndarray, centers: np.ndarray) -> float:

@@ -15,7 +15,7 @@ import numpy as np
 from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
 from dpviz.data.bounds import clip_to_ball, row_norms
 from dpviz.data.generators import uniform_ball
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp

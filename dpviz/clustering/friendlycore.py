@@ -32,7 +32,7 @@ from dpviz.clustering.presets import FCSplit, margins, resolve_split, suggest_n_
 from dpviz.clustering.tuples import TupleStage, compute_tuples
 from dpviz.core.filters import zcdp_filter
 from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph, ord_permutation, ordered_dist_counts
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
