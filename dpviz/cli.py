@@ -167,8 +167,6 @@ def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
     """An offline HTML page (plotly.js inlined): the released centres and the ledger."""
     import plotly.graph_objects as go
 
-    from dpviz.viz.privacy import ledger_figure
-
     figs = []
     C = None if res.centers is None else np.asarray(res.centers)
     radius = doc["public_inputs"]["radius"]
@@ -192,7 +190,7 @@ def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
             figs.append(go.Figure(go.Heatmap(z=C, x=cols, y=[f"centre {i}" for i in range(len(C))],
                                              colorscale="RdBu", zmid=0),
                                   layout=dict(title="Released centres, every coordinate")))
-    figs.append(ledger_figure(res.ledger))
+    figs.append(_ledger_sunburst(doc["ledger"], doc["ledger_total"]))
     s = doc["statement"]
     head = (f"<h1>dpviz release: {doc['algorithm']['title']}</h1><p>{s['text']}</p>"
             f"<p>Public inputs: {json.dumps(doc['public_inputs'])}</p>"
@@ -201,6 +199,28 @@ def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
     html = ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
             + head + "".join(body) + "</body></html>")
     _atomic_write(path, html)
+
+
+def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any:
+    """The ledger rows as a sunburst (area = share of ρ; hover: ρ, δ, σ, unit, mechanism).
+
+    Built here from ``Ledger.to_rows()`` (the CLI sits below dpviz.viz in the import layers).
+    """
+    import plotly.graph_objects as go
+
+    def fmt(v: Any) -> str:
+        return "–" if v is None else f"{v:.4g}"
+
+    custom = [[fmt(r["rho"]), fmt(r["delta"]), fmt(r["noise_scale"]), r["unit"], r["mechanism"]]
+              for r in rows]
+    trace = go.Sunburst(ids=[r["id"] for r in rows], labels=[r["label"] for r in rows],
+                        parents=[r["parent"] for r in rows], values=[max(r["rho"] or 0.0, 0.0) for r in rows],
+                        branchvalues="total", customdata=custom,
+                        hovertemplate="<b>%{label}</b><br>ρ = %{customdata[0]}<br>δ = %{customdata[1]}"
+                                      "<br>σ = %{customdata[2]}<br>unit: %{customdata[3]}"
+                                      "<br>%{customdata[4]}<extra></extra>")
+    return go.Figure(trace, layout=dict(title=f"Privacy ledger: ρ = {total['rho']:.4g}, "
+                                              f"δ = {total['delta']:.3g} (area = share of ρ)"))
 
 
 def _atomic_write(path: Path, text: str) -> None:

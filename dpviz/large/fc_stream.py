@@ -44,10 +44,10 @@ from dpviz.clustering.friendlycore import (
 from dpviz.clustering.presets import margins, resolve_split, suggest_n_tuples
 from dpviz.clustering.tuples import ORACLES, TupleStage, block_streams, resolve_method, tuples_from_pieces
 from dpviz.core.filters import zcdp_filter
+from dpviz.geometry import nearest_center
 from dpviz.large.engine import Engine, Progress, _quiet, make_engine
 from dpviz.large.pieces import draw_key, keyed_pieces
 from dpviz.large.source import Chunk, TableSource
-from dpviz.metrics import nearest_center
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
