@@ -148,7 +148,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", "16", "--epsilon", "1", "--delta", "1e-6",
            "--radius", "2", "--n-declared", "400000", "--out", str(out), "--mode", "stream",
-           "--chunk-rows", "20000", "--n-jobs", "1"]
+           "--chunk-rows", "20000", "--n-jobs", "1", "--algorithm", "friendlycore"]
     proc = subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE, text=True)
     first = proc.stderr.readline()  # the run has started (imports done)
     assert "stream run" in first, first
