@@ -94,13 +94,17 @@ def child(path: str, n: int, engine: str, seed: int) -> None:
         scheduler = Client(cluster)
         if engine == "dask-warm":  # the workers import dpviz, scikit-learn and pyarrow before the clock
             scheduler.run(_warm)
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     res = fc_stream(path, K, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, n_declared=n, n_tuples=T,
                     rng=seed, scheduler=scheduler, n_jobs=2)
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)  # this process's threads only
     fb = res.step("fallback").data["used"]
-    print(json.dumps(dict(n=n, engine=engine, wall=wall, rss_mb=resource.getrusage(resource.RUSAGE_SELF)
-                          .ru_maxrss / 1024, fallback=bool(fb), centers=np.asarray(res.centers).tolist())))
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(dict(n=n, engine=engine, wall=wall, cpu=cpu, rss_mb=rss_mb, fallback=bool(fb),
+                          centers=np.asarray(res.centers).tolist())))
     if scheduler is not None:
         scheduler.close()
         cluster.close()
@@ -143,26 +147,26 @@ def cost_ratio(X: np.ndarray, C: np.ndarray) -> float:
 
 def scale(sizes: list[int], skip_write: bool) -> list[dict]:
     print(f"\n## 1. Streamed FC end to end (d={D}, k={K}, t={T}, ρ={RHO}, δ={DELTA}; 2 threads)\n")
-    print("| n | wall (s) | peak RSS (MB) | fallback | machine load before |")
-    print("|---:|---:|---:|---|---|")
+    print("| n | wall (s) | CPU (s) | peak RSS (MB) | fallback | machine load before |")
+    print("|---:|---:|---:|---:|---|---|")
     recs = []
     for n in sizes:
         path = OUT / f"blobs_{n}.parquet" if skip_write else write(n)
         rec = run_child(path, n, "threads")
         recs.append(rec)
-        print(f"| {n:.0e} | {rec['wall']:.1f} | {rec['rss_mb']:.0f} | {rec['fallback']} | {rec['load']} |",
-              flush=True)
+        print(f"| {n:.0e} | {rec['wall']:.1f} | {rec['cpu']:.1f} | {rec['rss_mb']:.0f} | {rec['fallback']} "
+              f"| {rec['load']} |", flush=True)
     if len(recs) >= 2:
         a, b = recs[0], recs[-1]
         slope = (b["wall"] - a["wall"]) / (b["n"] - a["n"])
-        print(f"\nslope: {slope * 1e6:.2f} s per 10⁶ rows (wall, 2 cores); "
-              f"ratio wall({b['n']:.0e})/wall({a['n']:.0e}) = {b['wall'] / a['wall']:.2f} "
-              f"for {b['n'] / a['n']:.0f}× the rows")
+        cpu_slope = (b["cpu"] - a["cpu"]) / (b["n"] - a["n"])
+        print(f"\nslope: {slope * 1e6:.2f} s wall and {cpu_slope * 1e6:.2f} CPU-s per 10⁶ rows; "
+              f"wall({b['n']:.0e})/wall({a['n']:.0e}) = {b['wall'] / a['wall']:.2f}, "
+              f"CPU ratio {b['cpu'] / a['cpu']:.2f}, for {b['n'] / a['n']:.0f}× the rows")
         cores, target = 2, 600.0
-        cpu_per_row = slope * cores
-        workers = math.ceil(cpu_per_row * 1e9 / target / cores)
-        print(f"\n## 4. Paper estimate for 10⁹ rows\n\n{cpu_per_row * 1e9 / 3600:.1f} core-hours at the "
-              f"measured {cpu_per_row * 1e6:.2f} core-s per 10⁶ rows → about {workers} workers of "
+        workers = math.ceil(cpu_slope * 1e9 / target / cores)
+        print(f"\n## 4. Paper estimate for 10⁹ rows\n\n{cpu_slope * 1e9 / 3600:.1f} core-hours at the "
+              f"measured {cpu_slope * 1e6:.2f} CPU-s per 10⁶ rows → about {workers} workers of "
               f"{cores} cores for 10 minutes (linear scaling assumed; no I/O or network limit modelled)")
     return recs
 
@@ -170,12 +174,14 @@ def scale(sizes: list[int], skip_write: bool) -> list[dict]:
 def dask_vs_threads(n: int) -> None:
     print(f"\n## 2. Engines at n = {n:.0e}: 2 Dask worker processes vs 2 threads\n")
     print("dask-warm: the workers imported dpviz, scikit-learn and pyarrow before the clock started.\n")
-    print("| engine | wall (s) | peak RSS of the driver process (MB) | machine load before |")
-    print("|---|---:|---:|---|")
+    print("| engine | wall (s) | CPU of the driver process (s) | peak RSS of the driver process (MB) "
+          "| machine load before |")
+    print("|---|---:|---:|---:|---|")
     path = OUT / f"blobs_{n}.parquet"
     for engine in ("threads", "dask", "dask-warm"):
         rec = run_child(path, n, engine)
-        print(f"| {engine} | {rec['wall']:.1f} | {rec['rss_mb']:.0f} | {rec['load']} |", flush=True)
+        print(f"| {engine} | {rec['wall']:.1f} | {rec['cpu']:.1f} | {rec['rss_mb']:.0f} | {rec['load']} |",
+              flush=True)
 
 
 def accuracy(n: int, seeds: int = 3) -> None:
