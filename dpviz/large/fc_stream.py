@@ -123,15 +123,18 @@ def _unit_cube(Z: np.ndarray, radius: float) -> np.ndarray:
     return np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
 
 
-def grid_counts(chunk: Chunk, radius: float, level: int, keys: np.ndarray,
-                V: np.ndarray | None) -> np.ndarray:
-    """Fallback task: the counts of the chunk's inside rows (projected on V if given) in ``keys``."""
-    counts = np.zeros(len(keys))
-    for X in chunk.batches():
-        Xin = _inside(X, radius)
-        Z = Xin if V is None else Xin @ V
-        counts += fb.grid_cell_counts(_unit_cube(Z, radius), level, keys)
-    return counts
+def unit_cube_rows(chunk: Chunk, radius: float, V: np.ndarray | None) -> np.ndarray:
+    """Fallback task: the chunk's inside rows (projected on V if given) mapped to [0, 1)^p, kept by
+    the engine between the quadtree's levels (p ≤ 5 columns: one read of the file for all levels)."""
+    parts = [_unit_cube(_inside(X, radius) if V is None else _inside(X, radius) @ V, radius)
+             for X in chunk.batches()]
+    p = len(chunk.columns) if V is None else V.shape[1]
+    return np.concatenate(parts) if parts else np.zeros((0, p))
+
+
+def cube_counts(U: np.ndarray, level: int, keys: np.ndarray) -> np.ndarray:
+    """Fallback task: the counts of one chunk's rows U in the flat cells ``keys`` of level ``level``."""
+    return fb.grid_cell_counts(U, level, keys)
 
 
 def second_moment(chunk: Chunk, radius: float) -> np.ndarray:
@@ -269,8 +272,9 @@ def stream_fallback(
     st: StreamStage, k: int, *, rho: float, n_declared: int, rng: np.random.Generator, ledger: Ledger,
     engine: Engine, progress: Progress = _quiet,
 ) -> fb.FallbackOutcome:
-    """:func:`dpviz.clustering.fallback.fallback_centers` with every data access a sum over chunks
-    (one pass per quadtree level): the same draws and ledger entries.
+    """:func:`dpviz.clustering.fallback.fallback_centers` with every data access a sum over chunks:
+    the same draws and ledger entries. The rows' grid coordinates ([0, 1)^p, p ≤ 5, float64) are
+    computed in one pass and kept by the engine for all quadtree levels (n·p·8 bytes).
 
     Privacy
     -------
@@ -279,8 +283,11 @@ def stream_fallback(
     chunks, radius, d = list(st.chunks), st.radius, st.d
 
     def counter(V: np.ndarray | None) -> Callable[[int, np.ndarray], np.ndarray]:
+        cubes = engine.map(unit_cube_rows, chunks, [radius] * len(chunks), [V] * len(chunks),
+                           progress=progress, label="fallback (rows to the grid's cube) chunk")
+
         def count(level: int, keys: np.ndarray) -> np.ndarray:
-            return _sum_over(engine, grid_counts, chunks, radius, level, keys, V, progress=progress,
+            return _sum_over(engine, cube_counts, cubes, level, keys, progress=progress,
                              label=f"fallback grid level {level} chunk")
         return count
 

@@ -227,6 +227,11 @@ def test_dask_local_cluster_gives_the_same_tuples_and_release(blobs):
         res_d = fc_stream(blobs, K, rho=RHO, delta=DELTA, radius=1.0, r_min=R_MIN, n_declared=N, n_tuples=T,
                           rng=9, chunk_rows=3000, scheduler=client)
         assert client.status == "running"  # a caller's Client is not closed
+        fb_d = fc_private_stream(dask, rho=1e-4, delta=DELTA, r_min=R_MIN, n_declared=N, rng=2,
+                                 engine=DaskEngine(client))  # the fallback's passes on the workers
+    fb_t = fc_private_stream(threads, rho=1e-4, delta=DELTA, r_min=R_MIN, n_declared=N, rng=2)
+    assert fb_d.step("fallback").data["used"] and fb_t.step("fallback").data["used"]
+    np.testing.assert_allclose(fb_d.centers, fb_t.centers, atol=1e-12)
     assert np.array_equal(dask.stage.tuples, threads.stage.tuples)
     assert res_d.params["engine"] == "dask" and res_t.params["engine"] == "threads"
     np.testing.assert_allclose(res_d.centers, res_t.centers, atol=1e-12)
