@@ -10,11 +10,16 @@ script).
 - Explore [/ only; the default page has no path of its own]: one private FC run, Figure 3 style.
 - Data [/data]: generate, pick a built-in dataset, or upload a CSV (and declare Λ).
 - Budget [/budget]: accuracy and success rate against ρ, loss against n.
+- Compare [/compare]: every registered algorithm at the same row-level (ε, δ), side by side.
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
+- Release [/release]: one deliberate private release (secure sampler, session ledger, seedless
+  JSON export); every other page is a seeded *simulation* and says so.
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
-dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps. A link
+dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps; compare
+calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and row-level ε a Compare
+click opens in Explore). A link
 opened later (or another session) shows the same view; uploaded data is never in the link.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
@@ -55,6 +60,17 @@ Budget
     (buttons), ``budget_progress`` (container with the progress bar), ``budget_accuracy``
     (chart; clicking a median point loads its ρ into Explore), ``budget_success`` (chart),
     ``budget_loss_n_run`` (button), ``budget_loss_n`` (chart).
+Compare
+    ``compare_guarantee`` (container: the same-row-level-guarantee statement),
+    ``compare_algorithms`` (multiselect, from ``dpviz.algorithms()``), ``compare_eps_range``
+    (range select_slider, row-level ε), ``compare_delta`` (select_slider), ``compare_points``,
+    ``compare_reps`` (number inputs), ``cmp_<algorithm>_<parameter>`` (each algorithm's
+    parameter form, generated from its hints, in an expander with its paper and guarantee),
+    ``compare_run``, ``compare_stop`` (buttons), ``compare_progress`` (container with the
+    progress bar), charts ``compare_loss``, ``compare_labeling_failure``, ``compare_center_error``
+    (a click opens that algorithm and ε in Explore), ``compare_structure``, ``compare_seconds``;
+    ``compare_table`` (dataframe), ``compare_clicked`` (container: the link for an algorithm
+    Explore cannot show yet).
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
@@ -86,8 +102,12 @@ PAGES = {
                     url_path="data"),
     "budget": st.Page(HERE / "views/budget.py", title="Budget", icon=":material/tune:",
                       url_path="budget"),
+    "compare": st.Page(HERE / "views/compare.py", title="Compare", icon=":material/compare_arrows:",
+                       url_path="compare"),
     "learn": st.Page(HERE / "views/learn.py", title="Learn", icon=":material/school:",
                      url_path="learn"),
+    "release": st.Page(HERE / "views/release.py", title="Release", icon=":material/lock:",
+                       url_path="release"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

@@ -36,7 +36,7 @@ def one_rep(d: int, rep: int, preset: str) -> dict:
         radius = 10.0 * math.sqrt(d)
         t0 = time.perf_counter()
         res = fc_clustering(ds.X, K, rho=RHO, delta=DELTA, n_tuples=T, radius=radius, r_min=R_MIN,
-                            oracle="pca", preset=preset, rng=rep + 10_000)
+                            oracle="pca", preset=preset, rng=rep + 10_000, n_declared=N)  # public n
         secs = time.perf_counter() - t0
         pred = nearest_center(ds.X, res.centers)[0]
         floor = labeling_failure(ds.labels, nearest_center(ds.X, ds.true_centers)[0])

@@ -48,8 +48,9 @@ def one_rep(n: int, sigma: float, rep: int, methods: list[str]) -> list[dict]:
             if m.startswith("FC "):
                 if stage is None:
                     stage = fc_tuple_stage(X, K, n_tuples=T, radius=RADIUS, rng=rep)
+                # n declared public, as in the paper (no DP count: the numbers stay comparable)
                 res = fc_private_stage(X, stage, rho=RHO, delta=DELTA, radius=RADIUS, r_min=R_MIN,
-                                       preset=m[3:], rng=rep + 10_000)
+                                       preset=m[3:], rng=rep + 10_000, n_declared=n)
                 success = float(not res.step("fallback").data["used"])
                 secs = time.perf_counter() - t0 + stage.seconds
             elif m == "DP-Lloyd (ρ=1)":

@@ -84,17 +84,24 @@ def check_data(X: Any, func: str, *, allow_empty: bool = True) -> np.ndarray:
 def check_rng(rng: RngLike) -> tuple[np.random.Generator, int | None]:
     """Normalize ``rng`` once at a public boundary; return the Generator and a replay seed.
 
-    An int seeds a new Generator; None draws fresh OS entropy but keeps the seed so the run can
-    be replayed exactly (``Result.seed``); a Generator is used as given (seed unknown: None).
+    An int seeds a new Generator and is returned as the replay seed (``Result.seed``: the run is
+    a *simulation*, anyone with the seed can replay its noise). None draws fresh OS entropy and
+    keeps no seed. A Generator is used as given (seed unknown: None). The release sampler
+    (:class:`dpviz.privacy.release.SecureRNG`) is passed through unchanged and has no seed.
     """
-    if isinstance(rng, np.random.Generator):
-        return rng, None
+    if isinstance(rng, np.random.Generator) or getattr(rng, "is_secure_sampler", False):
+        return rng, None  # type: ignore[return-value]
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-        return np.random.default_rng(seed), seed
+        # Fresh entropy; the seed is never kept, so it cannot leak through a Result.
+        return np.random.default_rng(np.random.SeedSequence()), None
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
         return np.random.default_rng(int(rng)), int(rng)
     raise ValueError(
-        f"The 'rng' parameter must be a numpy.random.Generator, a non-negative int seed or None. "
-        f"Got {rng!r} instead."
+        f"The 'rng' parameter must be a numpy.random.Generator, a non-negative int seed, None or "
+        f"a dpviz.privacy.release.SecureRNG. Got {rng!r} instead."
     )
+
+
+def is_simulation(rng: object) -> bool:
+    """True unless ``rng`` is the release sampler: a run on anything else must not be published."""
+    return not getattr(rng, "is_secure_sampler", False)

@@ -14,6 +14,7 @@ the mean distance to matched reference centers, and whether FriendlyCore itself 
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -27,9 +28,24 @@ import pandas as pd
 from dpviz._validation import RngLike, check_data, check_delta, check_rng, check_scalar
 from dpviz.result import Result
 
-#: Algorithms a sweep can run. "fc:<preset>" runs FriendlyCore clustering with that budget-split
-#: preset on the cached tuples; "nonprivate" is the ε = ∞ reference (one run per repetition).
-ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "diffprivlib", "nonprivate")
+#: The sweep's own names, kept so old links and scripts work: "fc:<preset>" runs FriendlyCore
+#: clustering with that budget-split preset on the cached tuples; "nonprivate" is the ε = ∞
+#: reference (one run per repetition). Every other registered algorithm (dpviz.registry) with a
+#: zCDP or pure-ε budget runs under its registry name (:func:`algorithm_names`).
+LEGACY_ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "diffprivlib", "nonprivate")
+
+
+def algorithm_names() -> tuple[str, ...]:
+    """The names :func:`run_sweep` accepts: the legacy names, then the registered algorithms
+    whose budget a zCDP ρ determines (zCDP, pure ε at ε = √(2ρ), or the non-private reference).
+
+    Approximate-DP algorithms have no ρ: compare them at a row-level (ε, δ) with
+    :func:`dpviz.compare.compare_sweep`.
+    """
+    from dpviz.registry import algorithms
+
+    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms()
+                                     if s.budget_kind != "approx" and s.name not in LEGACY_ALGORITHMS)
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "algorithm", "rho", "rep", "loss", "success", "center_error", "seconds", "n", "fallback",
@@ -42,21 +58,23 @@ ShouldStop = Callable[[], bool]
 
 # ---- thin adapters (module level so tests can count calls with monkeypatch) ---------------------
 
-def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str,
+def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str, radius: float,
                  rng: np.random.Generator) -> Any:
-    """The non-private, ρ-independent stage: ``compute_tuples`` (pieces and their k-tuples)."""
-    from dpviz.clustering.tuples import compute_tuples
+    """The non-private, ρ-independent stage: ``fc_tuple_stage`` (the one entry point: rows
+    outside the Λ-ball dropped, method from no declared size, i.e. a fixed public choice)."""
+    from dpviz.clustering.friendlycore import fc_tuple_stage
 
-    return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng)
+    return fc_tuple_stage(X, k, n_tuples=n_tuples, oracle=oracle, radius=radius, rng=rng)
 
 
 def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
-              r_min: float, preset: str, rng: np.random.Generator) -> Result:
-    """The private stage of FC clustering on cached tuples."""
+              r_min: float, preset: str, rng: np.random.Generator,
+              n_declared: int | None = None) -> Result:
+    """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
     from dpviz.clustering.friendlycore import fc_private_stage
 
     return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                            preset=preset, rng=rng)
+                            preset=preset, rng=rng, n_declared=n_declared)
 
 
 def _dp_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float,
@@ -73,6 +91,28 @@ def _diffprivlib(X: np.ndarray, k: int, *, rho: float, radius: float,
     from dpviz.clustering.baselines import diffprivlib_kmeans
 
     return diffprivlib_kmeans(X, k, eps=math.sqrt(2.0 * rho), radius=radius, rng=rng)
+
+
+def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, radius: float,
+                stages: dict, stage_rng: np.random.Generator, rng: np.random.Generator) -> Result:
+    """A registered algorithm at the zCDP budget ρ: its own ρ, or ε = √(2ρ) for a pure-ε one
+    (ε-DP implies ε²/2-zCDP; Bun & Steinke 2016, Prop. 1.4). The sweep declares n = len(X) (a
+    study tool on the caller's data). Its non-private stage is computed once per repetition."""
+    from dpviz.privacy.budget import ZCDP, ApproxDP
+    from dpviz.registry import Public, get
+
+    spec = get(name)
+    params = spec.make_params()
+    pub = Public(n_declared=X.shape[0], d=X.shape[1], k=k, radius=radius)
+    if spec.stage is not None and name not in stages:
+        stages[name] = spec.stage(X, k, radius=radius, rng=stage_rng, pub=pub, params=params)
+    if spec.budget_kind == "approx":
+        raise ValueError(f"'{name}' has an (ε, δ) budget of its own: compare it at a row-level target "
+                         "with dpviz.compare.compare_sweep, not on a ρ axis.")
+    budget = {"zcdp": lambda: ZCDP(rho, delta), "pure": lambda: ApproxDP(math.sqrt(2.0 * rho), 0.0),
+              "none": lambda: None}[spec.budget_kind]()
+    return spec.private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params,
+                        stage=stages.get(name))
 
 
 def _nonprivate(X: np.ndarray, k: int, *, rng: np.random.Generator) -> Result:
@@ -172,6 +212,34 @@ class _Config:
     oracle: str
     reference_cost: float
     reference_centers: np.ndarray
+    row_level: bool = False  # the x values are row-level ε targets (calibrated per algorithm)
+    n: int = 0
+    d: int = 0
+
+
+@functools.lru_cache(maxsize=512)
+def row_level_budget(algorithm: str, eps: float, delta: float, *, n_declared: int, d: int, k: int,
+                     radius: float, n_tuples: int, r_min: float, oracle: str) -> tuple[float, float]:
+    """The algorithm's own (ρ, δ) whose row-level guarantee is at most (ε, δ) (issue 10, finding 6).
+
+    Calibrated through the registry (``dpviz.registry.calibrate``: the largest budget by bisection
+    whose ``guarantee`` — for FriendlyCore the row-level statement with its group-privacy step —
+    is within the target). diffprivlib's pure ε is returned as ρ = ε²/2, which ``_diffprivlib``
+    turns back into ε = √(2ρ).
+    """
+    from dpviz.registry import Public, calibrate, get
+
+    pub = Public(n_declared=n_declared, d=d, k=k, radius=radius)
+    if algorithm.startswith("fc:"):
+        spec = get("friendlycore")
+        params = spec.make_params(preset=algorithm[3:], n_tuples=n_tuples, r_min=r_min, oracle=oracle)
+    else:
+        spec = get(algorithm)
+        params = spec.make_params()
+    budget = calibrate(spec, eps, delta, pub, params).budget
+    if spec.budget_kind == "pure":
+        return budget.eps**2 / 2.0, 0.0
+    return budget.rho, budget.delta
 
 
 def _fallback_used(result: Result) -> bool:
@@ -203,7 +271,17 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
 
 
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,
-             rng: np.random.Generator) -> Result:
+             rng: np.random.Generator, stages: dict | None = None,
+             stage_rng: np.random.Generator | None = None) -> Result:
+    delta = cfg.delta
+    if cfg.row_level and algorithm != "nonprivate":
+        own, delta = row_level_budget(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
+                                      radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,
+                                      oracle=cfg.oracle)
+        if algorithm.startswith("fc:"):  # the declared n is the one the calibration used
+            return _fc_stage(X, stage, rho=own, delta=delta, radius=cfg.radius, r_min=cfg.r_min,
+                             preset=algorithm[3:], rng=rng, n_declared=cfg.n)
+        rho = own
     if algorithm.startswith("fc:"):
         return _fc_stage(X, stage, rho=rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
                          preset=algorithm[3:], rng=rng)
@@ -213,14 +291,18 @@ def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any
         return _diffprivlib(X, cfg.k, rho=rho, radius=cfg.radius, rng=rng)
     if algorithm == "nonprivate":
         return _nonprivate(X, cfg.k, rng=rng)
-    raise ValueError(f"Unknown algorithm {algorithm!r}.")  # validated earlier
+    return _registered(X, algorithm, cfg.k, rho=rho, delta=max(delta, cfg.delta), radius=cfg.radius,
+                       stages={} if stages is None else stages, stage_rng=stage_rng, rng=rng)
 
 
 def _units(algorithms: Sequence[str], rhos: Sequence[float]) -> list[tuple[str, float]]:
     """The (algorithm, ρ) runs of one repetition; the non-private reference runs once (ρ = ∞)."""
+    from dpviz.registry import get
+
     units = []
     for a in algorithms:
-        if a == "nonprivate":
+        if a == "nonprivate" or (a not in LEGACY_ALGORITHMS and not a.startswith("fc:")
+                                 and not get(a).is_private):
             units.append((a, math.inf))
         else:
             units.extend((a, float(r)) for r in rhos)
@@ -242,16 +324,18 @@ def _run_rep(
     """
     stage_rng, *unit_rngs = rng.spawn(1 + len(units))
     stage, stage_seconds = None, 0.0
+    stages: dict = {}  # the non-private stages of registered algorithms, shared across ρ
     rows: list[dict] = []
     for (alg, rho), urng in zip(units, unit_rngs, strict=True):
         if stop is not None and stop():
             return rows, True
         if alg.startswith("fc:") and stage is None:
             t0 = time.perf_counter()
-            stage = _tuple_stage(X, cfg.k, n_tuples=cfg.n_tuples, oracle=cfg.oracle, rng=stage_rng)
+            stage = _tuple_stage(X, cfg.k, n_tuples=cfg.n_tuples, oracle=cfg.oracle,
+                                 radius=cfg.radius, rng=stage_rng)
             stage_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result = _run_one(X, cfg, alg, rho, stage, urng)
+        result = _run_one(X, cfg, alg, rho, stage, urng, stages, stage_rng)
         secs = time.perf_counter() - t0
         rows.append(_row(X, cfg, alg, rho, rep, result, secs,
                          stage_seconds if alg.startswith("fc:") else 0.0))
@@ -262,13 +346,15 @@ def _run_rep(
 
 def _check_algorithms(algorithms: Sequence[str], func: str) -> tuple[str, ...]:
     algs = tuple(algorithms)
+    names = algorithm_names()
     if not algs:
         raise ValueError(f"The 'algorithms' parameter of {func} must name at least one of "
-                         f"{list(ALGORITHMS)}.")
-    bad = [a for a in algs if a not in ALGORITHMS and not (a.startswith("fc:") and len(a) > 3)]
+                         f"{list(names)}.")
+    bad = [a for a in algs if a not in names and not (a.startswith("fc:") and len(a) > 3)]
     if bad:
         raise ValueError(f"The 'algorithms' parameter of {func} has unknown name(s) {bad}; "
-                         f"choose from {list(ALGORITHMS)} (or 'fc:<preset>').")
+                         f"choose from {list(names)} (or 'fc:<preset>'); approximate-DP "
+                         "algorithms are compared at a row-level (ε, δ) by dpviz.compare.compare_sweep.")
     return algs
 
 
@@ -292,6 +378,7 @@ def run_sweep(
     true_centers: np.ndarray | None = None,
     reference_cost: float | None = None,
     reference_centers: np.ndarray | None = None,
+    row_level: bool = False,
 ) -> Sweep:
     """Run each algorithm at each ρ, ``reps`` times, and measure it.
 
@@ -302,7 +389,8 @@ def run_sweep(
     k : int
         Number of clusters.
     algorithms : sequence of str
-        From :data:`ALGORITHMS`; ``"fc:<preset>"`` for any FC budget-split preset.
+        From :func:`algorithm_names` (the legacy names and the registry);
+        ``"fc:<preset>"`` for any FC budget-split preset.
     rhos : sequence of float
         The zCDP budgets (each > 0). diffprivlib runs at ε = √(2ρ) (the same ρ-zCDP).
     reps : int
@@ -326,6 +414,12 @@ def run_sweep(
     reference_centers : (k, d) array, optional
         The non-private k-means++ centers (for center_error when there are no true centers).
         Pass both references when cached: then the sweep runs no k-means of its own.
+    row_level : bool, default False
+        Compare at equal ROW-LEVEL (ε, δ): each value of ``rhos`` is then a row-level ε target
+        (with ``delta`` the row-level δ) and every algorithm runs at its own budget calibrated to
+        it (:func:`row_level_budget`; the declared n is len(X)). The frame's ``rho`` column holds
+        the target ε. False compares at equal nominal ρ, which is unfair to the algorithms whose
+        row-level guarantee is weaker at the same ρ (FriendlyCore's group-privacy step).
 
     Returns
     -------
@@ -370,10 +464,11 @@ def run_sweep(
         ref_cost = cost if ref_cost is None else ref_cost
         ref_centers = centers if ref_centers is None else ref_centers
     cfg = _Config(k, delta, int(n_tuples), radius, r_min, oracle, ref_cost,
-                  np.asarray(true_centers if true_centers is not None else ref_centers, float))
+                  np.asarray(true_centers if true_centers is not None else ref_centers, float),
+                  row_level=bool(row_level), n=int(Xa.shape[0]), d=int(Xa.shape[1]))
     units = _units(algs, rhos)
     total = reps * len(units)
-    params = dict(k=k, algorithms=algs, rhos=tuple(rhos), reps=reps, delta=delta,
+    params = dict(k=k, algorithms=algs, rhos=tuple(rhos), reps=reps, delta=delta, row_level=row_level,
                   n_tuples=int(n_tuples), radius=radius, r_min=r_min, oracle=oracle, seed=seed,
                   reference_cost=ref_cost,
                   center_error_against="true centers" if true_centers is not None
@@ -433,9 +528,11 @@ def run_n_sweep(
     should_stop: ShouldStop | None = None,
     n_jobs: int = 1,
     oracle: str = "kmeans++",
+    row_level: bool = False,
 ) -> Sweep:
     """Loss vs n at one budget: for each n, ``make_data(n, rng=child)`` (a Dataset or an array)
-    and a one-ρ :func:`run_sweep`. The frame's ``n`` column tells the sizes apart.
+    and a one-ρ :func:`run_sweep`. The frame's ``n`` column tells the sizes apart. With
+    ``row_level`` the budget ``rho`` is a row-level ε target, calibrated per algorithm and n.
 
     Privacy
     -------
@@ -460,14 +557,14 @@ def run_n_sweep(
         sw = run_sweep(data, k, algorithms=algorithms, rhos=[rho], reps=reps, delta=delta,
                        n_tuples=n_tuples, radius=radius, r_min=r_min, rng=children[2 * i + 1],
                        progress=sub_progress, should_stop=should_stop, n_jobs=n_jobs,
-                       oracle=oracle)
+                       oracle=oracle, row_level=row_level)
         frames.append(sw.frame)
         if not sw.complete:
             complete = False
             break
     frame = (pd.concat(frames, ignore_index=True) if frames
              else pd.DataFrame(columns=list(FRAME_COLUMNS)))
-    params = dict(k=k, algorithms=tuple(algorithms), rho=rho, ns=tuple(ns), reps=reps,
+    params = dict(k=k, algorithms=tuple(algorithms), rho=rho, row_level=row_level, ns=tuple(ns), reps=reps,
                   delta=delta, n_tuples=n_tuples, radius=radius, r_min=r_min, seed=seed)
     return Sweep(frame, params, complete)
 
@@ -485,8 +582,11 @@ def run_repeats(
     rng: RngLike = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    n_declared: int | None = None,
 ) -> list[Result]:
     """``repeats`` private outcomes of FC clustering on the same cached tuple stage.
+
+    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count).
 
     Only the noise is redrawn (each repeat from its own child of ``rng``); the pieces and tuples
     are those of ``stage``. The draws feed :func:`dpviz.viz.noise.noise_cloud_figure`.
@@ -494,8 +594,9 @@ def run_repeats(
 
     Privacy
     -------
-    Each Result is one (ρ, δ)-zCDP release. Publishing all N of them would spend N times the
-    budget: they are for seeing what the noise does, not for release.
+    A NON-PRIVATE DIAGNOSTIC (simulation): each Result alone would be a (ρ, δ)-zCDP run, but the
+    N of them together cost N·ρ (N·δ) by composition, and a seeded ``rng`` makes every draw
+    replayable. They are for seeing what the noise does, never for release.
     """
     func = "run_repeats"
     Xa = check_data(getattr(X, "X", X), func, allow_empty=False)
@@ -505,8 +606,9 @@ def run_repeats(
     for i, child in enumerate(gen.spawn(repeats)):
         if should_stop is not None and should_stop():
             break
+        extra = {} if n_declared is None else {"n_declared": n_declared}
         out.append(_fc_stage(Xa, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                             preset=preset, rng=child))
+                             preset=preset, rng=child, **extra))
         if progress is not None:
             progress((i + 1) / repeats, f"draw {i + 1} of {repeats}")
     return out

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -209,6 +209,22 @@ class AlgorithmSpec:
     def stage_key(self, params: Any) -> tuple:
         """The part of the parameters the non-private stage depends on (a cache key)."""
         return tuple((f, getattr(params, f)) for f in self.stage_fields)
+
+    def structure_ok(self, result: Result) -> bool | None:
+        """Whether the run's own private structure succeeded (None if the spec names none).
+
+        The ``structure_step`` of the trace decides: a step with a ``used`` entry (a fallback
+        step) succeeded when it was not used; any other step succeeded by being there. A run
+        that released no centers did not succeed.
+        """
+        if self.structure_step is None:
+            return None
+        if result.centers is None:
+            return False
+        step = result.find(self.structure_step)
+        if step is None:
+            return False
+        return not bool(step.data["used"]) if "used" in step.data else True
 
 
 # ----------------------------------------------------------------------------- the registry
@@ -433,8 +449,10 @@ def run(
     if count_ledger is not None:
         guarantee = compose_dp(count_ledger_guarantee(count_ledger), guarantee)
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
-                               params=dict(res.params) | {"n_declared": n_declared})
+                               params=dict(res.params) | {"n_declared": n_declared},
+                               simulation=res.simulation or is_simulation(rng))
 
 
 def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:

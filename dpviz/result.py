@@ -16,7 +16,8 @@ from dpviz.privacy.ledger import Ledger
 class TraceStep:
     """One named step of a run and what it produced.
 
-    ``released`` is True when ``data`` is private output (safe to publish); False for internal,
+    ``released`` is True when ``data`` is private output (publishable only from a release,
+    ``Result.simulation`` False; a simulation is replayable from its seed); False for internal,
     non-private values kept for teaching and diagnostics (never publish those).
     """
 
@@ -68,12 +69,17 @@ class Result:
     params : mapping
         The parameters of the call (enough, with ``seed``, to rerun it exactly).
     seed : int or None
-        The seed the run drew its randomness from (None if the caller passed a Generator).
+        The seed a *simulation* drew its randomness from (an int ``rng``); None otherwise. A
+        release never stores its noise seed (it has none: see ``dpviz.privacy.release``).
     algorithm : str or None
         The registered algorithm that produced it (``dpviz.registry``), when run through it.
     guarantee : ApproxDP or None
         The row-level (ε, δ)-DP guarantee of the run (add/remove one row of the user's data);
         None for a non-private reference or when the caller ran a function directly.
+    simulation : bool, default True
+        False only for a release: noise drawn by :class:`dpviz.privacy.release.SecureRNG`. A
+        simulation (seeded, or from any numpy Generator) is for exploring; its numbers must not
+        be published, since whoever can replay its noise can subtract it.
     """
 
     centers: np.ndarray | None
@@ -84,6 +90,11 @@ class Result:
     seed: int | None = None
     algorithm: str | None = None
     guarantee: ApproxDP | None = None
+    simulation: bool = True
+
+    def __post_init__(self) -> None:
+        if self.seed is not None and not self.simulation:
+            raise ValueError("A Result with a seed is a simulation: a release never stores its seed.")
 
     @property
     def ok(self) -> bool:

@@ -86,8 +86,10 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
     return float(state.get("delta"))
 
 
-def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps_readout") -> None:
-    """ρ → ε: the paper's conversion and, once a run exists, the row-level statement."""
+def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps_readout",
+                    n_declared: int | None = None) -> None:
+    """ρ → ε: the paper's conversion and, once a run exists, the row-level statement; warns
+    when the row-level δ exceeds 1/n (a δ that large allows publishing a random row)."""
     with st.container(key=key):
         c1, c2 = st.columns(2)
         paper = f"{statement.paper_dp.eps:.3g}" if statement is not None else "—"
@@ -103,8 +105,15 @@ def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps
         else:
             c2.metric("ε per row (you)", "—", help="Shown after a run (needs its ledger).")
         # Both numbers come from the run's ledger (row_level_statement), never from the sliders.
-        st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data).")
+        st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data): "
+                   "what a release with these settings would promise. This seeded run is a "
+                   "simulation, not a release.")
         if statement is not None and statement.row.delta >= 0.5:
             st.warning(f"At this budget the per-row guarantee is vacuous (δ = "
                        f"{statement.row.delta:.2g}): it promises nothing for one person.",
+                       icon=":material/warning:")
+        elif statement is not None and n_declared and statement.row.delta > 1.0 / n_declared:
+            st.warning(f"The per-row δ = {statement.row.delta:.2g} exceeds 1/n = "
+                       f"{1.0 / n_declared:.2g}: a mechanism that publishes one random row outright "
+                       "meets such a δ, so the guarantee is weak. Lower ρ or δ.",
                        icon=":material/warning:")

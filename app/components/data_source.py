@@ -123,4 +123,6 @@ def describe(ds) -> str:
     """One line about a dataset (public facts and its recipe)."""
     src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
     lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-    return f"**{ds.name}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}"
+    note = (" · standardized with its own mean and sd (not private: fine for a public benchmark, "
+            "not for your data)") if ds.source == "builtin" else ""
+    return f"**{ds.name}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}{note}"

@@ -218,7 +218,7 @@ def upload_panel() -> None:
                    "noise, so the DP guarantee no longer holds. Use it only to explore; declare a "
                    "bound from domain knowledge for a real release.", icon=":material/warning:")
     initial = {} if "csv_radius" in st.session_state else {"value": None}
-    radius = st.number_input("Public radius Λ (every row is clipped to norm ≤ Λ)", min_value=0.0,
+    radius = st.number_input("Public radius Λ (rows with norm > Λ are removed)", min_value=0.0,
                              format="%.6g", key="csv_radius", **initial,
                              placeholder="e.g. 100 if every value is known to lie in [-50, 50]")
     ok = radius is not None and radius > 0

@@ -105,8 +105,8 @@ def sidebar_form() -> None:
                      key="ex_oracle")
         st.number_input("Public radius Λ (empty = the dataset's declared one)", min_value=0.0,
                         format="%.6g", key="ex_radius",
-                        help="Every row is clipped to norm ≤ Λ. It must be public (not measured "
-                             "from the data).")
+                        help="Rows with norm > Λ are removed (not clipped) before the private "
+                             "steps. It must be public (not measured from the data).")
         st.number_input("r_min (smallest radius searched)", min_value=1e-9, format="%.4g",
                         key="ex_rmin")
         st.selectbox("Budget split preset", list(PRESETS), format_func=PRESETS.get,

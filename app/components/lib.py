@@ -16,12 +16,14 @@ import streamlit as st
 PIECES: dict[str, tuple[str, tuple[str, ...]]] = {
     "data": ("dpviz.data", ("Dataset", "GENERATORS", "BUILTIN", "load_csv", "data_radius")),
     "tuples": ("dpviz.clustering.tuples", ("compute_tuples",)),
-    "fc": ("dpviz.clustering.friendlycore", ("fc_private_stage",)),
+    "fc": ("dpviz.clustering.friendlycore", ("fc_private_stage", "fc_tuple_stage")),
     "metrics": ("dpviz.metrics", ("normalized_loss", "center_error", "kmeans_cost")),
     "baselines": ("dpviz.clustering.baselines", ("nonprivate_kmeans",)),
     "experiments": ("dpviz.experiments", ("run_sweep",)),
     "viz": ("dpviz.viz", ()),
     "privacy": ("dpviz.privacy", ("zcdp_to_dp", "row_level_statement")),
+    "registry": ("dpviz.registry", ("run", "algorithms")),
+    "release": ("dpviz.privacy.release", ("SecureRNG", "SessionLedger", "export_release")),
 }
 
 _TITLES = {
@@ -33,6 +35,8 @@ _TITLES = {
     "experiments": "the sweep runner (dpviz.experiments.run_sweep)",
     "viz": "the figure builders (dpviz.viz)",
     "privacy": "the privacy accounting (dpviz.privacy)",
+    "registry": "the algorithm registry (dpviz.registry)",
+    "release": "the release sampler (dpviz.privacy.release)",
 }
 
 

@@ -52,7 +52,7 @@ class RunConfig:
                    r_min=float(p["rmin"]), preset=str(p["preset"]))
 
     def stage_key(self, ds) -> tuple:
-        return (ds.content_hash, self.k, self.t, self.oracle, self.seed)
+        return (ds.content_hash, self.k, self.t, self.oracle, self.seed, self.radius)
 
     def private_key(self, ds) -> tuple:
         return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset)
@@ -64,11 +64,15 @@ def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
 
 
 def tuple_stage(ds, cfg: RunConfig):
-    """The cached non-private tuple stage (raises ValueError for infeasible k, t)."""
-    compute_tuples = lib.get("tuples").compute_tuples
+    """The cached non-private tuple stage (raises ValueError for infeasible k, t).
+
+    Through ``fc_tuple_stage``, the library's one tuple-stage entry point: rows outside the
+    Λ-ball are dropped before the pieces are drawn, as the private stage drops them.
+    """
+    fc_tuple_stage = lib.get("fc").fc_tuple_stage
 
     def compute():
-        return compute_tuples(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle,
+        return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,
                               rng=np.random.default_rng(seeds(cfg.seed)[0]))
 
     return cache.memo("stage", cfg.stage_key(ds), compute)
@@ -77,8 +81,10 @@ def tuple_stage(ds, cfg: RunConfig):
 def _private(ds, stage, cfg: RunConfig):
     """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
     fc = lib.get("fc")
+    # A simulation treats the dataset's size as declared (as the other algorithms' view does);
+    # the Release page asks for a declared n or pays for a DP count.
     return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
-                               r_min=cfg.r_min, preset=cfg.preset,
+                               r_min=cfg.r_min, preset=cfg.preset, n_declared=int(ds.n),
                                rng=np.random.default_rng(seeds(cfg.seed)[1]))
 
 
@@ -112,7 +118,8 @@ def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
     def compute():
         return lib.get("experiments").run_repeats(
             ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
-            r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]))
+            r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
+            n_declared=int(ds.n))
 
     return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
 
@@ -195,13 +202,15 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
                 url_query: Mapping[str, str] | None = None) -> str:
     """The run configuration (enough to reproduce it with the library) as JSON."""
     out: dict[str, Any] = {
+        "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
+                "so results of this configuration must not be published",
         "dataset": {"name": ds.name, "source": ds.source, "n": ds.n, "d": ds.d,
                     "content_sha256": ds.content_hash, "recipe": _jsonable(dict(ds.params))},
         "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
                                                 "private stage, noise redraws]"},
         "calls": [
-            "stage = dpviz.clustering.tuples.compute_tuples(X, k, n_tuples=t, oracle=oracle, "
-            "rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
+            "stage = dpviz.clustering.friendlycore.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
+            "radius=radius, rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
             "result = dpviz.clustering.friendlycore.fc_private_stage(X, stage, rho=rho, "
             "delta=delta, radius=radius, r_min=r_min, preset=preset, "
             "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",

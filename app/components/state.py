@@ -77,7 +77,7 @@ class Param:
     default: Any
     parse: Callable[[str], Any]
     help: str = ""
-    group: str = "run"  # "data" | "run" | "budget"
+    group: str = "run"  # "data" | "run" | "budget" | "compare"
 
     def format(self, value: Any) -> str:
         if value is None:
@@ -174,7 +174,8 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
     return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
-    known = {"fc:practical", "fc:paper", "fc:reference", "dp_lloyd", "diffprivlib", "nonprivate"}
+    known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
+        s.name for s in dpviz.algorithms(private_only=True) if s.budget_kind in ("zcdp", "pure")}
     bad = [a for a in algos if a not in known]
     if bad or not algos:
         raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
@@ -190,7 +191,38 @@ _BUDGET_PARAMS = (
     Param("bpts", 7, _int_in(2, 25), "ρ values in the sweep", "budget"),
     Param("breps", 8, _int_in(1, 100), "repetitions per ρ", "budget"),
 )
-PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS)}
+
+
+def _registered(text: str) -> str:
+    """A registered algorithm's name (dpviz.registry)."""
+    import dpviz
+
+    names = [s.name for s in dpviz.algorithms()]
+    if text not in names:
+        raise ValueError(f"must be one of {', '.join(names)}")
+    return text
+
+
+def _registered_list(text: str) -> str:
+    """``all`` or a comma-separated list of registered algorithm names."""
+    if text == "all":
+        return text
+    return ",".join(_registered(a) for a in text.split(",") if a) or "all"
+
+
+# The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
+# Explore's ``alg`` and ``eps`` (above).
+_COMPARE_PARAMS = (
+    Param("calg", "all", _registered_list, "algorithms compared (all = every registered one)",
+          "compare"),
+    Param("celo", 0.5, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε", "compare"),
+    Param("cehi", 20.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
+    Param("cpts", 4, _int_in(1, 12), "ε values compared", "compare"),
+    Param("cdelta", 1e-6, _float_in(0.0, 0.1), "row-level δ", "compare"),
+    Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),
+)
+PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS,
+                                                *_COMPARE_PARAMS)}
 
 
 def defaults() -> dict[str, Any]:

@@ -41,6 +41,7 @@ class SweepSpec:
     kind: str = "rho"  # "rho" | "n"
     ns: tuple[int, ...] = ()
     rho: float = 0.0  # the budget of a loss-vs-n sweep
+    row_level: bool = True  # kind "rho": the x values are row-level ε targets (issue 10, finding 6)
 
 
 @dataclass
@@ -151,12 +152,14 @@ def run_chunk(ds, spec: SweepSpec, progress: Callable[[float, str], None],
         sw = exp.run_sweep(ds, spec.k, algorithms=spec.algorithms, rhos=spec.rhos, reps=1,
                            delta=spec.delta, n_tuples=spec.t, radius=spec.radius,
                            r_min=spec.r_min, rng=stream, progress=progress,
-                           should_stop=should_stop, oracle=spec.oracle, reference_cost=ref)
+                           should_stop=should_stop, oracle=spec.oracle, reference_cost=ref,
+                           row_level=spec.row_level)
     else:
         sw = exp.run_n_sweep(make_data, spec.ns, spec.k, algorithms=spec.algorithms,
                              rho=spec.rho, reps=1, delta=spec.delta, n_tuples=spec.t,
                              radius=spec.radius, r_min=spec.r_min, rng=stream,
-                             progress=progress, should_stop=should_stop, oracle=spec.oracle)
+                             progress=progress, should_stop=should_stop, oracle=spec.oracle,
+                             row_level=spec.row_level)
     frame = sw.frame.copy()
     frame["rep"] = r
     part.frames.append(frame)

@@ -19,6 +19,7 @@ from app.components import (
     explore_form,
     lib,
     live_chart,
+    modes,
     run,
     state,
 )
@@ -151,7 +152,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         c3.caption(tag + ("" if diag.center_error is not None else " (no true centers)"))
         k = 0 if result.centers is None else len(result.centers)
         c4.metric("Centers released", f"{k}", help="The number of private centers in the output.")
-        c4.caption("private output")
+        c4.caption("private output (simulated: not a release)")
 
 
 def _privacy_view(result, statement, cfg) -> None:
@@ -218,7 +219,8 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
     want = (cfg.private_key(ds), int(n_draws))
     if st.session_state.get("_cloud_for") != want:
         c2.info("Press **Re-draw noise ×N** to run the private stage N more times on the same "
-                "tuples with fresh noise: the cloud shows what this release could have been.")
+                "tuples with fresh noise: the cloud shows what this run could have been. A "
+                "non-private diagnostic: N draws together cost N·ρ.")
         return
     with st.spinner(f"Drawing {n_draws} private outcomes…"):
         draws = run.redraws(ds, stage, cfg, int(n_draws))
@@ -230,15 +232,18 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
                                        zoom=zoom)
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
-    c2.caption(f"{ok} of {len(draws)} draws released centers. Each draw is private; the black "
-               "reference (non-private k-means++) is a diagnostic.")
+    c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
+               f"{len(draws)} draws together are one composed release costing {len(draws)}·ρ = "
+               f"{len(draws) * cfg.rho:.3g} (and {len(draws)}·δ) by composition, and they are "
+               "seeded (replayable); the black reference (non-private k-means++) is a diagnostic.")
 
 
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = lib.viz_modules()
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Private centers (CSV)", run.centers_csv(result, ds.feature_names),
-                       file_name="dpviz_private_centers.csv", mime="text/csv", key="dl_centers",
+    c1.download_button("Simulated centers (CSV, do not publish)",
+                       run.centers_csv(result, ds.feature_names),
+                       file_name="dpviz_simulated_centers.csv", mime="text/csv", key="dl_centers",
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
                        run.config_json(ds, cfg, state.params(), statement, state.query_dict()),
@@ -253,8 +258,9 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
     c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
                        mime="text/html", key="dl_figure", on_click="ignore",
                        icon=":material/download:")
-    st.caption("The centers are the private release. The configuration lists the parameters, "
-               "the seed streams and the privacy statement; uploaded rows are never included.")
+    st.caption("These are a **simulation**: the configuration lists the seed streams, which "
+               "replay the noise exactly, so the centers must not be published. Make a release "
+               "on the **Release** page. Uploaded rows are never included.")
 
 
 @st.fragment
@@ -282,7 +288,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     statement = run.statement(result_key, result, delta)
     lap("statement")
     with c3:
-        controls.epsilon_readout(rho, delta, statement)
+        controls.epsilon_readout(rho, delta, statement, n_declared=int(ds.n))
     lap("readout")
 
     status = lib.viz_modules().storyboard.run_status(result)
@@ -346,6 +352,7 @@ def main() -> None:
         st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
         algorithm_view.render(ds, spec, radius)
         return
+    modes.simulation_badge("simulation_badge_explore")
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius)
     try:

@@ -71,6 +71,8 @@ if lib.require("data", "tuples", "fc", "viz"):
                                 format_func=controls.fmt_rho, key="learn_demo_rho")
     with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
         ds, result = run.demo_run(demo_rho)
+    st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
+               "Release page for what a publishable run looks like.")
     c1, c2 = st.columns([3, 2])
     with c1:
         fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2,

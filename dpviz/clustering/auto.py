@@ -86,6 +86,11 @@ class _Chosen:
     params: Any
     calibration: Calibration
 
+    def __getattr__(self, name: str) -> Any:  # rho / eps / delta of the chosen budget
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.calibration.budget, name)
+
 
 def _calibrate(epsilon: float, delta: float, pub: Public, params: AutoParams) -> Calibration:
     c = choose(pub.n_declared, pub.d, pub.k, epsilon, delta)
@@ -114,7 +119,8 @@ def _private(X: np.ndarray, k: int, budget: _Chosen, *, radius: float, rng: np.r
                                                   "cell": budget.choice.cell},
                            "public: chosen from n_declared, d, k, ε, δ only"), *trace)
     return Result(res.centers, res.failure, res.ledger, trace,
-                  dict(res.params) | {"auto_choice": spec.name}, res.seed)
+                  dict(res.params) | {"auto_choice": spec.name}, res.seed,
+                  simulation=res.simulation)  # a release stays a release (issue 10)
 
 
 SPEC = register(AlgorithmSpec(

@@ -12,7 +12,15 @@ import warnings
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import (
+    RngLike,
+    check_data,
+    check_delta,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
 from dpviz.data.bounds import clip_to_ball, row_norms
 from dpviz.data.generators import uniform_ball
 from dpviz.geometry import nearest_center
@@ -195,7 +203,7 @@ def dp_lloyd(
     ledger.check()
     return Result(centers=C, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius,
-                              iters=iters), seed=seed)
+                              iters=iters), seed=seed, simulation=is_simulation(rng))
 
 
 # ----------------------------------------------------------------------------- diffprivlib
@@ -255,16 +263,27 @@ def diffprivlib_kmeans(
     radius: float,
     iters: int = 5,
     rng: RngLike = None,
+    patched: bool = True,
 ) -> Result:
-    """diffprivlib's DP k-means (DPLloyd of Su et al.) with its ε split corrected.
+    """diffprivlib's DP k-means (DPLloyd of Su et al.) with its ε split and privacy leaks corrected.
 
-    Bounds are the public box [−Λ, Λ]^d (data clipped to it by diffprivlib). Two corrections:
+    Bounds are the public box [−Λ, Λ]^d (data clipped to it by diffprivlib). Four corrections
+    (the last two only with ``patched=True``, the default):
 
     * diffprivlib 0.6.6 swaps its count and coordinate budgets (see
       :func:`diffprivlib_true_spend_factor`), so we pass ε / factor(d) and the true spend is
       exactly the requested ε (checked after the fit against diffprivlib's own split).
     * diffprivlib picks the number of iterations (2..7) from the true n, a data-dependent
       choice; we fix it to the public ``iters``.
+    * Its ``_update_centers`` skips a cluster with no rows: that center keeps its previous value
+      with no noise, so an empty cluster is visible in the output and one row can flip it (issue
+      10, finding 7: a center stayed in a corner 0/3000 times on D, 21/3000 on D plus one row).
+      The patch noises every cluster, empty ones included (count 0, sum 0), as the proof needs.
+    * Its noise comes from a RandomState seeded with a 31-bit int; the patch seeds MT19937 from a
+      full-entropy SeedSequence (256 bits from ``rng``; OS entropy for None or a SecureRNG).
+
+    ``patched=False`` runs diffprivlib's own update and 31-bit seed (for the empirical audit,
+    which must detect the leak): it has NO privacy guarantee.
 
     Returns
     -------
@@ -274,8 +293,10 @@ def diffprivlib_kmeans(
 
     Privacy
     -------
-    ε-DP under add/remove of one row (basic composition of T iterations of geometric noise on
-    counts and bounded-domain Laplace noise on each coordinate sum, parallel over clusters).
+    ``patched=True``: ε-DP under add/remove of one row (basic composition of T iterations of
+    geometric noise on counts and bounded-domain Laplace noise on each coordinate sum, parallel
+    over clusters, every cluster noised). Its samplers are diffprivlib's, not floating-point
+    safe: a simulation even with a SecureRNG. ``patched=False``: no guarantee (empty clusters).
 
     References
     ----------
@@ -301,9 +322,14 @@ def diffprivlib_kmeans(
 
     factor = diffprivlib_true_spend_factor(d)
     eps_passed = eps / factor
-    model = _FixedIters(n_clusters=k, epsilon=eps_passed,
-                        bounds=(np.full(d, -radius), np.full(d, radius)),
-                        random_state=int(gen.integers(2**31 - 1)), accountant=BudgetAccountant())
+    if patched:
+        cls = _patched_kmeans_class(_FixedIters)
+        random_state = np.random.RandomState(
+            np.random.MT19937(np.random.SeedSequence(gen.integers(2**63, size=4).tolist())))
+    else:
+        cls, random_state = _FixedIters, int(gen.integers(2**31 - 1))
+    model = cls(n_clusters=k, epsilon=eps_passed, bounds=(np.full(d, -radius), np.full(d, radius)),
+                random_state=random_state, accountant=BudgetAccountant())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X)
@@ -313,7 +339,8 @@ def diffprivlib_kmeans(
     if not math.isclose(true_spend, eps, rel_tol=1e-9):
         raise RuntimeError(f"diffprivlib spent ε={true_spend:.6g}, not the requested {eps:.6g}: "
                            "its budget split changed; update diffprivlib_true_spend_factor.")
-    ledger = Ledger(func, ApproxDP(eps).to_zcdp())
+    ledger = Ledger(func, ApproxDP(eps).to_zcdp(),
+                    note="" if patched else "UNPATCHED diffprivlib: no proven guarantee (empty clusters)")
     ledger.record("DPLloyd (diffprivlib)", "geometric+laplace", ApproxDP(eps),
                   sensitivity=2.0 * radius,
                   note=(f"{iters} iterations × (count ε={eps_count:.4g} + {d} coordinates × "
@@ -322,8 +349,42 @@ def diffprivlib_kmeans(
     ledger.check()
     centers = np.asarray(model.cluster_centers_, dtype=np.float64).copy()
     trace = Trace()
-    trace.add("diffprivlib", released=True, centers=centers.copy(), eps_passed=eps_passed,
-              eps_count=eps_count, eps_coordinate=eps_coord, iters=iters, factor=factor)
+    trace.add("diffprivlib", released=patched, centers=centers.copy(), eps_passed=eps_passed,
+              eps_count=eps_count, eps_coordinate=eps_coord, iters=iters, factor=factor,
+              patched=patched)
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
-                  params=dict(algorithm=func, k=k, eps=eps, radius=radius, iters=iters),
+                  params=dict(algorithm=func, k=k, eps=eps, radius=radius, iters=iters,
+                              patched=patched),
                   seed=seed)
+
+
+def _patched_kmeans_class(base: type) -> type:
+    """``base`` with an ``_update_centers`` that noises every cluster, empty ones included.
+
+    Same mechanisms and budget as diffprivlib 0.6.6's ``KMeans._update_centers`` (which it
+    otherwise copies, including its unpacking order of ``_split_epsilon``); only the
+    ``if cluster not in labels: continue`` is gone, and the labels are counted with one bincount.
+    """
+    import diffprivlib.models.k_means as km  # its mechanisms, looked up at call time
+
+    class _Patched(base):  # type: ignore[misc, valid-type]
+        def _update_centers(self, X, centers, labels, dims, total_iters, random_state):
+            epsilon_0, epsilon_i = self._split_epsilon(dims, total_iters)
+            geometric = km.GeometricFolded(epsilon=epsilon_0, sensitivity=1, lower=0.5, upper=float("inf"),
+                                        random_state=random_state)
+            counts = np.bincount(labels, minlength=self.n_clusters)
+            for cluster in range(self.n_clusters):  # every cluster: an empty one too (issue 10)
+                noisy_count = geometric.randomise(int(counts[cluster]))
+                cluster_sum = np.sum(X[labels == cluster], axis=0) if counts[cluster] else np.zeros(dims)
+                noisy_sum = np.zeros(dims)
+                for i in range(dims):
+                    lap = km.LaplaceBoundedDomain(epsilon=epsilon_i,
+                                               sensitivity=self.bounds[1][i] - self.bounds[0][i],
+                                               lower=noisy_count * self.bounds[0][i],
+                                               upper=noisy_count * self.bounds[1][i],
+                                               random_state=random_state)
+                    noisy_sum[i] = lap.randomise(float(cluster_sum[i]))
+                centers[cluster, :] = noisy_sum / noisy_count
+            return centers
+
+    return _Patched

@@ -24,24 +24,41 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import (
+    RngLike,
+    check_data,
+    check_delta,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
 from dpviz.averaging.diameter import find_diam_core
 from dpviz.averaging.friendly_avg import friendly_avg_core
 from dpviz.clustering.fallback import fallback_centers
 from dpviz.clustering.presets import FCSplit, margins, resolve_split, suggest_n_tuples
-from dpviz.clustering.tuples import TupleStage, compute_tuples
+from dpviz.clustering.tuples import TupleStage, compute_tuples, resolve_method
 from dpviz.core.filters import zcdp_filter
 from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph, ord_permutation, ordered_dist_counts
 from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ZCDP
+from dpviz.privacy.declared import SIZE_FRACTION, DeclaredSize, record_size, resolve_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
 from dpviz.result import Result, Trace
 
+#: ``fc_tuple_stage(method="auto")`` without a declared size: a fixed, data-independent choice
+#: (batched is within 0.8–2.9× of the per-piece loop at n·d = 10⁶; bench/tuples_speed.py).
+AUTO_WITHOUT_SIZE = "batched"
+
 #: FindDiam's grid ratio b (§5.1.2, b = 1.5 in the paper).
 DIAM_BASE = 1.5
 
-# Failure reasons (Result.failure / the fallback step's ``reason``).
+#: The one public failure reason of FC_kTupleClustering (Result.failure, the fallback step's
+#: ``reason``). Which test output ⊥ is internal: it is a non-private function of the data.
+FC_FAILED = "FC_kTupleClustering output ⊥"
+
+# Internal reasons (the internal ``fc_outcome`` step only; never released).
 EMPTY_MATCH_CORE = "empty match core (FriendlyCore(match_1/7) kept no tuple)"
 EMPTY_DIST_CORE = "empty dist core (FriendlyCore(dist_r1..rk) kept no tuple)"
 NHAT_NONPOSITIVE = "n̂ ≤ 0 in FriendlyOrdTupAvg (too few tuples in the dist core)"
@@ -254,7 +271,7 @@ def _validate_private_inputs(
             f"searches [r_min, 2Λ]). Got r_min={r_min:g}."
         )
     if not isinstance(stage, TupleStage):
-        raise ValueError(f"The 'stage' parameter of {func} must be a TupleStage from compute_tuples.")
+        raise ValueError(f"The 'stage' parameter of {func} must be a TupleStage from fc_tuple_stage.")
     if stage.piece_of_row.shape[0] != X.shape[0] or stage.tuples.shape[2] != X.shape[1]:
         raise ValueError(
             f"The 'stage' of {func} was computed on other data: it has {stage.piece_of_row.shape[0]} "
@@ -275,7 +292,7 @@ def fc_private_stage(
     fractions: Mapping[str, float] | None = None,
     fallback: bool = True,
     rng: RngLike = None,
-    n_declared: int | None = None,
+    n_declared: int | DeclaredSize | None = None,
     match: MatchGraph | None = None,
     diam_beta: float | None = None,
     radius_factor: float | None = None,
@@ -288,7 +305,7 @@ def fc_private_stage(
     X : (n, d) array
         The rows the stage was computed on (the Lloyd step and the fallback read them).
     stage : TupleStage
-        From :func:`dpviz.clustering.tuples.compute_tuples` (ρ-independent; cache it).
+        From :func:`fc_tuple_stage` (ρ-independent; cache it).
     rho, delta : float
         The zCDP budget; the ledger's root totals exactly (ρ, δ).
     radius : float
@@ -304,11 +321,15 @@ def fc_private_stage(
     fallback : bool, default True
         Reserve the split's fallback share and, when FC outputs ⊥, return the fallback's centers
         (it then also gets the Lloyd step's share, which that branch does not use).
-    rng : Generator, int or None
-    n_declared : int, optional
-        The public dataset size (default len(X), assumed public as in the paper). Used only for
-        the fallback's grid depth and the Lloyd step's FriendlyAvg split; never the true core or
-        cluster sizes.
+    rng : Generator, int, None or SecureRNG
+        An int seed or a Generator makes a *simulation* (``Result.simulation``; an int is kept as
+        ``Result.seed``); ``dpviz.privacy.release.SecureRNG()`` makes a release (no seed).
+    n_declared : int or DeclaredSize, optional
+        The public dataset size: used for the fallback's grid depth, the Lloyd step's FriendlyAvg
+        split and the suggested t; never the true n, core or cluster sizes. Default: a DP count
+        of the rows spending ``SIZE_FRACTION``·ρ (recorded in the ledger, row-level); a
+        :class:`~dpviz.privacy.declared.DeclaredSize` from ``dp_count`` drawn earlier on the same
+        rows is booked here instead.
     match : MatchGraph, optional
         The stage's match graph (default: computed once per stage object and cached).
     diam_beta, radius_factor, lloyd_radius_factor : float, optional
@@ -318,8 +339,10 @@ def fc_private_stage(
     Returns
     -------
     Result
-        ``centers`` (k, d) private; ``failure`` set only when FC output ⊥ and the fallback is off.
-        Trace steps as listed in docs/interfaces.md.
+        ``centers`` (k, d) private; ``failure`` (``FC_FAILED``, the one public reason) only when
+        FC output ⊥ and the fallback is off. The released trace steps (declared_size, feasibility,
+        diameters, tuple_averages, lloyd, fallback) are present on every branch; the internal
+        ``fc_outcome`` step says which test output ⊥.
 
     Privacy
     -------
@@ -341,31 +364,42 @@ def fc_private_stage(
     gen, seed = check_rng(rng)
     n = X.shape[0]
     t, k = stage.n_pieces, stage.k
-    n_decl = n if n_declared is None else check_scalar(n_declared, "n_declared", func, low=1,
-                                                       high_open=True, integer=True)
-    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho, delta=delta, r_min=r_min,
+    root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
+    # Finding 4 (issue 10): the dataset size is a public input. A declared n costs nothing; without
+    # one, a DP count (a declared share SIZE_FRACTION of ρ, row-level) stands in for it. The true n
+    # never reaches a split, a noise scale, a grid depth or a released shape.
+    size = resolve_size(n_declared, func, n_rows=n, rho=SIZE_FRACTION * rho, rng=gen)
+    record_size(root, size)
+    n_decl = size.n
+    rho_run = rho - size.rho  # the rest of the budget runs the pipeline
+    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min,
                           radius=radius, fallback=fallback, diam_beta=diam_beta,
                           radius_factor=radius_factor, lloyd_radius_factor=lloyd_radius_factor)
     params = dict(k=k, rho=rho, delta=delta, radius=radius, r_min=r_min, n_tuples=t, preset=preset,
-                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, oracle=stage.oracle)
+                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, size_source=size.source,
+                  rho_size=size.rho, oracle=stage.oracle)
     trace = Trace()
     trace.add("pieces", released=False, piece_of_row=stage.piece_of_row, piece_sizes=stage.piece_sizes)
     trace.add("tuples", released=False, tuples=stage.tuples)
-    m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
+    trace.add("declared_size", released=True, n_declared=n_decl, source=size.source, rho=size.rho,
+              sigma=size.sigma, note="public: declared by the caller, or a DP count from the budget")
+    m = margins(split, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
     trace.add("feasibility", released=True, margins=m, fractions=dict(split.rho), preset=split.preset,
               delta_fractions=dict(split.delta),
-              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho, delta=delta, r_min=r_min,
-                                                  radius=radius),
+              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho_run, delta=delta,
+                                                  r_min=r_min, radius=radius),
               note="expected margins (noise sds) from public n, t, k, ρ, δ only")
 
-    root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
-    b_tuple = _budget(rho, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
-    b_match = _budget(rho, delta, split, "match_core")
-    b_avg_ord = _budget(rho, delta, split, "find_diam", "dist_core", "tuple_avg")
-    b_lloyd = _budget(rho, delta, split, "lloyd")
-    b_fallback = _budget(rho, delta, split, "fallback")
+    b_tuple = _budget(rho_run, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
+    b_match = _budget(rho_run, delta, split, "match_core")
+    b_avg_ord = _budget(rho_run, delta, split, "find_diam", "dist_core", "tuple_avg")
+    b_lloyd = _budget(rho_run, delta, split, "lloyd")
+    b_fallback = _budget(rho_run, delta, split, "fallback")
 
     # ---- FC_kTupleClustering (unit: tuple) ---------------------------------------------
+    # Every step runs on every branch, the empty core included (finding 3): which test emptied
+    # the core is a non-private fact, so the released steps, the ledger and the one public
+    # failure reason are the same whether the match core, the dist core or n̂ caused ⊥.
     tk = root.child("FC_kTupleClustering", b_tuple, unit="tuple")
     graph = match if match is not None else stage_match_graph(stage)
     l_match = tk.child("FriendlyCore(match_1/7)", b_match)
@@ -374,21 +408,22 @@ def fc_private_stage(
               noisy_scores=f1.noisy_scores, threshold=f1.threshold, n_hat=f1.n_hat, keep=f1.keep,
               note="the keep mask is private (FriendlyCore); scores and counts are internal")
     l_avg = tk.child("FC_AvgOrdTup", b_avg_ord)
-    failure: str | None = None
-    tuple_centers: np.ndarray | None = None
     core_index = np.flatnonzero(f1.keep)
-    if core_index.size == 0:
-        failure = EMPTY_MATCH_CORE
-        _reserve(l_avg, b_avg_ord, "FC_AvgOrdTup: the match core is empty")
-    else:
-        tuple_centers, failure = _fc_avg_ord_tup(
-            stage.tuples[core_index], core_index, split=split, rho=rho, delta=delta, r_min=r_min,
-            radius=radius, rng=gen, ledger=l_avg, trace=trace)
+    tuple_centers, internal_reason = _fc_avg_ord_tup(
+        stage.tuples[core_index], core_index, split=split, rho=rho_run, delta=delta, r_min=r_min,
+        radius=radius, rng=gen, ledger=l_avg, trace=trace)
+    if internal_reason == "empty input":
+        internal_reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
+    failure = FC_FAILED if tuple_centers is None else None
+    trace.add("fc_outcome", released=False, reason=internal_reason,
+              note="which test output ⊥ is NOT released: only '⊥' is (one public reason)")
 
     # ---- rows inside the Λ-ball (NoisyLloydStep step 1; the fallback uses the same rows) ---
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
     n_removed = int(n - inside.sum())
     Xin = X if n_removed == 0 else X[inside]  # no copy in the common case
+    trace.add("removed_rows", released=False, n_removed=n_removed, inside=inside,
+              note="rows outside the Λ-ball are removed, not clipped (a non-private count)")
 
     l_lloyd = root.child("NoisyLloydStep", b_lloyd, composition="parallel", unit="row")
     centers: np.ndarray | None = None
@@ -400,15 +435,17 @@ def fc_private_stage(
         labels[inside] = lo.labels
         trace.add("lloyd_partition", released=False, labels=labels, counts=lo.counts,
                   n_removed=n_removed, note=f"{n_removed} row(s) outside the Λ-ball removed")
-        trace.add("lloyd", released=True, centers=lo.centers, sigma=lo.sigma, n_hat=lo.n_hat,
-                  n_kept_previous=lo.n_kept_previous, radius=r_lloyd)
+        trace.add("lloyd", released=True, used=True, centers=lo.centers, sigma=lo.sigma,
+                  n_hat=lo.n_hat, n_kept_previous=lo.n_kept_previous, radius=r_lloyd)
         centers = lo.centers
         l_fb = root.child("fallback", b_fallback, unit="row")
         _reserve(l_fb, b_fallback, "fallback: FC succeeded")
         trace.add("fallback", released=True, used=False, reason=None, method="not needed",
-                  centers=None)
+                  centers=None, levels=None, n_coreset=None)
     elif fallback:
         l_lloyd.note = "not run: FC_kTupleClustering output ⊥; its share went to the fallback"
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
         b_fb = b_fallback + b_lloyd
         l_fb = root.child("fallback", b_fb, unit="row",
                           note="FC output ⊥: the fallback reserve plus the Lloyd step's share")
@@ -418,31 +455,39 @@ def fc_private_stage(
             l_fb.record_event("unused δ of this branch (reserved)", b_fb.delta,
                               note="the fallback is pure zCDP; the δ is accounted for both branches")
         centers = fo.centers
-        trace.add("removed_rows", released=False, n_removed=n_removed, inside=inside,
-                  note="rows outside the Λ-ball, dropped before the fallback (non-private count)")
-        trace.add("fallback", released=True, used=True, reason=failure, method=fo.method,
+        trace.add("fallback", released=True, used=True, reason=FC_FAILED, method=fo.method,
                   centers=fo.centers, levels=fo.levels, n_coreset=len(fo.weights))
     else:
         _reserve(l_lloyd, b_lloyd, "NoisyLloydStep: FC output ⊥")
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
         root.child("fallback", ZCDP(0.0, 0.0), unit="row", note="disabled")
+        trace.add("fallback", released=True, used=False, reason=FC_FAILED, method="disabled",
+                  centers=None, levels=None, n_coreset=None)
 
     tot = root.total()
     if not (math.isclose(tot.rho, rho, rel_tol=1e-9) and math.isclose(tot.delta, delta, rel_tol=1e-9)):
         raise RuntimeError(f"fc_clustering ledger totals {tot}, not (ρ={rho}, δ={delta}): a bug.")
     root.check()
     return Result(centers, None if centers is not None else failure, root, trace.freeze(), params,
-                  seed)
+                  seed, simulation=is_simulation(rng))
 
 
 def _fc_avg_ord_tup(
     core: np.ndarray, core_index: np.ndarray, *, split: FCSplit, rho: float, delta: float,
     r_min: float, radius: float, rng: np.random.Generator, ledger: Ledger, trace: Trace,
 ) -> tuple[np.ndarray | None, str | None]:
-    """FriendlyReorder then FC_AvgOrdTup (§5.2.2–5.2.3) on the match core; (centers, failure)."""
+    """FriendlyReorder then FC_AvgOrdTup (§5.2.2–5.2.3) on the match core; (centers, reason).
+
+    Runs every step whatever the core's size (c = 0 included: CheckDiam, the filter and
+    FriendlyOrdTupAvg handle it), so the ledger and the released steps have one shape. The
+    reason is internal ("empty input" or n̂ ≤ 0); callers release only ⊥.
+    """
     k = core.shape[1]
     ro = friendly_reorder(core, rng=rng)
     trace.add("reorder", released=False, core_index=core_index,
-              reference_index=int(core_index[ro.reference_index]), reference=core[ro.reference_index],
+              reference_index=int(core_index[ro.reference_index]) if core_index.size else None,
+              reference=core[ro.reference_index] if core_index.size else None,
               permutation=ro.permutation, ordered=ro.ordered, n_hungarian=ro.n_hungarian)
     # FC_AvgOrdTup step 2: one FindDiam per coordinate, ρ_diam/k each, over [r_min, 2Λ].
     rho_fd = rho * split.rho["find_diam"] / k
@@ -462,24 +507,19 @@ def _fc_avg_ord_tup(
     # Step 3: one FriendlyCore for all k coordinates.
     b_dist = ZCDP(rho * split.rho["dist_core"], delta * split.delta["dist_core"])
     l_dist = ledger.child("FriendlyCore(dist_r1..rk)", b_dist)
-    counts = ordered_dist_counts(ro.ordered, radii_used)
+    counts = ordered_dist_counts(ro.ordered, radii_used) if len(ro.ordered) else np.zeros(0, np.int64)
     f2 = zcdp_filter(counts, rho=b_dist.rho, delta=b_dist.delta, rng=rng, ledger=l_dist)
     trace.add("dist_core", released=False, counts=counts, scores=f2.scores,
               noisy_scores=f2.noisy_scores, threshold=f2.threshold, n_hat=f2.n_hat, keep=f2.keep)
     b_ta = ZCDP(rho * split.rho["tuple_avg"], delta * split.delta["tuple_avg"])
     l_ta = ledger.child("FriendlyOrdTupAvg", b_ta)
     kept = ro.ordered[f2.keep]
-    if kept.shape[0] == 0:
-        _reserve(l_ta, b_ta, "FriendlyOrdTupAvg: the dist core is empty")
-        return None, EMPTY_DIST_CORE
-    # Step 4.
+    # Step 4 (c = 0 draws n̂ and outputs ⊥, with the means' budget reserved).
     avg = friendly_ord_tup_avg(kept, rho=b_ta.rho, delta=b_ta.delta, radii=radii_used, rng=rng,
                                ledger=l_ta, nhat_fraction=split.nhat_fraction)
-    if avg.centers is None:
-        return None, avg.failure
     trace.add("tuple_averages", released=True, centers=avg.centers, sigma=avg.sigma, n_hat=avg.n_hat)
     trace.add("tuple_averages_nonprivate", released=False, centers=avg.mean)
-    return avg.centers, None
+    return avg.centers, avg.failure
 
 
 def fc_tuple_stage(
@@ -491,8 +531,14 @@ def fc_tuple_stage(
     oracle: str = "kmeans++",
     rng: RngLike = None,
     method: str = "auto",
+    n_declared: int | None = None,
 ) -> TupleStage:
     """The non-private stage of FC_Clustering, on the rows inside the Λ-ball only.
+
+    The one tuple-stage entry point for every caller (library, app, sweeps, benches).
+    ``method="auto"`` picks the implementation from the *declared* size (``n_declared``·d; with
+    no declared size, the data-independent ``AUTO_WITHOUT_SIZE``), never from the true n: the two
+    implementations draw different tuples, so the switch would shape the release.
 
     Rows with ||x|| > Λ are dropped before the pieces are drawn (NoisyLloydStep drops them too):
     one far row would otherwise take a center of its piece's tuple and spoil that tuple's
@@ -511,6 +557,9 @@ def fc_tuple_stage(
     func = "fc_tuple_stage"
     X = check_data(X, func, allow_empty=False)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
+    if method == "auto":
+        method = AUTO_WITHOUT_SIZE if n_declared is None else resolve_method(
+            "auto", int(n_declared), X.shape[1], oracle, n_tuples=n_tuples)
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
     if inside.all():
         return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
@@ -566,7 +615,8 @@ def fc_clustering(
     Returns
     -------
     Result
-        Its ``seed`` replays the whole run (pieces, oracle and noise).
+        A simulation unless ``rng`` is a SecureRNG; an int ``rng`` is kept as ``seed`` and replays
+        the whole run (pieces, oracle and noise).
 
     Raises
     ------
@@ -586,16 +636,19 @@ def fc_clustering(
     func = "fc_clustering"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
-    check_rho(rho, func)
+    rho = check_rho(rho, func)
     check_delta(delta, func)
     check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high_open=True)
     gen, seed = check_rng(rng)
     t0 = time.perf_counter()
+    # The size comes first: the tuple stage's method="auto" reads it (finding 4, issue 10).
+    size = resolve_size(n_declared, func, n_rows=X.shape[0], rho=SIZE_FRACTION * rho, rng=gen)
     stage = fc_tuple_stage(X, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen,
-                           method=method)
+                           method=method, n_declared=size.n)
     res = fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min, preset=preset,
-                           fractions=fractions, fallback=fallback, rng=gen, n_declared=n_declared,
+                           fractions=fractions, fallback=fallback, rng=gen, n_declared=size,
                            **options)
     params = dict(res.params) | dict(method=stage.method, seconds=time.perf_counter() - t0)
-    return Result(res.centers, res.failure, res.ledger, res.trace, params, seed)
+    return Result(res.centers, res.failure, res.ledger, res.trace, params, seed,
+                  simulation=is_simulation(rng))

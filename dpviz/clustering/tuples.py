@@ -466,10 +466,19 @@ def _tuples_sklearn(
 # ----------------------------------------------------------------------------- public
 
 
-def resolve_method(method: str, n: int, d: int = 2, oracle: str = "kmeans++") -> str:
-    """The implementation ``method="auto"`` picks for an (n, d) input (AUTO_BATCHED_MAX_CELLS)."""
+#: ``method="auto"`` also picks the batched k-means when pieces are this small (rows per piece,
+#: n / t): at n = 10⁶, d = 2, k = 8, t = 5000 (200 rows a piece) it took 3.8 s against 45.7 s for
+#: the per-piece scikit-learn loop (shared 2-core machine, load ≈ 13).
+AUTO_BATCHED_MAX_PIECE_ROWS = 2_000
+
+
+def resolve_method(method: str, n: int, d: int = 2, oracle: str = "kmeans++",
+                   n_tuples: int | None = None) -> str:
+    """The implementation ``method="auto"`` picks for an (n, d) input split into ``n_tuples``
+    pieces (AUTO_BATCHED_MAX_CELLS, AUTO_BATCHED_MAX_PIECE_ROWS). ``n`` is the declared size."""
     if method == "auto":
-        return "batched" if n * d <= AUTO_BATCHED_MAX_CELLS[oracle] else "sklearn"
+        small_pieces = n_tuples is not None and n / n_tuples <= AUTO_BATCHED_MAX_PIECE_ROWS
+        return "batched" if small_pieces or n * d <= AUTO_BATCHED_MAX_CELLS[oracle] else "sklearn"
     return method
 
 
@@ -552,7 +561,7 @@ def compute_tuples(
     start = time.perf_counter()
     piece_of_row = assign_pieces(n, t, gen)
     sizes = np.bincount(piece_of_row, minlength=t)
-    used = resolve_method(method, n, X.shape[1], oracle)
+    used = resolve_method(method, n, X.shape[1], oracle, n_tuples=t)
     impl = _tuples_batched if used == "batched" else _tuples_sklearn
     with one_thread():  # tiny BLAS calls: threads only add contention
         tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol, n_jobs=n_jobs)

@@ -33,7 +33,10 @@ from dpviz._validation import check_scalar
 BLOCK_ELEMENTS = 1 << 20
 
 #: The label every App. B (sampled counts) result carries in warnings, ledger notes and the UI.
-SKETCH_LABEL = "privacy per the paper's sketch (App. B)"
+#: App. B sampled counts carry NO PROVEN GUARANTEE (issue 10, finding 8): the sampled score's
+#: sensitivity is not ½ and a row is in the sample with probability m/n ≫ δ, which the paper's
+#: sketch does not account for. Ledgers holding it are refused by every privacy statement.
+SKETCH_LABEL = "no proven guarantee (App. B sampled counts: a proof sketch only)"
 
 
 class SketchPrivacyWarning(UserWarning):

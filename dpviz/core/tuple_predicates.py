@@ -126,13 +126,14 @@ def match_matrix(tuples: np.ndarray, *, gamma: float = GAMMA) -> np.ndarray:
     # cdist computes each distance from the coordinate differences, so D[a,i,b,j] ==
     # D[b,j,a,i] exactly and the predicate is exactly symmetric.
     block = max(1, _BLOCK_ENTRIES // (k * t))
-    pi = np.empty((t, t, k), dtype=np.intp)
+    # π as the smallest integer type: (t, t, k) entries is 1.6 GB as intp at t = 5000, k = 8.
+    pi = np.empty((t, t, k), dtype=np.uint8 if k <= 255 else np.intp)
     rows_ok = np.empty((t, t), dtype=bool)
     for a0 in range(0, t, block):
         a1 = min(t, a0 + block)
         pi[a0:a1], rows_ok[a0:a1] = _row_stats(T[a0:a1], T, gamma)
     back = np.take_along_axis(pi.transpose(1, 0, 2), pi, axis=2)  # π_ba(π_ab(i))
-    inverse = np.all(back == np.arange(k), axis=2)
+    inverse = np.all(back == np.arange(k, dtype=pi.dtype), axis=2)
     out = rows_ok & rows_ok.T & inverse
     return out
 

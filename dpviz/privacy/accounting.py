@@ -165,6 +165,11 @@ def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = Tru
     """
     delta_prime = check_scalar(delta_prime, "delta_prime", "row_level_statement", low=0.0, high=1.0,
                                low_open=True, high_open=True)
+    if not ledger.has_guarantee():
+        raise ValueError(
+            f"row_level_statement: the ledger '{ledger.name}' holds a step with no proven guarantee "
+            "(App. B sampled counts or unpatched diffprivlib); no privacy statement can be made."
+        )
     tup = ledger.total("tuple")
     row = ledger.total("row")
     paper = ledger.total()

@@ -18,6 +18,10 @@ from dpviz.privacy.budget import ZCDP, ApproxDP
 Unit = Literal["row", "tuple"]
 Composition = Literal["sequential", "parallel"]
 
+#: A ledger whose node or spend note contains this (any case) has no proven guarantee (App. B
+#: sampled counts, unpatched diffprivlib): no privacy statement may be made from it.
+NO_GUARANTEE = "no proven guarantee"
+
 #: Relative slack allowed when checking a total against the budget handed in (float sums).
 TOTAL_RTOL = 1e-9
 
@@ -117,6 +121,11 @@ class Ledger:
                     f"Ledger node '{node.name}' spent {t} but was handed {node.budget}: "
                     "this is a bug in the algorithm's budget split."
                 )
+
+    def has_guarantee(self) -> bool:
+        """False if any node or spend is marked :data:`NO_GUARANTEE` (keep it out of statements)."""
+        notes = [n.note for n in self.nodes()] + [s.note for _, s in self.spends()]
+        return not any(NO_GUARANTEE in (note or "").lower() for note in notes)
 
     def nodes(self) -> Iterator[Ledger]:
         """Every sub-ledger, depth first, this one included."""

@@ -24,6 +24,15 @@ def _perturb(value: np.ndarray | float, noise: np.ndarray) -> np.ndarray | float
     return value + noise if np.ndim(value) else float(value + noise)
 
 
+def _add_gaussian(value: np.ndarray | float, sigma: float, rng: np.random.Generator) -> np.ndarray | float:
+    """value + N(0, σ²I): by the release sampler's OpenDP measurement when ``rng`` is a
+    :class:`dpviz.privacy.release.SecureRNG` (floating-point safe), else from the Generator."""
+    release = getattr(rng, "gaussian_release", None)
+    if release is not None:
+        return release(value, sigma)
+    return _perturb(value, rng.normal(0.0, sigma, size=np.shape(value)))
+
+
 def gaussian_sigma_zcdp(sensitivity: float, rho: float) -> float:
     """σ = Δ₂ / √(2ρ): the Gaussian mechanism is ρ-zCDP (Tsfadia et al. 2022, Thm 2.2)."""
     check_scalar(sensitivity, "sensitivity", "gaussian_sigma_zcdp", low=0.0)
@@ -79,7 +88,7 @@ def gaussian(
     sigma = gaussian_sigma_zcdp(sensitivity, rho)
     ledger.record(name, "gaussian", charge or ZCDP(rho), sensitivity=sensitivity,
                   noise_scale=sigma, note=note)
-    return _perturb(value, rng.normal(0.0, sigma, size=np.shape(value)))
+    return _add_gaussian(value, sigma, rng)
 
 
 def gaussian_dp(
@@ -97,7 +106,7 @@ def gaussian_dp(
     sigma = gaussian_sigma_dp(sensitivity, eps, delta)
     ledger.record(name, "gaussian", ApproxDP(eps, delta), sensitivity=sensitivity,
                   noise_scale=sigma, note=note)
-    return _perturb(value, rng.normal(0.0, sigma, size=np.shape(value)))
+    return _add_gaussian(value, sigma, rng)
 
 
 def laplace(
@@ -116,6 +125,9 @@ def laplace(
     scale = sensitivity / eps
     ledger.record(name, "laplace", ApproxDP(eps, 0.0), sensitivity=sensitivity,
                   noise_scale=scale, note=note)
+    release = getattr(rng, "laplace_release", None)
+    if release is not None:  # the release sampler: OpenDP's make_laplace
+        return release(value, scale)
     return _perturb(value, rng.laplace(0.0, scale, size=np.shape(value)))
 
 

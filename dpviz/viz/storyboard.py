@@ -81,9 +81,8 @@ class RunStatus:
 
 def run_status(result: Result) -> RunStatus:
     """How far ``result`` got through :data:`PIPELINE_STEPS` and why it stopped."""
-    names = {s.name for s in result.trace}
-    present = [s for s in PIPELINE_STEPS if s in names]
-    missing = tuple(s for s in PIPELINE_STEPS if s not in names)
+    present = [s for s in PIPELINE_STEPS if _step(result, s) is not None]
+    missing = tuple(s for s in PIPELINE_STEPS if _step(result, s) is None)
     fb = _step(result, "fallback")
     used = bool(fb and fb.data.get("used"))
     reason = (fb.data.get("reason") if fb else None) or result.failure
@@ -92,8 +91,15 @@ def run_status(result: Result) -> RunStatus:
 
 
 def _step(result: Result, name: str) -> TraceStep | None:
+    """The step called ``name``; None if absent or if it released no centers (FC output ⊥: the
+    private stage keeps every released step on every branch, with ``centers=None`` there)."""
     for s in result.trace:
         if s.name == name:
+            if name in ("tuple_averages", "tuple_averages_nonprivate", "lloyd") and \
+                    s.data.get("centers", 0) is None:
+                return None
+            if name == "reorder" and s.data.get("reference", 0) is None:  # empty match core
+                return None
             return s
     return None
 

@@ -22,7 +22,7 @@ ALGORITHM_LABELS: dict[str, str] = {
     "fc:practical": "FriendlyCore (practical split)",
     "fc:paper": "FriendlyCore (paper's split)",
     "dp_lloyd": "DP-Lloyd",
-    "diffprivlib": "diffprivlib KMeans (ε = √(2ρ))",
+    "diffprivlib": "diffprivlib KMeans (patched: every cluster noised)",
     "nonprivate": "non-private k-means++ (ε = ∞)",
 }
 ALGORITHM_COLORS: dict[str, str] = {

@@ -260,7 +260,7 @@ def test_privacy_redraw_and_download_views():
     at.run()
     assert not at.exception
     labels = [d.label for d in at.get("download_button")]
-    assert labels == ["Private centers (CSV)", "Run configuration (JSON)",
+    assert labels == ["Simulated centers (CSV, do not publish)", "Run configuration (JSON)",
                       "Storyboard figure (HTML)"]
 
 
@@ -293,9 +293,9 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
     runs = _pending(at, "run")
     # one step of either slider: ρ (10 steps per decade) around 1, δ (powers of ten) around 1e-6
     steps = [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5), (1.26, 1e-6)]
-    assert sorted(key[5:7] for key in runs) == steps
+    assert sorted(key[6:8] for key in runs) == steps
     figures = _pending(at, "live_figures")
-    assert sorted(key[1][5:7] for key in figures) == steps
+    assert sorted(key[1][6:8] for key in figures) == steps
     for future in [*runs.values(), *figures.values()]:
         future.result(timeout=60)
     at.select_slider(key="rho_slider").set_value(1.26).run()
@@ -304,7 +304,7 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
     assert prefetched.params["rho"] == 1.26
     figure = at.session_state["_cache_live_figures"][("live", key, False)]
     # the next steps: 1.58 is started; ρ = 1 was shown, so it is cached, not started again
-    by_step = {k[5:7]: v for k, v in at.session_state["_cache_run"].items()}
+    by_step = {k[6:8]: v for k, v in at.session_state["_cache_run"].items()}
     assert isinstance(by_step[1.58, 1e-6], Future) and not isinstance(by_step[1.0, 1e-6], Future)
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
@@ -320,7 +320,7 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
 def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move(monkeypatch):
     at = open_app(**SMALL, rho="1")
     runs = _pending(at, "run")
-    started = next(f for k, f in runs.items() if k[5:7] == (1.0, 1e-5))
+    started = next(f for k, f in runs.items() if k[6:8] == (1.0, 1e-5))
     for future in runs.values():
         future.result(timeout=60)
     at.select_slider(key="delta_select").set_value(1e-5).run()
@@ -340,9 +340,9 @@ def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move
 def test_prefetched_statement_is_the_statement_of_the_run_shown():
     at = open_app(**SMALL, rho="1")
     pending = _pending(at, "statement")
-    assert sorted(key[0][5:7] for key in pending) == [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5),
+    assert sorted(key[0][6:8] for key in pending) == [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5),
                                                       (1.26, 1e-6)]
-    assert all(delta_prime == key[6] for key, delta_prime in pending)  # δ′ = that run's δ
+    assert all(delta_prime == key[7] for key, delta_prime in pending)  # δ′ = that run's δ
     for future in pending.values():
         future.result(timeout=60)
     at.select_slider(key="rho_slider").set_value(1.26).run()

@@ -81,3 +81,17 @@ def test_old_links_without_alg_open_friendlycore():
     assert not at.exception
     assert at.selectbox(key="ex_algorithm").value == "friendlycore"
     assert "alg" not in at.query_params
+
+
+def test_the_toy_algorithm_appears_on_every_page_that_lists_algorithms(toy):
+    budget = open_app("budget", **SMALL)
+    assert not budget.exception
+    assert "Toy mean (test)" in budget.multiselect(key="budget_algorithms").options
+    compare = open_app("compare", **SMALL)
+    assert not compare.exception
+    assert "toy" in texts(compare) or any("Toy mean (test)" in str(w.options)
+                                          for w in compare.multiselect)
+    release = open_app("release", **SMALL)
+    assert not release.exception
+    options = release.selectbox(key="release_algorithm").options
+    assert any("toy" in o or "Toy mean (test)" in o for o in options)

@@ -21,7 +21,7 @@ from dpviz.result import Result, Trace
 def fakes(monkeypatch):
     calls = {"tuples": 0, "fc": [], "dp_lloyd": 0, "nonprivate": 0}
 
-    def tuple_stage(X, k, *, n_tuples, oracle, rng):
+    def tuple_stage(X, k, *, n_tuples, oracle, radius, rng):
         calls["tuples"] += 1
         return types.SimpleNamespace(tag=rng.random())  # stands in for a TupleStage
 
@@ -229,3 +229,32 @@ def test_cached_references_skip_the_sweeps_own_kmeans(fakes, monkeypatch):
 
     assert npv["loss"].iloc[0] == pytest.approx(1.0 - 1.0 / kmeans_cost(X, TRUE_CENTERS))
     np.testing.assert_allclose(npv["center_error"], 0.0, atol=1e-12)
+
+
+def test_row_level_sweep_calibrates_every_algorithm_to_the_same_target():
+    """Issue 10, finding 6: at one row-level (ε, δ) each algorithm gets its own budget, and the
+    calibrated budget's row-level guarantee is within the target (FC through group privacy)."""
+    from dpviz.privacy.accounting import approx_zcdp_to_dp
+    from dpviz.privacy.budget import ZCDP
+    from dpviz.registry import Public, calibrate, get
+
+    eps, delta = 3.0, 1e-6
+    kw = dict(n_declared=20_000, d=2, k=8, radius=1.0, n_tuples=200, r_min=1e-3, oracle="kmeans++")
+    fc_rho, fc_delta = ex.row_level_budget("fc:practical", eps, delta, **kw)
+    ll_rho, _ = ex.row_level_budget("dp_lloyd", eps, delta, **kw)
+    dpl_rho, _ = ex.row_level_budget("diffprivlib", eps, delta, **kw)
+    spec = get("friendlycore")
+    cal = calibrate(spec, eps, delta, Public(20_000, 2, 8, 1.0),
+                    spec.make_params(n_tuples=200, r_min=1e-3))
+    assert cal.budget == ZCDP(fc_rho, fc_delta)
+    g = spec.guarantee(cal.budget, Public(20_000, 2, 8, 1.0), spec.make_params(n_tuples=200, r_min=1e-3),
+                       cal.delta_prime)  # re-accounted independently from the budget
+    assert g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
+    assert g.eps > 0.99 * eps  # the bisection uses the target, it does not waste it
+    assert approx_zcdp_to_dp(ZCDP(ll_rho, 0.0), delta).eps == pytest.approx(eps, rel=1e-4)
+    assert dpl_rho == pytest.approx(eps**2 / 2)  # diffprivlib runs at ε itself
+    # Equal nominal ρ was unfair: FC needs a far smaller ρ for the same per-row guarantee.
+    assert fc_rho < ll_rho / 3
+    sw = ex.run_sweep(X, 3, algorithms=["dp_lloyd", "nonprivate"], rhos=[eps], reps=1, delta=delta,
+                      n_tuples=20, radius=1.0, r_min=1e-3, rng=0, row_level=True)
+    assert sw.params["row_level"] and set(sw.frame["algorithm"]) == {"dp_lloyd", "nonprivate"}

@@ -9,6 +9,7 @@ import pytest
 
 from dpviz.clustering.friendlycore import (
     EMPTY_DIST_CORE,
+    FC_FAILED,
     fc_clustering,
     fc_private_stage,
     fc_tuple_stage,
@@ -23,8 +24,9 @@ from dpviz.metrics import center_error, normalized_loss
 from dpviz.privacy.ledger import Ledger
 
 RHO, DELTA = 1.0, 1e-8
-TRACE_SUCCESS = ["pieces", "tuples", "feasibility", "match_core", "reorder", "diameters", "dist_core",
-                 "tuple_averages", "tuple_averages_nonprivate", "lloyd_partition", "lloyd", "fallback"]
+TRACE_SUCCESS = ["pieces", "tuples", "declared_size", "feasibility", "match_core", "reorder", "diameters",
+                 "dist_core", "tuple_averages", "tuple_averages_nonprivate", "fc_outcome", "removed_rows",
+                 "lloyd_partition", "lloyd", "fallback"]
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +107,7 @@ def _check_tree(res, rho: float, delta: float) -> None:
     assert math.isclose(tot.rho, rho, rel_tol=1e-9) and math.isclose(tot.delta, delta, rel_tol=1e-9)
     assert led.name == "fc_clustering"
     top = {c.name: c for c in led.children}
-    assert set(top) == {"FC_kTupleClustering", "NoisyLloydStep", "fallback"}
+    assert set(top) - {"declared size (DP count)"} == {"FC_kTupleClustering", "NoisyLloydStep", "fallback"}
     tk = top["FC_kTupleClustering"]
     assert tk.unit == "tuple" and all(s.unit == "tuple" for _, s in tk.spends())
     assert [c.name for c in tk.children] == ["FriendlyCore(match_1/7)", "FC_AvgOrdTup"]
@@ -113,6 +115,7 @@ def _check_tree(res, rho: float, delta: float) -> None:
     assert all(s.unit == "row" for _, s in top["fallback"].spends())
     # The tuple stage always costs its planned share (reserved where a step did not run).
     split = res.params["split"]
+    rho = rho - res.params["rho_size"]  # the split shares the budget left after the size
     tuple_rho = rho * sum(split["rho"][k] for k in ("match_core", "find_diam", "dist_core", "tuple_avg"))
     assert math.isclose(led.total("tuple").rho, tuple_rho, rel_tol=1e-9)
 
@@ -121,13 +124,14 @@ def _check_tree(res, rho: float, delta: float) -> None:
 def test_ledger_totals_every_preset(blobs, preset: str) -> None:
     ds, stage = blobs
     res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, preset=preset,
-                           rng=3)
+                           rng=3, n_declared=len(ds.X))
     _check_tree(res, RHO, DELTA)
     assert res.centers is not None and res.failure is None
     fb = res.step("fallback").data
     if preset == "paper":  # its dist core gets ρ ≈ 0.012: infeasible at t = 200 (note §4.4)
-        assert fb["used"] and fb["reason"] == EMPTY_DIST_CORE
-        assert "lloyd" not in _names(res)
+        assert fb["used"] and fb["reason"] == FC_FAILED
+        assert res.step("fc_outcome").data["reason"] == EMPTY_DIST_CORE  # internal only
+        assert not res.step("lloyd").data["used"]
         fb_node = next(c for c in res.ledger.children if c.name == "fallback")
         split = res.params["split"]
         assert math.isclose(fb_node.total().rho, RHO * (split["rho"]["lloyd"] + split["rho"]["fallback"]))
@@ -139,8 +143,9 @@ def test_ledger_totals_every_preset(blobs, preset: str) -> None:
 def test_ledger_and_failure_without_fallback(blobs) -> None:
     ds, stage = blobs
     res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, preset="paper",
-                           fallback=False, rng=3)
-    assert res.centers is None and res.failure == EMPTY_DIST_CORE and not res.ok
+                           fallback=False, rng=3, n_declared=len(ds.X))
+    assert res.centers is None and res.failure == FC_FAILED and not res.ok
+    assert res.step("fc_outcome").data["reason"] == EMPTY_DIST_CORE
     _check_tree(res, RHO, DELTA)
     assert res.params["split"]["rho"]["fallback"] == 0.0
 
@@ -148,16 +153,19 @@ def test_ledger_and_failure_without_fallback(blobs) -> None:
 def test_ledger_when_match_core_is_empty(blobs) -> None:
     ds, stage = blobs
     # Tiny ρ: the match core is empty; FC_AvgOrdTup is reserved, the fallback runs.
-    res = fc_private_stage(ds.X, stage, rho=1e-3, delta=DELTA, radius=1.0, r_min=1e-3, rng=0)
+    res = fc_private_stage(ds.X, stage, rho=1e-3, delta=DELTA, radius=1.0, r_min=1e-3, rng=0,
+                           n_declared=len(ds.X))
     assert res.step("fallback").data["used"]
-    assert res.step("fallback").data["reason"].startswith("empty match core")
-    assert "reorder" not in _names(res)
+    assert res.step("fallback").data["reason"] == FC_FAILED
+    assert res.step("fc_outcome").data["reason"].startswith("empty match core")
+    assert "reorder" in _names(res)  # every step runs on the empty core (issue 10, finding 3)
     _check_tree(res, 1e-3, DELTA)
 
 
 def test_noise_scales_in_the_ledger_follow_the_split(blobs) -> None:
     ds, stage = blobs
-    res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, rng=4)
+    res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, rng=4,
+                           n_declared=len(ds.X))
     split = res.params["split"]
     k = 8
     ta = res.step("tuple_averages").data
@@ -313,9 +321,11 @@ def test_split_is_public(blobs) -> None:
     ds, stage = blobs
     other = fig6_blobs(20_000, sigma=0.149, rng=5)  # other data, other n: same split
     s1 = resolve_split("practical", t=200, k=8, rho=0.7, delta=DELTA, r_min=1e-3, radius=1.0)
-    r1 = fc_private_stage(ds.X, stage, rho=0.7, delta=DELTA, radius=1.0, r_min=1e-3, rng=1)
+    r1 = fc_private_stage(ds.X, stage, rho=0.7, delta=DELTA, radius=1.0, r_min=1e-3, rng=1,
+                          n_declared=50_000)
     st2 = compute_tuples(other.X, 8, n_tuples=200, rng=1)
-    r2 = fc_private_stage(other.X, st2, rho=0.7, delta=DELTA, radius=1.0, r_min=1e-3, rng=1)
+    r2 = fc_private_stage(other.X, st2, rho=0.7, delta=DELTA, radius=1.0, r_min=1e-3, rng=1,
+                          n_declared=20_000)
     assert r1.params["split"] == r2.params["split"] == s1.as_dict()
     assert r1.step("feasibility").data["margins"] == r2.step("feasibility").data["margins"]
 

@@ -7,6 +7,7 @@ import pytest
 
 from dpviz.core.friendlycore import friendly_core, friendly_core_dp
 from dpviz.core.predicates import DistR, SketchPrivacyWarning
+from dpviz.privacy.accounting import row_level_statement
 
 
 def _ball(n, d, radius, rng):
@@ -72,7 +73,7 @@ def test_duplicates_are_fine():
 def test_sampled_mode_warns_splits_delta_and_keeps_a_complete_set():
     rng = np.random.default_rng(4)
     X = _ball(3000, 2, 1.0, rng)
-    with pytest.warns(SketchPrivacyWarning, match=r"paper's sketch \(App. B\)"):
+    with pytest.warns(SketchPrivacyWarning, match=r"no proven guarantee \(App. B"):
         res = friendly_core(X, 2.0, 1.0, 1e-6, rng=rng, sampled=True, xi=0.1)
     f = res.step("zcdp_filter")
     assert "App. B" in f.note and f.data["m"] == math.ceil(math.log(3000 / 0.5e-6) / 0.02)
@@ -83,6 +84,10 @@ def test_sampled_mode_warns_splits_delta_and_keeps_a_complete_set():
     assert sorted(e.budget.delta for e in events) == [0.5e-6, 0.5e-6]
     assert any("App. B" in e.note for e in events)
     assert res.ledger.total().rho == pytest.approx(1.0) and res.ledger.total().delta == 1e-6
+    # No proven guarantee (issue 10, finding 8): kept out of every privacy statement.
+    assert not res.ledger.has_guarantee()
+    with pytest.raises(ValueError, match="no proven guarantee"):
+        row_level_statement(res.ledger, 1e-6)
 
 
 def test_custom_predicate_object():

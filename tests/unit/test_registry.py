@@ -157,3 +157,13 @@ def test_zcdp_budget_kinds_and_stage_fields_are_checked():
         ("n_tuples", 50), ("oracle", "kmeans++"))
     assert isinstance(calibrate(get("dp_lloyd"), 1.0, 1e-6, Public(1000, 2, 3, 1.0),
                                 get("dp_lloyd").make_params()).budget, ZCDP)
+
+
+def test_auto_tuples_grow_with_the_declared_size():
+    from dpviz.clustering.fc_spec import MAX_AUTO_TUPLES, auto_n_tuples
+
+    assert auto_n_tuples(20_000, 8) == 200  # the paper's t while pieces hold ≥ 10k rows
+    assert auto_n_tuples(1_000, 8) == 12
+    assert auto_n_tuples(200_000, 8) == 1000  # 25 rows per cluster
+    assert auto_n_tuples(10**6, 8) == MAX_AUTO_TUPLES == 5000
+    assert auto_n_tuples(10**9, 8) == MAX_AUTO_TUPLES

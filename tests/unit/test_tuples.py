@@ -149,3 +149,12 @@ def test_blocks_cover_every_piece_once():
         cut = _blocks(t)
         assert len(cut) == min(N_BLOCKS, t)
         assert [i for sl in cut for i in range(sl.start, sl.stop)] == list(range(t))
+
+
+def test_auto_method_takes_the_batched_kmeans_for_small_pieces():
+    from dpviz.clustering.tuples import resolve_method
+
+    assert resolve_method("auto", 1_000_000, 2) == "sklearn"  # 5000 rows a piece at t = 200
+    assert resolve_method("auto", 1_000_000, 2, n_tuples=200) == "sklearn"
+    assert resolve_method("auto", 1_000_000, 2, n_tuples=5000) == "batched"  # 200 rows a piece
+    assert resolve_method("sklearn", 10, 2, n_tuples=5) == "sklearn"

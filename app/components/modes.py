@@ -1,0 +1,40 @@
+"""The app's two modes, named on screen (issue 10).
+
+*Simulate* is what every view does by default: seeded, reproducible, shareable by URL, with the
+same noise reused across slider positions so curves are smooth. Anyone holding the seed can
+replay and subtract that noise, so nothing it shows may be published: :func:`simulation_badge`
+says so wherever private-looking numbers appear.
+
+*Release* is the deliberate action on the Release page: one draw from the secure sampler
+(``dpviz.privacy.release.SecureRNG``), booked in this session's :func:`session_ledger`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers.** Seeded and "
+                   "replayable (the seed is in the URL); make a release on the **Release** page.")
+
+_SESSION_LEDGER = "_session_ledger"
+_RELEASES = "_releases"
+
+
+def simulation_badge(key: str) -> None:
+    """The simulation warning, in a container with ``key`` (tests find it by key)."""
+    with st.container(key=key):
+        st.warning(SIMULATION_TEXT, icon=":material/science:")
+
+
+def session_ledger():
+    """This session's ledger of releases (per dataset content hash; never shared across sessions)."""
+    from dpviz.privacy.release import SessionLedger
+
+    if _SESSION_LEDGER not in st.session_state:
+        st.session_state[_SESSION_LEDGER] = SessionLedger()
+    return st.session_state[_SESSION_LEDGER]
+
+
+def releases(dataset_hash: str) -> list:
+    """The releases (Result, exported JSON) made on that dataset in this session, oldest first."""
+    return st.session_state.setdefault(_RELEASES, {}).setdefault(dataset_hash, [])

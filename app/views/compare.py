@@ -1,0 +1,272 @@
+"""Compare: every registered algorithm on the current dataset at the same row-level (ε, δ).
+
+The algorithms, their parameter forms and their paper statements come from the registry
+(``dpviz.algorithms()``, ``dpviz.registry.param_fields``): a new family appears here without an
+edit. The curves are a simulation (seeded runs on the same rows, exact metrics), not a release.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+import dpviz
+from app.components import compare, controls, data_source, run, state
+from dpviz.compare import REFERENCE, SIMULATION
+from dpviz.registry import AlgorithmSpec, param_fields
+from dpviz.viz import compare as figures
+
+KIND_TEXT = {
+    "zcdp": "its own budget is ρ-zCDP; calibrated so that the row-level (ε, δ) of its ledger (zCDP → "
+            "DP conversion, and group privacy for a sample-and-aggregate stage) meets the target",
+    "pure": "its own budget is pure ε-DP; calibrated so that its row-level ε meets the target",
+    "approx": "its own budget is (ε, δ)-DP; calibrated so that its row-level (ε, δ) meets the target",
+    "none": "no privacy guarantee: the non-private reference",
+}
+ACCURACY = ("loss", "labeling_failure", "center_error")
+
+
+def _title(spec: AlgorithmSpec) -> str:
+    return spec.title if spec.is_private else f"{spec.title} ({REFERENCE})"
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def _chosen(names: list[str]) -> list[str]:
+    calg = state.get("calg")
+    return names if calg == "all" else [a for a in calg.split(",") if a in names]
+
+
+def _algorithms_changed(names: list[str]) -> None:
+    picked = st.session_state["compare_algorithms"]
+    state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
+
+
+def _eps_range_changed() -> None:
+    lo, hi = st.session_state["compare_eps_range"]
+    state.update(celo=float(lo), cehi=float(hi))
+
+
+def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
+    """Algorithms, row-level ε range and δ, points, repetitions (bound to URL parameters)."""
+    p = state.params()
+    names = [s.name for s in specs]
+    by_name = {s.name: s for s in specs}
+    state.seed_widget("calg", "compare_algorithms", lambda v: _chosen(names))
+    st.multiselect("Algorithms (every registered one by default)", names, key="compare_algorithms",
+                   format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
+                   args=(names,))
+    c1, c2 = st.columns([3, 2])
+    grid = sorted(set(compare.EPS_GRID) | {p["celo"], p["cehi"]})
+    c1.select_slider("Row-level ε range (log scale)", options=grid, value=(p["celo"], p["cehi"]),
+                     format_func=compare.fmt_eps, key="compare_eps_range",
+                     on_change=_eps_range_changed,
+                     help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of your data; "
+                          "every algorithm is calibrated to it.")
+    state.seed_widget("cdelta", "compare_delta")
+    c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
+                     format_func=controls.fmt_delta, key="compare_delta",
+                     on_change=state.on_change("cdelta", "compare_delta", float))
+    c3, c4, c5 = st.columns(3)
+    state.seed_widget("cpts", "compare_points")
+    c3.number_input("ε values", min_value=1, max_value=12, step=1, key="compare_points",
+                    on_change=state.on_change("cpts", "compare_points", int))
+    state.seed_widget("creps", "compare_reps")
+    c4.number_input("Repetitions", min_value=1, max_value=50, step=1, key="compare_reps",
+                    on_change=state.on_change("creps", "compare_reps", int),
+                    help="Each repetition redraws every seeded random choice (pieces and noise).")
+    c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
+    return [by_name[n] for n in _chosen(names)]
+
+
+def _param_widget(spec: AlgorithmSpec, f: dataclasses.Field, h) -> object:
+    """One parameter's widget, generated from its hint."""
+    key, label = f"cmp_{spec.name}_{f.name}", h.label or f.name
+    lo = None if h.low is None else h.low
+    hi = None if h.high is None else h.high
+    if h.choices is not None:
+        options = list(h.choices)
+        st.selectbox(label, options, index=options.index(f.default), key=key, help=h.help or None)
+    elif isinstance(f.default, bool):
+        st.checkbox(label, value=f.default, key=key, help=h.help or None)
+    elif isinstance(f.default, int):
+        st.number_input(label, min_value=None if lo is None else int(lo),
+                        max_value=None if hi is None else int(hi), value=int(f.default),
+                        step=int(h.step or 1), key=key, help=h.help or None)
+    elif isinstance(f.default, float):
+        st.number_input(label, min_value=None if lo is None else float(lo),
+                        max_value=None if hi is None else float(hi), value=float(f.default),
+                        step=float(h.step) if h.step else None, format="%g", key=key,
+                        help=h.help or None)
+    else:
+        st.text_input(label, value=str(f.default), key=key, help=h.help or None)
+    return st.session_state[key]
+
+
+def _algorithm_box(spec: AlgorithmSpec):
+    """The paper-level statement, the reference and the parameter form of one algorithm; returns
+    its parameters (None, with the error shown, when they are invalid)."""
+    with st.expander(f"{_title(spec)}: paper, guarantee and parameters"):
+        st.markdown(f"**Reference.** {spec.paper}")
+        if spec.description:
+            st.markdown(spec.description)
+        st.markdown(f"**Guarantee.** {KIND_TEXT[spec.budget_kind].capitalize()}.")
+        values = {f.name: _param_widget(spec, f, h) for f, h in param_fields(spec.params)}
+        try:
+            return spec.make_params(**values)
+        except ValueError as exc:
+            st.error(str(exc))
+            return None
+
+
+# ----------------------------------------------------------------------------- clicks
+
+
+def _open_explore(chart_key: str) -> None:
+    """Selection callback: the clicked (algorithm, ε) goes to Explore (or its link is shown)."""
+    spec = st.session_state.get("_compare_shown")
+    event = st.session_state.get(chart_key) or {}
+    points = (event.get("selection", {}) if hasattr(event, "get") else {}).get("points", []) or []
+    for pt in points:
+        hit = figures.clicked_point(dict(pt))
+        if hit is None or spec is None:
+            continue
+        name, eps = hit
+        params, ready = compare.explore_params(name, eps, spec)
+        state.update(**params)
+        st.session_state["_compare_clicked"] = (name, eps, ready)
+        if ready:
+            st.session_state["_goto_explore"] = True
+        return
+
+
+def _clicked_note(spec: compare.CompareSpec) -> None:
+    clicked = st.session_state.get("_compare_clicked")
+    if clicked is None or clicked[2]:
+        return
+    name, eps, _ = clicked
+    title = dpviz.registry.get(name).title
+    with st.container(key="compare_clicked"):
+        st.info(f"Explore cannot show **{title}** yet (it runs FriendlyCore only). The link now "
+                f"carries `alg={name}&eps={eps:g}` for when it can. To rerun this algorithm at this "
+                f"row-level guarantee yourself:\n\n```python\n{compare.reproduce_call(name, eps, spec)}\n```")
+        st.page_link(st.session_state["_pages"]["explore"], label="Open Explore",
+                     icon=":material/insights:")
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def _progress_box(part: compare.Partial | None, total: int):
+    box = st.container(key="compare_progress")
+    done = 0 if part is None else part.done
+    bar = box.progress(done / total, text=f"{done} of {total} runs of (repetition, algorithm)")
+
+    def progress(frac: float, msg: str) -> None:
+        bar.progress(min((done + frac) / total, 1.0), text=f"{done} of {total} done · {msg}")
+
+    return progress
+
+
+def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
+    frame = part.frame()
+    st.session_state["_compare_shown"] = spec
+    figs = figures.compare_figures(frame)
+    st.caption(f"Every private curve is a **{SIMULATION}**: seeded runs on the same rows, "
+               "measured exactly (non-private diagnostics), not a release. The dotted line is the "
+               f"**{REFERENCE}** (no privacy). Click a point to open that algorithm and budget in "
+               "Explore.")
+    for metric in ACCURACY:
+        if metric in figs:
+            key = f"compare_{metric}"
+            st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
+                            selection_mode="points", config={"displaylogo": False})
+    c1, c2 = st.columns(2)
+    with c1:
+        st.plotly_chart(figs["structure"], key="compare_structure", config={"displaylogo": False})
+    with c2:
+        st.plotly_chart(figs["seconds"], key="compare_seconds", config={"displaylogo": False})
+    with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
+        st.dataframe(part_summary(part), hide_index=True, key="compare_table")
+
+
+def part_summary(part: compare.Partial):
+    from dpviz.compare import summarize
+
+    s = summarize(part.frame())
+    return s.rename(columns={"median": "median loss", "budget": "native budget (ρ or ε)"})
+
+
+def main() -> None:
+    if st.session_state.pop("_goto_explore", False):
+        st.switch_page(st.session_state["_pages"]["explore"])
+    st.title("Compare: every algorithm at the same privacy guarantee")
+    with st.container(key="compare_guarantee"):
+        st.info("Every algorithm runs at the **same row-level guarantee**: (ε, δ)-DP for adding or "
+                "removing one row of your data — not at the same nominal ρ. Each is calibrated "
+                "through its own accounting (a zCDP budget through the zCDP → DP conversion; a "
+                "sample-and-aggregate stage, where one row replaces one tuple, through group "
+                "privacy), so a lower curve is a better algorithm at the same promise to each person.",
+                icon=":material/balance:")
+    choice = data_source.current()
+    ds = choice.dataset
+    if choice.error:
+        st.error(choice.error)
+    if ds is None:
+        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+        return
+    radius = data_source.radius_for(ds)
+    if radius is None:
+        st.error("Declare the public radius Λ first (Data page).")
+        return
+    st.markdown(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in Explore)")
+    specs = _settings(list(dpviz.algorithms()))
+    chosen = [(s.name, _algorithm_box(s)) for s in specs]
+    algos = tuple((n, p) for n, p in chosen if p is not None)
+    p = state.params()
+    spec = compare.CompareSpec(
+        ds.content_hash, algos, compare.eps_grid(p["celo"], p["cehi"], int(p["cpts"])),
+        float(p["cdelta"]), int(p["creps"]), int(p["k"]), int(ds.d), float(radius), int(ds.n),
+        int(p["seed"]))
+    run_col, stop_col, _ = st.columns([1, 1, 4])
+    running = compare.running()
+    if run_col.button("Run comparison", key="compare_run", type="primary",
+                      icon=":material/play_arrow:", disabled=running is not None or not algos):
+        compare.start(spec)
+        running = spec
+    stop_col.button("Stop", key="compare_stop", icon=":material/stop:", on_click=compare.stop,
+                    disabled=running is None)
+    if running is not None and running != spec:
+        compare.stop()  # the settings changed under a running comparison
+        running = None
+    part = compare.partial(spec)
+    progress = _progress_box(part, len(spec.chunks)) if running is not None else None
+    if part is None or part.done == 0:
+        st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
+                f"{{{', '.join(compare.fmt_eps(e) for e in spec.epsilons)}}}, δ = "
+                f"{controls.fmt_delta(spec.delta)}, {spec.reps} repetition(s) each. Results are "
+                "kept for this session and dataset.")
+    else:
+        if part.stopped and not part.complete:
+            st.warning(f"Stopped after {part.done} of {part.total} runs; the curves use the "
+                       "finished ones.")
+        _clicked_note(spec)
+        _charts(spec, part)
+    if running is not None and progress is not None:
+        _run_chunk(ds, running, progress)
+
+
+def _run_chunk(ds, spec: compare.CompareSpec, progress) -> None:
+    """One (repetition, algorithm) of the running comparison, then a rerun for the next."""
+    try:
+        compare.run_chunk(ds, spec, run.reference(ds, spec.k).cost, progress)
+    except Exception as exc:  # ValueError: bad settings; anything else: a library bug
+        compare.stop()
+        st.error(run.error_text(exc))
+        return
+    st.rerun()
+
+
+main()

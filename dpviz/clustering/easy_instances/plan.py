@@ -1,0 +1,361 @@
+"""Easy Instances: the derived quantities (m, ε₁, ε₂, τ₁, τ₂, ℓ, n_min, L, ε_avg, t₀) from public
+inputs only, the budget splits, and the (ε, δ) accounting of the ledger.
+
+Every constant carries the tag of the engineer's note (``/work/shared/papers/seed-easy-instances.md``):
+[S] stated in the seed, [S-skel] step structure stated with the symbols restored, [D] derived by us
+(sound, not necessarily the paper's constant), [R] recalled from the literature, [OURS] a dpviz
+default. The seed dump lost almost every formula, so most constants here are [D] or [OURS].
+
+References
+----------
+Cohen, Kaplan, Mansour, Stemmer, Tsfadia. Differentially-Private Clustering of Easy Instances.
+ICML 2021 (arXiv 2112.14445), §4.1–4.4 and App. A.1; note §4–5.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.optimize import brentq
+
+from dpviz.privacy.budget import ApproxDP
+from dpviz.privacy.ledger import Ledger, Spend
+
+#: Tuple-relation steps per row. One row added or removed changes exactly one of the t tuples
+#: (rows are assigned to pieces independently, ``dpviz.clustering.tuples.assign_pieces``), and t
+#: is public, so the tuple database sees ONE replacement: exactly the replace-one neighbouring
+#: relation on a fixed number of tuples under which CKM+21 prove Thm 4.1/4.4 [S-skel, note §1].
+#: FriendlyCore's tuple stage is add/remove, where a replacement is two steps; the CKM+21
+#: statements are already replace-one, so no group privacy is needed here. Set to 2 to account
+#: as FriendlyCore does (more conservative; `calibrate`/`guarantee` follow it).
+TUPLE_STEPS_PER_ROW = 1
+
+#: Upper end of the search for the minimal number of tuples (larger t counts as infeasible).
+T_SEARCH_MAX = 10**13
+
+
+# ----------------------------------------------------------------------------- accounting
+
+
+def dp_total(ledger: Ledger, unit: str | None = None) -> ApproxDP:
+    """Basic (ε, δ) composition of a ledger whose spends are all ApproxDP (the CKM+21 accounting).
+
+    Sequential nodes add ε and δ; parallel nodes take the largest child (disjoint data). Each
+    recorded spend carries its *charged* share, so group privacy and advanced composition appear
+    as their own lines or are folded into the charge stated in the note (see the module doc).
+    """
+    eps = delta = 0.0
+    parts: list[ApproxDP] = []
+    for c in ledger.children:
+        if isinstance(c, Spend):
+            if unit is not None and c.unit != unit:
+                continue
+            if not isinstance(c.budget, ApproxDP):
+                raise TypeError(f"Spend '{c.name}' is not an ApproxDP spend: {c.budget!r}.")
+            parts.append(c.budget)
+        else:
+            parts.append(dp_total(c, unit))
+    if not parts:
+        return ApproxDP(0.0, 0.0)
+    if ledger.composition == "parallel":
+        eps = max(p.eps for p in parts)
+        delta = max(p.delta for p in parts)
+    else:
+        eps = sum(p.eps for p in parts)
+        delta = sum(p.delta for p in parts)
+    return ApproxDP(eps, min(delta, 1.0))
+
+
+def reserve(ledger: Ledger, name: str, budget: ApproxDP, note: str) -> None:
+    """Record an unspent share (a branch that did not run), so every branch totals the same."""
+    if budget.eps > 0 or budget.delta > 0:
+        ledger.record(name, "reserved", budget, note=note)
+
+
+# ----------------------------------------------------------------------------- the test
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """PrivateTestPartition's derived quantities (note §4.2), all from public inputs.
+
+    Attributes
+    ----------
+    t : number of tuples (public) · eps_s, eps_T, eps_Q : status budget and its two halves [OURS]
+    delta0 : the near-partition failure probability δ₀ · beta : the test's confidence
+    gamma : ball scale γ (r_i = γ·min_{j≠i}‖y_i − y_j‖) [D]
+    m : size of the sample Q, smallest with m·ε₂(m) ≥ ln(2/(βδ₀)) [D]; None if no m ≤ t works
+    eps1 = ε_T/m : Laplace budget per ℓ̂_Y [D] · eps2 = ln(1 + (t/m)(e^{ε_Q} − 1)) [D, WOR subsampling]
+    tau1 = ln(2m/β)/ε₁ [D] · tau2 = m − ln(2/β)/ε₂ [D]
+    ell = (ln(2m/β) + ln(m/δ₀))/ε₁ : the "ℓ" of §4.2.1 [D]
+    """
+
+    t: int
+    eps_s: float
+    eps_T: float  # noqa: N815 (paper notation)
+    eps_Q: float  # noqa: N815 (paper notation)
+    delta0: float
+    beta: float
+    gamma: float
+    m: int | None
+    eps1: float
+    eps2: float
+    tau1: float
+    tau2: float
+    ell: float
+
+    @property
+    def feasible(self) -> bool:
+        """t ≥ 2ℓ + 2 (a tuple common to neighbours is partitioned by both B, B′; Thm 4.1/4.4 [D])."""
+        return self.m is not None and self.t >= 2.0 * self.ell + 2.0
+
+
+def eps2_of(m: int, t: int, eps_Q: float) -> float:
+    """ε₂(m) = ln(1 + (t/m)(e^{ε_Q} − 1)): Laplace budget on q that sampling m of t tuples without
+    replacement amplifies to ε_Q (Balle, Barthe & Gaboardi 2018, substitution relation) [D/R]."""
+    a = t / m
+    if eps_Q < 30.0:
+        return math.log1p(a * math.expm1(eps_Q))
+    return eps_Q + math.log(a) + math.log1p((1.0 - a) * math.exp(-eps_Q) / a)  # same, no overflow
+
+
+def partition_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float) -> PartitionPlan:
+    """The test's constants for t tuples (note §4.2; split ε_T = ε_Q = ε_s/2 [OURS])."""
+    eps_T = eps_Q = eps_s / 2.0
+    target = math.log(2.0 / (beta * delta0))
+    m: int | None
+    if t * eps2_of(t, t, eps_Q) < target:
+        m = None
+    else:  # m·ε₂(m) is increasing in m: bisection for the smallest m ∈ [1, t]
+        lo, hi = 1, t
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if mid * eps2_of(mid, t, eps_Q) >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        m = lo
+    if m is None:
+        return PartitionPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, None, math.nan, math.nan,
+                        math.nan, math.nan, math.inf)
+    eps1 = eps_T / m
+    eps2 = eps2_of(m, t, eps_Q)
+    tau1 = math.log(2.0 * m / beta) / eps1
+    tau2 = m - math.log(2.0 / beta) / eps2
+    ell = (math.log(2.0 * m / beta) + math.log(m / delta0)) / eps1
+    return PartitionPlan(t, eps_s, eps_T, eps_Q, delta0, beta, gamma, m, eps1, eps2, tau1, tau2, ell)
+
+
+def minimal_t(feasible: callable, t_max: int = T_SEARCH_MAX) -> int | None:
+    """Smallest t with ``feasible(t)``, for a predicate that stays true once true (doubling, then
+    bisection). None when even ``t_max`` is infeasible."""
+    hi = 2
+    while not feasible(hi):
+        if hi >= t_max:
+            return None
+        hi = min(hi * 2, t_max)
+    lo = max(hi // 2, 1)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# ----------------------------------------------------------------------------- splits
+
+
+@dataclass(frozen=True)
+class NoisyCentersSplit:
+    """PrivatekNoisyCenters' budget split (note §5.3) [OURS]: test ε/2, log-Laplace on λ ε/4 with
+    event slack δ_E = δ/32, Gaussian centers (ε/4, δ/8); β/2 to the test. The near-partition event
+    gets ``event`` = (1+e)/8 of δ, i.e. δ₀ = event·δ/(1 + e^ε): the note's δ₀ = δ/8 at ε = 1, and
+    never more than δ at any ε (the note's fixed δ/8 would exceed δ once ε > 2)."""
+
+    test: float = 0.5
+    lam: float = 0.25
+    gauss: float = 0.25
+    event: float = (1.0 + math.e) / 8.0
+    delta_E: float = 1.0 / 32.0  # noqa: N815 (paper notation)
+    delta_G: float = 1.0 / 8.0  # noqa: N815 (paper notation)
+
+
+@dataclass(frozen=True)
+class AveragesSplit:
+    """PrivatekAverages' budget split (note §5.3) [OURS]: test ε/2; k × AvgRd (ε/2, δ/2); the
+    near-partition event (1+e)/8 of δ (δ₀ = δ/8 at ε = 1, as :class:`NoisyCentersSplit`)."""
+
+    test: float = 0.5
+    avg: float = 0.5
+    event: float = (1.0 + math.e) / 8.0
+    delta_A: float = 0.5  # noqa: N815 (paper notation)
+
+
+def delta0_of(eps_total: float, event_delta: float) -> float:
+    """δ₀ such that the §4.2.1 claim's conditioning costs ``event_delta`` = (1 + e^{ε_s+ε_A})·δ₀
+    [D, note §4.2 "our accounting"]."""
+    return event_delta / (1.0 + math.exp(min(eps_total, 700.0)))
+
+
+@dataclass(frozen=True)
+class NoisyCentersPlan:
+    """Derived quantities of PrivatekNoisyCenters (note §4.5) from public inputs.
+
+    Attributes
+    ----------
+    test : PartitionPlan · k : int · eps, delta : the k-tuple algorithm's own budget
+    eps_lam = split.lam·ε, delta_E · eps_G, delta_G
+    delta_log = ln((1+2γ)/(1−2γ)) : log-ratio bound of λ_i between neighbours [D, Eq. (5)]
+    b = k·Δ_log/ε_λ : Laplace scale on ln λ_i [D] · kappa = exp(b·ln(k/(2δ_E))) [D]
+    event_delta = (1 + e^ε)·δ₀ [D] · n_min : smallest t with t ≥ 2ℓ(t) + 2 [D]
+    """
+
+    test: PartitionPlan
+    k: int
+    eps: float
+    delta: float
+    eps_lam: float
+    delta_E: float  # noqa: N815 (paper notation)
+    eps_G: float  # noqa: N815 (paper notation)
+    delta_G: float  # noqa: N815 (paper notation)
+    delta_log: float
+    b: float
+    kappa: float
+    event_delta: float
+    n_min: int | None
+
+    @property
+    def feasible(self) -> bool:
+        return self.test.feasible
+
+    @property
+    def reserved_delta(self) -> float:
+        return self.delta - self.event_delta - self.delta_E - self.delta_G
+
+
+def noisy_centers_plan(t: int, k: int, *, eps: float, delta: float, beta: float, gamma: float,
+                       split: NoisyCentersSplit | None = None) -> NoisyCentersPlan:
+    """PrivatekNoisyCenters' constants; raises ValueError for γ ∉ (0, 1/2)."""
+    split = split or NoisyCentersSplit()
+    if not 0.0 < gamma < 0.5:
+        raise ValueError(f"PrivatekNoisyCenters needs γ in (0, 1/2) (balls disjoint, Δ_log finite). "
+                         f"Got {gamma}.")
+
+    event = split.event * delta
+    delta0 = delta0_of(eps * (split.test + split.lam + split.gauss), event)
+
+    def tp(tt: int) -> PartitionPlan:
+        return partition_plan(tt, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
+
+    eps_lam, delta_E = split.lam * eps, split.delta_E * delta
+    delta_log = math.log((1.0 + 2.0 * gamma) / (1.0 - 2.0 * gamma))
+    b = k * delta_log / eps_lam
+    kappa = math.exp(b * math.log(k / (2.0 * delta_E)))
+    n_min = minimal_t(lambda tt: tp(tt).feasible)
+    return NoisyCentersPlan(tp(t), k, eps, delta, eps_lam, delta_E, split.gauss * eps,
+                            split.delta_G * delta, delta_log, b, kappa, event, n_min)
+
+
+def advanced_step_eps(eps_total: float, n_steps: int, delta_hat: float) -> float:
+    """Per-step ε so that n-fold composition is ε_total-DP: the larger of basic (ε/n) and the exact
+    inverse of advanced composition [DRV10]: √(2n ln(1/δ̂))·ε₀ + n·ε₀(e^{ε₀} − 1) = ε_total [R].
+    (The note's closed form ε/(2√(2n ln(2/δ))) is a lower bound on this root for ε ≤ 1.)"""
+    basic = eps_total / n_steps
+    if n_steps == 1 or delta_hat <= 0:
+        return basic
+    c = math.sqrt(2.0 * n_steps * math.log(1.0 / delta_hat))
+
+    def f(e0: float) -> float:
+        return c * e0 + n_steps * e0 * math.expm1(e0) - eps_total
+
+    hi = eps_total
+    while f(hi) < 0:
+        hi *= 2.0
+    adv = brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-13)
+    adv = adv * (1.0 - 1e-12)  # never on the wrong side of ε_total
+    return max(basic, adv)
+
+
+@dataclass(frozen=True)
+class AveragesPlan:
+    """Derived quantities of PrivatekAverages (note §4.3–4.4) from public inputs.
+
+    Attributes
+    ----------
+    test : PartitionPlan · k, d : int · eps, delta : own budget · radius Λ, r_min : grid [S-skel]
+    L = 2k(2ℓ+1) : group-size bound Σℓ_i [D] · eps_A, delta_A : averaging share [OURS]
+    eps_avg = ε_A/L, delta_avg = δ_A/(L·e^{ε_A}) : each AvgRd call [D]
+    delta_hat = δ_avg/2 : advanced-composition slack over d axes [OURS] · delta_c = δ_avg/(2d)
+    eps_c : per-axis budget (max of basic and advanced composition) [D/OURS]
+    eps_bs = ε_c/2 : BoundingSegment per axis, two InteriorPoints at ε_c/4 [S-skel/D]
+    eps_gauss = ε_c/2 : Gaussian per axis (with δ_c) [S-skel]
+    grid_size |G| = ⌊2Λ/r_min⌋ + 1 [S-skel] · beta_bs = β/(4kd) [D]
+    t0 = ⌈(8/ε_bs)·ln(4|G|/β_bs)⌉ : points per end of BoundingSegment [D]
+    event_delta : (1 + e^ε)·δ₀ [D] · n_min : smallest t with t ≥ max(2ℓ+2, 2t₀) [D]
+    """
+
+    test: PartitionPlan
+    k: int
+    d: int
+    eps: float
+    delta: float
+    radius: float
+    r_min: float
+    L: float
+    eps_A: float  # noqa: N815 (paper notation)
+    delta_A: float  # noqa: N815 (paper notation)
+    eps_avg: float
+    delta_avg: float
+    delta_hat: float
+    delta_c: float
+    eps_c: float
+    eps_bs: float
+    eps_gauss: float
+    grid_size: int
+    beta_bs: float
+    t0: int
+    event_delta: float
+    n_min: int | None
+
+    @property
+    def feasible(self) -> bool:
+        return self.test.feasible and self.test.t >= 2 * self.t0
+
+    @property
+    def reserved_delta(self) -> float:
+        return self.delta - self.event_delta - self.delta_A
+
+
+def _averages_core(t: int, k: int, d: int, eps: float, delta: float, beta: float, gamma: float,
+                   radius: float, r_min: float, split: AveragesSplit) -> AveragesPlan:
+    event = split.event * delta
+    delta0 = delta0_of(eps * (split.test + split.avg), event)
+    tp = partition_plan(t, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
+    eps_A, delta_A = split.avg * eps, split.delta_A * delta
+    L = 2.0 * k * (2.0 * math.ceil(tp.ell) + 1.0) if math.isfinite(tp.ell) else math.inf
+    eps_avg = eps_A / L
+    delta_avg = delta_A / (L * math.exp(min(eps_A, 700.0)))
+    delta_hat = delta_avg / 2.0
+    delta_c = delta_avg / (2.0 * d)
+    eps_c = advanced_step_eps(eps_avg, d, delta_hat) if eps_avg > 0 else 0.0
+    grid = math.floor(2.0 * radius / r_min + 1e-9) + 1
+    beta_bs = beta / (4.0 * k * d)
+    eps_bs = eps_c / 2.0
+    t0 = math.ceil((8.0 / eps_bs) * math.log(4.0 * grid / beta_bs)) if eps_bs > 0 else 2**62
+    return AveragesPlan(tp, k, d, eps, delta, radius, r_min, L, eps_A, delta_A, eps_avg, delta_avg,
+                        delta_hat, delta_c, eps_c, eps_bs, eps_c / 2.0, grid, beta_bs, t0, event, None)
+
+
+def averages_plan(t: int, k: int, d: int, *, eps: float, delta: float, beta: float, gamma: float,
+                  radius: float, r_min: float, split: AveragesSplit | None = None) -> AveragesPlan:
+    """PrivatekAverages' constants; γ must be < 1/6 (balls ≥ 6-far, Prop 3.1a) [D]."""
+    split = split or AveragesSplit()
+    if not 0.0 < gamma < 1.0 / 6.0:
+        raise ValueError(f"PrivatekAverages needs γ in (0, 1/6) (Prop 3.1a needs 6-far balls). Got {gamma}.")
+    n_min = minimal_t(lambda tt: _averages_core(tt, k, d, eps, delta, beta, gamma, radius, r_min,
+                                                split).feasible)
+    core = _averages_core(t, k, d, eps, delta, beta, gamma, radius, r_min, split)
+    return AveragesPlan(**{**core.__dict__, "n_min": n_min})

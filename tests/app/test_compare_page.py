@@ -1,0 +1,128 @@
+"""The Compare page under AppTest: a toy algorithm registered in the test appears in the
+algorithm list, gets a generated parameter form and a curve, at the same row-level target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from apptest_helpers import SMALL, container, open_app, texts
+
+from dpviz.compare import REFERENCE, SIMULATION
+from dpviz.privacy.budget import ApproxDP
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import laplace
+from dpviz.registry import AlgorithmSpec, check_hinted, hint, register, unregister
+from dpviz.result import Result, Trace
+
+
+@dataclass(frozen=True)
+class PageToyParams:
+    shift: float = field(default=0.0, metadata=hint(low=-1.0, high=1.0, label="shift",
+                                                    help="added to every center"))
+    mode: str = field(default="mean", metadata=hint(choices=("mean", "zero")))
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "Page toy")
+
+
+def _private(X, k, budget, *, radius, rng, pub, params, stage=None):
+    """k copies of a Laplace mean of the clipped rows (ε-DP)."""
+    ledger = Ledger("page toy", budget.to_zcdp())
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    Xc = X * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+    total = laplace(Xc.sum(axis=0), sensitivity=radius * X.shape[1] ** 0.5, eps=budget.eps, rng=rng,
+                    ledger=ledger, name="sum")
+    trace = Trace()
+    trace.add("toy_sum", released=True, total=total)
+    center = total / pub.n_declared if params.mode == "mean" else np.zeros(X.shape[1])
+    return Result(np.tile(center + params.shift, (k, 1)), None, ledger, trace.freeze())
+
+
+@pytest.fixture
+def page_toy():
+    spec = register(AlgorithmSpec(
+        name="page_toy", title="Page toy mean", paper="A. Toy. Means in tests. 2026",
+        budget_kind="pure", params=PageToyParams, private=_private,
+        guarantee=lambda b, pub, p, dp: ApproxDP(b.eps, 0.0), description="A noisy mean, k times."))
+    yield spec
+    unregister("page_toy")
+
+
+QUERY = {**SMALL, "cpts": "2", "celo": "1.0", "cehi": "10.0", "creps": "2"}
+
+
+def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(page_toy):
+    at = open_app("compare", **QUERY, calg="page_toy,dp_lloyd,kmeans++")
+    assert not at.exception
+    assert at.title[0].value.startswith("Compare")
+    options = at.multiselect(key="compare_algorithms").options
+    assert "Page toy mean" in options and any("friendlycore" in o or "FriendlyCore" in o for o in options)
+    assert at.multiselect(key="compare_algorithms").value == ["page_toy", "dp_lloyd", "kmeans++"]
+    guarantee = container(at, "compare_guarantee").info[0].value
+    assert "same row-level guarantee" in guarantee and "not at the same nominal ρ" in guarantee
+    page = texts(at)
+    assert "A. Toy. Means in tests. 2026" in page  # the paper, one click away (an expander)
+    assert at.number_input(key="cmp_page_toy_shift").value == 0.0
+    assert at.selectbox(key="cmp_page_toy_mode").options == ["mean", "zero"]
+    at.number_input(key="cmp_page_toy_shift").set_value(0.5)
+    at.button(key="compare_run").click().run()
+    assert not at.exception
+    keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
+    assert {"compare_loss", "compare_labeling_failure", "compare_center_error", "compare_structure",
+            "compare_seconds"} <= keys
+    summary = at.dataframe[0].value
+    assert set(summary["algorithm"]) == {"page_toy", "dp_lloyd", "kmeans++"}
+    toy = summary[summary.algorithm == "page_toy"]
+    assert sorted(toy["epsilon"]) == [1.0, 10.0] and (toy["runs"] == 2).all()
+    assert (toy["guarantee_eps"] <= toy["epsilon"] * (1 + 1e-12)).all()
+    page = texts(at)
+    assert SIMULATION in page and REFERENCE in page
+    # The sweep used the form's parameters: the chunks ran with shift = 0.5.
+    part = next(v for k, v in at.session_state["_cache_compare"].items() if k.algorithms[0][0] == "page_toy")
+    assert part.spec.params_of("page_toy").shift == 0.5 and part.complete
+
+
+def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget():
+    at = open_app("compare", **{**QUERY, "calg": "friendlycore", "creps": "1", "cpts": "1", "cehi": "5.0"})
+    at.button(key="compare_run").click().run()
+    assert not at.exception
+    spec = at.session_state["_compare_shown"]
+    from app.components.compare import explore_params
+
+    params, ready = explore_params("friendlycore", 5.0, spec)
+    assert ready and params["rho"] > 0 and params["t"] >= 2 and params["alg"] == "friendlycore"
+    # what the chart's selection callback does, then the page switch on the next run
+    at.session_state["params"].update(params)
+    at.session_state["_goto_explore"] = True
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("Explore")
+    assert at.select_slider(key="rho_slider").value == pytest.approx(params["rho"])
+    # Explore's own row-level ε for that budget is the comparison's target (same accounting)
+    from apptest_helpers import metric
+
+    assert float(metric(at, "ε per row (you)")) == pytest.approx(5.0, rel=2e-2)
+
+
+def test_no_algorithm_exception_when_the_page_has_no_run_yet():
+    at = open_app("compare", **SMALL)
+    assert not at.exception
+    assert "Press **Run comparison**" in texts(at) or "Run comparison" in texts(at)
+
+
+def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
+    at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1", "cehi": "2.0"})
+    at.button(key="compare_run").click().run()
+    spec = at.session_state["_compare_shown"]
+    from app.components.compare import explore_params
+
+    params, ready = explore_params("dp_lloyd", 2.0, spec)
+    assert ready and params["alg"] == "dp_lloyd" and params["eps"] == 2.0
+    at.session_state["params"].update(params)
+    at.session_state["_goto_explore"] = True
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="ex_algorithm").value == "dp_lloyd"
+    assert at.select_slider(key="eps_slider").value == 2.0

@@ -1,0 +1,90 @@
+"""The Compare page in chromium: a small comparison of every registered algorithm at the same
+row-level (ε, δ) draws a curve for each, the reference as a dotted line, and a click on a
+FriendlyCore point opens Explore at its calibrated budget.
+
+One `streamlit run app/main.py` for the module, one page reused by the tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from st_e2e import (
+    RERUN_TIMEOUT_MS,
+    assert_no_exception,
+    click_button,
+    open_app,
+    plotly_charts,
+    plotly_traces,
+    query_params,
+    widget,
+)
+
+import dpviz
+
+pytestmark = pytest.mark.e2e
+
+# Small Fig. 6 data, two row-level ε, one repetition: every registered algorithm in seconds.
+COMPARE = ("/compare?src=generate&gen=fig6_blobs&n=4000&gk=8&k=8&seed=0&calg=all&celo=1.0"
+           "&cehi=10.0&cpts=2&creps=1&cdelta=1e-06")
+SWEEP_TIMEOUT_MS = 6 * RERUN_TIMEOUT_MS
+
+
+def test_a_small_comparison_draws_every_algorithm(page: Page, app_url: str, shoot) -> None:
+    open_app(page, app_url + COMPARE)
+    assert_no_exception(page)
+    expect(widget(page, "compare_guarantee")).to_contain_text("same row-level guarantee")
+    click_button(page, "compare_run")
+    # The comparison runs one (repetition, algorithm) per script run; it is done when the
+    # progress box is gone.
+    expect(widget(page, "compare_progress")).to_have_count(0, timeout=SWEEP_TIMEOUT_MS)
+    assert_no_exception(page)
+    traces = plotly_traces(plotly_charts(widget(page, "compare_loss")))
+    names = {t["name"] for t in traces}
+    for spec in dpviz.algorithms():
+        if spec.is_private:
+            curve = next(t for t in traces if t["name"] == spec.title)
+            assert curve["x"] == [1.0, 10.0], f"{spec.title}: {curve['x']}"
+            assert all(y is not None for y in curve["y"])
+        else:
+            assert any(n.startswith(spec.title) and "non-private reference" in n for n in names)
+    expect(widget(page, "compare_structure")).to_be_visible()
+    expect(widget(page, "compare_seconds")).to_be_visible()
+    shoot("compare")
+
+
+def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -> None:
+    if widget(page, "compare_loss").count() == 0:
+        test_a_small_comparison_draws_every_algorithm(page, app_url, lambda *a, **k: None)
+    chart = plotly_charts(widget(page, "compare_loss"))
+    title = dpviz.registry.get("friendlycore").title
+    # Click a FriendlyCore marker with the mouse: the one farthest (in pixels) from every other
+    # curve's markers, so that plotly's nearest-point pick is FriendlyCore's.
+    before = page.url
+    chart.scroll_into_view_if_needed()
+    x, y = chart.evaluate(
+        """(graph, title) => {
+             const xa = graph._fullLayout.xaxis, ya = graph._fullLayout.yaxis;
+             const box = graph.getBoundingClientRect();
+             const pos = (t, j) => [box.left + xa._offset + xa.c2p(t.x[j]),
+                                    box.top + ya._offset + ya.c2p(t.y[j])];
+             const medians = graph._fullData.filter((t) => t.mode === 'lines+markers' && t.visible === true);
+             const fc = medians.find((t) => t.name === title);
+             const others = medians.filter((t) => t !== fc)
+               .flatMap((t) => Array.from(t.x, (_, j) => pos(t, j)));
+             let best = null, far = -1;
+             for (let j = 0; j < fc.x.length; j++) {
+               const p = pos(fc, j);
+               const d = Math.min(1e9, ...others.map((o) => Math.hypot(o[0] - p[0], o[1] - p[1])));
+               if (Number.isFinite(p[0] + p[1]) && d > far) { far = d; best = p; }
+             }
+             return best;
+           }""", title)
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    expect(widget(page, "rho_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
+    assert page.url != before
+    got = query_params(page)
+    assert got["alg"] == "friendlycore" and float(got["eps"]) == 10.0
+    assert float(got["rho"]) > 0
+    assert_no_exception(page)
