@@ -12,7 +12,8 @@ noise) and an HTML report of its figures that works offline.
 
 Small tables run in memory through :func:`dpviz.run`; large ones (declared size × d above
 :data:`IN_MEMORY_MAX_CELLS`, a public rule) or any run with ``--scheduler`` go through the
-streamed FriendlyCore path (:mod:`dpviz.large`). The noise comes from :func:`_release_rng`.
+streamed FriendlyCore path (:mod:`dpviz.large`). The noise comes from :func:`_release_rng` (the
+release sampler, ``dpviz.privacy.release.SecureRNG``); a run that would be a simulation is refused.
 
 Exit codes: 0 released, 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
 """
@@ -24,7 +25,6 @@ import dataclasses
 import json
 import math
 import os
-import secrets
 import sys
 import time
 from pathlib import Path
@@ -42,13 +42,13 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
-def _release_rng() -> np.random.Generator:
-    """The Generator every CLI release draws its noise (and its piece key) from.
+def _release_rng() -> Any:
+    """The sampler every CLI release draws its noise (and its piece key) from: the release
+    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian and
+    Laplace on a CSPRNG; other randomness from fresh OS entropy; no seed exists to store)."""
+    from dpviz.privacy.release import SecureRNG
 
-    128 bits from the OS's CSPRNG (``secrets``), never stored or printed. The one place to
-    rewire when a secure release sampler exists (``dpviz.privacy.release``, issue 10).
-    """
-    return np.random.Generator(np.random.PCG64(secrets.randbits(128)))
+    return SecureRNG()
 
 
 class _Progress:
@@ -158,6 +158,8 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
         "public_inputs": {"k": args.k, "radius": args.radius, "n_declared": args.n_declared, "d": d,
                           "columns": list(columns)},
         "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
+        "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); other "
+                   "randomness (piece key, permutations, oracle seeds) from fresh OS entropy; no seed",
         "ledger": res.ledger.to_rows(),
         "ledger_total": {"rho": res.ledger.total().rho, "delta": res.ledger.total().delta},
     })
@@ -297,6 +299,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         progress("read into memory; running")
         res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
                   rng=rng, n_declared=args.n_declared, **params)
+    if res.simulation or res.seed is not None:  # never publish replayable noise
+        raise RuntimeError("dpviz run produced a simulation, not a release: a bug.")
     doc = release_document(res, spec, args, p, src.d, src.columns, mode)
     if chosen is not None:
         doc["parameters"]["auto_choice"] = chosen

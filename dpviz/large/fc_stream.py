@@ -22,6 +22,7 @@ Tsfadia et al. 2022, §5.2 (FC_Clustering, NoisyLloydStep §5.2.4) and §6.2 (ba
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -30,12 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar
+from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar, is_simulation
 from dpviz.averaging.friendly_avg import friendly_avg_from_sums
 from dpviz.clustering import fallback as fb
 from dpviz.clustering.friendlycore import (
     DIAM_BASE,
+    EMPTY_DIST_CORE,
     EMPTY_MATCH_CORE,
+    FC_FAILED,
     _budget,
     _fc_avg_ord_tup,
     _reserve,
@@ -49,6 +52,7 @@ from dpviz.large.engine import Engine, Progress, _quiet, make_engine
 from dpviz.large.pieces import draw_key, keyed_pieces
 from dpviz.large.source import Chunk, TableSource
 from dpviz.privacy.budget import ZCDP
+from dpviz.privacy.declared import record_size, resolve_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
 from dpviz.result import Result, Trace
@@ -347,34 +351,44 @@ def fc_private_stream(
     rho, delta = check_rho(rho, func), check_delta(delta, func)
     radius = st.radius
     r_min = check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high=2.0 * radius)
-    n_decl = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     gen, seed = check_rng(rng)
     engine = engine or make_engine()
     stage = st.stage
     t, k = stage.n_pieces, stage.k
-    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho, delta=delta, r_min=r_min,
+    root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
+    # The declared size is required here (no DP count of a file's rows): it costs nothing.
+    size = resolve_size(n_declared, func, n_rows=0, rho=0.0, rng=gen)
+    if size.source != "declared":
+        raise ValueError(f"The 'n_declared' parameter of {func} must be a declared int.")
+    record_size(root, size)
+    n_decl = size.n
+    rho_run = rho - size.rho
+    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min,
                           radius=radius, fallback=fallback)
     params = dict(k=k, rho=rho, delta=delta, radius=radius, r_min=r_min, n_tuples=t, preset=preset,
-                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, oracle=stage.oracle,
-                  engine=getattr(engine, "name", "threads"), streamed=True)
+                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, size_source=size.source,
+                  rho_size=size.rho, oracle=stage.oracle, engine=getattr(engine, "name", "threads"),
+                  streamed=True)
     trace = Trace()
     trace.add("pieces", released=False, piece_sizes=stage.piece_sizes,
               note="pieces from a keyed hash of each row (dpviz.large.pieces)")
     trace.add("tuples", released=False, tuples=stage.tuples)
-    m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
+    trace.add("declared_size", released=True, n_declared=n_decl, source=size.source, rho=size.rho,
+              sigma=size.sigma, note="public: declared by the caller")
+    m = margins(split, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
     trace.add("feasibility", released=True, margins=m, fractions=dict(split.rho), preset=split.preset,
               delta_fractions=dict(split.delta),
-              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho, delta=delta, r_min=r_min,
-                                                  radius=radius),
+              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho_run, delta=delta,
+                                                  r_min=r_min, radius=radius),
               note="expected margins (noise sds) from public n, t, k, ρ, δ only")
 
-    root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
-    b_tuple = _budget(rho, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
-    b_match = _budget(rho, delta, split, "match_core")
-    b_avg_ord = _budget(rho, delta, split, "find_diam", "dist_core", "tuple_avg")
-    b_lloyd = _budget(rho, delta, split, "lloyd")
-    b_fallback = _budget(rho, delta, split, "fallback")
+    b_tuple = _budget(rho_run, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
+    b_match = _budget(rho_run, delta, split, "match_core")
+    b_avg_ord = _budget(rho_run, delta, split, "find_diam", "dist_core", "tuple_avg")
+    b_lloyd = _budget(rho_run, delta, split, "lloyd")
+    b_fallback = _budget(rho_run, delta, split, "fallback")
 
+    # ---- FC_kTupleClustering (unit: tuple): every step on every branch, as fc_private_stage ----
     tk = root.child("FC_kTupleClustering", b_tuple, unit="tuple")
     graph = stage_match_graph(stage)
     l_match = tk.child("FriendlyCore(match_1/7)", b_match)
@@ -382,16 +396,17 @@ def fc_private_stream(
     trace.add("match_core", released=False, counts=graph.counts, scores=f1.scores,
               noisy_scores=f1.noisy_scores, threshold=f1.threshold, n_hat=f1.n_hat, keep=f1.keep)
     l_avg = tk.child("FC_AvgOrdTup", b_avg_ord)
-    failure: str | None = None
-    tuple_centers: np.ndarray | None = None
     core_index = np.flatnonzero(f1.keep)
-    if core_index.size == 0:
-        failure = EMPTY_MATCH_CORE
-        _reserve(l_avg, b_avg_ord, "FC_AvgOrdTup: the match core is empty")
-    else:
-        tuple_centers, failure = _fc_avg_ord_tup(
-            stage.tuples[core_index], core_index, split=split, rho=rho, delta=delta, r_min=r_min,
-            radius=radius, rng=gen, ledger=l_avg, trace=trace)
+    tuple_centers, internal_reason = _fc_avg_ord_tup(
+        stage.tuples[core_index], core_index, split=split, rho=rho_run, delta=delta, r_min=r_min,
+        radius=radius, rng=gen, ledger=l_avg, trace=trace)
+    if internal_reason == "empty input":
+        internal_reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
+    failure = FC_FAILED if tuple_centers is None else None
+    trace.add("fc_outcome", released=False, reason=internal_reason,
+              note="which test output ⊥ is NOT released: only '⊥' is (one public reason)")
+    trace.add("removed_rows", released=False, n_removed=st.n_outside, inside=None,
+              note="rows outside the Λ-ball are removed, not clipped (a non-private count)")
 
     l_lloyd = root.child("NoisyLloydStep", b_lloyd, composition="parallel", unit="row")
     centers: np.ndarray | None = None
@@ -404,14 +419,17 @@ def fc_private_stream(
                                    r=r_lloyd, rng=gen, ledger=l_lloyd, n_public=n_decl / k)
         trace.add("lloyd_partition", released=False, labels=None, counts=lo.counts,
                   n_removed=st.n_outside, note=f"{st.n_outside} row(s) outside the Λ-ball removed")
-        trace.add("lloyd", released=True, centers=lo.centers, sigma=lo.sigma, n_hat=lo.n_hat,
+        trace.add("lloyd", released=True, used=True, centers=lo.centers, sigma=lo.sigma, n_hat=lo.n_hat,
                   n_kept_previous=lo.n_kept_previous, radius=r_lloyd)
         centers = lo.centers
         l_fb = root.child("fallback", b_fallback, unit="row")
         _reserve(l_fb, b_fallback, "fallback: FC succeeded")
-        trace.add("fallback", released=True, used=False, reason=None, method="not needed", centers=None)
+        trace.add("fallback", released=True, used=False, reason=None, method="not needed", centers=None,
+                  levels=None, n_coreset=None)
     elif fallback:
         l_lloyd.note = "not run: FC_kTupleClustering output ⊥; its share went to the fallback"
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
         b_fb = b_fallback + b_lloyd
         l_fb = root.child("fallback", b_fb, unit="row",
                           note="FC output ⊥: the fallback reserve plus the Lloyd step's share")
@@ -421,19 +439,22 @@ def fc_private_stream(
             l_fb.record_event("unused δ of this branch (reserved)", b_fb.delta,
                               note="the fallback is pure zCDP; the δ is accounted for both branches")
         centers = fo.centers
-        trace.add("removed_rows", released=False, n_removed=st.n_outside, inside=None,
-                  note="rows outside the Λ-ball, dropped before the fallback (non-private count)")
-        trace.add("fallback", released=True, used=True, reason=failure, method=fo.method,
+        trace.add("fallback", released=True, used=True, reason=FC_FAILED, method=fo.method,
                   centers=fo.centers, levels=fo.levels, n_coreset=len(fo.weights))
     else:
         _reserve(l_lloyd, b_lloyd, "NoisyLloydStep: FC output ⊥")
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
         root.child("fallback", ZCDP(0.0, 0.0), unit="row", note="disabled")
+        trace.add("fallback", released=True, used=False, reason=FC_FAILED, method="disabled",
+                  centers=None, levels=None, n_coreset=None)
 
     tot = root.total()
     if not (math.isclose(tot.rho, rho, rel_tol=1e-9) and math.isclose(tot.delta, delta, rel_tol=1e-9)):
         raise RuntimeError(f"fc_clustering ledger totals {tot}, not (ρ={rho}, δ={delta}): a bug.")
     root.check()
-    return Result(centers, None if centers is not None else failure, root, trace.freeze(), params, seed)
+    return Result(centers, None if centers is not None else failure, root, trace.freeze(), params, seed,
+                  simulation=is_simulation(rng))
 
 
 # ----------------------------------------------------------------------------- end to end
@@ -479,4 +500,4 @@ def fc_stream(
     finally:
         engine.close()  # closes only what make_engine opened (threads, a Client from an address)
     params = dict(res.params) | {"method": st.stage.method}
-    return Result(res.centers, res.failure, res.ledger, res.trace, params, seed)
+    return dataclasses.replace(res, params=params, seed=seed)

@@ -61,6 +61,7 @@ def test_release_json_and_offline_report(table, tmp_path, mode):
     assert doc["ledger_total"]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert doc["ledger"][0]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert not {"seed", "seconds", "method"} & _keys(doc)  # nothing to replay or time the data by
+    assert doc["sampler"].startswith("OpenDP")
     html = out.with_suffix(".html").read_text()
     assert "<script src=" not in html  # works offline: no external script (plotly.js is inlined)
     assert html.count("Plotly.newPlot") == 2 and len(html) > 1_000_000  # plotly.js inlined
@@ -116,6 +117,13 @@ def test_missing_file_and_missing_out_directory(tmp_path, capsys, table):
     assert "No such file" in capsys.readouterr().err
     assert main(_args(table, tmp_path / "no" / "r.json")) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_release_noise_comes_from_the_release_sampler():
+    from dpviz.cli import _release_rng
+    from dpviz.privacy.release import is_secure
+
+    assert is_secure(_release_rng())
 
 
 def test_list_names_the_algorithms(capsys):
