@@ -218,7 +218,7 @@ def stream_tuple_stage(
     key = draw_key(gen)
     streams = block_streams(t, gen)
     edges = np.array([s.start for s, _ in streams] + [t])
-    used = resolve_method(method, n_declared, source.d, oracle)
+    used = resolve_method(method, n_declared, source.d, oracle, n_tuples=t)
     chunks = source.chunks()
     parts = engine.map(split_chunk, chunks, [key] * len(chunks), [t] * len(chunks),
                        [radius] * len(chunks), [edges] * len(chunks), progress=progress,
