@@ -17,10 +17,10 @@ script).
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
-dataset's declared Λ), rmin, oracle, preset, seed; sweep balg, blo, bhi, bpts, breps; compare
-calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and row-level ε a Compare
-click opens in Explore). A link
-opened later (or another session) shows the same view; uploaded data is never in the link.
+dataset's declared Λ), rmin, oracle, preset, fb (fallback on/off), seed; sweep balg, blo, bhi,
+bpts, breps; compare calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and
+row-level ε a Compare click opens in Explore). A link opened later (or another session) shows
+the same view; uploaded data is never in the link.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------
@@ -29,20 +29,28 @@ Every page
 Explore
     Live (a fragment: a change reruns only the private stage): ``rho_slider`` (select_slider on a
     log grid; its thumb is ``input[type=range]``), ``delta_select`` (select_slider, powers of
-    ten), ``eps_readout`` (container of two metrics: "ε per tuple (paper)", "ε per row (you)").
+    ten), ``fallback_toggle`` (FriendlyCore's backup method on/off), ``eps_readout`` (container:
+    the metric "Privacy per row of your data" = row-level ε and δ, the strength in words, the
+    odds sentence, the paper's per-tuple ε as a caption); ``eps_target``, ``eps_target_delta``,
+    ``eps_target_apply`` ("I need a given ε: what ρ?": sets the ρ and δ sliders).
     Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
-    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit).
+    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); an out-of-range
+    value's message sits under its field in ``<key>_msg`` (e.g. ``ex_t_msg``); ``auto_changes``
+    (container: t, k or r_min changed automatically, with the reason).
     Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
     center error, centers released), ``explore_view`` (view picker: Storyboard, Privacy,
     Re-draw noise, Filters & radii, Downloads; only the shown view is computed), ``storyboard``
     (container) with
+    the toggle ``step_mode`` (step through: ``step_prev``, ``step_next``, ``step_narration``,
+    chart ``storyboard_step``, one panel at a time) or
     charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
     point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points;
     live charts, app/components/live_chart.py: the graph is ``.dpviz-live-chart``, drawn when
     its ``data-revision`` equals its ``data-pending``);
     ``privacy_statement``, ``feasibility``
-    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom`` (toggle),
+    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom``,
+    ``redraw_fixed`` (toggles),
     ``redraw_button``,
     ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;
     ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
@@ -68,9 +76,8 @@ Compare
     parameter form, generated from its hints, in an expander with its paper and guarantee),
     ``compare_run``, ``compare_stop`` (buttons), ``compare_progress`` (container with the
     progress bar), charts ``compare_loss``, ``compare_labeling_failure``, ``compare_center_error``
-    (a click opens that algorithm and ε in Explore), ``compare_structure``, ``compare_seconds``;
-    ``compare_table`` (dataframe), ``compare_clicked`` (container: the link for an algorithm
-    Explore cannot show yet).
+    (a click opens that algorithm at that row-level ε in Explore), ``compare_structure``,
+    ``compare_seconds``; ``compare_table`` (dataframe).
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
@@ -108,6 +115,8 @@ PAGES = {
                      url_path="learn"),
     "release": st.Page(HERE / "views/release.py", title="Release", icon=":material/lock:",
                        url_path="release"),
+    "mixtures": st.Page(HERE / "views/mixtures.py", title="Mixtures",
+                        icon=":material/stacked_line_chart:", url_path="mixtures"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

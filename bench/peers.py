@@ -19,6 +19,8 @@ docs/peers.md.
     PYTHONPATH=. .venv/bin/python bench/peers.py            # every row (tens of minutes)
     PYTHONPATH=. .venv/bin/python bench/peers.py --quick    # small data + unbal at n = 2e4
     PYTHONPATH=. .venv/bin/python bench/peers.py --rows google --eps 1 3
+    PYTHONPATH=. .venv/bin/python bench/peers.py --rows google unbal large \
+        --algorithms auto friendlycore balcan dp_lloyd origin
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ def _structure_ok(res) -> bool | None:
     return None if step is None else not step.data.get("used", False)
 
 
-def measure(row: str, eps: float, n: int | None) -> dict:
-    algs = [s.name for s in dpviz.algorithms(private_only=True)]
+def measure(row: str, eps: float, n: int | None, only: list[str] | None = None) -> dict:
+    algs = [s.name for s in dpviz.algorithms(private_only=True) if only is None or s.name in only]
     out: dict[str, dict] = {a: {"loss": [], "time": [], "core": [], "chosen": []} for a in algs}
     out["trivial"] = {"loss": [], "time": [], "core": [], "chosen": []}
     for seed in SEEDS:
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", nargs="*", default=None)
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--n", type=int, default=None, help="override n of the synthetic rows")
+    ap.add_argument("--algorithms", nargs="*", default=None,
+                    help="registered names to run (default: every private one)")
     args = ap.parse_args(argv)
     rows = args.rows or (["unbal", *SMALL] if args.quick else [*ROWS, *SMALL])
     n = args.n or (20_000 if args.quick else None)
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
           "time = run / one KMeans(n_init=1)")
     for row in rows:
         for eps in args.eps:
-            res = measure(row, eps, n if row in ROWS else None)
+            res = measure(row, eps, n if row in ROWS else None, args.algorithms)
             g = GOOGLE.get(row)
             gtxt = f"Google (quoted) {g[0 if eps == 1 else 1]:.3g}" if g and eps in (1.0, 3.0) and (
                 n is None) else "Google: not measured at this size"

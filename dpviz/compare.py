@@ -27,7 +27,6 @@ Tsfadia et al. 2022, §6.2: the normalized k-means loss 1 − X/Y and the labeli
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 import zlib
@@ -39,8 +38,9 @@ import numpy as np
 import pandas as pd
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar
-from dpviz.metrics import center_error, labeling_failure, nearest_center, reference_kmeans_cost
-from dpviz.privacy.budget import ZCDP
+from dpviz.geometry import nearest_center
+from dpviz.metrics import center_error, labeling_failure, reference_kmeans_cost
+from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.registry import AlgorithmSpec, Calibration, Public, algorithms, calibrate, get
 from dpviz.result import Result
 
@@ -69,14 +69,16 @@ class Comparison:
     frame : DataFrame
         One row per (algorithm, ε, repetition), columns :data:`COLUMNS`: ``epsilon``/``delta``
         the row-level target (``inf``/0 for the reference), ``budget`` the algorithm's own scalar
-        (ρ for zCDP, ε for pure or approximate DP; NaN for the reference) with ``budget_delta``,
+        (ρ for zCDP, ε for pure or approximate DP; NaN for the reference) with ``budget_delta``
+        and ``budget_kind`` (of that budget: a meta-algorithm reports its chosen algorithm's),
         ``guarantee_eps``/``guarantee_delta`` the calibrated row-level guarantee (≤ the target),
         ``loss`` the normalized k-means loss (1 when no centers were released), ``labeling_failure``
         (NaN without labels), ``center_error`` (NaN without true centers), ``released`` (centers
         came out), ``structure_ok`` (the spec's private structure succeeded; None when the spec
         names none), ``seconds`` (the private run), ``stage_seconds`` (the shared non-private
         stage of that repetition, counted once per run that used it), ``failure`` (a reason or
-        None; "cannot meet" when the algorithm cannot be calibrated to the target).
+        None; "cannot meet" when the algorithm cannot be calibrated to the target, "refused" when
+        it raised a ValueError on these inputs; both have a NaN loss).
     params : mapping
         The arguments of the sweep (enough to rerun it).
     complete : bool
@@ -174,21 +176,28 @@ def _measure(X: np.ndarray, truth: _Truth, result: Result) -> dict[str, float]:
 # ----------------------------------------------------------------------------- rows
 
 
-def _scalar(budget: Any) -> tuple[float, float]:
-    if budget is None:
-        return math.nan, math.nan
-    if isinstance(budget, ZCDP) or hasattr(budget, "rho"):  # (auto's budget wraps its choice's)
-        return budget.rho, budget.delta
-    return budget.eps, budget.delta
+def _native(budget: Any) -> tuple[str, float, float]:
+    """(kind, scalar, δ) of an algorithm's own budget: ("zcdp", ρ, δ), ("pure", ε, 0) or
+    ("approx", ε, δ). A budget that wraps a calibration (a meta-algorithm such as ``auto``, whose
+    budget is the chosen algorithm's) is read through it."""
+    inner = getattr(budget, "calibration", None)
+    if inner is not None and hasattr(inner, "budget"):
+        return _native(inner.budget)
+    if isinstance(budget, ZCDP):
+        return "zcdp", budget.rho, budget.delta
+    if isinstance(budget, ApproxDP):
+        return ("pure" if budget.delta == 0 else "approx"), budget.eps, budget.delta
+    return "none", math.nan, math.nan
 
 
 def _row(spec: AlgorithmSpec, eps: float, delta: float, rep: int, cal: Calibration | None,
          **values: Any) -> dict[str, Any]:
-    budget, budget_delta = _scalar(None if cal is None else cal.budget)
+    kind, budget, budget_delta = _native(None if cal is None else cal.budget)
     g = None if cal is None else cal.guarantee
     row = dict(algorithm=spec.name, title=spec.title, private=spec.is_private,
                epsilon=eps if spec.is_private else math.inf, delta=delta if spec.is_private else 0.0,
-               rep=rep, budget_kind=spec.budget_kind, budget=budget, budget_delta=budget_delta,
+               rep=rep, budget_kind=kind if cal is not None else spec.budget_kind, budget=budget,
+               budget_delta=budget_delta,
                guarantee_eps=math.nan if g is None else g.eps,
                guarantee_delta=math.nan if g is None else g.delta,
                loss=math.nan, labeling_failure=math.nan, center_error=math.nan, released=False,
@@ -208,10 +217,9 @@ class _Unit:
     infeasible: str | None = None
 
 
-@functools.lru_cache(maxsize=1024)
 def calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, params: Any) -> Calibration:
-    """:func:`dpviz.registry.calibrate`, memoized: it reads public inputs only, and its
-    bisection costs far more than a small run (the app calls a sweep once per chunk)."""
+    """:func:`dpviz.registry.calibrate` (memoized there: it reads public inputs only, and its
+    bisection costs more than a small run; the app calls a sweep once per chunk)."""
     return calibrate(spec, eps, delta, pub, params)
 
 
@@ -248,8 +256,12 @@ def _run_unit(X: np.ndarray, k: int, unit: _Unit, rep: int, pub: Public, truth: 
         stage, stage_seconds = stages[skey]
     rng = _child(root, rep, _key(spec.name), _key(repr(eps)))
     t0 = time.perf_counter()
-    result = spec.private(X, k, unit.cal.budget, radius=pub.radius, rng=rng, pub=pub, params=params,
-                          stage=stage)
+    try:
+        result = spec.private(X, k, unit.cal.budget, radius=pub.radius, rng=rng, pub=pub,
+                              params=params, stage=stage)
+    except ValueError as exc:  # inputs this algorithm refuses (e.g. d < k): a row, not a crash
+        return _row(spec, eps, delta, rep, unit.cal, seconds=time.perf_counter() - t0,
+                    stage_seconds=stage_seconds, failure=f"refused: {exc}")
     seconds = time.perf_counter() - t0
     return _row(spec, eps, delta, rep, unit.cal, **_measure(X, truth, result),
                 released=result.centers is not None, structure_ok=spec.structure_ok(result),
@@ -320,7 +332,8 @@ def compare_sweep(
     ------
     ValueError
         For an unknown algorithm or parameter, or an invalid argument. A target that one
-        algorithm cannot meet is a row with ``failure`` set, not an error.
+        algorithm cannot meet, or inputs it refuses (its ValueError), is a row with ``failure``
+        set, not an error; any other exception propagates (a bug).
 
     Privacy
     -------

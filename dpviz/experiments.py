@@ -69,12 +69,12 @@ def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str, radius: f
 
 def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
               r_min: float, preset: str, rng: np.random.Generator,
-              n_declared: int | None = None) -> Result:
+              n_declared: int | None = None, fallback: bool = True) -> Result:
     """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
     from dpviz.clustering.friendlycore import fc_private_stage
 
     return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                            preset=preset, rng=rng, n_declared=n_declared)
+                            preset=preset, rng=rng, n_declared=n_declared, fallback=fallback)
 
 
 def _dp_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float,
@@ -583,10 +583,12 @@ def run_repeats(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     n_declared: int | None = None,
+    fallback: bool = True,
 ) -> list[Result]:
     """``repeats`` private outcomes of FC clustering on the same cached tuple stage.
 
-    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count).
+    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count);
+    ``fallback`` is ``fc_private_stage``'s (off: a draw whose core does not form releases ⊥).
 
     Only the noise is redrawn (each repeat from its own child of ``rng``); the pieces and tuples
     are those of ``stage``. The draws feed :func:`dpviz.viz.noise.noise_cloud_figure`.
@@ -606,7 +608,9 @@ def run_repeats(
     for i, child in enumerate(gen.spawn(repeats)):
         if should_stop is not None and should_stop():
             break
-        extra = {} if n_declared is None else {"n_declared": n_declared}
+        extra: dict[str, Any] = {} if n_declared is None else {"n_declared": n_declared}
+        if not fallback:
+            extra["fallback"] = False
         out.append(_fc_stage(Xa, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
                              preset=preset, rng=child, **extra))
         if progress is not None:

@@ -451,8 +451,18 @@ def run(
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
-                               params=dict(res.params) | {"n_declared": n_declared},
+                               params=dict(res.params) | {"n_declared": n_declared,
+                                                          "budget": str(cal.budget)},
                                simulation=res.simulation or is_simulation(rng))
+
+
+def markdown_table() -> str:
+    """The README's algorithm table: one row per registered algorithm, in rank order."""
+    rows = ["| `dpviz.run(name, …)` | algorithm | budget | paper |", "|---|---|---|---|"]
+    for spec in algorithms():
+        paper = spec.paper.replace("|", "/")
+        rows.append(f"| `{spec.name}` | {spec.title} | {spec.budget_kind} | {paper} |")
+    return "\n".join(rows)
 
 
 def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
@@ -463,5 +473,5 @@ def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
 
 __all__ = [
     "AlgorithmSpec", "Calibration", "ParamHint", "Public", "algorithms", "calibrate", "check_hinted",
-    "get", "hint", "param_fields", "register", "run", "unregister",
+    "get", "hint", "markdown_table", "param_fields", "register", "run", "unregister",
 ]

@@ -172,9 +172,10 @@ def _privacy(spec: AlgorithmSpec, result, delta: float) -> None:
         factor = math.exp(g.eps)
         st.markdown(f"Any one row changes the probability of any outcome by at most a factor of "
                     f"{factor:.3g} (e^ε), except with probability {g.delta:.2g} (δ).")
-        budget = result.ledger.total()
+        budget = result.params.get("budget", "—")
         st.caption(f"{spec.title}'s own budget after calibration: {budget} "
-                   f"(budget kind: {spec.budget_kind}). Reference: {spec.paper}.")
+                   f"(budget kind: {spec.budget_kind}). Reference: {spec.paper}. The ledger below "
+                   "lists every spend; its zCDP column converts (ε, δ) spends as ε²/2 for display.")
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(ledger_figure(result.ledger), key="ledger_chart", config={"displaylogo": False})

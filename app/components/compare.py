@@ -151,27 +151,31 @@ def fmt_eps(v: float) -> str:
     return "∞" if math.isinf(v) else f"{v:g}"
 
 
-def explore_params(name: str, eps: float, spec: CompareSpec) -> tuple[dict[str, Any], bool]:
-    """The URL parameters that open ``name`` at row-level ``eps`` in Explore, and whether Explore
-    can show that algorithm (every registered one: ``alg``, ``eps`` and its namespaced knobs).
+def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
+    """The canonical parameters that open ``name`` at row-level ``eps`` in Explore.
 
-    For FriendlyCore, Explore reads its own budget (ρ, δ) and knobs: the calibrated budget of
-    the comparison's run, its t (the auto t from the declared size when 0), preset, oracle and
-    r_min, so Explore shows the same guarantee.
+    Explore shows any registered private algorithm (``alg``) at a row-level target (``eps`` and
+    ``delta``), with its own parameters under ``<algorithm>.<field>`` keys. FriendlyCore keeps its
+    own page, driven by its budget (ρ, δ) and knobs: for it the calibrated budget of the
+    comparison's run, its t (the auto t from the declared size when 0), preset, oracle and r_min,
+    so that Explore shows the same row-level guarantee.
     """
-    from dpviz.clustering.fc_spec import auto_n_tuples
     from dpviz.compare import calibrated
-    from dpviz.registry import Public, get, param_fields
+    from dpviz.registry import Public, get
 
-    base = {"alg": name, "eps": float(eps)}
     params = spec.params_of(name)
-    if name != "friendlycore":  # Explore's generic view: the row-level ε and the namespaced knobs
-        knobs = {f"{name}.{f.name}": getattr(params, f.name) for f, _ in param_fields(get(name).params)
-                 if getattr(params, f.name) != f.default}
-        return base | knobs | {"delta": spec.delta, "k": spec.k, "seed": spec.seed}, True
+    algo = get(name)
+    values = _values(params)
+    defaults = _values(algo.make_params())
+    out: dict[str, Any] = {"alg": name, "eps": float(eps), "k": spec.k, "seed": spec.seed}
+    out |= {f"{name}.{k}": v for k, v in values.items() if v != defaults[k]}
+    if name != "friendlycore":
+        return out | {"delta": spec.delta}
+    from dpviz.clustering.fc_spec import auto_n_tuples
+
     pub = Public(spec.n_declared, spec.d, spec.k, spec.radius)
-    cal = calibrated(get(name), float(eps), spec.delta, pub, params)
-    return base | {"rho": cal.budget.rho, "delta": cal.budget.delta, "k": spec.k,
-                   "t": params.n_tuples or auto_n_tuples(spec.n_declared, spec.k),
-                   "preset": params.preset, "oracle": params.oracle,
-                   "rmin": params.r_min or 1e-3 * spec.radius, "seed": spec.seed}, True
+    cal = calibrated(algo, float(eps), spec.delta, pub, params)
+    return out | {"rho": cal.budget.rho, "delta": cal.budget.delta,
+                  "t": params.n_tuples or auto_n_tuples(spec.n_declared, spec.k),
+                  "preset": params.preset, "oracle": params.oracle,
+                  "rmin": params.r_min or 1e-3 * spec.radius}

@@ -37,8 +37,23 @@ def _with(grid: tuple[float, ...], value: float) -> list[float]:
     return sorted(set(grid) | {float(value)})
 
 
-def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)") -> float:
-    """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels."""
+def feasibility_sentence(mark: float | None, t: int) -> str:
+    """One sentence on the slider's mark: where FriendlyCore's core is predicted to form."""
+    if mark is None:
+        return (f"At no ρ on this slider is the core of t = {t} pieces predicted to form (the noise "
+                "on each piece's count of agreeing pieces exceeds what t pieces can give): the "
+                "backup method will answer; raise t or n.")
+    return (f"▲ ρ = {fmt_rho(mark)}: from here up FriendlyCore's core is predicted to form (its "
+            f"match-core margin is ≥ 0); below it the noise on how many of the t = {t} pieces "
+            "agree is larger than the agreement FriendlyCore must detect, so expect the backup "
+            "method to answer.")
+
+
+def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)",
+               mark: float | None = None, t: int | None = None) -> float:
+    """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels and, when ``t`` is
+    given, a mark at ``mark``: the smallest ρ at which FriendlyCore's core is predicted to form
+    (``presets.smallest_feasible_rho``, public inputs only), with one sentence of why."""
     rho = float(state.get("rho"))
     options = _with(RHO_GRID, rho)
     state.seed_widget("rho", key)
@@ -50,9 +65,18 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
     )
     # One element for both end labels: every element of the live fragment is re-rendered by
     # the browser on each move.
-    st.markdown("<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
+    tick = ""
+    if t is not None and mark is not None:
+        pos = 100.0 * options.index(float(mark)) / (len(options) - 1)  # the mark is on RHO_GRID
+        tick = (f"<div style='position:relative;height:1.1rem;font-size:0.8rem'><span "
+                f"style='position:absolute;left:{pos:.1f}%;transform:translateX(-50%);"
+                f"white-space:nowrap;color:#D55E00'>▲ core forms from ρ ≈ {fmt_rho(mark)}</span>"
+                "</div>")
+    st.markdown(tick + "<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
                 "opacity:0.7'><span>← more privacy (more noise)</span>"
                 "<span>more accuracy (less privacy) →</span></div>", unsafe_allow_html=True)
+    if t is not None:
+        st.caption(feasibility_sentence(mark, t))
     return float(state.get("rho"))
 
 
@@ -86,34 +110,89 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
     return float(state.get("delta"))
 
 
+def _fmt_row(eps: float, delta: float) -> str:
+    return f"ε = {eps:.3g} · δ = {delta:.2g}"
+
+
 def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps_readout",
                     n_declared: int | None = None) -> None:
-    """ρ → ε: the paper's conversion and, once a run exists, the row-level statement; warns
-    when the row-level δ exceeds 1/n (a δ that large allows publishing a random row)."""
+    """The privacy of this budget in words, per ROW of the user's data: the row-level (ε, δ) as
+    the main number, how strong that is (:func:`dpviz.viz.privacy.strength_band`), the odds
+    sentence, and the paper's per-tuple ε as a secondary line. Every number comes from the run's
+    ledger (``row_level_statement``), never from the data."""
+    from dpviz.viz.privacy import STRENGTH_HELP, strength_band
+
     with st.container(key=key):
+        if statement is None:
+            st.metric(ROW_METRIC, "—", help="Shown after a run (needs its ledger).")
+            return
+        row = statement.row
+        st.metric(ROW_METRIC, _fmt_row(row.eps, row.delta),
+                  help="Public guarantee for adding or removing one row of your data: the tuple "
+                       "stage through group privacy (one row replaces one tuple), composed with "
+                       "the row-level steps; tight zCDP → DP conversion (Canonne-Kamath-Steinke "
+                       f"2020) with δ′ = {statement.delta_prime:.2g}.")
+        band = strength_band(row.eps, row.delta, n_declared)
+        st.markdown(f"Privacy strength: **{band.band}** ({band.reason}).", help=STRENGTH_HELP)
+        st.caption(statement.odds_sentence)
+        st.caption(f"Paper's unit, one k-tuple of the derived database: ε = "
+                   f"{statement.paper_dp.eps:.3g} per tuple (δ = {statement.paper_dp.delta:.2g}). "
+                   "Computed from ρ and δ only; this seeded run is a simulation, not a release.")
+        if row.delta >= 0.5:
+            st.warning(f"At this budget the per-row guarantee is vacuous (δ = {row.delta:.2g}): "
+                       "it promises nothing for one person.", icon=":material/warning:")
+        elif n_declared and row.delta > 1.0 / n_declared:
+            st.warning(f"The per-row δ = {row.delta:.2g} exceeds 1/n = {1.0 / n_declared:.2g}: a "
+                       "mechanism that publishes one random row outright meets such a δ, so the "
+                       "guarantee is weak. Lower ρ or δ.", icon=":material/warning:")
+
+
+#: The label of the main privacy number (tests and the browser find it by this text).
+ROW_METRIC = "Privacy per row of your data"
+
+_TARGET_MSG = "_eps_target_msg"
+
+
+def target_epsilon(calibrate, *, key: str = "eps_target") -> None:
+    """"I need ε = 1: what ρ?" — a row-level (ε, δ) target; the button sets the ρ and δ sliders
+    to the largest budget whose row-level guarantee meets it.
+
+    ``calibrate(eps, delta)`` returns a :class:`dpviz.registry.Calibration` (the registry's
+    bisection on the algorithm's public guarantee; raises ValueError for an unreachable target).
+    """
+    def apply() -> None:
+        eps = st.session_state.get(key)
+        delta = float(st.session_state.get(f"{key}_delta", 1e-6))
+        if eps is None:
+            st.session_state[_TARGET_MSG] = ("error", None, "Type the row-level ε you need first.")
+            return
+        try:
+            cal = calibrate(float(eps), delta)
+        except ValueError as exc:
+            st.session_state[_TARGET_MSG] = ("error", None, str(exc))
+            return
+        budget = cal.budget
+        if budget.delta <= 0:  # the app's δ slider needs a positive δ (δ′ = δ in its statement)
+            st.session_state[_TARGET_MSG] = ("error", None, f"No budget with δ > 0 meets ε = {eps:g}, "
+                                             f"δ = {delta:g} per row: raise ε or δ.")
+            return
+        state.update(rho=float(budget.rho), delta=float(budget.delta))
+        g = cal.guarantee
+        text = (f"ρ = {budget.rho:.4g} and δ = {budget.delta:.2g} give ({g.eps:.3g}, {g.delta:.2g})-DP "
+                f"per row, within your target (ε = {eps:g}, δ = {delta:g}).")
+        st.session_state[_TARGET_MSG] = ("success", float(budget.rho), text)
+
+    with st.expander("I need a given ε: what ρ?", expanded=_TARGET_MSG in st.session_state):
         c1, c2 = st.columns(2)
-        paper = f"{statement.paper_dp.eps:.3g}" if statement is not None else "—"
-        c1.metric("ε per tuple (paper)", paper,
-                  help="Public guarantee: (ρ, δ)-zCDP converted to (ε, 2δ)-DP with the tight "
-                       "conversion (Canonne-Kamath-Steinke 2020), δ′ = δ. This is the unit the "
-                       "paper's theorem uses: one k-tuple of the derived database.")
-        if statement is not None:
-            c2.metric("ε per row (you)", f"{statement.row.eps:.3g}",
-                      help="Public guarantee for adding or removing one row of your data: the "
-                           "tuple stage through group privacy (one row replaces one tuple), "
-                           f"composed with the row-level steps; δ = {statement.row.delta:.2g}.")
-        else:
-            c2.metric("ε per row (you)", "—", help="Shown after a run (needs its ledger).")
-        # Both numbers come from the run's ledger (row_level_statement), never from the sliders.
-        st.caption("Privacy guarantees (public, computed from ρ and δ only — never from the data): "
-                   "what a release with these settings would promise. This seeded run is a "
-                   "simulation, not a release.")
-        if statement is not None and statement.row.delta >= 0.5:
-            st.warning(f"At this budget the per-row guarantee is vacuous (δ = "
-                       f"{statement.row.delta:.2g}): it promises nothing for one person.",
-                       icon=":material/warning:")
-        elif statement is not None and n_declared and statement.row.delta > 1.0 / n_declared:
-            st.warning(f"The per-row δ = {statement.row.delta:.2g} exceeds 1/n = "
-                       f"{1.0 / n_declared:.2g}: a mechanism that publishes one random row outright "
-                       "meets such a δ, so the guarantee is weak. Lower ρ or δ.",
-                       icon=":material/warning:")
+        c1.number_input("Target ε per row", min_value=0.01, max_value=1000.0, value=None,
+                        placeholder="e.g. 1", format="%.3g", key=key,
+                        help="The row-level ε you need (adding or removing one row of your data).")
+        c2.select_slider("Target δ per row", options=list(DELTA_GRID), value=1e-6,
+                         format_func=fmt_delta, key=f"{key}_delta")
+        st.button("Set ρ for this target", key=f"{key}_apply", on_click=apply,
+                  icon=":material/tune:")
+        msg = st.session_state.get(_TARGET_MSG)
+        if msg is not None and msg[1] not in (None, float(state.get("rho"))):
+            msg = None  # the slider moved since: the sentence no longer describes this ρ
+        if msg is not None:
+            (st.success if msg[0] == "success" else st.error)(msg[2])

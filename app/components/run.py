@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -44,18 +45,21 @@ class RunConfig:
     radius: float
     r_min: float
     preset: str
+    fallback: bool = True
 
     @classmethod
     def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
         return cls(k=int(p["k"]), t=int(p["t"]), oracle=str(p["oracle"]), seed=int(p["seed"]),
                    rho=float(p["rho"]), delta=float(p["delta"]), radius=float(radius),
-                   r_min=float(p["rmin"]), preset=str(p["preset"]))
+                   r_min=float(p["rmin"]), preset=str(p["preset"]),
+                   fallback=bool(p.get("fb", True)))
 
     def stage_key(self, ds) -> tuple:
         return (ds.content_hash, self.k, self.t, self.oracle, self.seed, self.radius)
 
     def private_key(self, ds) -> tuple:
-        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset)
+        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset,
+                self.fallback)
 
 
 def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
@@ -85,7 +89,29 @@ def _private(ds, stage, cfg: RunConfig):
     # the Release page asks for a declared n or pays for a DP count.
     return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
                                r_min=cfg.r_min, preset=cfg.preset, n_declared=int(ds.n),
-                               rng=np.random.default_rng(seeds(cfg.seed)[1]))
+                               fallback=cfg.fallback, rng=np.random.default_rng(seeds(cfg.seed)[1]))
+
+
+def feasible_rho(cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
+    """The smallest ρ of the slider's grid at which FriendlyCore's match core is predicted to form
+    (``presets.smallest_feasible_rho``: public knobs only — t, k, δ, r_min, Λ, preset — never the
+    rows). Cached: the practical split is optimised once per grid point."""
+    key = (cfg.t, cfg.k, cfg.delta, cfg.r_min, cfg.radius, cfg.preset, cfg.fallback, grid)
+    return cache.memo("feasible_rho", key, lambda: lib.presets().smallest_feasible_rho(
+        grid, cfg.preset, t=cfg.t, k=cfg.k, delta=cfg.delta, r_min=cfg.r_min, radius=cfg.radius,
+        fallback=cfg.fallback))
+
+
+def calibrate_fc(ds, cfg: RunConfig, epsilon: float, delta: float):
+    """The largest FriendlyCore budget (ρ, δ) whose row-level guarantee is within (ε, δ), for
+    this run's public knobs (declared n, d, k, Λ, t, oracle, preset, fallback, r_min):
+    :func:`dpviz.registry.calibrate` (bisection on ``fc_guarantee``; memoized there)."""
+    registry = lib.get("registry")
+    spec = registry.get("friendlycore")
+    pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
+    params = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
+                              fallback=cfg.fallback, r_min=cfg.r_min)
+    return registry.calibrate(spec, float(epsilon), float(delta), pub, params)
 
 
 def private_run(ds, stage, cfg: RunConfig):
@@ -119,7 +145,7 @@ def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
         return lib.get("experiments").run_repeats(
             ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
             r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
-            n_declared=int(ds.n))
+            n_declared=int(ds.n), fallback=cfg.fallback)
 
     return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
 
@@ -178,13 +204,48 @@ def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
     return Diagnostics(kept, t, loss, err)
 
 
+def loss_tile(raw: float | None) -> tuple[str, str]:
+    """The normalized-loss tile's value and a caption suffix: never negative on screen.
+
+    1 − X/Y is below 0 when the private centers happen to cost less than the non-private
+    k-means++ reference (a heuristic, not the optimum; issue 16 saw −0.003 on "No clusters at
+    all"). That is "as good as non-private": shown as 0.000, the measured value in the caption.
+    """
+    if raw is None:
+        return "—", ""
+    if raw >= 0:
+        return f"{raw:.3f}", ""
+    return "0.000", (f"; measured {raw:.3f}: the private centers cost less than the non-private "
+                     "k-means++ reference (a heuristic), shown as 0")
+
+
 # ----------------------------------------------------------------------------- downloads
+
+
+_TOO_FEW_ROWS = re.compile(r"n_tuples=(\d+) with k=(\d+) needs at least (\d+) rows; got n=(\d+)\. "
+                           r"Use n_tuples <= (\d+) or a smaller k\.")
+
+
+def ui_words(msg: str) -> str:
+    """A library message in the sidebar's words: ``n_tuples`` is the field "t", and the advice
+    respects the field's own limit t ≥ 2 (issue 16: a two-row file was told "n_tuples ≤ 1")."""
+    m = _TOO_FEW_ROWS.fullmatch(msg.strip())
+    if m is not None:
+        t, k, need, n, t_max = (int(g) for g in m.groups())
+        if t_max >= 2:
+            return (f"t = {t} pieces with k = {k} need at least {need:,} rows (k rows a piece); "
+                    f"this dataset has {n:,}. Set t to at most {t_max:,}, or lower k.")
+        k_max = n // 2
+        advice = f"lower k to at most {k_max}" if k_max >= 1 else "use a dataset with more rows"
+        return (f"This dataset has {n:,} row(s): too few for k = {k}. FriendlyCore needs at least "
+                f"t = 2 pieces of k rows each ({2 * k:,} rows); {advice}.")
+    return re.sub(r"\bn_tuples\b", "t", msg)
 
 
 def error_text(exc: BaseException) -> str:
     """What to show for an exception from the library: a ValueError is the user's to fix."""
     if isinstance(exc, ValueError):
-        return str(exc)
+        return ui_words(str(exc))
     return (f"The library failed ({type(exc).__name__}: {exc}). This is a bug in dpviz, not in "
             "your settings; the previous result stays on screen.")
 

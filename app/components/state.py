@@ -82,6 +82,8 @@ class Param:
     def format(self, value: Any) -> str:
         if value is None:
             return "auto"
+        if isinstance(value, bool):
+            return "true" if value else "false"
         if isinstance(value, float):
             return repr(value)  # shortest exact round-trip
         return str(value)
@@ -107,6 +109,7 @@ _RUN_PARAMS = (
     Param("radius", None, _optional_radius, "public radius Λ (auto = the dataset's declared Λ)"),
     Param("rmin", 0.001, _float_in(0.0, 1e9, low_open=True), "r_min"),
     Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
+    Param("fb", True, lambda text: _bool(text), "FriendlyCore's fallback (grid coreset) on/off"),
     Param("preset", "practical", _choice("practical", "paper", "reference"), "budget split preset"),
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
     # Which registered algorithm Explore shows (old links carry none: FriendlyCore), and the
@@ -114,6 +117,12 @@ _RUN_PARAMS = (
     Param("alg", "friendlycore", lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
     Param("eps", 3.0, _float_in(0.0, 1e3, low_open=True), "row-level ε target"),
 )
+
+
+def _bool(text: str) -> bool:
+    if text not in ("true", "false", "True", "False", "1", "0"):
+        raise ValueError("must be true or false")
+    return text in ("true", "True", "1")
 
 
 def _algorithm(text: str) -> str:
@@ -193,21 +202,11 @@ _BUDGET_PARAMS = (
 )
 
 
-def _registered(text: str) -> str:
-    """A registered algorithm's name (dpviz.registry)."""
-    import dpviz
-
-    names = [s.name for s in dpviz.algorithms()]
-    if text not in names:
-        raise ValueError(f"must be one of {', '.join(names)}")
-    return text
-
-
 def _registered_list(text: str) -> str:
     """``all`` or a comma-separated list of registered algorithm names."""
     if text == "all":
         return text
-    return ",".join(_registered(a) for a in text.split(",") if a) or "all"
+    return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
 
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets

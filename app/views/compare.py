@@ -125,7 +125,7 @@ def _algorithm_box(spec: AlgorithmSpec):
 
 
 def _open_explore(chart_key: str) -> None:
-    """Selection callback: the clicked (algorithm, ε) goes to Explore (or its link is shown)."""
+    """Selection callback: the clicked (algorithm, ε) opens in Explore on the next run."""
     spec = st.session_state.get("_compare_shown")
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection", {}) if hasattr(event, "get") else {}).get("points", []) or []
@@ -133,27 +133,9 @@ def _open_explore(chart_key: str) -> None:
         hit = figures.clicked_point(dict(pt))
         if hit is None or spec is None:
             continue
-        name, eps = hit
-        params, ready = compare.explore_params(name, eps, spec)
-        state.update(**params)
-        st.session_state["_compare_clicked"] = (name, eps, ready)
-        if ready:
-            st.session_state["_goto_explore"] = True
+        state.update(**compare.explore_params(*hit, spec))
+        st.session_state["_goto_explore"] = True
         return
-
-
-def _clicked_note(spec: compare.CompareSpec) -> None:
-    clicked = st.session_state.get("_compare_clicked")
-    if clicked is None or clicked[2]:
-        return
-    name, eps, _ = clicked
-    title = dpviz.registry.get(name).title
-    with st.container(key="compare_clicked"):
-        st.info(f"Explore cannot show **{title}** yet (it runs FriendlyCore only). The link now "
-                f"carries `alg={name}&eps={eps:g}` for when it can. To rerun this algorithm at this "
-                f"row-level guarantee yourself:\n\n```python\n{compare.reproduce_call(name, eps, spec)}\n```")
-        st.page_link(st.session_state["_pages"]["explore"], label="Open Explore",
-                     icon=":material/insights:")
 
 
 # ----------------------------------------------------------------------------- results
@@ -190,6 +172,10 @@ def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
         st.plotly_chart(figs["seconds"], key="compare_seconds", config={"displaylogo": False})
     with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
         st.dataframe(part_summary(part), hide_index=True, key="compare_table")
+        top = max(spec.epsilons)
+        st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
+        st.code("\n".join(compare.reproduce_call(name, top, spec) for name, _ in spec.algorithms
+                          if dpviz.registry.get(name).is_private), language="python")
 
 
 def part_summary(part: compare.Partial):
@@ -252,7 +238,6 @@ def main() -> None:
         if part.stopped and not part.complete:
             st.warning(f"Stopped after {part.done} of {part.total} runs; the curves use the "
                        "finished ones.")
-        _clicked_note(spec)
         _charts(spec, part)
     if running is not None and progress is not None:
         _run_chunk(ds, running, progress)

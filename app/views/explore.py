@@ -43,6 +43,53 @@ PANEL_TEXT = {
 }
 
 
+#: Step-through mode: one sentence of narration per step (Tsfadia et al. 2022, §5.2, Fig. 3).
+NARRATION = {
+    "a": "Start with the rows. They are the input and are never released; FriendlyCore first "
+         "splits them at random into t pieces.",
+    "b": "Each piece is clustered without privacy, giving k centers per piece — one k-tuple. Where "
+         "the pieces agree, their tuples pile up on the same spots.",
+    "c": "FriendlyCore counts, with noise, how many other tuples agree with each one and keeps "
+         "those above a threshold: the core. Smaller ρ means more noise on the counts, so at some "
+         "point no tuple clears the bar.",
+    "d": "One core tuple is the reference: every core tuple's centers are matched to its centers, "
+         "so the k coordinates line up into k clouds.",
+    "e": "Each cloud is averaged and Gaussian noise scaled to the budget is added: the red × are "
+         "private, the diamonds the non-private averages they estimate.",
+    "f": "These private centers sit on the full data.",
+    "g": "Finally one private Lloyd step moves each center to a noisy mean of the rows nearest it: "
+         "the stars are the released answer.",
+}
+_STEP = "_story_step"
+
+
+def _step_through(result, ds, proj, ref_centers) -> None:
+    """Prev/Next through panels (a)-(g), one at a time with a sentence of narration; the list
+    of steps shows where you are."""
+    keys = "abcdefg"
+    i = int(st.session_state.get(_STEP, 0)) % len(keys)
+
+    def move(delta: int) -> None:
+        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(keys)
+
+    c1, c2, c3 = st.columns([1, 1, 6])
+    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0,
+              width="stretch")
+    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(keys) - 1,
+              width="stretch")
+    key = keys[i]
+    with c3, st.container(key="step_narration"):
+        st.markdown(f"**Step {i + 1} of {len(keys)} — ({key})** {NARRATION[key]}")
+    left, right = st.columns([3, 1])
+    fn = lib.viz_modules().storyboard.PANEL_FUNCTIONS[key]
+    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45),
+                      legend=dict(orientation="h", y=-0.15))
+    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
+    right.markdown("\n".join(f"- **▶ ({k}) {PANEL_TEXT[k]}**" if j == i else f"- ({k}) {PANEL_TEXT[k]}"
+                              for j, k in enumerate(keys)))
+
+
 def _error(msg: str) -> None:
     with st.container(key="explore_error"):
         st.error(msg)
@@ -91,6 +138,9 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     with st.container(key="storyboard"):
         if proj.method == "pca":
             st.caption(proj.note())
+        if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+            _step_through(result, ds, proj, ref_centers)
+            return
         # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
         for col, key in zip(st.columns(2), "ab", strict=True):
             with col:
@@ -141,11 +191,12 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
                   "FriendlyCore filter. Computed from the internal keep mask: " + tag + ".")
         c1.caption(tag)
-        loss = "—" if diag.normalized_loss is None else f"{diag.normalized_loss:.3f}"
+        loss, note = run.loss_tile(diag.normalized_loss)
         c2.metric("Normalized k-means loss", loss, help="1 − X/Y with X the cost of non-private "
                   "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
-                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ".")
-        c2.caption(tag)
+                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ". "
+                  "Shown as 0 when the private centers happen to cost less than the reference.")
+        c2.caption(tag + note)
         err = "—" if diag.center_error is None else f"{diag.center_error:.4f}"
         c3.metric("Center error", err, help="Mean distance from each true (generating) center "
                   "to its matched private center; only for data with known centers. " + tag + ".")
@@ -212,8 +263,12 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
     n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
                               key="redraw_n")
     zoom = c1.toggle("Zoom into each cluster", value=True, key="redraw_zoom",
-                     help="One panel per cluster at its own scale: at large ρ the noise is far "
-                          "smaller than the clusters and would be invisible on the full plot.")
+                     help="One panel per cluster: at large ρ the noise is far smaller than the "
+                          "clusters and would be invisible on the full plot.")
+    fixed = c1.toggle("Same scale at every ρ", value=True, key="redraw_fixed",
+                      help="Every panel keeps the scale of the first cloud drawn on this data "
+                           "(at this k), so moving ρ shows the noise grow or shrink; off, each "
+                           "panel fits its own cloud and the clouds look alike at every ρ.")
     if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
         st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
     want = (cfg.private_key(ds), int(n_draws))
@@ -228,8 +283,17 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
     if ref_centers is None:
         c2.warning("No non-private reference centers to anchor the cloud.")
         return
+    scale = None
+    if zoom and fixed:  # the first cloud's scale, kept for this data and k until switched off
+        locked = st.session_state.setdefault("_cloud_scale", {})
+        key = (ds.content_hash, cfg.k)
+        if key not in locked:
+            locked[key] = viz.noise.zoom_scale(draws, ref_centers, _projection(ds))
+        scale = locked[key]
+    elif not fixed:
+        st.session_state.pop("_cloud_scale", None)
     fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom)
+                                       zoom=zoom, scale=scale, projector=_projection(ds))
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
     c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
@@ -263,16 +327,32 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                "on the **Release** page. Uploaded rows are never included.")
 
 
+def fallback_toggle(key: str = "fallback_toggle") -> bool:
+    """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
+    does not form releases no centers instead of the grid summary's."""
+    state.seed_widget("fb", key)
+    st.toggle("Backup method", key=key,
+              on_change=state.on_change("fb", key, bool),
+              help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
+                   "grid summary of the rows (a quadtree coreset + weighted k-means) answers "
+                   "instead, from the budget share reserved for it. Off: such a run releases no "
+                   "centers, so you see FriendlyCore alone. The total ρ is the same either way; "
+                   "the readout shows the row-level ε of each.")
+    return bool(state.get("fb"))
+
+
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
     lap = run.Laps("explore.live")
     c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
-    with c1:
-        rho = controls.rho_slider()
-    with c2:
+    with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
-    cfg = replace(cfg, rho=rho, delta=delta)
+        fallback = fallback_toggle()
+    with c1:
+        mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
+        rho = controls.rho_slider(mark=mark, t=cfg.t)
+    cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
     result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
     try:
         result = run.private_run(ds, stage, cfg)
@@ -289,17 +369,20 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("statement")
     with c3:
         controls.epsilon_readout(rho, delta, statement, n_declared=int(ds.n))
+        controls.target_epsilon(lambda eps, d: run.calibrate_fc(ds, cfg, eps, d))
     lap("readout")
 
-    status = lib.viz_modules().storyboard.run_status(result)
+    storyboard = lib.viz_modules().storyboard
+    status = storyboard.run_status(result)
     with st.container(key="run_status"):
+        # In plain words: which method answered and, if not FriendlyCore, why (issue 16).
+        text = storyboard.plain_status(result)
         if result.centers is None:
-            st.error(f"No centers released: {status.message()}")
+            st.error(text)
         elif status.fallback_used or not status.complete:
-            st.warning(status.message())
+            st.warning(text)
         else:
-            st.success(f"FriendlyCore completed every step and released {len(result.centers)} "
-                       "private centers.")
+            st.success(text)
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
@@ -338,7 +421,11 @@ def main() -> None:
     if ds is None:
         st.info("No dataset yet: choose one on the **Data** page.")
         return
-    explore_form.sync_run_defaults(ds)
+    notes = explore_form.sync_run_defaults(ds)
+    if notes:
+        with st.container(key="auto_changes"):
+            for note in notes:
+                st.info(note, icon=":material/published_with_changes:")
     radius = data_source.radius_for(ds)
     if radius is None:
         _error("This dataset has no public radius Λ yet. Declare one on the Data page (bounds "

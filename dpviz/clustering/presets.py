@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -309,6 +309,25 @@ def resolve_split(
     if not fallback and kw["rho"].get("fallback", 0.0) > 0:
         raise ValueError("fallback=False but the split reserves a 'fallback' share of rho; set it to 0.")
     return FCSplit(**kw)
+
+
+def smallest_feasible_rho(
+    grid: Sequence[float], preset: str, *, t: int, k: int, delta: float, r_min: float, radius: float,
+    fallback: bool = True,
+) -> float | None:
+    """The smallest ρ of ``grid`` (ascending) at which the predicted match-core margin is ≥ 0.
+
+    Below it the noise on the t tuples' friend counts exceeds their slack, so the match core is
+    not expected to form (:func:`margins`, §4.4). Public inputs only; None if no ρ of the grid
+    reaches 0.
+    """
+    for rho in grid:
+        split = resolve_split(preset, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
+                              fallback=fallback)
+        m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
+        if m[MARGIN_MATCH] >= 0:
+            return float(rho)
+    return None
 
 
 def keep_probability(margin: float) -> float:

@@ -73,7 +73,7 @@ def load_builtin(name: str) -> Dataset:
     centers = np.stack([X[y == c].mean(axis=0) for c in classes])
     d = X.shape[1]
     names = tuple(str(f) for f in getattr(bunch, "feature_names", [])) or tuple(
-        f"x{j}" for j in range(d))
+        f"x{j + 1}" for j in range(d))
     return Dataset(
         X=X, name=title, labels=y, true_centers=centers, radius=math.sqrt(d), k=k,
         feature_names=names, source="builtin",

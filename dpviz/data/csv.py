@@ -127,7 +127,7 @@ def _parse(text: str, max_rows: int) -> pd.DataFrame:
         if len(df.columns) and all(_looks_numeric(str(c)) for c in df.columns):
             # No header row: the first line is data.
             df = pd.read_csv(io.StringIO(text), header=None, **kwargs)
-            df.columns = [f"x{j}" for j in range(df.shape[1])]
+            df.columns = [f"x{j + 1}" for j in range(df.shape[1])]
     except pd.errors.EmptyDataError as exc:
         raise ValueError("The file is empty: no header and no rows.") from exc
     except (pd.errors.ParserError, _csv.Error, UnicodeError) as exc:

@@ -42,7 +42,8 @@ class Dataset:
     k : int or None
         Suggested number of clusters.
     feature_names : tuple of str
-        Column names (``x0, x1, ...`` when none are given).
+        Column names (``x1, x2, ...`` when none are given: the same 1-based names the plots'
+        axes use).
     source : {"generated", "builtin", "upload"}
     params : mapping
         The recipe and its parameters (including the seed), enough to regenerate the data.
@@ -82,7 +83,7 @@ class Dataset:
             if isinstance(self.k, bool) or int(self.k) != self.k or self.k < 1:
                 raise ValueError(f"The suggested 'k' of a Dataset must be an int >= 1. Got {self.k!r}.")
             object.__setattr__(self, "k", int(self.k))
-        names = tuple(str(c) for c in self.feature_names) or tuple(f"x{j}" for j in range(d))
+        names = tuple(str(c) for c in self.feature_names) or tuple(f"x{j + 1}" for j in range(d))
         if len(names) != d:
             raise ValueError(f"Dataset has {d} columns but {len(names)} feature names.")
         object.__setattr__(self, "feature_names", names)

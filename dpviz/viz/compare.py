@@ -50,13 +50,19 @@ def algorithm_colors(frame: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def _budget_text(kind: str) -> str:
-    """The hover line of an algorithm's own budget (customdata[2], [3])."""
+def _budget_text(kind: str, budget: float, delta: float) -> str:
+    """The hover text of one point's native budget (its own kind: a meta-algorithm such as
+    ``auto`` may run a different algorithm at each ε)."""
     if kind == "zcdp":
-        return "native budget ρ = %{customdata[2]:.3g} (zCDP), δ = %{customdata[3]:.2g}"
+        return f"native budget ρ = {budget:.3g} (zCDP), δ = {delta:.2g}"
     if kind == "approx":
-        return "native budget ε = %{customdata[2]:.3g}, δ = %{customdata[3]:.2g} (approx. DP)"
-    return "native budget ε = %{customdata[2]:.3g} (pure DP)"
+        return f"native budget ε = {budget:.3g}, δ = {delta:.2g} (approx. DP)"
+    return f"native budget ε = {budget:.3g} (pure DP)"
+
+
+def _budget_texts(g: pd.DataFrame) -> list[str]:
+    return [_budget_text(k, float(b), float(d))
+            for k, b, d in g[["budget_kind", "budget", "budget_delta"]].itertuples(index=False)]
 
 
 def _private_summary(frame: pd.DataFrame, metric: str, quantiles: tuple[float, float]) -> pd.DataFrame:
@@ -129,10 +135,10 @@ def metric_figure(
         fig.add_trace(go.Scatter(
             x=x, y=g["median"].to_numpy(float), mode="lines+markers", name=label, legendgroup=name,
             meta=name, line=dict(color=color, width=2), marker=dict(size=8, color=color),
-            customdata=_customdata(g, qlo, qhi),
+            customdata=_customdata(g, qlo, qhi), text=_budget_texts(g),
             hovertemplate=(f"<b>{label}</b><br>row-level ε = %{{customdata[0]:.3g}}, "
                            "δ = %{customdata[1]:.2g} (guarantee ε = %{customdata[4]:.4g}, "
-                           f"δ = %{{customdata[5]:.2g}})<br>{_budget_text(g['budget_kind'].iloc[0])}"
+                           "δ = %{customdata[5]:.2g})<br>%{text}"
                            f"<br>median = %{{y:.3g}}; {qlo}–{qhi}: %{{customdata[6]:.3g}} – "
                            f"%{{customdata[7]:.3g}} over %{{customdata[8]}} runs<br>{SIMULATION}"
                            "<extra>click to open in Explore</extra>")))
@@ -175,9 +181,9 @@ def structure_figure(cmp: Any, *, title: str | None = None) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=g["epsilon"].to_numpy(float), y=y, mode="lines+markers", name=label, legendgroup=name,
             meta=name, line=dict(color=palette[name], dash="solid" if has else "dash"),
-            customdata=_customdata(g.assign(q10=np.nan, q90=np.nan), "q10", "q90"),
+            customdata=_customdata(g.assign(q10=np.nan, q90=np.nan), "q10", "q90"), text=_budget_texts(g),
             hovertemplate=(f"<b>{g['title'].iloc[0]}</b><br>row-level ε = %{{customdata[0]:.3g}}, "
-                           f"δ = %{{customdata[1]:.2g}}<br>{_budget_text(g['budget_kind'].iloc[0])}"
+                           "δ = %{customdata[1]:.2g}<br>%{text}"
                            f"<br>{what} in %{{y:.0%}} of %{{customdata[8]}} runs<br>{SIMULATION}"
                            "<extra>click to open in Explore</extra>")))
     fig.update_layout(

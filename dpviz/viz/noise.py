@@ -51,6 +51,7 @@ def noise_cloud_figure(
     rng_seed: int = 0,
     current: Result | None = None,
     zoom: bool = False,
+    scale: float | None = None,
     title: str | None = None,
 ) -> go.Figure:
     """N private outcomes as a semi-transparent cloud around the non-private centers.
@@ -69,6 +70,11 @@ def noise_cloud_figure(
     zoom : bool
         One small panel per cluster, centred on its non-private center and scaled to its cloud
         (private noise is often far smaller than the spread of the data).
+    scale : float, optional
+        With ``zoom``: one half-width (in the projected units) for every panel instead of each
+        cloud's own, so clusters — and figures at two budgets — compare at the same scale (a
+        cloud at its own scale looks alike at every ρ). :func:`zoom_scale` gives the one that
+        fits a set of draws.
 
     Notes
     -----
@@ -79,7 +85,7 @@ def noise_cloud_figure(
     proj = projector or project_2d(X)
     idx = downsample_index(X.shape[0], max_points, rng_seed=rng_seed)
     if zoom:
-        return _zoomed(X[idx], results, nonprivate_centers, proj, current, title)
+        return _zoomed(X[idx], results, nonprivate_centers, proj, current, title, scale)
     fig = go.Figure()
     for tr in points_traces(proj.transform(X[idx]), name="data (input, never released)",
                             opacity=0.2, size=3):
@@ -115,6 +121,21 @@ def noise_cloud_figure(
     return fig
 
 
+def zoom_scale(results: Sequence[Result], nonprivate_centers: np.ndarray, projector: Projector,
+               *, margin: float = 1.3) -> float:
+    """The one half-width at which every cluster's cloud of ``results`` fits its zoomed panel."""
+    ref = np.asarray(nonprivate_centers, dtype=float)
+    D = aligned_draws(results, ref)
+    R2 = projector.transform(ref)
+    half = 0.0
+    for j in range(ref.shape[0]):
+        pts = D[:, j, :]
+        pts = pts[~np.isnan(pts).any(axis=1)]
+        if pts.size:
+            half = max(half, float(np.max(np.abs(projector.transform(pts) - R2[j]))))
+    return max(half * margin, 1e-6 * (1.0 + float(np.abs(R2).max())))
+
+
 def _zoomed(
     Xs: np.ndarray,
     results: Sequence[Result],
@@ -122,8 +143,10 @@ def _zoomed(
     proj: Projector,
     current: Result | None,
     title: str | None,
+    scale: float | None = None,
 ) -> go.Figure:
-    """Small multiples: cluster j's draws around non-private center j, each at its own scale."""
+    """Small multiples: cluster j's draws around non-private center j, each at its own scale
+    (or all at ``scale``)."""
     ref = np.asarray(nonprivate_centers, dtype=float)
     k = ref.shape[0]
     cols = min(k, 4)
@@ -140,8 +163,11 @@ def _zoomed(
         pts = draws[:, j, :]
         pts = pts[~np.isnan(pts).any(axis=1)]
         D = proj.transform(pts) if pts.size else np.zeros((0, 2))
-        half = float(np.max(np.abs(D - R2[j]))) * 1.3 if D.size else 0.0
-        half = max(half, 1e-6 * (1.0 + float(np.abs(R2[j]).max())))
+        if scale is not None:
+            half = float(scale)
+        else:
+            half = float(np.max(np.abs(D - R2[j]))) * 1.3 if D.size else 0.0
+            half = max(half, 1e-6 * (1.0 + float(np.abs(R2[j]).max())))
         near = np.all(np.abs(P - R2[j]) <= half, axis=1)
         first = j == 0
         fig.add_trace(go.Scattergl(x=P[near, 0], y=P[near, 1], mode="markers",
@@ -165,7 +191,10 @@ def _zoomed(
         fig.update_xaxes(range=[R2[j, 0] - half, R2[j, 0] + half], row=r, col=c)
         fig.update_yaxes(range=[R2[j, 1] - half, R2[j, 1] + half], row=r, col=c)
     n_fail = sum(res.centers is None for res in results)
-    sub = f"{len(results)} draws, each panel zoomed on one cluster (own scale)"
+    if scale is None:
+        sub = f"{len(results)} draws, each panel zoomed on one cluster (own scale)"
+    else:
+        sub = f"{len(results)} draws, every panel at the same scale (±{scale:.3g})"
     if n_fail:
         sub += f"; {n_fail} output ⊥ (no centers)"
     fig.update_layout(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
@@ -145,3 +146,42 @@ def privacy_summary(statement: PrivacyStatement) -> PrivacySummary:
         odds=statement.odds_sentence,
         details=tuple(statement.lines),
     )
+
+
+#: dpviz's convention (not a published standard) for naming a row-level ε in words: upper bounds
+#: and names. DP's theory is usually stated for ε ≤ 1; the odds factor e^ε is 2.7 at ε = 1, 20 at
+#: ε = 3 and 22 000 at ε = 10, beyond which the bound says little about one person.
+STRENGTH_BANDS: tuple[tuple[float, str], ...] = (
+    (1.0, "strong"), (3.0, "moderate"), (10.0, "weak"), (math.inf, "very weak"),
+)
+
+STRENGTH_HELP = (
+    "dpviz's convention, not a published standard: ε ≤ 1 strong (the regime DP's theory is usually "
+    "stated in; odds move by at most e¹ ≈ 2.7×), ε ≤ 3 moderate (≤ 20×), ε ≤ 10 weak (≤ 22 000×), "
+    "ε > 10 very weak. Whatever ε is, a δ above 1/n is called very weak (a mechanism that publishes "
+    "one random row outright meets such a δ), and δ ≥ 0.5 promises nothing."
+)
+
+
+@dataclass(frozen=True)
+class Strength:
+    """A row-level (ε, δ) named in words (:data:`STRENGTH_BANDS`), with the reason."""
+
+    band: str
+    reason: str
+
+
+def strength_band(eps: float, delta: float, n_declared: int | None = None) -> Strength:
+    """The plain-words strength of a row-level (ε, δ)-DP guarantee (dpviz's convention).
+
+    ``n_declared`` is the public dataset size: a δ above 1/n is named "very weak" whatever ε is.
+    """
+    if delta >= 0.5 or not math.isfinite(eps):
+        return Strength("none", f"δ = {delta:.2g}: the guarantee is vacuous")
+    if n_declared and delta > 1.0 / n_declared:
+        return Strength("very weak", f"δ = {delta:.2g} is above 1/n = {1.0 / n_declared:.2g}")
+    for high, band in STRENGTH_BANDS:
+        if eps <= high:
+            where = f"ε ≤ {high:g}" if math.isfinite(high) else f"ε > {STRENGTH_BANDS[-2][0]:g}"
+            return Strength(band, f"{where}, dpviz's convention")
+    raise AssertionError("unreachable: the last band is unbounded")

@@ -90,6 +90,47 @@ def run_status(result: Result) -> RunStatus:
     return RunStatus(present[-1] if present else None, missing, reason, used, method)
 
 
+#: What the backup method is, in the user's words (fc_private_stage's fallback).
+BACKUP_WORDS = "the backup method (a private grid summary of the rows)"
+
+
+def _n_pieces(result: Result) -> int | None:
+    for s in result.trace:
+        if s.name == "tuples" and s.data.get("tuples") is not None:
+            return int(np.shape(s.data["tuples"])[0])
+    return None
+
+
+def plain_status(result: Result) -> str:
+    """The run's outcome in plain words, without internal names: which method answered, and
+    (when FriendlyCore did not) why, e.g. "The 200 pieces did not agree enough for FriendlyCore's
+    core to form at this budget; the backup method (a private grid summary of the rows) answered
+    instead."
+
+    Which of FriendlyCore's tests stopped it is read from the internal ``fc_outcome`` step: a
+    non-private diagnostic, as is everything the app's simulation shows besides the centers.
+    """
+    status = run_status(result)
+    t = _n_pieces(result)
+    pieces = f"the {t} pieces" if t else "the pieces"
+    k = None if result.centers is None else len(result.centers)
+    if status.complete and not status.fallback_used:
+        return (f"FriendlyCore completed every step: {pieces} agreed, and its private average of "
+                f"their centers, refined by one private Lloyd step, gave the {k} centers.")
+    outcome = next((s.data.get("reason") for s in result.trace if s.name == "fc_outcome"), None)
+    text = str(outcome or "")
+    if "match" in text:
+        why = f"{pieces.capitalize()} did not agree enough for FriendlyCore's core to form at this budget"
+    elif "dist" in text or "n̂" in text:
+        why = (f"FriendlyCore's core formed from {pieces}, but too few of its tuples passed the "
+               "second (closeness) test at this budget")
+    else:
+        why = "FriendlyCore did not finish at this budget"
+    if status.fallback_used:
+        return f"{why}; {BACKUP_WORDS} answered instead: the {k} centers shown are its answer."
+    return f"{why}; the backup method is off, so no centers were released."
+
+
 def _step(result: Result, name: str) -> TraceStep | None:
     """The step called ``name``; None if absent or if it released no centers (FC output ⊥: the
     private stage keeps every released step on every branch, with ``centers=None`` there)."""
@@ -187,17 +228,16 @@ def _plotly(tr: dict) -> dict:
 def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
     """The short annotation of a panel whose steps are absent (empty if all present).
 
-    The full reason (``RunStatus.message``) goes in the figure's subtitle.
+    The full reason (:func:`plain_status`) goes in the figure's subtitle.
     """
     absent = [s for s in needed if ctx.step(s) is None]
     if not absent:
         return ()
-    where = f"after '{ctx.status.last_step}'" if ctx.status.last_step else "before its first step"
-    msg = f"Not reached: FriendlyCore stopped {where}."
+    msg = "Not reached: FriendlyCore stopped before this step."
     if ctx.status.fallback_used:
-        msg += " Squares: the fallback's private centers."
+        msg += " Squares: the backup method's private centers."
     elif ctx.result.centers is None:
-        msg += " No fallback: the run output ⊥."
+        msg += " The backup method is off: no centers were released (⊥)."
     return (msg,)
 
 
@@ -401,10 +441,16 @@ def _annotation(text: str, width: int, size: int, xref: str = "paper",
                 font=dict(size=size))
 
 
-def _single_figure(panel: Panel, proj: Projector, status: RunStatus) -> go.Figure:
+#: Panels drawn before the private stage: they do not depend on the budget, so their titles carry
+#: no run status (an app that caches them per tuple stage would otherwise show a stale one).
+PRE_PRIVATE_PANELS = "ab"
+
+
+def _single_figure(panel: Panel, proj: Projector, result: Result) -> go.Figure:
     title = panel.title
-    if not status.complete or status.fallback_used:
-        title = f"{title}<br><sup>{status.message()}</sup>"
+    status = run_status(result)
+    if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
+        title = f"{title}<br><sup>{_wrap(plain_status(result), 90)}</sup>"
     layout = dict(
         title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
@@ -430,7 +476,7 @@ def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figu
     proj = kw.get("projector") or project_2d(np.asarray(getattr(X, "X", X), dtype=float))
     kw["projector"] = proj
     (panel,) = storyboard_panels(result, X, panels=key, **kw)
-    return _single_figure(panel, proj, run_status(result))
+    return _single_figure(panel, proj, result)
 
 
 def panel_data(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
@@ -562,7 +608,7 @@ def storyboard_figure(
                 layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
-    sub = status.message() if (status.fallback_used or not status.complete) else proj.note()
+    sub = _wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
     layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
                   annotations=annotations, template=colors.TEMPLATE,
                   height=height_per_row * rows + 120,

@@ -38,16 +38,55 @@ NONPRIVATE_RULE = "non-private (ε = ∞)"
 CURRENT_RULE = "current ρ"
 
 
+#: Suffixes of the two lines a FriendlyCore sweep is drawn as (:func:`split_fallback`).
+ALONE, WITH_FALLBACK = "|alone", "|with fallback"
+
+
 def algorithm_label(name: str) -> str:
     """Legend text of a sweep algorithm name ("fc:practical" → "FriendlyCore (practical split)")."""
+    if name.endswith(ALONE):
+        return f"{algorithm_label(name[:-len(ALONE)])} alone (no centers = loss 1)"
+    if name.endswith(WITH_FALLBACK):
+        return f"{algorithm_label(name[:-len(WITH_FALLBACK)])} with fallback"
     if name in ALGORITHM_LABELS:
         return ALGORITHM_LABELS[name]
-    return f"FriendlyCore ({name[3:]} preset)" if name.startswith("fc:") else name
+    if name.startswith("fc:"):
+        return f"FriendlyCore ({name[3:]} preset)"
+    from dpviz.registry import get
+
+    try:
+        return get(name).title  # any other registered algorithm a ρ sweep runs
+    except ValueError:
+        return name
 
 
 def algorithm_color(name: str, i: int = 0) -> str:
     """The fixed colour of a sweep algorithm (the i-th fallback colour for unknown names)."""
-    return ALGORITHM_COLORS.get(name, colors.cluster_color(i + 4))
+    base = name.split("|")[0]
+    if name.endswith(ALONE) and base in ALGORITHM_COLORS:
+        return "#009E73"  # Okabe-Ito green: FriendlyCore's own answers, apart from the backup's
+    return ALGORITHM_COLORS.get(base, colors.cluster_color(i + 4))
+
+
+def split_fallback(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each FriendlyCore algorithm of a sweep frame as two lines (issue 16): "alone" — a run whose
+    core did not form counts as no answer (loss 1, no center error), what FriendlyCore itself
+    achieves — and "with fallback" — the centers actually released, the backup's included.
+
+    Other algorithms are unchanged. Rows are told apart by the frame's ``fallback`` column.
+    """
+    if frame.empty or "fallback" not in frame:
+        return frame
+    fc = frame["algorithm"].astype(str).str.startswith("fc:")
+    if not fc.any():
+        return frame
+    with_fb = frame[fc].assign(algorithm=frame.loc[fc, "algorithm"].astype(str) + WITH_FALLBACK)
+    used = frame.loc[fc, "fallback"].astype(bool)
+    alone = frame[fc].assign(
+        algorithm=frame.loc[fc, "algorithm"].astype(str) + ALONE,
+        loss=frame.loc[fc, "loss"].where(~used, 1.0),
+        center_error=frame.loc[fc, "center_error"].where(~used, math.nan))
+    return pd.concat([frame[~fc], alone, with_fb], ignore_index=True)
 
 
 def _frame(sweep: Any) -> pd.DataFrame:
@@ -91,6 +130,8 @@ def accuracy_figure(
 ) -> go.Figure:
     """Metric vs ρ: per algorithm a median line over repetitions and a quantile band.
 
+    FriendlyCore is drawn twice (:func:`split_fallback`): alone, and with its fallback.
+
     Parameters
     ----------
     sweep : Sweep or DataFrame
@@ -108,7 +149,7 @@ def accuracy_figure(
     Each median marker's ``customdata`` is its ρ (``customdata[0]``), followed by the band
     edges and the success rate, so a click can load that ρ.
     """
-    frame = _frame(sweep)
+    frame = split_fallback(_frame(sweep))
     summ = summarize(frame, metric=metric, quantiles=quantiles)
     qlo, qhi = quantile_names(quantiles)
     fig = go.Figure()
@@ -170,7 +211,8 @@ def success_figure(sweep: Any, *, current_rho: float | None = None,
         g = g.sort_values("rho")
         x = g["rho"].to_numpy(float)
         fig.add_trace(go.Scatter(
-            x=x, y=g["success_rate"], mode="lines+markers", name=algorithm_label(alg),
+            x=x, y=g["success_rate"], mode="lines+markers",
+            name=algorithm_label(alg + ALONE if str(alg).startswith("fc:") else alg),
             line=dict(color=algorithm_color(alg, i)), customdata=np.c_[x, g["runs"]],
             hovertemplate="ρ = %{customdata[0]:.3g}<br>success %{y:.0%} of %{customdata[1]} runs"
                           "<extra></extra>"))
@@ -195,7 +237,7 @@ def loss_vs_n_figure(
 
     The non-private reference is drawn as a dotted line of its own (it also depends on n).
     """
-    frame = _frame(sweep)
+    frame = split_fallback(_frame(sweep))
     summ = summarize(frame, by=("algorithm", "n"), metric=metric, quantiles=quantiles)
     qlo, qhi = quantile_names(quantiles)
     fig = go.Figure()

@@ -54,3 +54,24 @@ def has_container(at: AppTest, key: str) -> bool:
     except AssertionError:
         return False
     return True
+
+
+#: The main privacy number of Explore's readout (app.components.controls.ROW_METRIC).
+ROW_METRIC = "Privacy per row of your data"
+
+
+def row_guarantee(at: AppTest) -> tuple[float, float]:
+    """(ε, δ) per row from the readout's main metric "ε = 17.1 · δ = 0.0013"."""
+    value = metric(at, ROW_METRIC)
+    eps, delta = (part.split("=")[1].strip() for part in value.split("·"))
+    return float(eps), float(delta)
+
+
+def paper_eps(at: AppTest) -> float:
+    """The paper's per-tuple ε from the readout's secondary line."""
+    import re
+
+    m = re.search(r"ε = ([0-9.e+-]+) per tuple", texts(at))
+    if m is None:
+        raise AssertionError("No per-tuple ε line on the page")
+    return float(m.group(1))

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, container, has_container, metric, open_app, texts
+from apptest_helpers import SMALL, container, has_container, open_app, paper_eps, row_guarantee, texts
 
 from dpviz.privacy import row_level_statement
 
@@ -30,8 +30,8 @@ def test_explore_loads_with_private_run_and_labelled_numbers():
     page = texts(at)
     assert "n = 3,000" in page
     # The ε readout and every tile are there, each tile labelled as a diagnostic or private.
-    assert float(metric(at, "ε per tuple (paper)")) > 0
-    assert float(metric(at, "ε per row (you)")) > float(metric(at, "ε per tuple (paper)"))
+    assert paper_eps(at) > 0
+    assert row_guarantee(at)[0] > paper_eps(at)
     assert page.count("non-private diagnostic") >= 3
     assert "private output" in page
     for key in ("rho_slider", "delta_select"):
@@ -52,13 +52,13 @@ def test_other_pages_load(page):
 
 def test_rho_move_changes_epsilon_and_centers_and_url():
     at = open_app(**SMALL)
-    eps_before = metric(at, "ε per tuple (paper)")
-    row_before = metric(at, "ε per row (you)")
+    eps_before = paper_eps(at)
+    row_before = row_guarantee(at)
     centers_before = _centers(at).copy()
     at.select_slider(key="rho_slider").set_value(0.1).run()
     assert not at.exception
-    assert metric(at, "ε per tuple (paper)") != eps_before
-    assert metric(at, "ε per row (you)") != row_before
+    assert paper_eps(at) != eps_before
+    assert row_guarantee(at) != row_before
     assert at.query_params["rho"] == "0.1"
     centers_after = _centers(at)
     assert centers_after.shape == centers_before.shape
@@ -67,10 +67,10 @@ def test_rho_move_changes_epsilon_and_centers_and_url():
 
 def test_delta_move_changes_epsilon():
     at = open_app(**SMALL)
-    before = metric(at, "ε per tuple (paper)")
+    before = paper_eps(at)
     at.select_slider(key="delta_select").set_value(1e-10).run()
     assert not at.exception
-    assert float(metric(at, "ε per tuple (paper)")) > float(before)
+    assert paper_eps(at) > before
     assert at.query_params["delta"] == "1e-10"
 
 
@@ -350,4 +350,4 @@ def test_prefetched_statement_is_the_statement_of_the_run_shown():
     shown = at.session_state["_cache_statement"][(key, 1e-6)]
     fresh = row_level_statement(result.ledger, 1e-6)
     assert (shown.row.eps, shown.row.delta) == (fresh.row.eps, fresh.row.delta)
-    assert float(metric(at, "ε per row (you)")) == pytest.approx(fresh.row.eps, rel=5e-3)
+    assert row_guarantee(at)[0] == pytest.approx(fresh.row.eps, rel=5e-3)

@@ -82,6 +82,20 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     # The sweep used the form's parameters: the chunks ran with shift = 0.5.
     part = next(v for k, v in at.session_state["_cache_compare"].items() if k.algorithms[0][0] == "page_toy")
     assert part.spec.params_of("page_toy").shift == 0.5 and part.complete
+    # A click on the toy's ε = 10 point opens it in Explore at that row-level ε with its parameters.
+    from app.components.compare import explore_params
+
+    params = explore_params("page_toy", 10.0, at.session_state["_compare_shown"])
+    assert params == {"alg": "page_toy", "eps": 10.0, "k": 4, "seed": 1, "page_toy.shift": 0.5,
+                      "delta": 1e-6}
+    at.session_state["params"].update(params)  # what the chart's selection callback does
+    at.session_state["_goto_explore"] = True
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("Explore")
+    assert at.selectbox(key="ex_algorithm").value == "page_toy"
+    assert at.select_slider(key="eps_slider").value == 10.0
+    assert at.number_input(key="algp_page_toy_shift").value == 0.5
 
 
 def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget():
@@ -91,8 +105,8 @@ def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget(
     spec = at.session_state["_compare_shown"]
     from app.components.compare import explore_params
 
-    params, ready = explore_params("friendlycore", 5.0, spec)
-    assert ready and params["rho"] > 0 and params["t"] >= 2 and params["alg"] == "friendlycore"
+    params = explore_params("friendlycore", 5.0, spec)
+    assert params["rho"] > 0 and params["t"] == 75 and params["alg"] == "friendlycore"  # n / (10k)
     # what the chart's selection callback does, then the page switch on the next run
     at.session_state["params"].update(params)
     at.session_state["_goto_explore"] = True
@@ -101,9 +115,9 @@ def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget(
     assert at.title[0].value.startswith("Explore")
     assert at.select_slider(key="rho_slider").value == pytest.approx(params["rho"])
     # Explore's own row-level ε for that budget is the comparison's target (same accounting)
-    from apptest_helpers import metric
+    from apptest_helpers import row_guarantee
 
-    assert float(metric(at, "ε per row (you)")) == pytest.approx(5.0, rel=2e-2)
+    assert row_guarantee(at)[0] == pytest.approx(5.0, rel=2e-2)
 
 
 def test_no_algorithm_exception_when_the_page_has_no_run_yet():
@@ -112,17 +126,48 @@ def test_no_algorithm_exception_when_the_page_has_no_run_yet():
     assert "Press **Run comparison**" in texts(at) or "Run comparison" in texts(at)
 
 
+def test_the_budget_page_lists_every_registered_algorithm_a_rho_sweep_can_run(page_toy):
+    at = open_app("budget", **SMALL, balg="page_toy,nonprivate")
+    assert not at.exception
+    picker = at.multiselect(key="budget_algorithms")
+    assert "Page toy mean" in picker.options and "FriendlyCore (practical split)" in picker.options
+    assert picker.value == ["page_toy", "nonprivate"]
 def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
     at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1", "cehi": "2.0"})
     at.button(key="compare_run").click().run()
     spec = at.session_state["_compare_shown"]
     from app.components.compare import explore_params
 
-    params, ready = explore_params("dp_lloyd", 2.0, spec)
-    assert ready and params["alg"] == "dp_lloyd" and params["eps"] == 2.0
+    params = explore_params("dp_lloyd", 2.0, spec)
+    assert params["alg"] == "dp_lloyd" and params["eps"] == 2.0
     at.session_state["params"].update(params)
     at.session_state["_goto_explore"] = True
     at.run()
     assert not at.exception
     assert at.selectbox(key="ex_algorithm").value == "dp_lloyd"
     assert at.select_slider(key="eps_slider").value == 2.0
+
+
+def _stopping_private(X, k, budget, *, radius, rng, pub, params, stage=None):
+    """The page toy, pressing Stop while it runs (what a Stop click's callback does)."""
+    from app.components import compare
+
+    compare.stop()
+    return _private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params, stage=stage)
+
+
+def test_stop_keeps_the_finished_runs_and_says_so():
+    register(AlgorithmSpec(
+        name="stopper", title="Stopping toy", paper="none", budget_kind="pure", params=PageToyParams,
+        private=_stopping_private, guarantee=lambda b, pub, p, dp: ApproxDP(b.eps, 0.0)))
+    try:
+        at = open_app("compare", **{**QUERY, "calg": "stopper,origin", "cpts": "1", "creps": "2"})
+        at.button(key="compare_run").click().run()
+        assert not at.exception
+        assert at.session_state["_compare_running"] is None
+        warning = " ".join(w.value for w in at.warning)
+        assert "Stopped after 1 of 4 runs" in warning  # 2 algorithms × 2 repetitions
+        summary = at.dataframe[0].value
+        assert list(summary["algorithm"]) == ["stopper"] and list(summary["runs"]) == [1]
+    finally:
+        unregister("stopper")

@@ -178,7 +178,7 @@ def test_a_chart_that_cannot_load_plotly_js_says_so_and_the_app_stays_usable(
         message = widget(other, "storyboard_live").locator(".dpviz-live-chart-error")
         expect(message).to_contain_text("Could not draw this chart")
         expect(widget(other, "run_status")).to_contain_text("completed every step")
-        expect(widget(other, "eps_readout")).to_contain_text("ε per row")
+        expect(widget(other, "eps_readout")).to_contain_text("Privacy per row")
         with pytest.raises(AssertionError, match="could not be drawn"):
             assert_no_exception(other)
     finally:

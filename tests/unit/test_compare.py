@@ -101,6 +101,9 @@ def test_every_registered_algorithm_by_default_with_the_reference(toys):
     ref = cmp.frame[cmp.frame.algorithm == "kmeans++"]
     assert len(ref) == 1 and ref["epsilon"].iloc[0] == math.inf and not ref["private"].iloc[0]
     assert math.isnan(ref["guarantee_eps"].iloc[0])
+    private = cmp.frame[cmp.frame.private]  # every private algorithm (auto too) at the target
+    assert private["budget"].ge(0).all() and private["guarantee_eps"].le(1.0 * (1 + 1e-12)).all()
+    assert private["budget_kind"].isin(["zcdp", "pure", "approx"]).all()
 
 
 def test_each_algorithm_is_calibrated_to_the_same_row_level_target(toys):
@@ -276,3 +279,19 @@ def test_run_sweep_iterates_the_registry_and_keeps_the_old_names(toys):
     assert len(f[f.algorithm == "fc:practical"]) == 4
     with pytest.raises(ValueError, match="unknown name"):
         ex.run_sweep(DS.X, 4, algorithms=["nope"], rhos=[1.0], reps=1, delta=DELTA, radius=1.0, r_min=1e-3)
+
+
+def test_an_algorithm_that_refuses_the_inputs_is_a_row_and_the_others_still_run(toys):
+    def refuse(X, k, budget, *, radius, rng, pub, params, stage=None):
+        raise ValueError(f"needs d ≥ k; got d = {X.shape[1]}, k = {k}")
+
+    register(AlgorithmSpec(name="refuser", title="Refuser", paper="none", budget_kind="pure",
+                           params=ToyParams, private=refuse,
+                           guarantee=lambda b, pub, p, dp: ApproxDP(b.eps, 0.0)))
+    try:
+        f = _sweep(["refuser", "toy"], reps=1, epsilons=[4.0]).frame.set_index("algorithm")
+    finally:
+        unregister("refuser")
+    assert f.loc["refuser", "failure"] == "refused: needs d ≥ k; got d = 2, k = 4"
+    assert math.isnan(f.loc["refuser", "loss"]) and not f.loc["refuser", "released"]
+    assert f.loc["toy", "released"]

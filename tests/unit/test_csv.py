@@ -64,7 +64,7 @@ def test_row_cap_is_deterministic_prefix():
 
 def test_headerless_and_semicolon():
     out = load_csv(b"1,2\n3,4\n5,6\n")
-    assert out.dataset.feature_names == ("x0", "x1") and out.dataset.X.shape == (3, 2)
+    assert out.dataset.feature_names == ("x1", "x2") and out.dataset.X.shape == (3, 2)
     out = load_csv(b"p;q\n1,5;2\n3;4\n".replace(b"1,5", b"1.5"))
     np.testing.assert_array_equal(out.dataset.X, [[1.5, 2.0], [3.0, 4.0]])
 

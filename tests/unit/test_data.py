@@ -105,7 +105,7 @@ def test_dataset_is_immutable_and_with_radius():
     assert ds.X[0, 0] == 0.0
     with pytest.raises(ValueError):
         ds.X[0, 0] = 1.0
-    assert ds.feature_names == ("x0", "x1") and ds.radius is None
+    assert ds.feature_names == ("x1", "x2") and ds.radius is None
     ds2 = ds.with_radius(7)
     assert ds2.radius == 7.0 and ds.radius is None and ds2.content_hash == ds.content_hash
     with pytest.raises(ValueError, match="radius"):

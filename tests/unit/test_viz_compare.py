@@ -67,9 +67,10 @@ def test_loss_curves_bands_and_reference_match_the_frame():
     assert list(ref.y) == [pytest.approx(0.015)] * 2 and list(ref.x) == [1.0, 10.0]
     assert REFERENCE in ref.hovertemplate and ref.line.dash == "dot"
     assert fig.layout.xaxis.type == "log"
-    assert "ρ = %{customdata[2]" in _named(fig, "Alpha")[0].hovertemplate  # native zCDP budget
-    assert "ε = %{customdata[2]" in _named(fig, "Beta")[0].hovertemplate and "pure" in \
-        _named(fig, "Beta")[0].hovertemplate
+    alpha, beta = _named(fig, "Alpha")[0], _named(fig, "Beta")[0]
+    assert "%{text}" in alpha.hovertemplate  # each point's native budget, in its own kind
+    assert list(alpha.text) == [f"native budget ρ = {e / 20:.3g} (zCDP), δ = 1e-08" for e in EPS]
+    assert list(beta.text) == [f"native budget ε = {e:.3g} (pure DP)" for e in EPS]
 
 
 def test_every_figure_builds_and_only_available_metrics_are_drawn():
@@ -103,3 +104,12 @@ def test_clicked_point_reads_the_algorithm_and_epsilon():
 def test_an_empty_frame_gives_empty_figures():
     figs = compare_figures(pd.DataFrame(columns=list(COLUMNS)))
     assert set(figs) == {"seconds", "structure"} and not figs["structure"].data
+
+
+def test_budget_sweep_legends_name_registered_algorithms_by_their_title():
+    from dpviz.registry import get
+    from dpviz.viz.sweeps import algorithm_label
+
+    assert algorithm_label("origin") == get("origin").title
+    assert algorithm_label("fc:paper") == "FriendlyCore (paper's split)"
+    assert algorithm_label("not registered") == "not registered"

@@ -53,3 +53,30 @@ def test_zoomed_cloud_has_one_panel_per_cluster_scaled_to_its_draws():
                                [TRUE_CENTERS[1, 0] - half, TRUE_CENTERS[1, 0] + half])
     shown = [t.name for t in fig.data if t.showlegend is not False]
     assert len(shown) == len(set(shown))
+
+
+def test_fixed_scale_is_the_same_for_every_panel_and_shows_larger_noise_as_a_larger_cloud():
+    """Issue 16: each zoomed panel at its own scale made the clouds look alike at every ρ."""
+    from dpviz.viz.data import project_2d
+    from dpviz.viz.noise import zoom_scale
+
+    X, _ = blobs(300)
+    proj = project_2d(X)
+    small = _draws(seed=1)
+    big = [Result(TRUE_CENTERS + 5 * (r.centers[np.argsort(
+        np.argmin(np.linalg.norm(r.centers[:, None] - TRUE_CENTERS[None], axis=2), axis=1))]
+        - TRUE_CENTERS), None, fake_ledger()) for r in small]  # the same draws, 5× the noise
+    scale = zoom_scale(small, TRUE_CENTERS, proj)
+    A = proj.transform(aligned_draws(small, TRUE_CENTERS).reshape(-1, 2)).reshape(12, 3, 2)
+    R = proj.transform(TRUE_CENTERS)
+    assert scale == np.max(np.abs(A - R[None])) * 1.3
+    for draws in (small, big):
+        fig = noise_cloud_figure(X, draws, TRUE_CENTERS, zoom=True, scale=scale, projector=proj)
+        for j, axis in enumerate(("xaxis", "xaxis2", "xaxis3")):
+            np.testing.assert_allclose(fig.layout[axis].range, [R[j, 0] - scale, R[j, 0] + scale])
+        assert f"same scale (±{scale:.3g})" in fig.layout.title.text
+    # at the fixed scale the 5× noisier draws spread 5× wider (some now off the panel)
+    spread = [np.ptp(t.x) for fig in (noise_cloud_figure(X, d, TRUE_CENTERS, zoom=True, scale=scale,
+                                                         projector=proj) for d in (small, big))
+              for t in fig.data if "cluster 1:" in (t.name or "")]
+    np.testing.assert_allclose(spread[1], 5 * spread[0], rtol=1e-6)

@@ -82,12 +82,14 @@ def test_failed_run_explains_where_and_why_and_the_fallback():
     msgs = [a.text.replace("<br>", " ") for a in fig.layout.annotations
             if a.text.startswith("Not reached")]
     assert len(msgs) == 4  # panels d, e, f, g
-    assert all("stopped after 'match_core'" in m and "fallback" in m for m in msgs)
+    assert all("stopped before this step" in m and "backup method" in m for m in msgs)
     assert "fallback centers (dp_lloyd) — private" in _names(fig)
     title = fig.layout.title.text
-    assert "stopped after 'match_core'" in title and "empty core" in title and "dp_lloyd" in title
+    # the subtitle speaks plain words: which method answered, no internal step names
+    title = title.replace("<br>", " ")
+    assert "backup method" in title and "answered instead" in title and "match_core" not in title
     single = PANEL_FUNCTIONS["e"](result, X)
-    assert "empty core" in single.layout.title.text
+    assert "backup method" in single.layout.title.text.replace("<br>", " ")
     assert single.layout.annotations[0].text.startswith("Not reached")
 
 
@@ -96,8 +98,8 @@ def test_failed_run_without_fallback_says_bottom():
     assert result.centers is None
     fig = PANEL_FUNCTIONS["g"](result, X)
     text = fig.layout.annotations[0].text.replace("<br>", " ")
-    assert "No fallback" in text and "⊥" in text
-    assert "no fallback: the run output ⊥" in fig.layout.title.text
+    assert "backup method is off" in text and "⊥" in text
+    assert "no centers were released" in fig.layout.title.text.replace("<br>", " ")
 
 
 def test_single_panels_and_bad_panel_key():

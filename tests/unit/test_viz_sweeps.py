@@ -76,7 +76,7 @@ def test_summary_columns_and_success_rate():
 def test_success_and_loss_vs_n_figures():
     df = _frame()
     fig = success_figure(df, current_rho=0.1)
-    fc = {t.name: t for t in fig.data}["FriendlyCore (practical split)"]
+    fc = {t.name: t for t in fig.data}["FriendlyCore (practical split) alone (no centers = loss 1)"]
     assert list(fc.y) == [pytest.approx(14 / 21), pytest.approx(14 / 21), 1.0]
     df2 = pd.concat([df, df.assign(n=10_000, loss=df.loss / 2)], ignore_index=True)
     fig_n = loss_vs_n_figure(df2)
@@ -102,3 +102,23 @@ def test_empty_and_reference_only_sweeps_still_draw():
     only = only[only.algorithm == "nonprivate"]
     names = [t.name for t in accuracy_figure(only, current_rho=1.0).data]
     assert names == [NONPRIVATE_RULE, f"{CURRENT_RULE} = 1"]
+
+
+def test_friendlycore_alone_and_with_fallback_are_separate_lines():
+    """Issue 16: the Budget page plotted the fallback's results under the label "FriendlyCore"."""
+    df = _frame()
+    fc = df.algorithm == "fc:practical"
+    # the fallback answered in the runs FriendlyCore did not succeed in (a grid summary's loss 0.05)
+    df["fallback"] = fc & ~df.success
+    df.loc[df.fallback, "loss"] = 0.05
+    by_name = {t.name: t for t in accuracy_figure(df).data}
+    alone = by_name["FriendlyCore (practical split) alone (no centers = loss 1)"]
+    with_fb = by_name["FriendlyCore (practical split) with fallback"]
+    assert "FriendlyCore (practical split)" not in by_name and "DP-Lloyd" in by_name
+    for i, rho in enumerate(RHOS):
+        runs = df[fc & (df.rho == rho)]
+        assert with_fb.y[i] == pytest.approx(np.median(runs.loss))
+        assert alone.y[i] == pytest.approx(np.median(np.where(runs.fallback, 1.0, runs.loss)))
+    assert alone.y[0] > with_fb.y[0]  # a third of the runs fell back at ρ = 0.01: alone is worse
+    assert alone.y[2] == with_fb.y[2]  # none fell back at ρ = 1
+    assert alone.line.color != with_fb.line.color

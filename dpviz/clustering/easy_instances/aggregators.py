@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpviz._validation import RngLike, check_rng, check_scalar
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_dp, laplace

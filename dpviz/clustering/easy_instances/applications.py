@@ -23,7 +23,7 @@ import numpy as np
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar
 from dpviz.clustering.tuples import TupleStage, compute_tuples
 from dpviz.data.bounds import clip_to_ball
-from dpviz.metrics import nearest_center
+from dpviz.geometry import nearest_center
 from dpviz.privacy.accounting import compose_dp, group_privacy_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger

@@ -1,0 +1,289 @@
+"""Issue 16: the teacher's and the stakeholder's journeys through Explore (AppTest).
+
+Privacy in words next to the slider, a target ε that sets ρ, honest labels for the fallback,
+and the bugs the issue lists. Small data (apptest_helpers.SMALL) keeps each test short.
+"""
+
+from __future__ import annotations
+
+import pytest
+from apptest_helpers import SMALL, container, open_app, paper_eps, row_guarantee, texts
+from streamlit.testing.v1 import AppTest
+
+from dpviz.privacy import row_level_statement
+from dpviz.viz.privacy import strength_band
+
+
+def _result(at: AppTest):
+    return at.session_state["_explore_last_result"][1]
+
+
+def _text(at: AppTest, key: str) -> str:
+    """Every text value inside the container ``key`` (alerts, markdown, captions)."""
+    out, stack = [], [container(at, key)]
+    while stack:
+        node = stack.pop()
+        if hasattr(node, "value") and isinstance(getattr(node, "value", None), str):
+            out.append(node.value)
+        stack.extend(getattr(node, "children", {}).values())
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- privacy in words
+
+
+def test_readout_gives_row_level_eps_and_delta_band_odds_and_paper_line():
+    at = open_app(**SMALL)
+    assert not at.exception
+    eps, delta = row_guarantee(at)
+    # the main number is the run's own row-level statement (ε and δ together), not the paper's
+    fresh = row_level_statement(_result(at).ledger, 1e-6)
+    assert eps == pytest.approx(fresh.row.eps, rel=5e-3)
+    assert delta == pytest.approx(fresh.row.delta, rel=5e-2)
+    page = texts(at)
+    band = strength_band(fresh.row.eps, fresh.row.delta, 3000).band
+    assert f"Privacy strength: **{band}**" in page
+    assert "changes the probability of any outcome by at most a factor" in page
+    # the paper's per-tuple ε is the secondary line, smaller than the per-row one
+    assert paper_eps(at) == pytest.approx(fresh.paper_dp.eps, rel=5e-3) and paper_eps(at) < eps
+
+
+def test_target_eps_sets_rho_and_the_readout_meets_it():
+    at = open_app(**SMALL)
+    rho_before = at.select_slider(key="rho_slider").value
+    at.number_input(key="eps_target").set_value(5.0)
+    at.button(key="eps_target_apply").click().run()
+    assert not at.exception
+    rho = at.select_slider(key="rho_slider").value
+    assert rho != rho_before and at.query_params["rho"] == repr(float(rho))
+    eps, delta = row_guarantee(at)
+    # the shown guarantee (from the new run's ledger) is the target, within the bisection width
+    assert eps == pytest.approx(5.0, rel=2e-2) and delta <= 1e-6 * 1.01
+    assert "Privacy strength: **weak**" in texts(at)
+    assert "within your target (ε = 5, δ = 1e-06)" in texts(at)
+
+
+def test_target_without_eps_asks_for_it_and_keeps_rho():
+    at = open_app(**SMALL)
+    rho_before = at.select_slider(key="rho_slider").value
+    at.button(key="eps_target_apply").click().run()
+    assert not at.exception
+    assert at.select_slider(key="rho_slider").value == rho_before
+    assert any("Type the row-level ε you need first" in str(e.value) for e in at.error)
+
+
+def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
+    """Learn's FriendlyCore column is the row-level (ε, δ) the run's own ledger states."""
+    import numpy as np
+
+    from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+    from dpviz.data import GENERATORS
+
+    at = open_app("learn", **SMALL)
+    assert not at.exception
+    frame = next(df.value for df in at.dataframe if "FriendlyCore at this ρ: (ε, δ) per row" in df.value)
+    row = frame[frame["δ"] == "10⁻⁶"].iloc[0]
+    ds = GENERATORS["fig3_three"](20_000, rng=0)
+    stage = fc_tuple_stage(ds.X, 3, n_tuples=200, radius=1.0, rng=np.random.default_rng(0))
+    result = fc_private_stage(ds.X, stage, rho=1.0, delta=1e-6, radius=1.0, r_min=0.001,
+                              n_declared=20_000, rng=np.random.default_rng(0))
+    fresh = row_level_statement(result.ledger, 1e-6).row
+    eps, delta = (float(v) for v in row["FriendlyCore at this ρ: (ε, δ) per row"].strip("()").split(","))
+    assert eps == pytest.approx(fresh.eps, rel=5e-3) and delta == pytest.approx(fresh.delta, rel=5e-2)
+    assert "per ROW" in texts(at)
+
+
+# ----------------------------------------------------------------------------- honest labels
+
+
+def test_status_in_plain_words_and_the_fallback_switch():
+    at = open_app(**SMALL, rho="0.001")
+    status = _text(at, "run_status")
+    assert "The 60 pieces did not agree enough for FriendlyCore's core to form at this budget" in status
+    assert "backup method (a private grid summary of the rows) answered instead" in status
+    for internal in ("match_", "FriendlyCore(", "n̂", "FC_kTuple", "stopped after"):
+        assert internal not in status
+    assert _result(at).centers is not None
+    at.toggle(key="fallback_toggle").set_value(False).run()
+    assert not at.exception
+    status = _text(at, "run_status")
+    assert "the backup method is off, so no centers were released" in status
+    assert _result(at).centers is None and at.query_params["fb"] == "false"
+
+
+# ----------------------------------------------------------------------------- teaching default
+
+
+def test_default_lands_on_a_success_and_the_slider_marks_where_the_core_forms():
+    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200, ρ = 1; docs/app.md has the
+    measurements): FriendlyCore answers at the default ρ; the mark sits at the smallest slider ρ
+    with a predicted match-core margin ≥ 0 (public inputs only); below it the backup answers."""
+    from app.components.controls import RHO_GRID
+    from dpviz.clustering.presets import smallest_feasible_rho
+
+    at = open_app()
+    assert not at.exception
+    assert at.select_slider(key="rho_slider").value == 1.0
+    assert _text(at, "run_status").startswith("FriendlyCore completed every step: the 200 pieces agreed")
+    mark = smallest_feasible_rho(RHO_GRID, "practical", t=200, k=8, delta=1e-6, r_min=1e-3, radius=1.0)
+    assert mark == 0.631
+    page = texts(at)
+    assert "▲ core forms from ρ ≈ 0.631" in page
+    assert "▲ ρ = 0.631: from here up FriendlyCore's core is predicted to form" in page
+    # one stop below the first measured success (0.794; two below the default): the backup answers
+    at.select_slider(key="rho_slider").set_value(0.631).run()
+    assert "the backup method (a private grid summary of the rows) answered instead" in _text(
+        at, "run_status")
+
+
+# ----------------------------------------------------------------------------- bugs of issue 16
+
+
+def test_panels_a_b_never_keep_a_stale_status_after_a_rho_move_makes_the_run_succeed():
+    import json
+
+    at = open_app(**SMALL, rho="0.001")
+    assert "answered instead" in _text(at, "run_status")
+    at.select_slider(key="rho_slider").set_value(10.0).run()
+    assert _text(at, "run_status").startswith("FriendlyCore completed every step")
+    panels = [v for key, v in at.session_state["_cache_figures"].items() if key[0] == "panel"]
+    assert {key[1] for key in at.session_state["_cache_figures"] if key[0] == "panel"} == {"a", "b"}
+    for spec in panels:  # built once per tuple stage, during the failed run
+        title = json.loads(spec)["layout"]["title"]["text"]
+        assert "stopped" not in title and "backup" not in title and "fallback" not in title
+
+
+def test_out_of_range_sidebar_values_get_a_message_next_to_the_field_and_keep_the_result():
+    at = open_app(**SMALL)
+    centers = _result(at).centers.copy()
+    at.number_input(key="ex_t").set_value(9000)
+    at.number_input(key="ex_k").set_value(0)
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    assert "t must be a whole number from 2 to 5,000 (got 9000)" in _text(at, "ex_t_msg")
+    assert "k must be a whole number from 1 to 50 (got 0)" in _text(at, "ex_k_msg")
+    assert at.session_state["params"]["t"] == 60 and at.session_state["params"]["k"] == 4
+    assert (_result(at).centers == centers).all()
+    assert at.query_params["t"] == "60"
+
+
+def test_every_automatic_change_of_t_is_announced():
+    at = open_app(**SMALL)
+    at.selectbox(key="ex_dataset").set_value("builtin:iris")
+    at.button(key="ex_apply").click().run()
+    assert not at.exception
+    notes = _text(at, "auto_changes")
+    # iris: n = 150, suggested k = 3 → t = min(200, 150 // (5·3)) = 10
+    assert "t changed from 60 to 10 automatically, for this dataset" in notes
+    assert "k changed from 4 to 3 automatically" in notes
+    assert at.session_state["params"]["t"] == 10
+
+
+def test_library_errors_speak_the_sidebar_words():
+    from app.components.run import ui_words
+
+    two_rows = "n_tuples=2 with k=2 needs at least 4 rows; got n=2. Use n_tuples <= 1 or a smaller k."
+    msg = ui_words(two_rows)
+    assert "n_tuples" not in msg and "≤ 1" not in msg and "<= 1" not in msg
+    assert msg == ("This dataset has 2 row(s): too few for k = 2. FriendlyCore needs at least t = 2 "
+                   "pieces of k rows each (4 rows); lower k to at most 1.")
+    big = "n_tuples=9000 with k=4 needs at least 36000 rows; got n=3000. Use n_tuples <= 750 or a smaller k."
+    assert ui_words(big) == ("t = 9000 pieces with k = 4 need at least 36,000 rows (k rows a piece); "
+                             "this dataset has 3,000. Set t to at most 750, or lower k.")
+    assert ui_words("The 'n_tuples' parameter must be ...") == "The 't' parameter must be ..."
+
+
+def test_no_negative_normalized_loss_on_screen():
+    from app.components.run import loss_tile
+
+    assert loss_tile(-0.003) == ("0.000", "; measured -0.003: the private centers cost less than the "
+                                          "non-private k-means++ reference (a heuristic), shown as 0")
+    assert loss_tile(0.0125) == ("0.013", "") and loss_tile(None) == ("—", "")
+
+
+def test_axes_are_x1_x2_everywhere_and_the_deploy_button_is_hidden():
+    import tomllib
+    from pathlib import Path
+
+    import numpy as np
+
+    from dpviz.data import Dataset
+    from dpviz.viz.data import project_2d
+
+    ds = Dataset(X=np.zeros((3, 2)), name="toy")
+    assert ds.feature_names == ("x1", "x2")
+    assert project_2d(np.zeros((3, 2))).axis_titles == ("x1", "x2")  # the plots' unnamed axes
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit/config.toml").read_text())
+    assert config["client"]["toolbarMode"] == "minimal"
+
+
+# ----------------------------------------------------------------------------- step through
+
+
+def test_step_through_shows_one_step_with_narration_and_prev_next():
+    at = open_app(**SMALL, rho="10")
+    at.toggle(key="step_mode").set_value(True).run()
+    assert not at.exception
+    assert "Step 1 of 7 — (a)" in _text(at, "step_narration")
+    assert at.button(key="step_prev").disabled and not at.button(key="step_next").disabled
+    for _ in range(4):
+        at.button(key="step_next").click().run()
+    narration = _text(at, "step_narration")
+    assert "Step 5 of 7 — (e)" in narration and "Gaussian noise" in narration
+    assert "- **▶ (e)" in texts(at)
+    at.button(key="step_prev").click().run()
+    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+    # a ρ move keeps the step (the teacher compares the noise of step (e) at two budgets)
+    at.select_slider(key="rho_slider").set_value(1.0).run()
+    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+
+
+def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
+    at = open_app(**SMALL)
+    at.switch_page("views/data.py").run()
+    at.radio(key="source_radio").set_value("builtin").run()
+    at.selectbox(key="builtin_select").set_value("iris").run()
+    assert not at.exception
+    at.switch_page("views/explore.py").run()
+    assert not at.exception
+    assert "t changed from 60 to 10 automatically, for this dataset" in _text(at, "auto_changes")
+
+
+def test_noise_redraws_follow_the_fallback_switch():
+    """Re-draw noise ×N (run.redraws → run_repeats) draws with Explore's fallback setting: off,
+    the draws whose core does not form release nothing."""
+    import numpy as np
+
+    from app.components import run
+    from dpviz.clustering.friendlycore import fc_tuple_stage
+    from dpviz.data import GENERATORS
+    from dpviz.experiments import run_repeats
+
+    ds = GENERATORS["fig3_three"](3000, rng=0)
+    stage = fc_tuple_stage(ds.X, 3, n_tuples=60, radius=1.0, rng=np.random.default_rng(0))
+    kw = dict(repeats=3, rho=0.001, delta=1e-6, radius=1.0, r_min=1e-3, n_declared=3000)
+    off = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), fallback=False, **kw)
+    on = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), **kw)
+    assert all(r.centers is None for r in off) and all(r.centers is not None for r in on)
+
+
+def _chart_title(at: AppTest) -> str:
+    import json
+
+    return json.loads(at.get("plotly_chart")[-1].proto.spec)["layout"]["title"]["text"]
+
+
+def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
+    at = open_app(**SMALL, rho="10")
+    at.session_state["explore_view"] = "Re-draw noise"
+    at.run()
+    at.number_input(key="redraw_n").set_value(5)
+    at.button(key="redraw_button").click().run()
+    assert not at.exception
+    (scale,) = at.session_state["_cloud_scale"].values()
+    assert f"same scale (±{scale:.3g})" in _chart_title(at)
+    at.select_slider(key="rho_slider").set_value(1.0).run()
+    at.button(key="redraw_button").click().run()
+    assert not at.exception
+    assert list(at.session_state["_cloud_scale"].values()) == [scale]
+    assert f"same scale (±{scale:.3g})" in _chart_title(at)
