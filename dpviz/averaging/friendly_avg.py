@@ -100,6 +100,27 @@ def friendly_avg_core(
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
+    total = X.sum(axis=0) if n else None
+    return friendly_avg_from_sums(n, total, rho=rho, delta=delta, r=r, rng=rng, ledger=ledger,
+                                  n_public=n_public)
+
+
+def friendly_avg_from_sums(
+    n: int,
+    total: np.ndarray | None,
+    *,
+    rho: float,
+    delta: float,
+    r: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    n_public: float | None = None,
+) -> AvgOutcome:
+    """:func:`friendly_avg_core` from its sufficient statistics: the count n and the sum (d,).
+
+    The same draws and ledger entries; Avg(D) = total / n (``X.mean`` computes exactly this).
+    Streaming callers (``dpviz.large``) accumulate n and the sum over chunks of a file.
+    """
     split = friendly_avg_split(rho, delta, n_public)
     # Step 2: MINUS, so n̂ ≤ n w.p. ≥ 1 − δ (sensitivity 1 under add/remove).
     n_hat = gaussian(
@@ -109,7 +130,7 @@ def friendly_avg_core(
         note=f"drawn with (1−δ)ρ₁, charged ρ₁ (Fact 2.4.4); split: {split.rule}",
     )
     ledger.record_event("N̂ ≤ n", delta, note="FriendlyAvg conditions on n̂ ≤ n (§3)")
-    mean = X.mean(axis=0) if n else None
+    mean = np.asarray(total, dtype=np.float64) / n if n else None
     if n == 0 or n_hat <= 0:
         ledger.record("Avg + Gaussian (not drawn: ⊥)", "reserved", ZCDP(split.rho2),
                       note="FriendlyAvg output ⊥; the mean's budget is still accounted")

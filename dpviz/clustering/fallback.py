@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +92,13 @@ def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
 
 def _quadtree_coreset(
     U: np.ndarray, *, levels: tuple[int, ...], rho: float, rng: np.random.Generator, ledger: Ledger,
-    max_active: int = MAX_ACTIVE_CELLS,
+    max_active: int = MAX_ACTIVE_CELLS, counter: Callable[[int, np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,)).
 
     At most ``max_active`` cells (the largest noisy counts: post-processing) are refined further.
+    ``counter(level, keys)``, if given, returns the rows' counts in those flat cells of the
+    2**level grid instead of U (a streaming caller sums them over chunks; U then only gives p).
     """
     p = U.shape[1]
     rho_level = rho / len(levels)
@@ -110,7 +113,6 @@ def _quadtree_coreset(
     for lvl in levels:
         used += 1
         g = 2**lvl
-        coords = np.minimum((U * g).astype(np.int64), g - 1)  # (n, p)
         if active is None:
             cells = np.array(np.unravel_index(np.arange(g**p), (g,) * p)).T
         else:
@@ -118,7 +120,7 @@ def _quadtree_coreset(
             sub = np.array(np.unravel_index(np.arange(step**p), (step,) * p)).T
             cells = (active[:, None, :] * step + sub[None, :, :]).reshape(-1, p)
         keys = np.ravel_multi_index(cells.T, (g,) * p)
-        counts = _cell_counts(np.ravel_multi_index(coords.T, (g,) * p), keys, g**p)
+        counts = counter(lvl, keys) if counter is not None else grid_cell_counts(U, lvl, keys)
         noisy = gaussian(counts, sensitivity=1.0, rho=rho_level, rng=rng, ledger=ledger,
                          name=f"grid counts (level {lvl}: {g}^{p} cells, {len(keys)} noised)")
         keep = noisy >= tau
@@ -146,6 +148,13 @@ def _quadtree_coreset(
     if not points:
         return np.zeros((0, p)), np.zeros(0)
     return np.concatenate(points), np.concatenate(weights)
+
+
+def grid_cell_counts(U: np.ndarray, level: int, keys: np.ndarray) -> np.ndarray:
+    """How many rows of U ∈ [0, 1)^p fall in each flat cell ``keys`` of the 2**level grid."""
+    g, p = 2**level, U.shape[1]
+    coords = np.minimum((U * g).astype(np.int64), g - 1)  # (n, p)
+    return _cell_counts(np.ravel_multi_index(coords.T, (g,) * p), keys, g**p)
 
 
 def _cell_counts(row_keys: np.ndarray, keys: np.ndarray, n_cells: int) -> np.ndarray:

@@ -1,0 +1,336 @@
+"""The command line: a private release of a table on disk, at a row-level (ε, δ).
+
+    python -m dpviz run PATH --k K --epsilon E --delta D --radius R --n-declared N \\
+        --out release.json [--algorithm NAME] [--scheduler ADDRESS] [--columns a,b,c]
+    python -m dpviz list
+
+``run`` reads a Parquet or CSV file (or a directory of them), runs a registered private algorithm
+so that adding or removing one row changes its output by at most (ε, δ) (the registry's
+calibration), and writes the release: a JSON file (centres, the row-level statement, the ledger,
+the public inputs and parameters; never a seed or anything computed from the data without
+noise) and an HTML report of its figures that works offline.
+
+Small tables run in memory through :func:`dpviz.run`; large ones (declared size × d above
+:data:`IN_MEMORY_MAX_CELLS`, a public rule) or any run with ``--scheduler`` go through the
+streamed FriendlyCore path (:mod:`dpviz.large`). The noise comes from :func:`_release_rng` (the
+release sampler, ``dpviz.privacy.release.SecureRNG``); a run that would be a simulation is refused.
+
+Exit codes: 0 released, 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Above this many declared cells (n_declared × d) a streamable algorithm streams (float64: 160 MB).
+IN_MEMORY_MAX_CELLS = 20_000_000
+
+#: Result.params keys never written to a release: timings and choices read from the true data.
+NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _release_rng() -> Any:
+    """The sampler every CLI release draws its noise (and its piece key) from: the release
+    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian and
+    Laplace on a CSPRNG; other randomness from fresh OS entropy; no seed exists to store)."""
+    from dpviz.privacy.release import SecureRNG
+
+    return SecureRNG()
+
+
+class _Progress:
+    """Progress lines on stderr, at most one per second (and always the last of a pass)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.t0, self.last = quiet, time.monotonic(), -math.inf
+
+    def __call__(self, msg: str) -> None:
+        now = time.monotonic()
+        parts = msg.rsplit(" ", 1)
+        final = len(parts) == 2 and "/" in parts[1] and parts[1].split("/")[0] == parts[1].split("/")[1]
+        if self.quiet or (now - self.last < 1.0 and not final):
+            return
+        self.last = now
+        print(f"[dpviz {now - self.t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dpviz", description="Differentially private clustering releases.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="release private centres of a Parquet/CSV file or directory")
+    r.add_argument("path", help="a .parquet/.pq/.csv file or a directory of them")
+    r.add_argument("--k", type=int, required=True, help="number of centres")
+    r.add_argument("--epsilon", type=float, required=True, help="row-level ε (add/remove one row)")
+    r.add_argument("--delta", type=float, required=True, help="row-level δ")
+    r.add_argument("--radius", type=float, required=True, help="declared ℓ2 bound Λ of the rows "
+                   "(rows outside are dropped)")
+    r.add_argument("--n-declared", type=int, required=True, help="declared (public) number of rows")
+    r.add_argument("--out", required=True, help="the release JSON to write")
+    r.add_argument("--report", help="the HTML report (default: the --out path with .html)")
+    r.add_argument("--algorithm", default="auto", help="a registered algorithm (dpviz list); default "
+                   "auto: chosen from the public inputs")
+    r.add_argument("--columns", help="comma-separated numeric columns (default: all)")
+    r.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786): run the chunk "
+                   "and piece work on that cluster")
+    r.add_argument("--mode", choices=("auto", "memory", "stream"), default="auto",
+                   help="in memory, streamed, or by the declared size (auto)")
+    r.add_argument("--n-jobs", type=int, help="local threads (default: every core)")
+    r.add_argument("--chunk-rows", type=int, help="rows per chunk when streaming")
+    r.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="an algorithm parameter (repeatable), e.g. --param n_tuples=200")
+    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sub.add_parser("list", help="list the registered algorithms")
+    return p
+
+
+def _parse_params(items: list[str], spec: Any) -> dict[str, Any]:
+    """NAME=VALUE pairs cast to the type of the spec's parameter field."""
+    fields = {f.name: f for f in dataclasses.fields(spec.params)}
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in fields:
+            raise ValueError(f"--param {item!r}: expected NAME=VALUE with NAME one of {sorted(fields)}.")
+        default = fields[name].default
+        try:
+            if isinstance(default, bool):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError
+                out[name] = value.lower() in ("true", "1")
+            elif isinstance(default, int):
+                out[name] = int(value)
+            elif isinstance(default, float):
+                out[name] = float(value)
+            else:
+                out[name] = value
+        except ValueError:
+            kind = type(default).__name__
+            raise ValueError(f"--param {item!r}: {value!r} is not a valid {kind}.") from None
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist())
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, (str, int, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any, d: int,
+                     columns: tuple[str, ...], mode: str) -> dict[str, Any]:
+    """The release: private output, the row-level statement, the ledger and public inputs only."""
+    g = res.guarantee
+    run_params = {k: v for k, v in dict(res.params).items() if k not in NOT_RELEASED}
+    return _jsonable({
+        "format": "dpviz-release/1",
+        "algorithm": {"name": spec.name, "title": spec.title, "paper": spec.paper},
+        "centers": res.centers,
+        "failure": res.failure,
+        "statement": {
+            "epsilon": g.eps, "delta": g.delta,
+            "unit": "one row of the input table (add/remove neighbours)",
+            "target": {"epsilon": args.epsilon, "delta": args.delta},
+            "text": f"({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or removing "
+                    "one row, given the declared bounds below.",
+        },
+        "public_inputs": {"k": args.k, "radius": args.radius, "n_declared": args.n_declared, "d": d,
+                          "columns": list(columns)},
+        "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
+        "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); other "
+                   "randomness (piece key, permutations, oracle seeds) from fresh OS entropy; no seed",
+        "ledger": res.ledger.to_rows(),
+        "ledger_total": {"rho": res.ledger.total().rho, "delta": res.ledger.total().delta},
+    })
+
+
+def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
+    """An offline HTML page (plotly.js inlined): the released centres and the ledger."""
+    import plotly.graph_objects as go
+
+    figs = []
+    C = None if res.centers is None else np.asarray(res.centers)
+    radius = doc["public_inputs"]["radius"]
+    cols = doc["public_inputs"]["columns"]
+    if C is not None:
+        if C.shape[1] >= 2:
+            fig = go.Figure(go.Scatter(x=C[:, 0], y=C[:, 1], mode="markers+text", text=[str(i) for i in
+                                       range(len(C))], textposition="top center",
+                                       marker=dict(size=12, symbol="x"), name="released centres"))
+            th = np.linspace(0, 2 * np.pi, 200)
+            fig.add_trace(go.Scatter(x=radius * np.cos(th), y=radius * np.sin(th), mode="lines",
+                                     line=dict(dash="dot", color="grey"), name="Λ-ball"))
+            fig.update_layout(title=f"Released centres ({cols[0]}, {cols[1]})", xaxis_title=cols[0],
+                              yaxis_title=cols[1], yaxis_scaleanchor="x")
+        else:
+            fig = go.Figure(go.Scatter(x=C[:, 0], y=np.zeros(len(C)), mode="markers",
+                                       marker=dict(size=12, symbol="x")))
+            fig.update_layout(title=f"Released centres ({cols[0]})")
+        figs.append(fig)
+        if C.shape[1] > 2:
+            figs.append(go.Figure(go.Heatmap(z=C, x=cols, y=[f"centre {i}" for i in range(len(C))],
+                                             colorscale="RdBu", zmid=0),
+                                  layout=dict(title="Released centres, every coordinate")))
+    figs.append(_ledger_sunburst(doc["ledger"], doc["ledger_total"]))
+    s = doc["statement"]
+    head = (f"<h1>dpviz release: {doc['algorithm']['title']}</h1><p>{s['text']}</p>"
+            f"<p>Public inputs: {json.dumps(doc['public_inputs'])}</p>"
+            + (f"<p><b>Failure:</b> {doc['failure']}</p>" if doc["failure"] else ""))
+    body = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
+    html = ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
+            + head + "".join(body) + "</body></html>")
+    _atomic_write(path, html)
+
+
+def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any:
+    """The ledger rows as a sunburst (area = share of ρ; hover: ρ, δ, σ, unit, mechanism).
+
+    Built here from ``Ledger.to_rows()`` (the CLI sits below dpviz.viz in the import layers).
+    """
+    import plotly.graph_objects as go
+
+    def fmt(v: Any) -> str:
+        return "–" if v is None else f"{v:.4g}"
+
+    custom = [[fmt(r["rho"]), fmt(r["delta"]), fmt(r["noise_scale"]), r["unit"], r["mechanism"]]
+              for r in rows]
+    trace = go.Sunburst(ids=[r["id"] for r in rows], labels=[r["label"] for r in rows],
+                        parents=[r["parent"] for r in rows], values=[max(r["rho"] or 0.0, 0.0) for r in rows],
+                        branchvalues="total", customdata=custom,
+                        hovertemplate="<b>%{label}</b><br>ρ = %{customdata[0]}<br>δ = %{customdata[1]}"
+                                      "<br>σ = %{customdata[2]}<br>unit: %{customdata[3]}"
+                                      "<br>%{customdata[4]}<extra></extra>")
+    return go.Figure(trace, layout=dict(title=f"Privacy ledger: ρ = {total['rho']:.4g}, "
+                                              f"δ = {total['delta']:.3g} (area = share of ρ)"))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _cmd_list() -> int:
+    from dpviz.large.run import STREAMED
+    from dpviz.registry import algorithms
+
+    for spec in algorithms():
+        kind = "private" if spec.is_private else "non-private reference (no release)"
+        streamed = ", streams" if spec.name in STREAMED else ""
+        print(f"{spec.name:14s} {spec.title} [{kind}{streamed}]")
+    return 0
+
+
+def _big(args: argparse.Namespace, d: int) -> bool:
+    """Stream when the declared table is large or a cluster is named (public inputs only)."""
+    return args.n_declared * d > IN_MEMORY_MAX_CELLS or args.scheduler is not None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from dpviz.large.run import STREAMED, run_stream
+    from dpviz.large.source import TableSource
+    from dpviz.registry import get, run
+
+    progress = _Progress(args.quiet)
+    spec = get(args.algorithm)
+    if not spec.is_private:
+        raise ValueError(f"{args.algorithm!r} is a non-private reference; a release needs a private "
+                         "algorithm.")
+    params = _parse_params(args.param, spec)
+    p = spec.make_params(**params)
+    out = Path(args.out)
+    report = Path(args.report) if args.report else out.with_suffix(".html")
+    for f in (out, report):
+        if not f.parent.exists():
+            raise ValueError(f"The directory of {str(f)!r} does not exist.")
+    columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+    src = TableSource(args.path, columns=columns,
+                      **({"chunk_rows": args.chunk_rows} if args.chunk_rows else {}))
+    chosen: str | None = None
+    if spec.name == "auto" and (args.mode == "stream" or (args.mode == "auto" and _big(args, src.d))):
+        # The streamed path needs the algorithm itself: resolve auto's public choice here.
+        from dpviz.clustering.auto import choose
+
+        choice = choose(args.n_declared, src.d, args.k, args.epsilon, args.delta)
+        if choice.algorithm in STREAMED:
+            chosen = choice.sentence
+            spec, params = get(choice.algorithm), dict(choice.params)
+            p = spec.make_params(**params)
+            progress(chosen)
+        else:
+            progress(f"auto chose {choice.algorithm}, which has no streamed implementation: it runs in "
+                     "memory (--algorithm friendlycore streams)")
+    mode = args.mode
+    if mode == "auto":  # a public rule: the declared size and d, never the file's row count
+        mode = "stream" if _big(args, src.d) and spec.name in STREAMED else "memory"
+    if mode == "stream" and spec.name not in STREAMED:
+        raise ValueError(f"{spec.name!r} cannot stream; streamed algorithms: {list(STREAMED)}.")
+    if args.scheduler and mode != "stream":
+        raise ValueError("--scheduler needs the streamed path (--mode stream).")
+    progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
+    rng = _release_rng()
+    if mode == "stream":
+        res = run_stream(src, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
+                         n_declared=args.n_declared, algorithm=spec.name, rng=rng, scheduler=args.scheduler,
+                         n_jobs=args.n_jobs, progress=progress, **params)
+    else:
+        X = src.read_all()
+        progress("read into memory; running")
+        res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
+                  rng=rng, n_declared=args.n_declared, **params)
+    if res.simulation or res.seed is not None:  # never publish replayable noise
+        raise RuntimeError("dpviz run produced a simulation, not a release: a bug.")
+    doc = release_document(res, spec, args, p, src.d, src.columns, mode)
+    if chosen is not None:
+        doc["parameters"]["auto_choice"] = chosen
+    _atomic_write(out, json.dumps(doc, indent=1, ensure_ascii=False))
+    write_report(doc, res, report)
+    progress(f"wrote {out} and {report}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0, 2 bad input, 130 interrupted)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            return _cmd_list()
+        return _cmd_run(args)
+    except KeyboardInterrupt:
+        print("dpviz: interrupted; nothing was released.", file=sys.stderr, flush=True)
+        if argv is None:  # a program: do not wait for worker threads to finish their task
+            sys.stdout.flush()
+            os._exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    except (ValueError, OSError) as exc:  # bad input: one line, no traceback
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"dpviz: error: {first}", file=sys.stderr, flush=True)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        import pyarrow as pa
+
+        if isinstance(exc, pa.ArrowException):  # e.g. a malformed CSV block found mid-file
+            print(f"dpviz: error: cannot read the table: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        raise

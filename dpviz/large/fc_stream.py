@@ -1,0 +1,503 @@
+"""FC_Clustering on a table larger than memory: two passes over the chunks, noise on the driver.
+
+Pass 1 (non-private, on the engine): every chunk's rows inside the Λ-ball get their piece from a
+keyed hash (:mod:`dpviz.large.pieces`) and are split by block of pieces (float32); every block
+gathers its rows from all chunks (file order) and runs the oracle on its pieces with its own seed
+(:func:`dpviz.clustering.tuples.tuples_from_pieces`). The tuples depend on the seed, t and the
+rows only: identical for any chunking and any engine.
+
+The private part runs on the driver exactly as :func:`dpviz.clustering.friendlycore.fc_private_stage`
+does (same split, same mechanisms, same ledger entries): FC_kTupleClustering on the t tuples, then
+the row-level stages from SUMS OVER CHUNKS gathered by the engine: NoisyLloydStep's per-cluster
+counts and sums (FriendlyAvg from its sufficient statistics), or, when FC outputs ⊥, the
+fallback's grid histograms (one pass per quadtree level), second moment and group sums.
+
+The declared size ``n_declared`` is a public input and the only size any choice reads (the number
+of pieces, the oracle's implementation, the Lloyd split, the grid depth).
+
+References
+----------
+Tsfadia et al. 2022, §5.2 (FC_Clustering, NoisyLloydStep §5.2.4) and §6.2 (backup run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar, is_simulation
+from dpviz.averaging.friendly_avg import friendly_avg_from_sums
+from dpviz.clustering import fallback as fb
+from dpviz.clustering.friendlycore import (
+    DIAM_BASE,
+    EMPTY_DIST_CORE,
+    EMPTY_MATCH_CORE,
+    FC_FAILED,
+    _budget,
+    _fc_avg_ord_tup,
+    _reserve,
+    stage_match_graph,
+)
+from dpviz.clustering.presets import margins, resolve_split, suggest_n_tuples
+from dpviz.clustering.tuples import ORACLES, TupleStage, block_streams, resolve_method, tuples_from_pieces
+from dpviz.core.filters import zcdp_filter
+from dpviz.geometry import nearest_center
+from dpviz.large.engine import Engine, Progress, _quiet, make_engine
+from dpviz.large.pieces import draw_key, keyed_pieces
+from dpviz.large.source import Chunk, TableSource
+from dpviz.privacy.budget import ZCDP
+from dpviz.privacy.declared import record_size, resolve_size
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import gaussian
+from dpviz.result import Result, Trace
+
+# ----------------------------------------------------------------------------- engine tasks
+# Module-level functions of picklable arguments: they run on threads or Dask workers.
+
+
+def _inside(X: np.ndarray, radius: float) -> np.ndarray:
+    """The rows with ||x|| ≤ Λ (NoisyLloydStep step 1; the same rule as fc_tuple_stage)."""
+    return X[np.einsum("ij,ij->i", X, X) <= radius * radius]
+
+
+def split_chunk(chunk: Chunk, key: tuple[int, int], n_pieces: int, radius: float,
+                edges: np.ndarray) -> list[Any]:
+    """Pass 1 task: per block, the chunk's rows inside the Λ-ball (float32, file order) and their
+    pieces; the last element is (finite rows read, rows outside the ball) (internal counts)."""
+    n_blocks = len(edges) - 1
+    rows: list[list[np.ndarray]] = [[] for _ in range(n_blocks)]
+    pieces: list[list[np.ndarray]] = [[] for _ in range(n_blocks)]
+    n_read = n_out = 0
+    for X in chunk.batches():
+        Xin = _inside(X, radius)
+        n_read += X.shape[0]
+        n_out += X.shape[0] - Xin.shape[0]
+        p = keyed_pieces(Xin, key, n_pieces)
+        blk = np.searchsorted(edges, p, side="right") - 1
+        order = np.argsort(blk, kind="stable")  # keeps file order inside each block
+        bounds = np.searchsorted(blk[order], np.arange(n_blocks + 1))
+        Xs, ps = Xin[order].astype(np.float32), p[order].astype(np.int32)
+        for b in range(n_blocks):  # loop over blocks (≤ 8)
+            rows[b].append(Xs[bounds[b]:bounds[b + 1]])
+            pieces[b].append(ps[bounds[b]:bounds[b + 1]])
+    d = len(chunk.columns)
+    out: list[Any] = [
+        (np.concatenate(r) if r else np.zeros((0, d), np.float32),
+         np.concatenate(q) if q else np.zeros(0, np.int32))
+        for r, q in zip(rows, pieces, strict=True)
+    ]
+    out.append((n_read, n_out))
+    return out
+
+
+def block_tuples(parts: list[tuple[np.ndarray, np.ndarray]], lo: int, hi: int, k: int, oracle: str,
+                 seed: int, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 1 task: the tuples and sizes of pieces [lo, hi) from their rows in every chunk."""
+    X = np.concatenate([p[0] for p in parts])
+    piece = np.concatenate([p[1] for p in parts]).astype(np.int64) - lo
+    tuples = tuples_from_pieces(X, piece, hi - lo, k, oracle=oracle, seed=seed, method=method)
+    return tuples, np.bincount(piece, minlength=hi - lo)
+
+
+def lloyd_sums(chunk: Chunk, radius: float, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 2 task: per private center of Y, the count and the sum of the chunk's rows inside the
+    Λ-ball that are nearest to it (NoisyLloydStep's partition)."""
+    k, d = Y.shape
+    counts = np.zeros(k, dtype=np.int64)
+    sums = np.zeros((k, d))
+    for X in chunk.batches():
+        Xin = _inside(X, radius)
+        if Xin.shape[0] == 0:
+            continue
+        labels = nearest_center(Xin, Y)[0]
+        counts += np.bincount(labels, minlength=k)
+        for j in range(d):  # loop over columns, not rows
+            sums[:, j] += np.bincount(labels, weights=Xin[:, j], minlength=k)
+    return counts, sums
+
+
+def _unit_cube(Z: np.ndarray, radius: float) -> np.ndarray:
+    """The fallback's map of the Λ-box to [0, 1)^p (as fallback_centers)."""
+    return np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
+
+
+def unit_cube_rows(chunk: Chunk, radius: float, V: np.ndarray | None) -> np.ndarray:
+    """Fallback task: the chunk's inside rows (projected on V if given) mapped to [0, 1)^p, kept by
+    the engine between the quadtree's levels (p ≤ 5 columns: one read of the file for all levels)."""
+    parts = [_unit_cube(_inside(X, radius) if V is None else _inside(X, radius) @ V, radius)
+             for X in chunk.batches()]
+    p = len(chunk.columns) if V is None else V.shape[1]
+    return np.concatenate(parts) if parts else np.zeros((0, p))
+
+
+def cube_counts(U: np.ndarray, level: int, keys: np.ndarray) -> np.ndarray:
+    """Fallback task: the counts of one chunk's rows U in the flat cells ``keys`` of level ``level``."""
+    return fb.grid_cell_counts(U, level, keys)
+
+
+def second_moment(chunk: Chunk, radius: float) -> np.ndarray:
+    """Fallback task (d > 3): XᵀX of the chunk's inside rows."""
+    d = len(chunk.columns)
+    M = np.zeros((d, d))
+    for X in chunk.batches():
+        Xin = _inside(X, radius)
+        M += Xin.T @ Xin
+    return M
+
+
+def group_sums(chunk: Chunk, radius: float, V: np.ndarray, Cz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fallback task (d > 3): per projected center, the count and sum of its inside rows."""
+    k, d = Cz.shape[0], len(chunk.columns)
+    counts = np.zeros(k, dtype=np.int64)
+    sums = np.zeros((k, d))
+    for X in chunk.batches():
+        Xin = _inside(X, radius)
+        Z = Xin @ V
+        labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
+        counts += np.bincount(labels, minlength=k)
+        for j in range(d):
+            sums[:, j] += np.bincount(labels, weights=Xin[:, j], minlength=k)
+    return counts, sums
+
+
+def _sum_over(engine: Engine, fn: Callable[..., Any], chunks: list[Chunk], *args: Any,
+              progress: Progress, label: str) -> Any:
+    """Σ over chunks of fn(chunk, *args) (tuples summed elementwise), in chunk order."""
+    res = engine.gather(engine.map(fn, chunks, *([a] * len(chunks) for a in args), progress=progress,
+                                   label=label))
+    if isinstance(res[0], tuple):
+        return tuple(sum(r[i] for r in res) for i in range(len(res[0])))
+    return sum(res)
+
+
+# ----------------------------------------------------------------------------- pass 1
+
+
+@dataclass(frozen=True)
+class StreamStage:
+    """The non-private stage of a streamed run: the TupleStage (``piece_of_row`` is empty: rows
+    are never indexed), the engine's internal counts and the chunks (for the second pass)."""
+
+    stage: TupleStage
+    chunks: tuple[Chunk, ...]
+    n_rows: int  # finite rows read (internal, never released)
+    n_outside: int  # of which outside the Λ-ball (internal)
+    radius: float
+    d: int
+
+
+def stream_tuple_stage(
+    source: TableSource, k: int, *, n_tuples: int, radius: float, n_declared: int,
+    oracle: str = "kmeans++", rng: RngLike = None, engine: Engine | None = None,
+    method: str = "auto", progress: Progress = _quiet,
+) -> StreamStage:
+    """Pass 1: pieces by keyed hash, rows gathered per block of pieces, the oracle per block.
+
+    The oracle's implementation ("auto") is chosen from ``n_declared`` and d (public), never the
+    file's row count. The key is drawn first from ``rng``, then one seed per block.
+
+    Privacy
+    -------
+    NON-PRIVATE (internal tuples). A row's piece depends on the key and that row only, so one
+    row changes one tuple, as in :func:`dpviz.clustering.tuples.compute_tuples`.
+    """
+    func = "stream_tuple_stage"
+    k = check_scalar(k, "k", func, low=1, high_open=True, integer=True)
+    t = check_scalar(n_tuples, "n_tuples", func, low=1, high=100_000, integer=True)
+    if oracle not in ORACLES:
+        raise ValueError(f"The 'oracle' parameter of {func} must be one of {ORACLES}. Got {oracle!r}.")
+    gen, seed = check_rng(rng)
+    engine = engine or make_engine()
+    start = time.perf_counter()
+    key = draw_key(gen)
+    streams = block_streams(t, gen)
+    edges = np.array([s.start for s, _ in streams] + [t])
+    used = resolve_method(method, n_declared, source.d, oracle, n_tuples=t)
+    chunks = source.chunks()
+    parts = engine.map(split_chunk, chunks, [key] * len(chunks), [t] * len(chunks),
+                       [radius] * len(chunks), [edges] * len(chunks), progress=progress,
+                       label="pass 1 (read, hash, split) chunk")
+    stats = engine.gather(engine.pick(parts, len(streams)))
+    blocks = engine.map(block_tuples, [engine.pick(parts, b) for b in range(len(streams))],
+                        [s.start for s, _ in streams], [s.stop for s, _ in streams],
+                        [k] * len(streams), [oracle] * len(streams), [sd for _, sd in streams],
+                        [used] * len(streams), progress=progress, label="pass 1 (oracle) block")
+    out = engine.gather(blocks)
+    del parts, blocks
+    tuples = np.concatenate([o[0] for o in out])
+    sizes = np.concatenate([o[1] for o in out])
+    stage = TupleStage(tuples=tuples, piece_of_row=np.zeros(0, dtype=np.int64), piece_sizes=sizes, k=k,
+                       n_pieces=t, oracle=oracle, method=used, seconds=time.perf_counter() - start,
+                       seed=seed)
+    return StreamStage(stage, tuple(chunks), int(sum(s[0] for s in stats)),
+                       int(sum(s[1] for s in stats)), float(radius), source.d)
+
+
+# ----------------------------------------------------------------------------- pass 2
+
+
+@dataclass(frozen=True)
+class StreamLloyd:
+    centers: np.ndarray
+    sigma: np.ndarray
+    n_hat: np.ndarray
+    counts: np.ndarray
+    n_kept_previous: int
+
+
+def noisy_lloyd_from_sums(
+    counts: np.ndarray, sums: np.ndarray, Y: np.ndarray, *, rho: float, delta: float, r: float,
+    rng: np.random.Generator, ledger: Ledger, n_public: float | None = None,
+) -> StreamLloyd:
+    """NoisyLloydStep (§5.2.4) from per-cluster counts and sums: the draws and ledger entries of
+    :func:`dpviz.clustering.friendlycore.noisy_lloyd_step` (FriendlyAvg per part, parallel)."""
+    k = Y.shape[0]
+    centers, sigma, n_hat = Y.copy(), np.full(k, np.nan), np.full(k, np.nan)
+    kept = 0
+    for i in range(k):
+        node = ledger.child(f"cluster[{i}]", ZCDP(rho, delta))
+        out = friendly_avg_from_sums(int(counts[i]), sums[i], rho=rho, delta=delta, r=r, rng=rng,
+                                     ledger=node, n_public=n_public)
+        n_hat[i] = out.n_hat
+        if out.estimate is None:
+            kept += 1  # keep the previous private center (post-processing)
+        else:
+            centers[i], sigma[i] = out.estimate, out.sigma
+    return StreamLloyd(centers, sigma, n_hat, np.asarray(counts), kept)
+
+
+def stream_fallback(
+    st: StreamStage, k: int, *, rho: float, n_declared: int, rng: np.random.Generator, ledger: Ledger,
+    engine: Engine, progress: Progress = _quiet,
+) -> fb.FallbackOutcome:
+    """:func:`dpviz.clustering.fallback.fallback_centers` with every data access a sum over chunks:
+    the same draws and ledger entries. The rows' grid coordinates ([0, 1)^p, p ≤ 5, float64) are
+    computed in one pass and kept by the engine for all quadtree levels (n·p·8 bytes).
+
+    Privacy
+    -------
+    ρ-zCDP for add/remove of one row, as the in-memory fallback.
+    """
+    chunks, radius, d = list(st.chunks), st.radius, st.d
+
+    def counter(V: np.ndarray | None) -> Callable[[int, np.ndarray], np.ndarray]:
+        cubes = engine.map(unit_cube_rows, chunks, [radius] * len(chunks), [V] * len(chunks),
+                           progress=progress, label="fallback (rows to the grid's cube) chunk")
+
+        def count(level: int, keys: np.ndarray) -> np.ndarray:
+            return _sum_over(engine, cube_counts, cubes, level, keys, progress=progress,
+                             label=f"fallback grid level {level} chunk")
+        return count
+
+    if d <= fb.GRID_DIM:
+        levels = fb.grid_levels(d, n_declared, rho)
+        P, w = fb._quadtree_coreset(np.zeros((0, d)), levels=levels, rho=rho, rng=rng, ledger=ledger,
+                                    counter=counter(None))
+        C = fb._weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
+        return fb.FallbackOutcome(C, "grid coreset (quadtree) + weighted k-means",
+                                  P * 2 * radius - radius, w, levels)
+    p = min(k, d, fb.PROJECTION_DIM)
+    # fallback._private_top_subspace with XᵀX summed over chunks.
+    iu = np.triu_indices(d)
+    M = _sum_over(engine, second_moment, chunks, radius, progress=progress, label="fallback XᵀX chunk")
+    noisy = gaussian(M[iu], sensitivity=radius**2, rho=0.2 * rho, rng=rng, ledger=ledger,
+                     name=f"second moment XᵀX ({len(iu[0])} entries)")
+    S = np.zeros((d, d))
+    S[iu] = noisy
+    S = S + S.T - np.diag(np.diag(S))
+    V = np.linalg.eigh(S)[1][:, ::-1][:, :p]
+    P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=0.4 * rho, rng=rng,
+                                ledger=ledger, counter=counter(V))
+    Cz = fb._weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
+    counts, sums = _sum_over(engine, group_sums, chunks, radius, V, Cz, progress=progress,
+                             label="fallback group sums chunk")
+    means = ledger.child("group means (parallel)", composition="parallel")
+    C = np.zeros((k, d))
+    for i in range(k):  # as fallback_centers: 0.2ρ sum (sensitivity Λ), 0.2ρ count (1), parallel
+        node = means.child(f"group[{i}]")
+        s = gaussian(sums[i], sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node, name="noisy sum")
+        c = gaussian(float(counts[i]), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+                     name="noisy count")
+        C[i] = s / c if c >= 1.0 else V @ Cz[i]
+    norms = np.linalg.norm(C, axis=1, keepdims=True)
+    C = np.where(norms > radius, C * radius / np.maximum(norms, 1e-300), C)
+    return fb.FallbackOutcome(C, f"private PCA to {p}-D + grid coreset + noisy group means",
+                              P * 2 * radius - radius, w, fb.PROJECTED_LEVELS)
+
+
+def fc_private_stream(
+    st: StreamStage, *, rho: float, delta: float, r_min: float, n_declared: int,
+    preset: str = "practical", fractions: Mapping[str, float] | None = None, fallback: bool = True,
+    rng: RngLike = None, engine: Engine | None = None, progress: Progress = _quiet,
+) -> Result:
+    """The private part of FC_Clustering on a streamed stage; noise drawn on the driver.
+
+    Mirrors :func:`dpviz.clustering.friendlycore.fc_private_stage` step by step (same split, same
+    draws in the same order, same ledger tree; ``tests/unit/test_large.py`` checks both agree),
+    with the rows read as sums over chunks. The trace carries no per-row array.
+
+    Privacy
+    -------
+    (ρ, δ)-zCDP as fc_private_stage (Thm 5.4): tuple-level FC_kTupleClustering, row-level Lloyd
+    step and fallback; every branch records the same totals.
+    """
+    func = "fc_private_stream"
+    rho, delta = check_rho(rho, func), check_delta(delta, func)
+    radius = st.radius
+    r_min = check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high=2.0 * radius)
+    gen, seed = check_rng(rng)
+    engine = engine or make_engine()
+    stage = st.stage
+    t, k = stage.n_pieces, stage.k
+    root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
+    # The declared size is required here (no DP count of a file's rows): it costs nothing.
+    size = resolve_size(n_declared, func, n_rows=0, rho=0.0, rng=gen)
+    if size.source != "declared":
+        raise ValueError(f"The 'n_declared' parameter of {func} must be a declared int.")
+    record_size(root, size)
+    n_decl = size.n
+    rho_run = rho - size.rho
+    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min,
+                          radius=radius, fallback=fallback)
+    params = dict(k=k, rho=rho, delta=delta, radius=radius, r_min=r_min, n_tuples=t, preset=preset,
+                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, size_source=size.source,
+                  rho_size=size.rho, oracle=stage.oracle, engine=getattr(engine, "name", "threads"),
+                  streamed=True)
+    trace = Trace()
+    trace.add("pieces", released=False, piece_sizes=stage.piece_sizes,
+              note="pieces from a keyed hash of each row (dpviz.large.pieces)")
+    trace.add("tuples", released=False, tuples=stage.tuples)
+    trace.add("declared_size", released=True, n_declared=n_decl, source=size.source, rho=size.rho,
+              sigma=size.sigma, note="public: declared by the caller")
+    m = margins(split, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
+    trace.add("feasibility", released=True, margins=m, fractions=dict(split.rho), preset=split.preset,
+              delta_fractions=dict(split.delta),
+              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho_run, delta=delta,
+                                                  r_min=r_min, radius=radius),
+              note="expected margins (noise sds) from public n, t, k, ρ, δ only")
+
+    b_tuple = _budget(rho_run, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
+    b_match = _budget(rho_run, delta, split, "match_core")
+    b_avg_ord = _budget(rho_run, delta, split, "find_diam", "dist_core", "tuple_avg")
+    b_lloyd = _budget(rho_run, delta, split, "lloyd")
+    b_fallback = _budget(rho_run, delta, split, "fallback")
+
+    # ---- FC_kTupleClustering (unit: tuple): every step on every branch, as fc_private_stage ----
+    tk = root.child("FC_kTupleClustering", b_tuple, unit="tuple")
+    graph = stage_match_graph(stage)
+    l_match = tk.child("FriendlyCore(match_1/7)", b_match)
+    f1 = zcdp_filter(graph.counts, rho=b_match.rho, delta=b_match.delta, rng=gen, ledger=l_match)
+    trace.add("match_core", released=False, counts=graph.counts, scores=f1.scores,
+              noisy_scores=f1.noisy_scores, threshold=f1.threshold, n_hat=f1.n_hat, keep=f1.keep)
+    l_avg = tk.child("FC_AvgOrdTup", b_avg_ord)
+    core_index = np.flatnonzero(f1.keep)
+    tuple_centers, internal_reason = _fc_avg_ord_tup(
+        stage.tuples[core_index], core_index, split=split, rho=rho_run, delta=delta, r_min=r_min,
+        radius=radius, rng=gen, ledger=l_avg, trace=trace)
+    if internal_reason == "empty input":
+        internal_reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
+    failure = FC_FAILED if tuple_centers is None else None
+    trace.add("fc_outcome", released=False, reason=internal_reason,
+              note="which test output ⊥ is NOT released: only '⊥' is (one public reason)")
+    trace.add("removed_rows", released=False, n_removed=st.n_outside, inside=None,
+              note="rows outside the Λ-ball are removed, not clipped (a non-private count)")
+
+    l_lloyd = root.child("NoisyLloydStep", b_lloyd, composition="parallel", unit="row")
+    centers: np.ndarray | None = None
+    chunks = list(st.chunks)
+    if tuple_centers is not None:
+        r_lloyd = split.lloyd_radius_factor * radius
+        counts, sums = _sum_over(engine, lloyd_sums, chunks, radius, tuple_centers, progress=progress,
+                                 label="pass 2 (Lloyd sums) chunk")
+        lo = noisy_lloyd_from_sums(counts, sums, tuple_centers, rho=b_lloyd.rho, delta=b_lloyd.delta,
+                                   r=r_lloyd, rng=gen, ledger=l_lloyd, n_public=n_decl / k)
+        trace.add("lloyd_partition", released=False, labels=None, counts=lo.counts,
+                  n_removed=st.n_outside, note=f"{st.n_outside} row(s) outside the Λ-ball removed")
+        trace.add("lloyd", released=True, used=True, centers=lo.centers, sigma=lo.sigma, n_hat=lo.n_hat,
+                  n_kept_previous=lo.n_kept_previous, radius=r_lloyd)
+        centers = lo.centers
+        l_fb = root.child("fallback", b_fallback, unit="row")
+        _reserve(l_fb, b_fallback, "fallback: FC succeeded")
+        trace.add("fallback", released=True, used=False, reason=None, method="not needed", centers=None,
+                  levels=None, n_coreset=None)
+    elif fallback:
+        l_lloyd.note = "not run: FC_kTupleClustering output ⊥; its share went to the fallback"
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
+        b_fb = b_fallback + b_lloyd
+        l_fb = root.child("fallback", b_fb, unit="row",
+                          note="FC output ⊥: the fallback reserve plus the Lloyd step's share")
+        fo = stream_fallback(st, k, rho=b_fb.rho, n_declared=n_decl, rng=gen, ledger=l_fb, engine=engine,
+                             progress=progress)
+        if b_fb.delta > 0:
+            l_fb.record_event("unused δ of this branch (reserved)", b_fb.delta,
+                              note="the fallback is pure zCDP; the δ is accounted for both branches")
+        centers = fo.centers
+        trace.add("fallback", released=True, used=True, reason=FC_FAILED, method=fo.method,
+                  centers=fo.centers, levels=fo.levels, n_coreset=len(fo.weights))
+    else:
+        _reserve(l_lloyd, b_lloyd, "NoisyLloydStep: FC output ⊥")
+        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
+                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
+        root.child("fallback", ZCDP(0.0, 0.0), unit="row", note="disabled")
+        trace.add("fallback", released=True, used=False, reason=FC_FAILED, method="disabled",
+                  centers=None, levels=None, n_coreset=None)
+
+    tot = root.total()
+    if not (math.isclose(tot.rho, rho, rel_tol=1e-9) and math.isclose(tot.delta, delta, rel_tol=1e-9)):
+        raise RuntimeError(f"fc_clustering ledger totals {tot}, not (ρ={rho}, δ={delta}): a bug.")
+    root.check()
+    return Result(centers, None if centers is not None else failure, root, trace.freeze(), params, seed,
+                  simulation=is_simulation(rng))
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def fc_stream(
+    data: Any, k: int, *, rho: float, delta: float, radius: float, r_min: float, n_declared: int,
+    n_tuples: int = 200, oracle: str = "kmeans++", preset: str = "practical", fallback: bool = True,
+    rng: RngLike = None, scheduler: Any = None, n_jobs: int | None = None,
+    columns: list[str] | None = None, chunk_rows: int | None = None, method: str = "auto",
+    progress: Progress = _quiet,
+) -> Result:
+    """FC_Clustering on a Parquet/CSV file or directory (or a :class:`TableSource`), out of core.
+
+    Parameters
+    ----------
+    data : path, array or TableSource
+    k, rho, delta, radius, r_min, n_tuples, oracle, preset, fallback
+        As :func:`dpviz.clustering.friendlycore.fc_clustering`.
+    n_declared : int
+        The public dataset size (required: the file's row count is never used).
+    rng : Generator, int or None
+    scheduler : str, distributed.Client or None
+        A Dask scheduler address or Client; None runs on ``n_jobs`` local threads.
+    columns, chunk_rows
+        See :class:`TableSource`.
+
+    Privacy
+    -------
+    (ρ, δ)-zCDP (Thm 5.4), as fc_clustering; the private stage runs on the driver.
+    """
+    src = data if isinstance(data, TableSource) else TableSource(
+        data, columns=columns, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}))
+    n_declared = check_scalar(n_declared, "n_declared", "fc_stream", low=1, high_open=True, integer=True)
+    radius = check_scalar(radius, "radius", "fc_stream", low=0.0, low_open=True, high_open=True)
+    gen, seed = check_rng(rng)
+    engine = make_engine(scheduler, n_jobs)
+    try:
+        st = stream_tuple_stage(src, k, n_tuples=n_tuples, radius=radius, n_declared=n_declared,
+                                oracle=oracle, rng=gen, engine=engine, method=method, progress=progress)
+        res = fc_private_stream(st, rho=rho, delta=delta, r_min=r_min, n_declared=n_declared,
+                                preset=preset, fallback=fallback, rng=gen, engine=engine, progress=progress)
+    finally:
+        engine.close()  # closes only what make_engine opened (threads, a Client from an address)
+    params = dict(res.params) | {"method": st.stage.method}
+    return dataclasses.replace(res, params=params, seed=seed)

@@ -1,0 +1,180 @@
+"""The command line: releases (memory and streamed), bad input, Ctrl-C, via main() and subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dpviz.cli import main
+from dpviz.data import fig6_blobs
+from dpviz.registry import Public, calibrate, get
+
+ROOT = Path(__file__).resolve().parents[2]
+N, K = 20_000, 4
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> Path:
+    X = fig6_blobs(N, k=K, rng=0).X
+    path = tmp_path_factory.mktemp("cli") / "blobs.parquet"
+    pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "label": [f"r{i}" for i in range(N)]}), path,
+                   row_group_size=4000)
+    return path
+
+
+def _args(table: Path, out: Path, *extra: str, algorithm: str | None = "friendlycore") -> list[str]:
+    alg = ["--algorithm", algorithm] if algorithm else []
+    return ["run", str(table), "--k", str(K), "--epsilon", "4", "--delta", "1e-6", "--radius", "1",
+            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", *alg, *extra]
+
+
+def _keys(doc) -> set[str]:
+    if isinstance(doc, dict):
+        return set(doc) | set().union(*(_keys(v) for v in doc.values()))
+    if isinstance(doc, list):
+        return set().union(*(_keys(v) for v in doc)) if doc else set()
+    return set()
+
+
+@pytest.mark.parametrize("mode", ["memory", "stream"])
+def test_release_json_and_offline_report(table, tmp_path, mode):
+    out = tmp_path / "release.json"
+    assert main(_args(table, out, "--mode", mode, "--param", "n_tuples=100")) == 0
+    doc = json.loads(out.read_text())
+    assert np.asarray(doc["centers"]).shape == (K, 2) and doc["failure"] is None
+    st = doc["statement"]
+    assert st["epsilon"] <= 4.0 * (1 + 1e-12) and st["delta"] <= 1e-6
+    assert doc["public_inputs"] == {"k": K, "radius": 1.0, "n_declared": N, "d": 2, "columns": ["a", "b"]}
+    assert doc["parameters"]["mode"] == mode and doc["parameters"]["algorithm"]["n_tuples"] == 100
+    spec = get("friendlycore")
+    cal = calibrate(spec, 4.0, 1e-6, Public(N, 2, K, 1.0), spec.make_params(n_tuples=100))
+    assert doc["ledger_total"]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
+    assert doc["ledger"][0]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
+    assert not {"seed", "seconds", "method"} & _keys(doc)  # nothing to replay or time the data by
+    assert doc["sampler"].startswith("OpenDP")
+    html = out.with_suffix(".html").read_text()
+    assert "<script src=" not in html  # works offline: no external script (plotly.js is inlined)
+    assert html.count("Plotly.newPlot") == 2 and len(html) > 1_000_000  # plotly.js inlined
+
+
+def test_dp_lloyd_release_in_memory(table, tmp_path):
+    out = tmp_path / "r.json"
+    assert main(_args(table, out, "--algorithm", "dp_lloyd")) == 0
+    doc = json.loads(out.read_text())
+    assert doc["algorithm"]["name"] == "dp_lloyd" and doc["parameters"]["mode"] == "memory"
+    assert doc["statement"]["epsilon"] <= 4.0 * (1 + 1e-12)
+
+
+def test_default_is_auto_and_its_choice_decides_streaming(table, tmp_path, capsys):
+    from dpviz.clustering.auto import choose
+    from dpviz.large.run import STREAMED
+
+    out = tmp_path / "r.json"
+    assert main(_args(table, out, algorithm=None)) == 0  # no --algorithm: auto (in memory at this size)
+    doc = json.loads(out.read_text())
+    assert doc["algorithm"]["name"] == "auto" and doc["parameters"]["mode"] == "memory"
+    assert doc["statement"]["epsilon"] <= 4.0 * (1 + 1e-12)
+    picked = choose(N, 2, K, 4.0, 1e-6).algorithm
+    rc = main(_args(table, tmp_path / "s.json", "--mode", "stream", algorithm=None))
+    if picked in STREAMED:
+        assert rc == 0
+        assert json.loads((tmp_path / "s.json").read_text())["algorithm"]["name"] == picked
+    else:
+        assert rc == 2 and "cannot stream" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--epsilon", "-1"], "'epsilon' parameter"),
+    (["--algorithm", "nope"], "Unknown algorithm 'nope'"),
+    (["--algorithm", "kmeans++"], "non-private reference"),
+    (["--param", "n_tuples=abc"], "is not a valid int"),
+    (["--param", "bogus=1"], "expected NAME=VALUE"),
+    (["--columns", "a,label"], "Column 'label' is not numeric"),
+    (["--columns", "a,zz"], r"Column\(s\) \['zz'\] not in the table"),
+    (["--algorithm", "dp_lloyd", "--mode", "stream"], "cannot stream"),
+])
+def test_bad_input_is_one_line_and_exit_2(table, tmp_path, capsys, extra, message):
+    out = tmp_path / "r.json"
+    assert main([*_args(table, out), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dpviz: error:") and "\n" not in err
+    assert __import__("re").search(message, err), err
+    assert not out.exists()
+
+
+def test_missing_file_and_missing_out_directory(tmp_path, capsys, table):
+    assert main(_args(tmp_path / "none.parquet", tmp_path / "r.json")) == 2
+    assert "No such file" in capsys.readouterr().err
+    assert main(_args(table, tmp_path / "no" / "r.json")) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_release_noise_comes_from_the_release_sampler():
+    from dpviz.cli import _release_rng
+    from dpviz.privacy.release import is_secure
+
+    assert is_secure(_release_rng())
+
+
+def test_list_names_the_algorithms(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "friendlycore" in out and "streams" in out and "non-private" in out
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def test_subprocess_release_and_bad_input(table, tmp_path):
+    out = tmp_path / "r.json"
+    ok = subprocess.run([sys.executable, "-m", "dpviz", *_args(table, out)], env=_env(), capture_output=True,
+                        text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(out.read_text())["centers"] is not None
+    bad = subprocess.run([sys.executable, "-m", "dpviz", *_args(table, out, "--delta", "2")], env=_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0 and "'delta' parameter" in bad.stderr
+
+
+def test_ctrl_c_stops_cleanly(tmp_path):
+    """SIGINT during a streamed run: exit 130, one message, no traceback, no release written."""
+    X = np.random.default_rng(0).normal(size=(400_000, 6)) * 0.2
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(6)}), path, row_group_size=20_000)
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", "16", "--epsilon", "1", "--delta", "1e-6",
+           "--radius", "2", "--n-declared", "400000", "--out", str(out), "--mode", "stream",
+           "--chunk-rows", "20000", "--n-jobs", "1", "--algorithm", "friendlycore"]
+    proc = subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()  # the run has started (imports done)
+    assert "stream run" in first, first
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    rc = proc.wait(timeout=60)
+    assert rc == 130, rest
+    assert "interrupted" in rest and "Traceback" not in rest
+    assert not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_scheduler_address_runs_the_streamed_path_on_dask(table, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "r.json"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as lc:
+        assert main(_args(table, out, "--scheduler", lc.scheduler_address, "--param", "n_tuples=100")) == 0
+    doc = json.loads(out.read_text())
+    assert doc["parameters"]["mode"] == "stream" and doc["parameters"]["run"]["engine"] == "dask"
+    assert np.asarray(doc["centers"]).shape == (K, 2)
