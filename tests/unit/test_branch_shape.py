@@ -155,6 +155,7 @@ def test_without_a_declared_n_the_dp_count_is_paid_and_used() -> None:
 
 def test_auto_method_reads_the_declared_size_not_the_rows(monkeypatch) -> None:
     monkeypatch.setitem(tuples_mod.AUTO_BATCHED_MAX_CELLS, "kmeans++", 2 * 1000)  # switch at n = 1000
+    monkeypatch.setattr(tuples_mod, "AUTO_BATCHED_MAX_PIECE_ROWS", 50)  # 100 rows a piece: not small
     X = fig6_blobs(1001, rng=3).X
     got = {}
     for n in (1000, 1001):
