@@ -39,6 +39,7 @@ import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
 from app.components import cache, safe
+from dpviz.privacy.release import jsonable
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
         "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
                 "so results of this configuration must not be published",
         "dataset": {"name": ds.name, "source": ds.source, "n": ds.n, "d": ds.d,
-                    "content_sha256": ds.content_hash, "recipe": _jsonable(dict(ds.params))},
+                    "content_sha256": ds.content_hash, "recipe": jsonable(dict(ds.params))},
         "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
                                                 "private stage, noise redraws]"},
         "calls": [
@@ -288,7 +289,7 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
             "delta=delta, radius=radius, r_min=r_min, preset=preset, "
             "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
         ],
-        "app_parameters": _jsonable(dict(params)),
+        "app_parameters": jsonable(dict(params)),
     }
     if url_query is not None:
         out["url_query"] = dict(url_query)
@@ -299,18 +300,6 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
     if ds.source == "upload":
         out["note"] = "Uploaded data is not included; the sha256 identifies the rows used."
     return json.dumps(out, indent=2, default=str)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return obj
 
 
 def memo_figure(key: Hashable, build):

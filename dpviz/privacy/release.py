@@ -195,15 +195,16 @@ class SessionLedger:
 # ----------------------------------------------------------------------------- export
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
+    """``obj`` with numpy values, tuples and non-finite floats made JSON-ready."""
     if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
@@ -260,4 +261,4 @@ def export_release(result: Any, *, delta_prime: float, dataset: Mapping[str, Any
         "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); "
                    "other randomness from fresh OS entropy; nothing replayable is kept",
     }
-    return json.dumps(_strip_seeds(_jsonable(out)), indent=2, default=str)
+    return json.dumps(_strip_seeds(jsonable(out)), indent=2, default=str)
