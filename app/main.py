@@ -117,6 +117,8 @@ PAGES = {
                        url_path="release"),
     "mixtures": st.Page(HERE / "views/mixtures.py", title="Mixtures",
                         icon=":material/stacked_line_chart:", url_path="mixtures"),
+    "generate": st.Page(HERE / "views/generate.py", title="Generate", icon=":material/auto_awesome:",
+                        url_path="generate"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))
