@@ -11,7 +11,6 @@ with a public split (``binary_digits(0.15, rng=0)``) and the declared size equal
 
 from __future__ import annotations
 
-import io
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from app.components import modes, safe
+from app.components.synthetic import guarantee_text, synthetic_csv
 from dpviz.generative import AcsSetting, DPGMParams, binary_digits, calibrate_sigma_g, dpgm
 from dpviz.viz.acs import epsilon_vs_epochs_figure, sample_grid_figure
 
@@ -95,29 +95,14 @@ def _start(config: dict[str, Any], sigma_g: float) -> None:
     job.thread.start()
 
 
-def _csv(result, n: int, seed: int, guarantee: str) -> bytes:
-    synthetic, component = result.sample(n, rng=seed)
-    buf = io.StringIO()
-    buf.write(f"# {guarantee}\n")
-    buf.write(",".join([f"pixel_{j}" for j in range(synthetic.shape[1])] + ["component"]) + "\n")
-    np.savetxt(buf, np.column_stack([synthetic, component]).astype(np.int64), fmt="%d", delimiter=",")
-    return buf.getvalue().encode()
-
-
-def _guarantee_text(result, mode: str) -> str:
-    acc = result.account
-    return (f"({acc.eps:.3g}, {acc.setting.delta:g})-DP per row of the digits (add/remove one row), "
-            f"{acc.guarantee.upper()} account (dp-accounting) of {result.steps_run} DP-SGD steps "
-            f"({acc.setting.epochs:.3g} epochs){' + DP k-means' if result.params.k > 1 else ''}; {mode}")
-
-
 def _results(job: Job) -> None:
     res = job.result
     acc = res.account
     cfg = job.config
     mode = "simulation (seeded)" if res.simulation else "release"
     if res.cancelled:
-        st.warning(f"Training was **cancelled** after {res.steps_run} of {job.total or '?'} DP-SGD steps. "
+        total = round(res.extra["steps_per_epoch"] * cfg["epochs"])
+        st.warning(f"Training was **cancelled** after {res.steps_run} of {total} DP-SGD steps. "
                    f"The account below covers only the {res.steps_run} steps that ran "
                    f"({acc.setting.epochs:.3g} epochs), plus the clustering.", icon=":material/cancel:")
     with st.container(key="gen_epsilon"):
@@ -146,9 +131,9 @@ def _results(job: Job) -> None:
     st.plotly_chart(sample_grid_figure(rows, row_labels=labels,
                                        title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}"),
                     key="gen_samples")
-    text = _guarantee_text(res, mode)
+    text = guarantee_text(res, mode)
     n = cfg["n_declared"]
-    st.download_button("Download the synthetic dataset (CSV)", _csv(res, n, cfg["seed"], text),
+    st.download_button("Download the synthetic dataset (CSV)", synthetic_csv(res, n, cfg["seed"], text),
                        file_name="dpviz_synthetic_digits.csv", mime="text/csv", key="gen_download")
     st.caption(safe.md(f"{n} synthetic rows (64 binary pixels and the component). Guarantee: {text}."
                        " The first line of the file states it."))
@@ -189,6 +174,28 @@ modes.simulation_badge("gen_simulation")
 split = _split()
 n_declared = int(split.X.shape[0])
 st.session_state.setdefault(CANCEL, threading.Event())
+
+
+def _on_train() -> None:
+    """The Train button's callback: runs before the page, so the page already shows the job running."""
+    job = st.session_state.get(JOB)
+    if job is not None and not job.done.is_set():
+        return
+    ss = st.session_state
+    if job is not None and job.cancel is ss[CANCEL]:  # a finished job's event is spent (maybe set)
+        ss[CANCEL] = threading.Event()
+    config = dict(k=int(ss["gen_k"]), eps=float(ss["gen_eps"]), epochs=int(ss["gen_epochs"]),
+                  seed=int(ss["gen_seed"]), n_declared=n_declared)
+    try:
+        sigma_g = _sigma_g(n_declared, config["k"], float(config["epochs"]), config["eps"])
+    except ValueError as exc:
+        ss["_gen_error"] = str(exc)
+        return
+    ss["_gen_error"] = None
+    ss["_gen_shown"] = False
+    _start(config, sigma_g)
+
+
 job: Job | None = st.session_state.get(JOB)
 running = job is not None and not job.done.is_set()
 
@@ -197,22 +204,14 @@ with st.form("gen_form"):
                 f"public (k-means seeds, decoder bias), **declared size n = {n_declared}** private rows, "
                 f"64 pixels. δ = {DELTA:g}.")
     c1, c2, c3, c4 = st.columns(4)
-    k = c1.number_input("clusters k", 1, 10, 2, key="gen_k")
-    eps = c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key="gen_eps")
-    epochs = c3.number_input("epochs", 1, 50, 5, key="gen_epochs")
-    seed = c4.number_input("seed", 0, 2**31 - 1, 0, key="gen_seed")
-    submitted = st.form_submit_button("Train", key="gen_train", disabled=running)
+    c1.number_input("clusters k", 1, 10, 2, key="gen_k")
+    c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key="gen_eps")
+    c3.number_input("epochs", 1, 50, 5, key="gen_epochs")
+    c4.number_input("seed", 0, 2**31 - 1, 0, key="gen_seed")
+    st.form_submit_button("Train", key="gen_train", disabled=running, on_click=_on_train)
 
-if submitted and not running:
-    config = dict(k=int(k), eps=float(eps), epochs=int(epochs), seed=int(seed), n_declared=n_declared)
-    try:
-        sigma_g = _sigma_g(n_declared, config["k"], float(config["epochs"]), config["eps"])
-    except ValueError as exc:
-        st.error(safe.md(exc))
-    else:
-        st.session_state["_gen_shown"] = False
-        _start(config, sigma_g)
-        job, running = st.session_state[JOB], True
+if st.session_state.get("_gen_error"):
+    st.error(safe.md(st.session_state["_gen_error"]))
 
 if running:
     _live()

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from apptest_helpers import SMALL, has_container, metric, open_app, texts
+
+from app.components.synthetic import guarantee_text, synthetic_csv
 
 DEADLINE = 40.0  # seconds a background training may take here (k = 2, 1 epoch is well under 5 s)
 
@@ -43,9 +46,17 @@ def test_generate_page_trains_in_the_background_and_states_its_guarantee():
     assert f"**{acc.guarantee.upper()}** account" in page
     assert "simulation (seeded)" in page
     assert has_container(at, "gen_epsilon")
-    csv = at.get("download_button")[0].proto.url if at.get("download_button") else None
-    assert csv is not None  # the download is offered
+    assert [d.label for d in at.get("download_button")] == ["Download the synthetic dataset (CSV)"]
     assert "The first line of the file states it" in page
+    # the file the button serves (same function, same inputs as the page)
+    text = guarantee_text(res, "simulation (seeded)")
+    assert text in page.replace("\\", "")  # the caption shows it (markdown-escaped)
+    lines = synthetic_csv(res, 1527, 0, text).decode().splitlines()
+    assert lines[0] == f"# {text}" and f"({acc.eps:.3g}, 1e-05)-DP" in lines[0]
+    assert acc.guarantee.upper() in lines[0] and len(lines) == 2 + 1527
+    rows = np.loadtxt(lines[2:], delimiter=",")
+    assert rows.shape == (1527, 65) and set(np.unique(rows[:, :64])) <= {0.0, 1.0}
+    assert set(np.unique(rows[:, 64])) <= {0.0, 1.0}  # components of k = 2
 
 
 def test_generate_page_cancel_before_start_covers_no_sgd_steps():
@@ -56,6 +67,25 @@ def test_generate_page_cancel_before_start_covers_no_sgd_steps():
     assert res.cancelled and res.steps_run == 0
     assert res.account.setting.epochs == 0.0  # the account covers the clustering only
     page = texts(at)
-    assert "cancelled" in page and "covers only the 0 steps that ran" in page
+    assert "cancelled" in page and "after 0 of 24 DP-SGD steps" in page
+    assert "covers only the 0 steps that ran" in page
     # a new training gets a fresh (unset) event
     assert not at.session_state["gen_cancel_event"].is_set()
+
+
+def test_generate_page_cancel_button_stops_a_running_training():
+    at = open_app("generate", **SMALL)
+    at.number_input(key="gen_k").set_value(2)
+    at.number_input(key="gen_epochs").set_value(50)  # 1,200 steps: several seconds, long enough to cancel
+    at.button(key="gen_train").click().run()
+    job = at.session_state["_gen_job"]
+    assert not job.done.is_set(), "training finished before Cancel could be pressed"
+    assert at.button(key="gen_train").disabled  # no second training while one runs
+    at.button(key="gen_cancel").click().run()
+    assert job.cancel.is_set()
+    assert job.done.wait(DEADLINE)
+    at.run()
+    res = job.result
+    assert res.cancelled and res.steps_run < 1200
+    assert res.account.setting.epochs == res.steps_run / 24  # the account covers the steps run
+    assert f"after {res.steps_run} of 1200 DP-SGD steps" in texts(at)
