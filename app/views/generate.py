@@ -128,9 +128,12 @@ def _results(job: Job) -> None:
     rng = np.random.default_rng(cfg["seed"])
     rows = [m.sample(GRID_SAMPLES, rng, binary=False) for m in res.models]  # loop over k
     labels = [f"cluster {i} (w={w:.2f})" for i, w in enumerate(res.weights)]
-    st.plotly_chart(sample_grid_figure(rows, row_labels=labels,
-                                       title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}"),
-                    key="gen_samples")
+    grid = sample_grid_figure(rows, row_labels=labels,
+                              title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}")
+    grid.update_layout(height=90 + 75 * len(rows))  # readable 8×8 images at any k
+    st.plotly_chart(grid, key="gen_samples")
+    st.caption("Each row: pixel probabilities from one cluster's VAE decoder (the models are DP outputs; "
+               "w is the noisy cluster weight used to draw the synthetic rows).")
     text = guarantee_text(res, mode)
     n = cfg["n_declared"]
     st.download_button("Download the synthetic dataset (CSV)", synthetic_csv(res, n, cfg["seed"], text),
