@@ -14,6 +14,9 @@ script).
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
 - Release [/release]: one deliberate private release (secure sampler, session ledger, seedless
   JSON export); every other page is a seeded *simulation* and says so.
+- Mixtures [/mixtures]: private Gaussian-mixture learning in 1-D, a 2-D demo, the theory panel.
+- Generate [/generate]: per-cluster generative models trained with DP-SGD (Acs et al.), in the
+  background with progress and cancel; synthetic samples and their guarantee.
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
 data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
@@ -81,6 +84,10 @@ Compare
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
+Generate
+    Form ``dpgm_form``: ``dpgm_k``, ``dpgm_eps``, ``dpgm_epochs``, ``dpgm_seed``, ``dpgm_train``;
+    ``dpgm_cancel`` (button, while training), ``dpgm_simulation`` (badge), ``dpgm_epsilon``
+    (container), charts ``dpgm_eps_curve``, ``dpgm_samples``; ``dpgm_download``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ BATCH = 64  # expected batch L: q = L / n_declared
 SIGMA_K, SIGMA_C, T_K = 3.0, 4.0, 5
 EPS_GRID = (2.0, 3.0, 5.0, 8.0, 10.0, 20.0, 50.0)
 JOB = "_gen_job"
-CANCEL = "gen_cancel_event"  # the Event the next training receives; the Cancel button sets it
+CANCEL = "dpgm_cancel_event"  # the Event the next training receives; the Cancel button sets it
 GRID_SAMPLES = 10  # synthetic images per cluster in the grid
 
 
@@ -105,7 +105,7 @@ def _results(job: Job) -> None:
         st.warning(f"Training was **cancelled** after {res.steps_run} of {total} DP-SGD steps. "
                    f"The account below covers only the {res.steps_run} steps that ran "
                    f"({acc.setting.epochs:.3g} epochs), plus the clustering.", icon=":material/cancel:")
-    with st.container(key="gen_epsilon"):
+    with st.container(key="dpgm_epsilon"):
         c1, c2, c3 = st.columns(3)
         c1.metric("ε per row (the guarantee)", f"{acc.eps:.3g}", help=f"δ = {acc.setting.delta:g}")
         looser = acc.paper.eps >= acc.eps
@@ -122,7 +122,7 @@ def _results(job: Job) -> None:
                    f"account), σ_K = {SIGMA_K:g}, σ_C = {SIGMA_C:g}, T_K = {T_K}, q = {res.extra['q']:.3g}, "
                    f"{res.steps_run} steps in {res.extra['train_seconds']:.1f} s.")
     st.plotly_chart(_eps_curve(cfg["n_declared"], cfg["k"], float(cfg["epochs"]), res.params.sigma_G),
-                    key="gen_eps_curve")
+                    key="dpgm_eps_curve")
     st.caption("ε vs epochs for this configuration (public inputs only). The guarantee is the lower of "
                "RDP and PLD; the paper's accountant is dotted.")
     rng = np.random.default_rng(cfg["seed"])
@@ -131,13 +131,13 @@ def _results(job: Job) -> None:
     grid = sample_grid_figure(rows, row_labels=labels,
                               title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}")
     grid.update_layout(height=90 + 75 * len(rows))  # readable 8×8 images at any k
-    st.plotly_chart(grid, key="gen_samples")
+    st.plotly_chart(grid, key="dpgm_samples")
     st.caption("Each row: pixel probabilities from one cluster's VAE decoder (the models are DP outputs; "
                "w is the noisy cluster weight used to draw the synthetic rows).")
     text = guarantee_text(res, mode)
     n = cfg["n_declared"]
     st.download_button("Download the synthetic dataset (CSV)", synthetic_csv(res, n, cfg["seed"], text),
-                       file_name="dpviz_synthetic_digits.csv", mime="text/csv", key="gen_download")
+                       file_name="dpviz_synthetic_digits.csv", mime="text/csv", key="dpgm_download")
     st.caption(safe.md(f"{n} synthetic rows (64 binary pixels and the component). Guarantee: {text}."
                        " The first line of the file states it."))
 
@@ -150,7 +150,7 @@ def _progress_panel() -> None:
     st.progress(min(job.step / total, 1.0),
                 text=f"Training… DP-SGD step {job.step} of {job.total or '?'}"
                      + (" (cancelling)" if job.cancel.is_set() else ""))
-    if st.button("Cancel", key="gen_cancel"):
+    if st.button("Cancel", key="dpgm_cancel"):
         job.cancel.set()
 
 
@@ -172,7 +172,7 @@ st.title("Generate: a private mixture of generative networks")
 st.caption("Acs, Melis, Castelluccia, De Cristofaro. Differentially Private Mixture of Generative Neural "
            "Networks. IEEE TKDE. DP kernel k-means on public seeds, then one VAE per cluster trained with "
            "DP-SGD; synthetic rows drawn per cluster with the noisy cluster weights.")
-modes.simulation_badge("gen_simulation")
+modes.simulation_badge("dpgm_simulation")
 
 split = _split()
 n_declared = int(split.X.shape[0])
@@ -187,8 +187,8 @@ def _on_train() -> None:
     ss = st.session_state
     if job is not None and job.cancel is ss[CANCEL]:  # a finished job's event is spent (maybe set)
         ss[CANCEL] = threading.Event()
-    config = dict(k=int(ss["gen_k"]), eps=float(ss["gen_eps"]), epochs=int(ss["gen_epochs"]),
-                  seed=int(ss["gen_seed"]), n_declared=n_declared)
+    config = dict(k=int(ss["dpgm_k"]), eps=float(ss["dpgm_eps"]), epochs=int(ss["dpgm_epochs"]),
+                  seed=int(ss["dpgm_seed"]), n_declared=n_declared)
     try:
         sigma_g = _sigma_g(n_declared, config["k"], float(config["epochs"]), config["eps"])
     except ValueError as exc:
@@ -202,16 +202,16 @@ def _on_train() -> None:
 job: Job | None = st.session_state.get(JOB)
 running = job is not None and not job.done.is_set()
 
-with st.form("gen_form"):
+with st.form("dpgm_form"):
     st.markdown(f"**Data:** scikit-learn digits binarized at 0.5; {split.X_public.shape[0]} rows held out as "
                 f"public (k-means seeds, decoder bias), **declared size n = {n_declared}** private rows, "
                 f"64 pixels. δ = {DELTA:g}.")
     c1, c2, c3, c4 = st.columns(4)
-    c1.number_input("clusters k", 1, 10, 2, key="gen_k")
-    c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key="gen_eps")
-    c3.number_input("epochs", 1, 50, 5, key="gen_epochs")
-    c4.number_input("seed", 0, 2**31 - 1, 0, key="gen_seed")
-    st.form_submit_button("Train", key="gen_train", disabled=running, on_click=_on_train)
+    c1.number_input("clusters k", 1, 10, 2, key="dpgm_k")
+    c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key="dpgm_eps")
+    c3.number_input("epochs", 1, 50, 5, key="dpgm_epochs")
+    c4.number_input("seed", 0, 2**31 - 1, 0, key="dpgm_seed")
+    st.form_submit_button("Train", key="dpgm_train", disabled=running, on_click=_on_train)
 
 if st.session_state.get("_gen_error"):
     st.error(safe.md(st.session_state["_gen_error"]))

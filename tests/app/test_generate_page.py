@@ -14,9 +14,9 @@ DEADLINE = 40.0  # seconds a background training may take here (k = 2, 1 epoch i
 
 
 def _train(at, *, k: int, epochs: int):
-    at.number_input(key="gen_k").set_value(k)
-    at.number_input(key="gen_epochs").set_value(epochs)
-    at.button(key="gen_train").click().run()
+    at.number_input(key="dpgm_k").set_value(k)
+    at.number_input(key="dpgm_epochs").set_value(epochs)
+    at.button(key="dpgm_train").click().run()
     assert not at.exception
     job = at.session_state["_gen_job"]
     assert job.thread is not None and job.thread.daemon  # the real page trains in a thread
@@ -32,7 +32,7 @@ def _train(at, *, k: int, epochs: int):
 def test_generate_page_trains_in_the_background_and_states_its_guarantee():
     at = open_app("generate", **SMALL)
     assert not at.exception
-    assert has_container(at, "gen_simulation")
+    assert has_container(at, "dpgm_simulation")
     assert "declared size n = 1527" in texts(at)
     job = _train(at, k=2, epochs=1)
     res = job.result
@@ -45,7 +45,7 @@ def test_generate_page_trains_in_the_background_and_states_its_guarantee():
     page = texts(at)
     assert f"**{acc.guarantee.upper()}** account" in page
     assert "simulation (seeded)" in page
-    assert has_container(at, "gen_epsilon")
+    assert has_container(at, "dpgm_epsilon")
     assert [d.label for d in at.get("download_button")] == ["Download the synthetic dataset (CSV)"]
     assert "The first line of the file states it" in page
     # the file the button serves (same function, same inputs as the page)
@@ -61,7 +61,7 @@ def test_generate_page_trains_in_the_background_and_states_its_guarantee():
 
 def test_generate_page_cancel_before_start_covers_no_sgd_steps():
     at = open_app("generate", **SMALL)
-    at.session_state["gen_cancel_event"].set()  # as if Cancel were pressed before the first step
+    at.session_state["dpgm_cancel_event"].set()  # as if Cancel were pressed before the first step
     job = _train(at, k=2, epochs=1)
     res = job.result
     assert res.cancelled and res.steps_run == 0
@@ -70,18 +70,18 @@ def test_generate_page_cancel_before_start_covers_no_sgd_steps():
     assert "cancelled" in page and "after 0 of 24 DP-SGD steps" in page
     assert "covers only the 0 steps that ran" in page
     # a new training gets a fresh (unset) event
-    assert not at.session_state["gen_cancel_event"].is_set()
+    assert not at.session_state["dpgm_cancel_event"].is_set()
 
 
 def test_generate_page_cancel_button_stops_a_running_training():
     at = open_app("generate", **SMALL)
-    at.number_input(key="gen_k").set_value(2)
-    at.number_input(key="gen_epochs").set_value(50)  # 1,200 steps: several seconds, long enough to cancel
-    at.button(key="gen_train").click().run()
+    at.number_input(key="dpgm_k").set_value(2)
+    at.number_input(key="dpgm_epochs").set_value(50)  # 1,200 steps: several seconds, long enough to cancel
+    at.button(key="dpgm_train").click().run()
     job = at.session_state["_gen_job"]
     assert not job.done.is_set(), "training finished before Cancel could be pressed"
-    assert at.button(key="gen_train").disabled  # no second training while one runs
-    at.button(key="gen_cancel").click().run()
+    assert at.button(key="dpgm_train").disabled  # no second training while one runs
+    at.button(key="dpgm_cancel").click().run()
     assert job.cancel.is_set()
     assert job.done.wait(DEADLINE)
     at.run()
@@ -89,3 +89,11 @@ def test_generate_page_cancel_button_stops_a_running_training():
     assert res.cancelled and res.steps_run < 1200
     assert res.account.setting.epochs == res.steps_run / 24  # the account covers the steps run
     assert f"after {res.steps_run} of 1200 DP-SGD steps" in texts(at)
+
+
+def test_the_data_page_generator_and_the_generate_page_do_not_share_widget_keys():
+    at = open_app("data", gk="40")  # the Data page's generator form holds k = 40 (> Generate's 10)
+    assert not at.exception
+    at.switch_page("views/generate.py").run()
+    assert not at.exception
+    assert at.number_input(key="dpgm_k").value == 2
