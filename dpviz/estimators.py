@@ -103,7 +103,7 @@ class FriendlyCoreKMeans:
             fallback=self.fallback, rng=self.random_state)
         self.result_ = res
         self.cluster_centers_ = res.centers
-        fb = res.step("fallback").data if any(s.name == "fallback" for s in res.trace) else {}
+        fb = res.find("fallback").data if res.find("fallback") is not None else {}
         self.failure_ = res.failure or (fb.get("reason") if fb.get("used") else None)
         self.n_features_in_ = X.shape[1]
         return self

@@ -243,10 +243,8 @@ def row_level_budget(algorithm: str, eps: float, delta: float, *, n_declared: in
 
 
 def _fallback_used(result: Result) -> bool:
-    for s in result.trace:
-        if s.name == "fallback":
-            return bool(s.data.get("used"))
-    return False
+    step = result.find("fallback")
+    return step is not None and bool(step.data.get("used"))
 
 
 def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, result: Result,
@@ -263,7 +261,7 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
         err = center_error(cfg.reference_centers, C)
     reason = result.failure
     if fb and reason is None:
-        reason = next((s.data.get("reason") for s in result.trace if s.name == "fallback"), None)
+        reason = result.find("fallback").data.get("reason")
     return dict(algorithm=algorithm, rho=rho, rep=rep, loss=loss,
                 success=result.centers is not None and not fb, center_error=err,
                 seconds=seconds, n=X.shape[0], fallback=fb, failure=reason,

@@ -230,7 +230,7 @@ def _privacy_view(result, statement, cfg) -> None:
     with right, st.container(key="feasibility"):
         st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
                     "quantities, never from the data)")
-        feas = next((s for s in result.trace if s.name == "feasibility"), None)
+        feas = result.find("feasibility")
         if feas is None:
             st.caption("No feasibility step in this run.")
         else:

@@ -101,7 +101,7 @@ with c1:
                                            max_points=2_000, height_per_row=300)
     st.plotly_chart(fig, key="learn_storyboard_chart", config={"displaylogo": False})
 with c2:
-    if any(s.name == "match_core" for s in result.trace):
+    if result.find("match_core") is not None:
         st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
                         key="learn_filter_chart", config={"displaylogo": False})
     st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "

@@ -30,10 +30,7 @@ PANELS = (
 
 
 def _first(result: Result, name: str):
-    for s in result.trace:
-        if s.name == name:
-            return s
-    return None
+    return result.find(name)
 
 
 def _circle(r: float, m: int = 96) -> tuple[np.ndarray, np.ndarray]:

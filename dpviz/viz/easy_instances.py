@@ -46,10 +46,8 @@ def _pr(name: str) -> str:
 
 
 def _data(result: Result, name: str) -> dict[str, Any] | None:
-    for s in result.trace:
-        if s.name == name:
-            return dict(s.data)
-    return None
+    step = result.find(name)
+    return None if step is None else dict(step.data)
 
 
 def _circles(centers2: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -53,7 +53,7 @@ def filter_scores_figure(
     released = False
     label = step
     if isinstance(source, Result):
-        st = next((s for s in source.trace if s.name == step), None)
+        st = source.find(step)
         if st is None:
             fig = go.Figure()
             fig.add_annotation(text=f"The run stopped before the '{step}' filter.",
@@ -141,7 +141,7 @@ def find_diam_figure(
     """
     chosen = None
     if isinstance(source, Result):
-        st = next((s for s in source.trace if s.name == "diameters"), None)
+        st = source.find("diameters")
         if st is None:
             fig = go.Figure()
             fig.add_annotation(text="The run stopped before the diameter search.",

@@ -117,7 +117,8 @@ def plain_status(result: Result) -> str:
     if status.complete and not status.fallback_used:
         return (f"FriendlyCore completed every step: {pieces} agreed, and its private average of "
                 f"their centers, refined by one private Lloyd step, gave the {k} centers.")
-    outcome = next((s.data.get("reason") for s in result.trace if s.name == "fc_outcome"), None)
+    step = result.find("fc_outcome")
+    outcome = None if step is None else step.data.get("reason")
     text = str(outcome or "")
     if "match" in text:
         why = f"{pieces.capitalize()} did not agree enough for FriendlyCore's core to form at this budget"
