@@ -39,34 +39,9 @@ _VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
 VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
 
-PANEL_TEXT = {
-    "a": "The data (input; never released).",
-    "b": "The oracle's centers of every piece: t k-tuples (non-private, internal).",
-    "c": "FriendlyCore keeps tuples whose noisy friend score clears the threshold.",
-    "d": "The reference tuple orders every core tuple; points split into k clouds.",
-    "e": "Private averages of each cloud (released) vs the non-private means.",
-    "f": "The private centers on the data.",
-    "g": "After one private Lloyd step on all rows (the final release).",
-}
-
-
-#: Step-through mode: one sentence of narration per step (Tsfadia et al. 2022, §5.2, Fig. 3).
-NARRATION = {
-    "a": "Start with the rows. They are the input and are never released; FriendlyCore first "
-         "splits them at random into t pieces.",
-    "b": "Each piece is clustered without privacy, giving k centers per piece — one k-tuple. Where "
-         "the pieces agree, their tuples pile up on the same spots.",
-    "c": "FriendlyCore counts, with noise, how many other tuples agree with each one and keeps "
-         "those above a threshold: the core. Smaller ρ means more noise on the counts, so at some "
-         "point no tuple clears the bar.",
-    "d": "One core tuple is the reference: every core tuple's centers are matched to its centers, "
-         "so the k coordinates line up into k clouds.",
-    "e": "Each cloud is averaged and Gaussian noise scaled to the budget is added: the red × are "
-         "private, the diamonds the non-private averages they estimate.",
-    "f": "These private centers sit on the full data.",
-    "g": "Finally one private Lloyd step moves each center to a noisy mean of the rows nearest it: "
-         "the stars are the released answer.",
-}
+#: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
+PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
+NARRATION = dpviz.viz.storyboard.NARRATION
 _STEP = "_story_step"
 
 

@@ -1,4 +1,4 @@
-"""The paper's Figure 3 storyboard, panel by panel, drawn from one FC clustering Result.
+"""The storyboard's figure builders: the panels of the paper's Figure 3 from one FC Result.
 
 Panels (Tsfadia et al. 2022, §5.2, Figure 3; the informal FC_Clustering's step numbers):
 (a) the data; (b) the points of all t k-tuples (step 2); (c) core vs removed tuples (step 4);
@@ -9,7 +9,8 @@ Panels (Tsfadia et al. 2022, §5.2, Figure 3; the informal FC_Clustering's step 
 Everything is read from ``Result.trace`` (the schema in INTERFACES.md); nothing is recomputed.
 Each legend entry says whether it is a private release or a non-private diagnostic
 (``TraceStep.released``). Missing steps (a run that stopped early) become an annotation that
-says where and why it stopped and what the fallback returned.
+says where and why it stopped and what the fallback returned. The run's status is
+:mod:`dpviz.viz.storyboard.status`, the words :mod:`dpviz.viz.storyboard.labels`.
 """
 
 from __future__ import annotations
@@ -34,116 +35,8 @@ from dpviz.viz.data import (
     points_traces,
     project_2d,
 )
-
-#: The FC pipeline's trace steps in run order (INTERFACES.md).
-PIPELINE_STEPS: tuple[str, ...] = (
-    "pieces", "tuples", "feasibility", "match_core", "reorder", "diameters", "dist_core",
-    "tuple_averages", "tuple_averages_nonprivate", "lloyd_partition", "lloyd",
-)
-
-PRIVATE_TAG = "private"
-NONPRIVATE_TAG = "non-private diagnostic"
-
-
-def release_label(name: str, released: bool) -> str:
-    """Legend text for something drawn from a trace step: ``'<name> — private'`` or
-    ``'<name> — non-private diagnostic'``."""
-    return f"{name} — {PRIVATE_TAG if released else NONPRIVATE_TAG}"
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """Where an FC run got to (for the failure annotation and the app's status line)."""
-
-    last_step: str | None
-    missing: tuple[str, ...]
-    reason: str | None
-    fallback_used: bool
-    fallback_method: str | None
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    def message(self) -> str:
-        """One sentence for the user, e.g. "FriendlyCore stopped after 'match_core' (empty
-        core); the fallback (dp_lloyd) released the centers."."""
-        if self.complete and not self.fallback_used:
-            return "The run completed every step."
-        where = f"after '{self.last_step}'" if self.last_step else "before its first step"
-        why = f" ({self.reason})" if self.reason else ""
-        if self.fallback_used:
-            tail = f"; the fallback ({self.fallback_method or 'fallback'}) released the centers."
-        else:
-            tail = "; no fallback: the run output ⊥ (no centers)."
-        return f"FriendlyCore stopped {where}{why}{tail}"
-
-
-def run_status(result: Result) -> RunStatus:
-    """How far ``result`` got through :data:`PIPELINE_STEPS` and why it stopped."""
-    present = [s for s in PIPELINE_STEPS if _step(result, s) is not None]
-    missing = tuple(s for s in PIPELINE_STEPS if _step(result, s) is None)
-    fb = _step(result, "fallback")
-    used = bool(fb and fb.data.get("used"))
-    reason = (fb.data.get("reason") if fb else None) or result.failure
-    method = fb.data.get("method") if fb else None
-    return RunStatus(present[-1] if present else None, missing, reason, used, method)
-
-
-#: What the backup method is, in the user's words (fc_private_stage's fallback).
-BACKUP_WORDS = "the backup method (a private grid summary of the rows)"
-
-
-def _n_pieces(result: Result) -> int | None:
-    for s in result.trace:
-        if s.name == "tuples" and s.data.get("tuples") is not None:
-            return int(np.shape(s.data["tuples"])[0])
-    return None
-
-
-def plain_status(result: Result) -> str:
-    """The run's outcome in plain words, without internal names: which method answered, and
-    (when FriendlyCore did not) why, e.g. "The 200 pieces did not agree enough for FriendlyCore's
-    core to form at this budget; the backup method (a private grid summary of the rows) answered
-    instead."
-
-    Which of FriendlyCore's tests stopped it is read from the internal ``fc_outcome`` step: a
-    non-private diagnostic, as is everything the app's simulation shows besides the centers.
-    """
-    status = run_status(result)
-    t = _n_pieces(result)
-    pieces = f"the {t} pieces" if t else "the pieces"
-    k = None if result.centers is None else len(result.centers)
-    if status.complete and not status.fallback_used:
-        return (f"FriendlyCore completed every step: {pieces} agreed, and its private average of "
-                f"their centers, refined by one private Lloyd step, gave the {k} centers.")
-    step = result.find("fc_outcome")
-    outcome = None if step is None else step.data.get("reason")
-    text = str(outcome or "")
-    if "match" in text:
-        why = f"{pieces.capitalize()} did not agree enough for FriendlyCore's core to form at this budget"
-    elif "dist" in text or "n̂" in text:
-        why = (f"FriendlyCore's core formed from {pieces}, but too few of its tuples passed the "
-               "second (closeness) test at this budget")
-    else:
-        why = "FriendlyCore did not finish at this budget"
-    if status.fallback_used:
-        return f"{why}; {BACKUP_WORDS} answered instead: the {k} centers shown are its answer."
-    return f"{why}; the backup method is off, so no centers were released."
-
-
-def _step(result: Result, name: str) -> TraceStep | None:
-    """The step called ``name``; None if absent or if it released no centers (FC output ⊥: the
-    private stage keeps every released step on every branch, with ``centers=None`` there)."""
-    for s in result.trace:
-        if s.name == name:
-            if name in ("tuple_averages", "tuple_averages_nonprivate", "lloyd") and \
-                    s.data.get("centers", 0) is None:
-                return None
-            if name == "reorder" and s.data.get("reference", 0) is None:  # empty match core
-                return None
-            return s
-    return None
+from dpviz.viz.storyboard.labels import release_label, wrap
+from dpviz.viz.storyboard.status import RunStatus, drawable_step, plain_status, run_status
 
 
 @dataclass(frozen=True)
@@ -169,7 +62,7 @@ class _Context:
     extra: dict = field(default_factory=dict)
 
     def step(self, name: str) -> TraceStep | None:
-        return _step(self.result, name)
+        return drawable_step(self.result, name)
 
     def ccolor(self, j: int) -> str:
         return colors.cluster_color(int(self.color_of[j]) if j < len(self.color_of) else j)
@@ -179,7 +72,7 @@ def _cluster_centers_for_colors(result: Result) -> np.ndarray | None:
     """Centers indexed by the run's coordinate j (the order of the ordered tuples)."""
     for name, key in (("tuple_averages", "centers"), ("lloyd", "centers"),
                       ("tuple_averages_nonprivate", "centers"), ("reorder", "reference")):
-        s = _step(result, name)
+        s = drawable_step(result, name)
         if s is not None and s.data.get(key) is not None:
             return np.asarray(s.data[key], dtype=float)
     if result.centers is not None:
@@ -437,7 +330,7 @@ def storyboard_panels(
 
 def _annotation(text: str, width: int, size: int, xref: str = "paper",
                 yref: str = "paper") -> dict:
-    return dict(text=_wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
+    return dict(text=wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
                 showarrow=False, bgcolor="rgba(255,255,255,0.85)", bordercolor=colors.REMOVED,
                 font=dict(size=size))
 
@@ -451,26 +344,13 @@ def _single_figure(panel: Panel, proj: Projector, result: Result) -> go.Figure:
     title = panel.title
     status = run_status(result)
     if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
-        title = f"{title}<br><sup>{_wrap(plain_status(result), 90)}</sup>"
+        title = f"{title}<br><sup>{wrap(plain_status(result), 90)}</sup>"
     layout = dict(
         title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
         yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
         annotations=[_annotation(m, 60, 12) for m in panel.messages])
     return go.Figure(data=[_plotly(tr) for tr in panel.traces], layout=layout)
-
-
-def _wrap(text: str, width: int = 48) -> str:
-    words, lines, cur = text.split(), [], ""
-    for w in words:
-        if cur and len(cur) + 1 + len(w) > width:
-            lines.append(cur)
-            cur = w
-        else:
-            cur = f"{cur} {w}".strip()
-    if cur:
-        lines.append(cur)
-    return "<br>".join(lines)
 
 
 def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
@@ -609,7 +489,7 @@ def storyboard_figure(
                 layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
-    sub = _wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
+    sub = wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
     layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
                   annotations=annotations, template=colors.TEMPLATE,
                   height=height_per_row * rows + 120,
