@@ -21,21 +21,20 @@ import dpviz.viz.raster
 import dpviz.viz.storyboard
 from app.components import (
     algorithm_view,
-    cache,
     controls,
     data_source,
+    downloads,
     explore_form,
+    explore_live,
     live_chart,
     modes,
+    profiler,
     run,
     state,
 )
 
 st.title("Explore: one private run, step by step")
 
-_LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
-_LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
-_VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
 VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
 
@@ -90,32 +89,9 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
-def _projection(ds):
-    viz = dpviz.viz
-    return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
-        ds.X, feature_names=ds.feature_names))
-
-
-def _live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
-    """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
-    on the background worker, see :func:`_prefetch_next`).
-
-    The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
-    point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
-    every point; fixed margins and no tick labels let plotly.js lay it out in one pass
-    (docs/app.md has the numbers). Returned as JSON, the form that is cached and sent.
-    """
-    ref_centers = ref.centers if ref is not None else ds.true_centers
-    fig = dpviz.viz.storyboard.storyboard_figure(
-        result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
-        max_points=1_000, height_per_row=330, title=" ", legend=False, tick_labels=False,
-        margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
-    return fig.to_json()
-
-
 def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     storyboard = dpviz.viz.storyboard
-    proj = _projection(ds)
+    proj = explore_live.projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     with st.container(key="storyboard"):
         if proj.method == "pca":
@@ -129,29 +105,10 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
-                           "slower)", key=_VECTOR, value=False)
-        spec = cache.memo("live_figures", ("live", result_key, vector),
-                          lambda: _live_figure_json(result, ds, ref, proj, vector=vector))
-        live_chart.live_chart(spec, key="storyboard_live")
+                           "slower)", key=explore_live.VECTOR, value=False)
+        live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
+                              key="storyboard_live")
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
-
-
-def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
-    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
-    and (if shown) their storyboard figures on the background worker: the next move is most
-    often one step of one slider. Speculation of earlier moves that has not started is
-    withdrawn first. Same seeds, so the same release as computing them on the move; nothing
-    computed here is shown unless the user moves there."""
-    cache.cancel_queued("run", "statement", "live_figures")
-    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
-    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
-    proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
-    for step in steps:
-        get_result = run.prefetch(ds, stage, step)
-        if figure and get_result is not None:
-            cache.speculate("live_figures", ("live", step.private_key(ds), vector),
-                            lambda get=get_result: _live_figure_json(get(), ds, ref, proj,
-                                                                     vector=vector))
 
 
 def _view_picker() -> str:
@@ -270,12 +227,12 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
         locked = st.session_state.setdefault("_cloud_scale", {})
         key = (ds.content_hash, cfg.k)
         if key not in locked:
-            locked[key] = viz.noise.zoom_scale(draws, ref_centers, _projection(ds))
+            locked[key] = viz.noise.zoom_scale(draws, ref_centers, explore_live.projection(ds))
         scale = locked[key]
     elif not fixed:
         st.session_state.pop("_cloud_scale", None)
     fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom, scale=scale, projector=_projection(ds))
+                                       zoom=zoom, scale=scale, projector=explore_live.projection(ds))
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
     c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
@@ -288,11 +245,11 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3 = st.columns(3)
     c1.download_button("Simulated centers (CSV, do not publish)",
-                       run.centers_csv(result, ds.feature_names),
+                       downloads.centers_csv(result, ds.feature_names),
                        file_name="dpviz_simulated_centers.csv", mime="text/csv", key="dl_centers",
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
-                       run.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict()),
                        file_name="dpviz_run_config.json", mime="application/json",
                        key="dl_config", on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers
@@ -328,7 +285,7 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
-    lap = run.Laps("explore.live")
+    lap = profiler.Laps("explore.live")
     c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
     with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
@@ -337,17 +294,15 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
         rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
-    result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
-    try:
-        result = run.private_run(ds, stage, cfg)
-        st.session_state[_LAST_RESULT] = (result_key, result)
-    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        _error(run.error_text(exc))
-        failed, last = True, st.session_state.get(_LAST_RESULT)
-        if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
-            return
-        result_key, result = last
+    stage_key = cfg.stage_key(ds)
+    shown = explore_live.private_or_last(ds, stage, cfg)
+    if shown.error is not None:
+        _error(shown.error)
+    if shown.result is None:
+        return
+    if shown.error is not None:
         st.caption("Showing the previous result.")
+    result_key, result, failed = shown.key, shown.result, shown.error is not None
     lap("private")
     statement = run.statement(result_key, result, delta)
     lap("statement")
@@ -387,12 +342,12 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("view")
     state.sync_url()
     if not failed:
-        _prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
+        explore_live.prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
     lap.done()
 
 
 def main() -> None:
-    run.Laps("explore.main (full rerun)").done()
+    profiler.Laps("explore.main (full rerun)").done()
     explore_form.sidebar_form()
     choice = data_source.current()
     if choice.error:
@@ -424,17 +379,13 @@ def main() -> None:
     modes.simulation_badge("simulation_badge_explore")
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius)
-    try:
-        with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
-                        f"{cfg.oracle}…"):
-            stage = run.tuple_stage(ds, cfg)
-        st.session_state[_LAST] = (ds, stage, cfg)
-    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        _error(run.error_text(exc))
-        last = st.session_state.get(_LAST)
-        if last is None:
-            return
-        ds, stage, cfg = last
+    staged = explore_live.stage_or_last(ds, cfg)
+    if staged.error is not None:
+        _error(staged.error)
+    if staged.stage is None:
+        return
+    ds, stage, cfg = staged.ds, staged.stage, staged.cfg
+    if staged.error is not None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
     live(ds, stage, cfg)
