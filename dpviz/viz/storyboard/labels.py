@@ -16,6 +16,12 @@ def release_label(name: str, released: bool) -> str:
     return f"{name} — {PRIVATE_TAG if released else NONPRIVATE_TAG}"
 
 
+#: Legend entries of trace kinds drawn once per cluster or coordinate (one entry per kind; the
+#: colour of each trace tells the clusters apart).
+KIND_CLOUDS = "coordinate clouds Q_j (colour: j)"
+KIND_BY_CENTER = "data by nearest center (colour: center)"
+
+
 #: One caption per panel of the Fig. 3 storyboard (the app's lists under the panels).
 PANEL_TEXT: dict[str, str] = {
     "a": "The data (input; never released).",

@@ -35,7 +35,7 @@ from dpviz.viz.data import (
     points_traces,
     project_2d,
 )
-from dpviz.viz.storyboard.labels import release_label, wrap
+from dpviz.viz.storyboard.labels import KIND_BY_CENTER, KIND_CLOUDS, release_label, wrap
 from dpviz.viz.storyboard.status import RunStatus, drawable_step, plain_status, run_status
 
 
@@ -103,7 +103,7 @@ def _context(
     return _Context(result, X, proj, P, idx, X.shape[0], color_of, run_status(result))
 
 
-def _faint_data(ctx: _Context, *, showlegend: bool = False) -> dict:
+def _faint_data(ctx: _Context, *, showlegend: bool = True) -> dict:
     tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
                        showlegend=showlegend)[0]
     return dict(tr, _raster="background")
@@ -201,9 +201,10 @@ def _panel_d(ctx: _Context) -> Panel:
         return Panel("d", "d. reference tuple and the split", tuple(traces), _missing(ctx, "reorder"))
     ordered = np.asarray(s.data["ordered"], dtype=float)
     for j in range(ordered.shape[1]):
-        traces.append(_cloud(ordered[:, j, :], ctx.proj,
-                             name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})", s.released),
-                             marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)))
+        traces.append(dict(_cloud(ordered[:, j, :], ctx.proj,
+                                  name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})", s.released),
+                                  marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)),
+                           _kind=release_label(KIND_CLOUDS, s.released)))
     ref = ctx.proj.transform(np.asarray(s.data["reference"], dtype=float))
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
                                 color=colors.REFERENCE, symbol="circle-open", size=16,
@@ -219,10 +220,11 @@ def _panel_e(ctx: _Context) -> Panel:
     if ro is not None:
         ordered = np.asarray(ro.data["ordered"], dtype=float)
         for j in range(ordered.shape[1]):
-            traces.append(_cloud(ordered[:, j, :], ctx.proj, showlegend=False,
-                                 name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})",
-                                                    ro.released),
-                                 marker=dict(size=4, color=ctx.ccolor(j), opacity=0.25)))
+            traces.append(dict(_cloud(ordered[:, j, :], ctx.proj, showlegend=False,
+                                      name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})",
+                                                         ro.released),
+                                      marker=dict(size=4, color=ctx.ccolor(j), opacity=0.25)),
+                               _kind=release_label(KIND_CLOUDS, ro.released)))
     if s is None:
         return Panel("e", "e. private vs non-private averages", tuple(traces),
                      _missing(ctx, "tuple_averages"))
@@ -279,10 +281,12 @@ def _panel_g(ctx: _Context) -> Panel:
     s, part = ctx.step("lloyd"), ctx.step("lloyd_partition")
     traces: list[Any] = []
     if part is not None and part.data.get("labels") is not None:
-        labels = np.asarray(part.data["labels"])[ctx.idx]
+        lab = np.asarray(part.data["labels"])[ctx.idx]
         suffix = release_label("", part.released)
-        traces += _dense(points_traces(ctx.P, labels, color_of=ctx.color_of, suffix=suffix,
-                                       name="data by nearest center", opacity=0.3, size=3))
+        kind = KIND_BY_CENTER + suffix
+        traces += [dict(tr, _kind=kind) for tr in _dense(points_traces(
+            ctx.P, lab, color_of=ctx.color_of, suffix=suffix, name="data by nearest center",
+            opacity=0.3, size=3))]
     else:
         traces.append(_faint_data(ctx))
     if s is None:
@@ -414,6 +418,7 @@ def storyboard_figure(
     title: str | None = None,
     points: Literal["vector", "raster"] = "vector",
     legend: bool = True,
+    legend_in_free_cell: bool = False,
     tick_labels: bool = True,
     margin: dict | None = None,
 ) -> go.Figure:
@@ -436,6 +441,13 @@ def storyboard_figure(
     legend : bool
         False leaves the legend out (and, with "raster", the data-less traces that carry the
         legend entries of the images): a smaller figure for callers that explain it in text.
+        A trace kind drawn once per cluster or coordinate (the clouds Q_j, the data by nearest
+        center) has one entry; the trace's colour tells the clusters apart.
+    legend_in_free_cell : bool
+        Draw the legend in the grid's first empty cell (e.g. the sixth cell of panels (c)-(g)
+        on 2 × 3) instead of below the grid: it is then inside the plot area, so fixed
+        ``margin`` need not grow for it and plotly.js still lays the figure out in one pass.
+        Needs fewer panels than cells.
     tick_labels : bool
         False hides the axes' tick labels (the projected coordinates carry no meaning a reader
         needs); with ``margin`` it spares plotly.js a second layout pass to fit them.
@@ -451,6 +463,9 @@ def storyboard_figure(
     """
     if points not in ("vector", "raster"):
         raise ValueError(f"The 'points' parameter must be 'vector' or 'raster'. Got {points!r}.")
+    if legend_in_free_cell and len(panels) % cols == 0:
+        raise ValueError(f"legend_in_free_cell needs a free cell: {len(panels)} panels fill "
+                         f"{len(panels) // cols} rows of {cols}. Use another 'cols'.")
     X_arr = np.asarray(getattr(X, "X", X), dtype=float)
     proj = projector or project_2d(X_arr)
     plist = storyboard_panels(result, X_arr, panels=panels, projector=proj,
@@ -467,7 +482,7 @@ def storyboard_figure(
     seen: set[str] = set()
     for i, p in enumerate(plist):
         sfx = "" if i == 0 else str(i + 1)
-        traces = list(p.traces)
+        traces = _one_entry_per_kind(p.traces)
         if window is not None:
             traces, uris = _rasterize(traces, window, stubs=legend)
             images += [raster.layout_image(u, window, xref=f"x{sfx}", yref=f"y{sfx}")
@@ -475,7 +490,8 @@ def storyboard_figure(
             layout.setdefault(f"xaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 0))
             layout.setdefault(f"yaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 1))
         for tr in traces:
-            tr = dict(_plotly(tr), xaxis=f"x{sfx}", yaxis=f"y{sfx}", legendgroup=tr["name"])
+            tr = dict(_plotly(tr), xaxis=f"x{sfx}", yaxis=f"y{sfx}",
+                      legendgroup=tr.get("legendgroup") or tr["name"])
             if tr["name"] in seen or tr.get("showlegend") is False:
                 tr["showlegend"] = False
             else:
@@ -484,6 +500,8 @@ def storyboard_figure(
         annotations += [_annotation(m, 40, 10, f"x{sfx} domain", f"y{sfx} domain")
                         for m in p.messages]
         layout.setdefault(f"yaxis{sfx}", {}).update(scaleanchor=f"x{sfx}", scaleratio=1)
+        for axis, text in zip((f"xaxis{sfx}", f"yaxis{sfx}"), proj.axis_titles, strict=True):
+            layout.setdefault(axis, {})["title"] = dict(text=text, font=dict(size=10), standoff=2)
         if not tick_labels:
             for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
                 layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
@@ -495,11 +513,41 @@ def storyboard_figure(
                   height=height_per_row * rows + 120,
                   legend=dict(orientation="h", y=-0.05, itemsizing="constant"),
                   showlegend=legend)
+    if legend_in_free_cell:
+        layout["legend"] = _legend_in_cell(layout, len(plist) + 1)
     if margin is not None:
         layout["margin"] = dict(margin, autoexpand=False)
     if images:
         layout["images"] = images
     return go.Figure(data=data, layout=layout)
+
+
+def _one_entry_per_kind(traces: Sequence[dict]) -> list[dict]:
+    """One legend entry per trace kind (``_kind``): the first trace of a kind is named after
+    it, the others join its legend group without an entry of their own."""
+    out, kinds = [], set()
+    for tr in traces:
+        kind = tr.get("_kind")
+        if kind is None:
+            out.append(tr)
+        elif kind in kinds or tr.get("showlegend") is False:
+            out.append(dict(tr, showlegend=False, legendgroup=kind))
+        else:
+            kinds.add(kind)
+            out.append(dict(tr, name=kind, legendgroup=kind))
+    return out
+
+
+def _legend_in_cell(layout: dict, cell: int) -> dict:
+    """A vertical legend at the top left of the grid's ``cell`` (1-based), whose axes are hidden."""
+    sfx = "" if cell == 1 else str(cell)
+    for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
+        layout.setdefault(axis, {})["visible"] = False
+    x0 = layout[f"xaxis{sfx}"]["domain"][0]
+    y1 = layout[f"yaxis{sfx}"]["domain"][1]
+    return dict(x=x0, y=y1, xanchor="left", yanchor="top", orientation="v", itemsizing="constant",
+                tracegroupgap=2,
+                font=dict(size=10), bgcolor="rgba(0,0,0,0)")
 
 
 @functools.lru_cache(maxsize=16)
