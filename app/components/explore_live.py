@@ -5,6 +5,9 @@
   result instead of a blank page (:func:`stage_or_last`, :func:`private_or_last`).
 - The live storyboard figure of panels (c)-(g) is a pure function of the run
   (:func:`live_figure_json`), so it can be built on the background worker.
+- The main panel (:func:`main_panel`, :mod:`dpviz.viz.main_panel`) keeps the centers of the
+  runs shown before on this tuple stage (faint earlier draws) and one noise-cloud
+  magnification per dataset and k, so that the cloud grows and shrinks with ρ.
 - :func:`prefetch_next` speculates the private runs one slider step away, their privacy
   statements and (if shown) their figures (:func:`app.components.cache.speculate`).
 
@@ -19,12 +22,16 @@ from typing import Any
 import streamlit as st
 
 import dpviz.viz.data
+import dpviz.viz.main_panel
 import dpviz.viz.storyboard
 from app.components import cache, controls, run
 
 LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
 VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
+DRAWS = "_explore_draws"  # (stage key, {private key: centers}) of the runs shown on this stage
+MAGNIFICATION = "_explore_noise_x"  # {(content hash, k): M} of the main panel's noise cloud
+EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps
 
 
 def projection(ds):
@@ -129,3 +136,46 @@ def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
                             lambda get=get_result: live_figure_json(get(), ds, ref, proj,
                                                                     vector=vector))
+
+
+def remember_draw(stage_key: tuple, result_key: tuple, result) -> list:
+    """Record the shown run's centers for this tuple stage and return the earlier ones (up to
+    :data:`EARLIER_DRAWS`, oldest first, without this run's)."""
+    stage, draws = st.session_state.get(DRAWS, (None, None))
+    if stage != stage_key or draws is None:
+        draws = {}
+    earlier = [c for k, c in draws.items() if k != result_key]
+    draws.pop(result_key, None)
+    if result.centers is not None:
+        draws[result_key] = result.centers
+    while len(draws) > EARLIER_DRAWS + 1:
+        draws.pop(next(iter(draws)))
+    st.session_state[DRAWS] = (stage_key, draws)
+    return earlier[-EARLIER_DRAWS:]
+
+
+def magnification(ds, k: int, result, proj) -> float | None:
+    """The main panel's noise-cloud factor M for this dataset and k, fixed by the first run that
+    released Gaussian-noised centers (:func:`dpviz.viz.main_panel.cloud_magnification`)."""
+    mp = dpviz.viz.main_panel
+    locked = st.session_state.setdefault(MAGNIFICATION, {})
+    key = (ds.content_hash, int(k))
+    if key not in locked:
+        noise = mp.released_noise(result)
+        if noise is None:
+            return None
+        window = mp.data_window(ds.X, proj)
+        locked[key] = mp.cloud_magnification(noise[1], window.x1 - window.x0)
+    return locked[key]
+
+
+def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
+    """The main panel's figure (JSON) for the run on screen: data, private centers, the noise
+    cloud ×M and the earlier draws of this tuple stage."""
+    proj = projection(ds)
+    earlier = remember_draw(cfg.stage_key(ds), result_key, result)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    fig = dpviz.viz.main_panel.main_panel_figure(
+        result, ds.X, projector=proj, reference_centers=ref_centers, earlier=earlier,
+        magnification=magnification(ds, cfg.k, result, proj))
+    return fig.to_json()

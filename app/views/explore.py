@@ -33,6 +33,9 @@ from app.components import (
     state,
 )
 
+# One screen at 1280×720 (issue 16): the sliders and the main panel beside them fit when the
+# page's top padding is 2.5rem instead of Streamlit's 6rem (style-only HTML takes no space).
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
@@ -286,11 +289,17 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
     lap = profiler.Laps("explore.live")
-    c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
+    # The sliders on the left, the one main panel they change on the right: both on one screen
+    # at 1280×720 (issue 16).
+    left, right = st.columns([5, 6], gap="medium")
+    rho_slot = left.container()
+    c2, c2b = left.columns(2)
+    c3 = left.container()
     with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
+    with c2b:
         fallback = fallback_toggle()
-    with c1:
+    with rho_slot:
         mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
         rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
@@ -325,6 +334,10 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
+    with right, st.container(key="main_panel"):
+        live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
+                              key="main_panel_chart")
+    lap("main panel")
     _tiles(run.diagnostics(ds, stage, result, ref), result)
     lap("tiles")
 
