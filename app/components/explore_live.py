@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import plotly.io as pio
 import streamlit as st
 
 import dpviz.viz.data
@@ -175,7 +176,7 @@ def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
     proj = projection(ds)
     earlier = remember_draw(cfg.stage_key(ds), result_key, result)
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    fig = dpviz.viz.main_panel.main_panel_figure(
+    spec = dpviz.viz.main_panel.main_panel_spec(
         result, ds.X, projector=proj, reference_centers=ref_centers, earlier=earlier,
         magnification=magnification(ds, cfg.k, result, proj))
-    return fig.to_json()
+    return pio.to_json(spec, validate=False)
