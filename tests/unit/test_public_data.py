@@ -138,3 +138,27 @@ def test_public_records_improve_kernel_kmeans_on_digits() -> None:
         acc_pub.append(1 - labeling_failure(y, a.find("partition").data["labels"]))
         acc_ball.append(1 - labeling_failure(y, b.find("partition").data["labels"]))
     assert np.mean(acc_pub) > np.mean(acc_ball) + 0.1, (acc_pub, acc_ball)
+
+
+def test_the_command_line_reads_public_records_with_public(tmp_path, capsys) -> None:
+    import json
+
+    from dpviz.cli import main
+
+    X, _ = _blobs(n=400)
+    head = ",".join(f"c{j}" for j in range(6))
+    np.savetxt(tmp_path / "private.csv", X[40:], delimiter=",", header=head, comments="")
+    np.savetxt(tmp_path / "public.csv", X[:40], delimiter=",", header=head, comments="")
+    out = tmp_path / "release.json"
+    base = ["run", str(tmp_path / "private.csv"), "--algorithm", "kernel_kmeans", "--k", "3", "--epsilon",
+            "2", "--delta", "1e-6", "--radius", "2.5", "--n-declared", "360", "--out", str(out), "--quiet"]
+    assert main([*base, "--public", str(tmp_path / "public.csv")]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["parameters"]["run"]["public_rows"] == 40
+    assert doc["parameters"]["run"]["init_from"] == "public records"
+    assert np.asarray(doc["centers"]).shape == (3, 6) and doc["statement"]["epsilon"] <= 2.0 * (1 + 1e-12)
+    assert main([*base[:3], "friendlycore", *base[4:], "--public", str(tmp_path / "public.csv"),
+                 "--mode", "stream"]) == 2
+    assert "--public needs the in-memory path" in capsys.readouterr().err
+    assert main([*base[:3], "dp_lloyd", *base[4:], "--public", str(tmp_path / "public.csv")]) == 2
+    assert "'dp_lloyd' does not" in capsys.readouterr().err
