@@ -126,6 +126,44 @@ def sample_grid_figure(rows: Sequence[np.ndarray], *, shape: tuple[int, int] = (
     return fig
 
 
+def synthetic_scatter_figure(real: np.ndarray, synthetic: np.ndarray, components: np.ndarray, *,
+                             title: str = "", max_points: int = 3000) -> go.Figure:
+    """Synthetic rows coloured by mixture component (DP output) over the real rows (grey, NON-PRIVATE).
+
+    Two columns are drawn as they are; more are projected on the top-2 principal axes of the
+    SYNTHETIC rows (a DP output, so the projection reads no private row). Axis titles are generic
+    (column names come from a user's file and are not put into figures).
+    """
+    real = np.asarray(real, dtype=np.float64)
+    synthetic = np.asarray(synthetic, dtype=np.float64)
+    d = synthetic.shape[1]
+    if d <= 2:  # the columns as they are (one column: on a line)
+        mu, V = np.zeros(d), np.eye(d, 2)
+        axes = ("column 1", "column 2" if d == 2 else "")
+    else:
+        mu, V = _pca_basis(synthetic)
+        axes = ("PC 1 of the synthetic rows", "PC 2 of the synthetic rows")
+
+    def proj(A: np.ndarray) -> np.ndarray:
+        return (A - mu) @ V
+
+    step_r = max(1, real.shape[0] // max_points)
+    step_s = max(1, synthetic.shape[0] // max_points)
+    fig = go.Figure()
+    r = proj(real[::step_r])
+    fig.add_scattergl(x=r[:, 0], y=r[:, 1], mode="markers", name="real rows (non-private view)",
+                      marker=dict(size=4, color="#BBBBBB", opacity=0.5), hoverinfo="skip")
+    S, comp = synthetic[::step_s], np.asarray(components)[::step_s]
+    for j in np.unique(comp):
+        m = comp == j
+        sp = proj(S[m])
+        fig.add_scattergl(x=sp[:, 0], y=sp[:, 1], mode="markers", name=f"synthetic, cluster {int(j)} (DP)",
+                          marker=dict(size=5, color=cluster_color(int(j)), opacity=0.7))
+    fig.update_layout(title=dict(text=title), xaxis=dict(title=dict(text=axes[0])),
+                      yaxis=dict(title=dict(text=axes[1])), height=480, legend=dict(itemsizing="constant"))
+    return fig
+
+
 def epsilon_vs_epochs_figure(setting: AcsSetting, epochs: Sequence[float], *, k: int = 10,
                              pld: bool = True) -> go.Figure:
     """ε vs SGD epochs (Fig. 2 style): the paper's accountant, RDP, PLD and the one-model bound.
