@@ -63,8 +63,9 @@ def test_accuracy_vs_eps_by_d_on_digits_mean_and_band_over_five_seeds() -> None:
         up, down = np.asarray(band.y[: len(eps)]), np.asarray(band.y[len(eps):])[::-1]
         np.testing.assert_allclose((up + down) / 2, line.y)
     by = {tr.name: np.asarray(tr.y) for tr in lines}
-    # the paper's ordering at large ε: more features, better accuracy; and accuracy grows with ε
-    assert by["kernel k-means, d = 200"][-1] > by["kernel k-means, d = 10"][-1]
+    # the paper's trade-off: small d wins at small ε, large d at large ε; accuracy grows with ε
+    assert by["kernel k-means, d = 10"][0] > by["kernel k-means, d = 200"][0] + 0.1  # ε = 0.5
+    assert by["kernel k-means, d = 200"][-1] > by["kernel k-means, d = 10"][-1] + 0.1  # ε = 16
     assert by["kernel k-means, d = 200"][-1] > by["kernel k-means, d = 200"][0] + 0.2
     assert "clustering accuracy (Hungarian)" in fig.layout.title.text
     assert elapsed < 30.0, elapsed  # ~3 s on a quiet 2-core machine; generous under shared load
