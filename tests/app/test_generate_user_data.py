@@ -3,6 +3,7 @@ in the background, the guarantee, a scatter of synthetic vs real rows per cluste
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import time
@@ -97,3 +98,21 @@ def test_a_formula_like_column_name_is_neutralised_in_the_csv():
     out = synthetic_table_csv(Fake(), 3, 0, "g", box, ("=HYPERLINK(1)", 'a,"b"')).decode().splitlines()
     assert out[1] == '\'=HYPERLINK(1),"a,""b""",component'
     assert out[2] == "0,2,0"
+
+
+def test_64_column_data_is_shown_as_8x8_images():
+    at = open_app("generate", src="builtin", builtin="digits", k="4")
+    at.radio(key="dpgm_data").set_value("data").run()
+    assert not at.exception
+    assert "(shown as 8×8 images)" in texts(at) and "declared size n = 1,527" in texts(at)
+    at.number_input(key="dpgm_k").set_value(2)
+    at.number_input(key="dpgm_epochs").set_value(1)
+    at.button(key="dpgm_train").click().run()
+    job = _wait(at)
+    assert job.error is None and job.config["input"].image
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    grid = next(c for c in charts if "Synthetic 8×8 rows per cluster" in c["layout"]["title"]["text"])
+    zspec = grid["data"][0]["z"]  # plotly's typed-array encoding: base64 bytes, dtype and shape
+    z = np.frombuffer(base64.b64decode(zspec["bdata"]), dtype=zspec["dtype"])
+    assert z.size == (2 * 9 + 1) * (10 * 9 + 1)  # 2 clusters × 10 images of 8×8 with 1-pixel gaps
+    assert np.nanmin(z) >= 0.0 and np.nanmax(z) <= 1.0  # shown on the public box's scale
