@@ -126,5 +126,23 @@ def describe(ds) -> str:
     src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
     lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
     note = (" · standardized with its own mean and sd (not private: fine for a public benchmark, "
-            "not for your data)") if ds.source == "builtin" else ""
+            "not for your data)") if ds.source == "builtin" else scaling_note(ds)
     return f"**{safe.md(ds.name)}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}{note}"
+
+
+def scaling_note(ds) -> str:
+    """How an upload was scaled and filled, in the words the privacy statement needs."""
+    prm = ds.params
+    parts = []
+    if prm.get("imputed"):
+        parts.append("missing values filled with declared constants")
+    scaled = prm.get("scaled")
+    if scaled == "declared public bounds":
+        src = prm.get("bounds_source")
+        parts.append("scaled into [−1, 1] by bounds " + (
+            "suggested from this file's range (NOT private: the guarantee does not cover the "
+            "bounds)" if src else "you declared (public)"))
+    elif scaled:
+        parts.append("standardized with this file's own mean and sd (NOT private: the guarantee "
+                     "does not cover the scaling)")
+    return "".join(f" · {p}" for p in parts)

@@ -2,9 +2,9 @@
 
 - :func:`likely_id_columns` flags columns that look like identifiers or class labels (by name:
   ``id``, ``customer_id``, ``target``, ``label``, ``class``; by values: a monotone integer
-  sequence, all-distinct integers, or an integer column with few values). Clustering on them
-  clusters row numbers or the answer key. It reads the values (a non-private look for the data
-  owner, used only to pre-select columns the user confirms).
+  sequence, distinct integers packed into a range of < 2n, or an integer column with few
+  values). Clustering on them clusters row numbers or the answer key. It reads the values (a
+  non-private look for the data owner, used only to pre-select columns the user confirms).
 - :func:`scale_by_bounds` maps each column from a publicly declared interval [lo, hi] onto
   [−1, 1] (values outside are clipped: a per-row rule), so Λ = √d is known without looking at
   any row. :func:`scale_by_data` z-scores by the data's own mean and sd: NOT private (the mean
@@ -33,8 +33,13 @@ SCALED_BY_DATA = "this file's own mean and sd (NOT private)"
 SCALED_BY_BOUNDS = "declared public bounds"
 
 
+#: Whole numbers beyond this are floats that happen to be integral (float64 has 53 bits).
+_MAX_ID = 2.0**53
+
+
 def _is_integer(col: np.ndarray) -> bool:
-    return col.size > 0 and bool(np.all(np.isfinite(col))) and bool(np.all(col == np.round(col)))
+    return (col.size > 0 and bool(np.all(np.isfinite(col))) and bool(np.all(np.abs(col) < _MAX_ID))
+            and bool(np.all(col == np.round(col))))
 
 
 def likely_id_columns(values: np.ndarray, names: Sequence[str]) -> dict[str, str]:
@@ -58,7 +63,8 @@ def likely_id_columns(values: np.ndarray, names: Sequence[str]) -> dict[str, str
         diffs = np.diff(col)
         if np.all(diffs > 0) or np.all(diffs < 0):
             out[name] = "its values are whole numbers that only go up (or only down): a row number"
-        elif np.unique(col).size == col.size:
+        elif np.unique(col).size == col.size and np.ptp(col) < 2 * col.size:
+            # distinct AND dense (ids are near-consecutive); whole-dollar incomes are not dense
             out[name] = "every row has a different whole number: an identifier"
         elif np.unique(col).size <= LOW_CARDINALITY and col.size >= 5 * LOW_CARDINALITY:
             out[name] = (f"it has only {np.unique(col).size} different whole-number values: "

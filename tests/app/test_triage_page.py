@@ -35,3 +35,86 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_applies_itself():
 def test_no_verdict_without_a_declared_radius():
     at = open_app("data", src="upload")
     assert "Triage" not in texts(at)
+
+
+def customers_csv(n: int = 20_000, seed: int = 7) -> bytes:
+    """A customers table: an id column, age, income in the tens of thousands, visits; 4 groups;
+    ~2% of ages and ~1% of visits missing."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centers = np.array([[25, 30_000, 2], [45, 60_000, 8], [60, 90_000, 4], [35, 45_000, 12]], float)
+    lab = rng.integers(0, 4, n)
+    raw = centers[lab] + rng.normal(size=(n, 3)) * np.array([4.0, 4_000.0, 1.0])
+    lines = ["customer_id,age,income,visits"]
+    for i, (a, inc, v) in enumerate(raw):
+        age = "" if rng.random() < 0.02 else f"{a:.0f}"
+        vis = "" if rng.random() < 0.01 else f"{v:.1f}"
+        lines.append(f"{100_001 + i},{age},{inc:.0f},{vis}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+#: Public bounds an analyst knows without looking: ages 18–90, incomes 0–150,000, 0–30 visits.
+BOUNDS = {"age": (18.0, 90.0), "income": (0.0, 150_000.0), "visits": (0.0, 30.0)}
+
+
+def _bound_inputs(at, which: str):
+    return [w for w in at.number_input if w.key and w.key.startswith(f"csv_{which}_")]
+
+
+def test_upload_customers_ids_out_preview_bounds_verdict_and_k_suggestion():
+    at = open_app("data", **{"src": "generate", "n": "2000"})
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("customers.csv", customers_csv(), "text/csv")
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="csv_columns").value == ["age", "income", "visits"]
+    ids = container(at, "csv_ids").caption[0].value
+    assert "customer\\_id — its name 'customer\\_id' says it is an identifier" in ids
+    preview = container(at, "csv_preview").code[0].value
+    assert preview.splitlines()[0].split() == ["customer_id", "age", "income", "visits"]
+    assert len(preview.splitlines()) == 6
+    assert at.radio(key="csv_missing").value == "drop"
+    at.radio(key="csv_scale").set_value("bounds").run()
+    assert "NOT private" in texts(at)  # the prefilled range is measured on the rows
+    lows, highs = _bound_inputs(at, "lo"), _bound_inputs(at, "hi")
+    assert len(lows) == len(highs) == 3
+    for w, (lo, _) in zip(lows, BOUNDS.values(), strict=True):
+        w.set_value(lo)
+    for w, (_, hi) in zip(highs, BOUNDS.values(), strict=True):
+        w.set_value(hi)
+    at.run()
+    assert "Λ = √3 = 1.732" in texts(at)
+    at.button(key="csv_use").click().run()
+    assert not at.exception
+    facts = container(at, "data_facts").markdown[0].value
+    assert "scaled into \\[−1, 1\\] by bounds you declared \\(public\\)" in facts or \
+        "scaled into [−1, 1] by bounds you declared (public)" in facts
+    text = _verdict_text(at)
+    assert "did not agree on 8 clusters" in text
+    (button,) = [b for b in at.button if b.key.startswith("triage_apply_") and "set k = 4" in b.label]
+    button.click().run()
+    assert at.session_state["params"]["k"] == 4
+    assert "Applied: k (clusters) 8 → 4" in _verdict_text(at)
+    assert "Predicted: FriendlyCore's core forms" in _verdict_text(at)
+    at.switch_page("views/explore.py").run()
+    assert not at.exception
+    assert "FriendlyCore completed every step" in texts(at)
+
+
+def test_mean_sd_scaling_is_labelled_not_private_on_the_page_and_in_the_description():
+    at = open_app("data", **{"src": "generate", "n": "2000"})
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("customers.csv", customers_csv(3000), "text/csv")
+    at.run()
+    at.radio(key="csv_missing").set_value("fill").run()
+    fills = [w for w in at.number_input if w.key and w.key.startswith("csv_fill_")]
+    assert len(fills) == 2  # age and visits have gaps
+    at.radio(key="csv_scale").set_value("data").run()
+    assert "mean and sd are statistics of *these* rows" in texts(at)
+    at.number_input(key="csv_radius").set_value(5.0).run()
+    at.button(key="csv_use").click().run()
+    facts = container(at, "data_facts").markdown[0].value
+    assert "n = 3,000" in facts  # filled, not dropped
+    assert "missing values filled with declared constants" in facts
+    assert "own mean and sd (NOT private" in facts
