@@ -64,6 +64,12 @@ def panel(ds) -> None:
         if applied:
             st.success(applied + " Open Explore to run FriendlyCore with it.",
                        icon=":material/check:")
+        note = data_source.k_note(ds, cfg.k)
+        if note:
+            with st.container(key="triage_k_note"):
+                st.info(note)
+                st.button(f"Set k = {ds.k}", key="triage_k_data", on_click=_apply,
+                          args=({"k": int(ds.k)},), icon=":material/tune:")
         (st.success if v.success else st.warning)(v.headline)
         st.caption(f"At k = {v.k}, t = {v.t}, ρ = {v.rho:.3g}, δ = {v.delta:g}.")
         st.markdown(f"**Public** · {v.public_line.removeprefix('From public inputs only: ')}")

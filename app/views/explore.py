@@ -462,6 +462,8 @@ def main() -> None:
         ds, stage, cfg = last
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
+        st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)
 
 

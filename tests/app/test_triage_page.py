@@ -3,7 +3,7 @@ non-private parts labelled apart, and a suggestion button that applies itself an
 
 from __future__ import annotations
 
-from apptest_helpers import container, open_app, texts
+from apptest_helpers import container, has_container, open_app, texts
 
 LESSON = {"src": "generate", "gen": "fig6_blobs", "n": "20000", "gk": "8", "k": "8", "t": "200"}
 
@@ -118,3 +118,16 @@ def test_mean_sd_scaling_is_labelled_not_private_on_the_page_and_in_the_descript
     assert "n = 3,000" in facts  # filled, not dropped
     assert "missing values filled with declared constants" in facts
     assert "own mean and sd (NOT private" in facts
+
+
+def test_iris_with_k8_is_announced_and_one_click_sets_k3():
+    """Issue 16: iris reported 8 centers and showed ~6 (k stayed 8 on a 3-class dataset)."""
+    at = open_app("data", src="builtin", builtin="iris", k="8", t="3")
+    note = container(at, "triage_k_note").info[0].value
+    assert "This dataset has 3 classes; the run asks for k = 8 centers" in note
+    at.button(key="triage_k_data").click().run()
+    assert at.session_state["params"]["k"] == 3
+    assert "Applied: k (clusters) 8 → 3." in _verdict_text(at)
+    assert not has_container(at, "triage_k_note")
+    at2 = open_app(None, src="builtin", builtin="iris", k="8", t="3")
+    assert "This dataset has 3 classes; the run asks for k = 8 centers" in texts(at2)
