@@ -105,8 +105,8 @@ def filter_scores_figure(
         title=dict(text=wrap(title or label + ": noisy scores vs keep threshold", 45) + "<br><sup>"
                    + wrap(f"{sub}; an element is kept iff its noisy score ẑ ≥ τ", 60) + "</sup>"),
         barmode="overlay", template=colors.TEMPLATE, bargap=0.05, shapes=shapes,
-        annotations=notes, margin=dict(t=110, b=150),
-        legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"),
+        annotations=notes, margin=dict(t=110, b=170),
+        legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
         xaxis=dict(title=dict(text="noisy score ẑ<br>= friend count − n/2 + noise")),
         yaxis=dict(title=dict(text="elements")))
     return go.Figure(data=data, layout=layout)
