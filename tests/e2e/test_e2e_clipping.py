@@ -22,7 +22,8 @@ _CLIPPED_TEXT_JS = """
     for (const t of chart.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, .annotation-text')) {
       const r = t.getBoundingClientRect();
       if (r.width === 0) continue;
-      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+      const out_x = r.left < box.left - 1 || r.right > box.right + 1;
+      if (out_x || r.top < box.top - 1 || r.bottom > box.bottom + 1)
         out.push(t.textContent.slice(0, 60));
     }
   }
