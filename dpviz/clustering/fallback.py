@@ -34,15 +34,14 @@ Feldman et al. 2009 (private coresets); the noisy second moment: Dwork, Talwar, 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import KMeans
-from threadpoolctl import ThreadpoolController
 
+from dpviz.clustering.tuples import one_thread
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -185,15 +184,9 @@ def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Genera
     # A few hundred weighted points: threads only add overhead, and when the cores are busy
     # (a browser drawing next to the app server) OpenMP's waiting threads turned a 10 ms fit
     # into ~1 s at the 90th percentile (2 cores, two busy processes).
-    with _threadpools().limit(limits=1):
+    with one_thread():
         km.fit(P, sample_weight=np.maximum(w, 1e-12))
     return km.cluster_centers_
-
-
-@functools.cache
-def _threadpools() -> ThreadpoolController:
-    """The process's native thread pools (inspecting the loaded libraries takes milliseconds)."""
-    return ThreadpoolController()
 
 
 def _private_top_subspace(

@@ -14,6 +14,11 @@ import numpy as np
 import pytest
 from _fc_pins import JSON, NPZ, all_fingerprints
 
+#: The one intended change since the pins: the streamed pipeline now runs the same private part as
+#: the in-memory one (run_private_part), so its internal match_core step gained the in-memory note.
+_MATCH_NOTE = "the keep mask is private (FriendlyCore); scores and counts are internal"
+INTENDED = {"stream_ok|trace[4].note": _MATCH_NOTE, "stream_bot|trace[4].note": _MATCH_NOTE}
+
 
 @pytest.fixture(scope="module")
 def today():
@@ -24,7 +29,9 @@ def today():
 def pinned():
     with np.load(NPZ) as z:
         num = {key: z[key] for key in z.files}
-    return num, json.loads(JSON.read_text())
+    other = json.loads(JSON.read_text())
+    assert {key: other[key] for key in INTENDED} == dict.fromkeys(INTENDED, "")  # what they were
+    return num, other | INTENDED
 
 
 def test_same_keys_and_strings(today, pinned):
