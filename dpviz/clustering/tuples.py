@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
 from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_radius, check_rng, check_scalar
@@ -391,11 +392,29 @@ def _threadpools() -> ThreadpoolController:
 
 
 # The BLAS limit is process-wide: the first thread in sets it and the last one out restores it.
-# (Two overlapping ``limit`` contexts on two threads each restored what they saw on entry, so the
-# one leaving last left the process at 1 BLAS thread for good.) OpenMP's limit is per thread.
+# (Two overlapping threadpoolctl ``limit`` contexts on two threads each restored what they saw on
+# entry, for every library, so the one leaving last could leave the process at 1 BLAS thread for
+# good.) OpenMP's thread count is per thread: each thread limits and restores its own.
 _LIMIT_LOCK = threading.Lock()
 _limit_users = 0
-_blas_limit: Any = None
+_blas_original: list[int] = []
+
+
+def _libs(user_api: str) -> list[Any]:
+    return [c for c in _threadpools().lib_controllers if c.user_api == user_api]
+
+
+def _set_blas(counts: list[int]) -> None:
+    """Set the BLAS libraries' thread counts (under ``_LIMIT_LOCK``). threadpoolctl ≥ 3.8 lets one
+    "controlling" thread change OpenBLAS and ignores the others; the lock already serializes our
+    changes, so control is released before and after (whichever thread is first in next may set)."""
+    release = getattr(threadpoolctl.OpenBLASController, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+    for c, n in zip(_libs("blas"), counts, strict=True):
+        c.set_num_threads(n)
+    if release is not None:
+        release(force=True)
 
 
 @contextlib.contextmanager
@@ -404,26 +423,29 @@ def one_thread() -> Iterator[None]:
 
     Safe from any number of threads at once: the process-wide BLAS limit is reference-counted
     under a lock (set by the first user, restored by the last); OpenMP's thread count is per
-    thread and is limited in the calling thread. ``threadpool_limits`` re-inspects the loaded
-    libraries on every call (~15 ms; 77 calls made it 80% of a small streamed tuple stage); the
-    cached controller takes ~0.5 ms.
+    thread and is limited and restored in the calling thread only. The library controllers are
+    inspected once (``threadpool_limits`` re-inspects on every call: ~15 ms; 77 calls made it 80%
+    of a small streamed tuple stage).
     """
-    global _limit_users, _blas_limit
-    pools = _threadpools()
+    global _limit_users, _blas_original
     with _LIMIT_LOCK:
         if _limit_users == 0:
-            _blas_limit = pools.limit(limits=1, user_api="blas")
+            _blas_original = [c.num_threads for c in _libs("blas")]
+            _set_blas([1] * len(_blas_original))
         _limit_users += 1
-    omp = pools.limit(limits=1, user_api="openmp")
+    omp = _libs("openmp")
+    omp_original = [c.num_threads for c in omp]  # this thread's
+    for c in omp:
+        c.set_num_threads(1)
     try:
         yield
     finally:
-        omp.restore_original_limits()
+        for c, n in zip(omp, omp_original, strict=True):
+            c.set_num_threads(n)
         with _LIMIT_LOCK:
             _limit_users -= 1
             if _limit_users == 0:
-                _blas_limit.restore_original_limits()
-                _blas_limit = None
+                _set_blas(_blas_original)
 
 
 def _run_blocks(
