@@ -189,6 +189,17 @@ def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Genera
     return km.cluster_centers_
 
 
+#: The projected fallback's (d > GRID_DIM) split of its ρ: the private subspace, the coreset on it,
+#: and per group (parallel over groups) the noisy sum and the noisy count.
+PROJECTED_SPLIT = {"subspace": 0.2, "coreset": 0.4, "sum": 0.2, "count": 0.2}
+
+
+def projected_budget(rho: float) -> dict[str, ZCDP]:
+    """The parts of the projected fallback's ρ (:data:`PROJECTED_SPLIT`, by ``ZCDP.split``); the
+    in-memory and the streamed fallback both read them."""
+    return ZCDP(rho).split(PROJECTED_SPLIT)
+
+
 def _private_top_subspace(
     X: np.ndarray, p: int, *, rho: float, radius: float, rng: np.random.Generator, ledger: Ledger,
 ) -> np.ndarray:
@@ -241,10 +252,11 @@ def fallback_centers(
     # d > 3: private PCA (Gaussian noise on the second-moment matrix), quadtree coreset on the
     # top-p subspace, then each group's mean in the full space. Budget 0.2 / 0.4 / 0.4.
     p = min(k, d, PROJECTION_DIM)
-    V = _private_top_subspace(X, p, rho=0.2 * rho, radius=radius, rng=rng, ledger=ledger)
+    part = projected_budget(rho)
+    V = _private_top_subspace(X, p, rho=part["subspace"].rho, radius=radius, rng=rng, ledger=ledger)
     Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
     U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
-    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=0.4 * rho, rng=rng, ledger=ledger)
+    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=part["coreset"].rho, rng=rng, ledger=ledger)
     Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
     means = ledger.child("group means (parallel)", composition="parallel")
@@ -253,9 +265,9 @@ def fallback_centers(
     for i in range(k):
         node = means.child(f"group[{i}]")
         rows = X[labels == i]
-        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node,
+        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=part["sum"].rho, rng=rng, ledger=node,
                      name="noisy sum")
-        c = gaussian(float(len(rows)), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+        c = gaussian(float(len(rows)), sensitivity=1.0, rho=part["count"].rho, rng=rng, ledger=node,
                      name="noisy count")
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)

@@ -68,7 +68,7 @@ from dpviz.clustering.tuples import (  # noqa: F401  (re-exported: the old impor
     stage_match_graph,
     tuple_stage,
 )
-from dpviz.core.tuple_predicates import MatchGraph
+from dpviz.core.tuple_predicates import MatchGraph, match_graph  # noqa: F401  (re-exported)
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.declared import SIZE_FRACTION, DeclaredSize, record_size, resolve_size
 from dpviz.privacy.ledger import Ledger

@@ -284,17 +284,18 @@ def stream_fallback(
         return fb.FallbackOutcome(C, "grid coreset (quadtree) + weighted k-means",
                                   P * 2 * radius - radius, w, levels)
     p = min(k, d, fb.PROJECTION_DIM)
+    part = fb.projected_budget(rho)
     # fallback._private_top_subspace with XᵀX summed over chunks.
     iu = np.triu_indices(d)
     M = _sum_over(engine, second_moment, chunks, radius, progress=progress, label="fallback XᵀX chunk")
-    noisy = gaussian(M[iu], sensitivity=radius**2, rho=0.2 * rho, rng=rng, ledger=ledger,
+    noisy = gaussian(M[iu], sensitivity=radius**2, rho=part["subspace"].rho, rng=rng, ledger=ledger,
                      name=f"second moment XᵀX ({len(iu[0])} entries)")
     S = np.zeros((d, d))
     S[iu] = noisy
     S = S + S.T - np.diag(np.diag(S))
     V = np.linalg.eigh(S)[1][:, ::-1][:, :p]
-    P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=0.4 * rho, rng=rng,
-                                ledger=ledger, counter=counter(V))
+    P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=part["coreset"].rho,
+                                rng=rng, ledger=ledger, counter=counter(V))
     Cz = fb._weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     counts, sums = _sum_over(engine, group_sums, chunks, radius, V, Cz, progress=progress,
                              label="fallback group sums chunk")
@@ -302,8 +303,8 @@ def stream_fallback(
     C = np.zeros((k, d))
     for i in range(k):  # as fallback_centers: 0.2ρ sum (sensitivity Λ), 0.2ρ count (1), parallel
         node = means.child(f"group[{i}]")
-        s = gaussian(sums[i], sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node, name="noisy sum")
-        c = gaussian(float(counts[i]), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+        s = gaussian(sums[i], sensitivity=radius, rho=part["sum"].rho, rng=rng, ledger=node, name="noisy sum")
+        c = gaussian(float(counts[i]), sensitivity=1.0, rho=part["count"].rho, rng=rng, ledger=node,
                      name="noisy count")
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)
