@@ -27,6 +27,7 @@ engineer's note §4.3 (budget trees) and §4.4 (the formal split is infeasible a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -297,8 +298,20 @@ def _fraction_needed(margin_fn, target: float) -> float:
     return hi
 
 
-@functools.lru_cache(maxsize=256)
 def practical_split(
+    *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
+    fallback: bool = True, base: float = 1.5,
+) -> FCSplit:
+    """:func:`_practical_split` (cached), as a fresh object: FCSplit is frozen but its ``rho`` and
+    ``delta`` are plain dicts, so the cached split is never handed out where a caller (on any
+    thread) could change the one every later run reads."""
+    split = _practical_split(t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
+                             fallback=fallback, base=base)
+    return dataclasses.replace(split, rho=dict(split.rho), delta=dict(split.delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _practical_split(
     *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
     fallback: bool = True, base: float = 1.5,
 ) -> FCSplit:
@@ -430,10 +443,9 @@ def smallest_feasible_rho(
     reaches 0.
     """
     for rho in grid:
-        split = resolve_split(preset, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
-                              fallback=fallback)
-        m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
-        if m[MARGIN_MATCH] >= 0:
+        budget = resolve_budget(preset, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
+                                fallback=fallback)
+        if budget_margins(budget, t=t, k=k, r_min=r_min, radius=radius)[MARGIN_MATCH] >= 0:
             return float(rho)
     return None
 

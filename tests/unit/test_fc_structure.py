@@ -51,6 +51,14 @@ def test_fc_budget_parts_are_zcdp_split_of_the_split():
     assert b.find_diam_per_coordinate(8) == 0.7 * split.rho["find_diam"] / 8
 
 
+def test_the_cached_practical_split_cannot_be_changed_through_a_returned_one():
+    a = practical_split(rho=0.3, delta=1e-8, **PUB)
+    want = dict(a.rho)
+    a.rho["lloyd"] = 0.0  # FCSplit is frozen, its dicts are not: a caller's edit stays its own
+    b = practical_split(rho=0.3, delta=1e-8, **PUB)
+    assert dict(b.rho) == want and b.rho is not a.rho
+
+
 def test_margins_read_the_budget():
     b = resolve_budget("reference", rho=0.5, delta=1e-6, **PUB)
     assert budget_margins(b, **PUB) == margins(b.split, rho=0.5, delta=1e-6, **PUB)
