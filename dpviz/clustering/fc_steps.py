@@ -254,7 +254,9 @@ def friendly_ord_tup_avg(
 class LloydOutcome:
     """NoisyLloydStep's output: the private ``centers`` (k, d), per-cluster ``sigma`` (nan where the
     cluster's FriendlyAvg output ⊥ and its previous center was kept) and ``n_hat``; the internal
-    ``counts`` and ``labels`` (over the rows passed in; None when the rows were streamed)."""
+    ``counts`` and ``labels`` (the partition's labels as the caller indexes its rows: over the rows
+    passed to :func:`noisy_lloyd_step`; over all rows, −1 outside the Λ-ball, in the pipeline; None
+    when the rows were streamed)."""
 
     centers: np.ndarray
     sigma: np.ndarray
