@@ -24,7 +24,7 @@ from dpviz.data.dataset import Dataset
 #: Names that say "identifier" (matched on the lower-cased name; also camelCase "customerId").
 _ID_NAME = re.compile(r"^(id|index|uuid|row|rownum|row_?number|.*[_ \-.]id)$")
 _CAMEL_ID = re.compile(r"^[A-Za-z]+(Id|ID)$")
-_LABEL_NAMES = {"target", "label", "labels", "class", "classes", "y", "cluster", "group", "species"}
+_LABEL_NAMES = {"target", "label", "labels", "class", "classes", "cluster", "group", "species"}
 #: An integer column with at most this many distinct values (and more rows than 5× that) is a
 #: likely class label.
 LOW_CARDINALITY = 10

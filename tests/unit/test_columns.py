@@ -41,6 +41,7 @@ def test_likely_ids_by_name_and_by_values():
     assert "only go up" in got["x"]  # the missing cell is ignored
     assert "different whole number" in got["shuffled"] and "4 different" in got["segment"]
     assert likely_id_columns(v[:, :1], ["label"]) == {"label": "its name 'label' says it is a label"}
+    assert likely_id_columns(v[:, 5:6], ["y"]) == {}  # a coordinate called y is a feature
 
 
 def test_load_csv_flags_ids_gives_a_text_preview_and_fills_missing_with_a_constant():
