@@ -14,8 +14,10 @@ from dataclasses import replace
 
 import streamlit as st
 
+import dpviz.registry
 import dpviz.triage
 from app.components import cache, data_source, run, state
+from dpviz.privacy.budget import ZCDP
 
 _APPLIED = "_triage_applied"
 _NAMES = {"k": "k (clusters)", "t": "t (pieces)", "rho": "ρ"}
@@ -38,6 +40,23 @@ def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
                                    stage_fn=stage)
 
     return cache.memo("triage", (*cfg.private_key(ds), cfg.oracle), compute)
+
+
+def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
+    """The per-row (ε, δ) FriendlyCore's run would state with ``changes`` applied (public inputs
+    only: the registry's guarantee of the public split, δ′ = δ as Explore's readout uses)."""
+    k, t, rho = changes.get("k", cfg.k), changes.get("t", cfg.t), changes.get("rho", cfg.rho)
+    spec = dpviz.registry.get("friendlycore")
+
+    def compute():
+        pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(k), radius=cfg.radius)
+        params = spec.make_params(n_tuples=int(t), oracle=cfg.oracle, preset=cfg.preset,
+                                  fallback=cfg.fallback, r_min=cfg.r_min)
+        return spec.guarantee(ZCDP(float(rho), cfg.delta), pub, params, cfg.delta)
+
+    g = cache.memo("triage_eps", (ds.n, ds.d, k, t, rho, cfg.delta, cfg.radius, cfg.oracle, cfg.preset,
+                                  cfg.fallback, cfg.r_min), compute)
+    return f"row-level ε = {g.eps:.3g}, δ = {g.delta:.2g} per row"
 
 
 def _apply(changes: dict) -> None:
@@ -71,7 +90,8 @@ def panel(ds) -> None:
                 st.button(f"Set k = {ds.k}", key="triage_k_data", on_click=_apply,
                           args=({"k": int(ds.k)},), icon=":material/tune:")
         (st.success if v.success else st.warning)(v.headline)
-        st.caption(f"At k = {v.k}, t = {v.t}, ρ = {v.rho:.3g}, δ = {v.delta:g}.")
+        st.caption(f"At k = {v.k}, t = {v.t}, ρ = {v.rho:.3g}, δ = {v.delta:g} "
+                   f"({row_level(ds, cfg, {})}).")
         st.markdown(f"**Public** · {v.public_line.removeprefix('From public inputs only: ')}")
         st.markdown(f"**Non-private diagnostic of your data** (for your eyes; not released, not "
                     f"used by the run) · {v.data_line.removeprefix('Non-private diagnostic of your data: ')}")
@@ -80,7 +100,9 @@ def panel(ds) -> None:
         for i, s in enumerate(v.suggestions):
             label = "public inputs" if s.source == "public" else "your data (non-private)"
             if s.changes:
-                st.button(s.text, key=f"triage_apply_{i}", on_click=_apply, args=(s.changes,),
+                text = s.text if "rho" not in s.changes else \
+                    f"{s.text.removesuffix('.')} ({row_level(ds, cfg, s.changes)})."
+                st.button(text, key=f"triage_apply_{i}", on_click=_apply, args=(s.changes,),
                           help=f"Sets {', '.join(_NAMES.get(c, c) for c in s.changes)} for Explore "
                                f"(based on {label}).", icon=":material/tune:")
             else:

@@ -23,13 +23,20 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_applies_itself():
     assert "**Public** · 100 rows per piece (n / t)" in text
     assert "**Non-private diagnostic of your data**" in text and "100% of the 200 pieces" in text
     (button,) = [b for b in at.button if b.key.startswith("triage_apply_")]
-    assert "set ρ = 0.794" in button.label
+    assert "set ρ = 0.794 (row-level ε = " in button.label  # the per-row guarantee it would state
     button.click().run()
     assert at.session_state["params"]["rho"] == 0.794
     text = _verdict_text(at)
     assert "Applied: ρ 0.3 → 0.794." in text
     assert "Predicted: FriendlyCore's core forms" in text
     assert not [b for b in at.button if b.key.startswith("triage_apply_")]
+
+
+def test_the_verdicts_row_level_eps_is_explores_readout():
+    at = open_app("data", **LESSON, rho="1.0")
+    assert "(row-level ε = 17.1, δ = 0.0013 per row)" in _verdict_text(at)
+    at.switch_page("views/explore.py").run()
+    assert any(m.value == "ε = 17.1 · δ = 0.0013" for m in at.metric)  # Explore's own readout
 
 
 def test_no_verdict_without_a_declared_radius():
