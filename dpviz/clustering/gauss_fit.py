@@ -47,6 +47,8 @@ from dpviz.result import Result, Trace
 MEAN_SHARE = 0.5
 #: Sample drawn from the fitted Gaussian per center (post-processing; no privacy cost).
 SAMPLE_PER_CENTER = 400
+#: Largest d for ``moments=2``: the second moment is a d × d matrix (2000² doubles = 32 MB).
+MAX_DIM_SECOND_MOMENT = 2000
 
 
 def noise_edge(d: int, sigma: float, n: int) -> float:
@@ -93,6 +95,9 @@ def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: i
     radius = check_radius(radius, "radius", func)
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     moments = check_scalar(moments, "moments", func, low=1, high=2, integer=True)
+    if moments == 2 and d > MAX_DIM_SECOND_MOMENT:
+        raise ValueError(f"The 'moments' parameter of {func} must be 1 when d > {MAX_DIM_SECOND_MOMENT} "
+                         f"(the second moment is a d × d matrix). Got d = {d}.")
     gen, seed = check_rng(rng)
     Xc = clip_to_ball(X, radius)
     ledger = Ledger(func, ZCDP(rho, delta))

@@ -87,5 +87,9 @@ def test_registered_run_meets_the_row_level_target():
 def test_validation_messages():
     with pytest.raises(ValueError, match="moments"):
         gauss_fit(_data(), 2, rho=0.1, radius=1.0, n_declared=400, moments=3)
+    with pytest.raises(ValueError, match="must be 1 when d > 2000"):
+        gauss_fit(np.zeros((2, 2001)), 2, rho=0.1, radius=1.0, n_declared=2)
+    wide = gauss_fit(np.zeros((2, 2001)), 2, rho=0.1, radius=1.0, n_declared=2, moments=1)
+    assert wide.centers.shape == (2, 2001)
     with pytest.raises(ValueError, match="n_declared"):
         gauss_fit(_data(), 2, rho=0.1, radius=1.0, n_declared=0)
