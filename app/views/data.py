@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import dpviz.viz
-from app.components import data_source, dataset_picker
+from app.components import data_source, dataset_picker, triage
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "
@@ -46,5 +46,6 @@ with right:
                             config={"displaylogo": False})
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
+        triage.panel(ds)
 st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
              icon=":material/insights:")

@@ -158,7 +158,7 @@ def _privacy_view(result, statement, cfg) -> None:
         with st.expander("How the row-level statement is derived"):
             for line in summary.details:
                 st.markdown(f"- {line}")
-    left, right = st.columns([3, 2])
+    left = right = st.container()  # stacked: side by side, the margins table was clipped (issue 16)
     with left:
         st.plotly_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart",
                         config={"displaylogo": False})
@@ -178,7 +178,11 @@ def _privacy_view(result, statement, cfg) -> None:
             st.caption(f"Preset: {feas.data.get('preset', cfg.preset)}. A margin below ~1 sd "
                        "means the filter will likely drop even perfectly friendly tuples: "
                        "raise ρ or t.")
-    st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True)
+    # Widths that fit a projector's 1280 px: long step paths and notes end in "…" (the full text
+    # on hover) instead of pushing the numbers off the table's right edge (issue 16).
+    widths = dict(mechanism=90, rho=70, delta=70, sigma=70, sensitivity=80, unit=50, step=240, note=110)
+    st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True, column_config={
+        c: st.column_config.Column(width=w) for c, w in widths.items()})
 
 
 def _filters_view(result) -> None:
@@ -401,6 +405,8 @@ def main() -> None:
     if staged.error is not None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
+        st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)
 
 

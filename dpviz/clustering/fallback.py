@@ -34,15 +34,14 @@ Feldman et al. 2009 (private coresets); the noisy second moment: Dwork, Talwar, 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import KMeans
-from threadpoolctl import ThreadpoolController
 
+from dpviz.clustering.tuples import one_thread
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -93,8 +92,14 @@ def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
 def _quadtree_coreset(
     U: np.ndarray, *, levels: tuple[int, ...], rho: float, rng: np.random.Generator, ledger: Ledger,
     max_active: int = MAX_ACTIVE_CELLS, counter: Callable[[int, np.ndarray], np.ndarray] | None = None,
+    union_bound: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,)).
+
+    ``union_bound``: a level that noises m cells keeps a cell only above max(3, √(2 ln m)) noise
+    sds, so that about one empty cell per level clears the threshold however many are tested (the
+    projected branch tests up to 2048·2^p cells a level; at 3 sds ~90 empty cells survive, and a
+    cluster of them became a center far from every row: issue 16, Fig. 7). Post-processing.
 
     At most ``max_active`` cells (the largest noisy counts: post-processing) are refined further.
     ``counter(level, keys)``, if given, returns the rows' counts in those flat cells of the
@@ -123,7 +128,8 @@ def _quadtree_coreset(
         counts = counter(lvl, keys) if counter is not None else grid_cell_counts(U, lvl, keys)
         noisy = gaussian(counts, sensitivity=1.0, rho=rho_level, rng=rng, ledger=ledger,
                          name=f"grid counts (level {lvl}: {g}^{p} cells, {len(keys)} noised)")
-        keep = noisy >= tau
+        tau_l = tau if not union_bound else sigma * max(THRESHOLD_SDS, math.sqrt(2.0 * math.log(len(keys))))
+        keep = noisy >= tau_l
         if np.count_nonzero(keep) > max_active:
             keep &= noisy >= np.partition(noisy, -max_active)[-max_active]
         if active is not None:
@@ -131,7 +137,7 @@ def _quadtree_coreset(
             m_par = len(active)
             child_sum = (np.where(keep, noisy, 0.0)).reshape(m_par, -1).sum(axis=1)
             rest = active_w - child_sum
-            par_keep = rest >= tau
+            par_keep = rest >= tau_l
             gp = 2**prev
             points.append((active[par_keep] + 0.5) / gp)
             weights.append(rest[par_keep])
@@ -185,15 +191,20 @@ def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Genera
     # A few hundred weighted points: threads only add overhead, and when the cores are busy
     # (a browser drawing next to the app server) OpenMP's waiting threads turned a 10 ms fit
     # into ~1 s at the 90th percentile (2 cores, two busy processes).
-    with _threadpools().limit(limits=1):
+    with one_thread():
         km.fit(P, sample_weight=np.maximum(w, 1e-12))
     return km.cluster_centers_
 
 
-@functools.cache
-def _threadpools() -> ThreadpoolController:
-    """The process's native thread pools (inspecting the loaded libraries takes milliseconds)."""
-    return ThreadpoolController()
+#: The projected fallback's (d > GRID_DIM) split of its ρ: the private subspace, the coreset on it,
+#: and per group (parallel over groups) the noisy sum and the noisy count.
+PROJECTED_SPLIT = {"subspace": 0.2, "coreset": 0.4, "sum": 0.2, "count": 0.2}
+
+
+def projected_budget(rho: float) -> dict[str, ZCDP]:
+    """The parts of the projected fallback's ρ (:data:`PROJECTED_SPLIT`, by ``ZCDP.split``); the
+    in-memory and the streamed fallback both read them."""
+    return ZCDP(rho).split(PROJECTED_SPLIT)
 
 
 def _private_top_subspace(
@@ -248,10 +259,12 @@ def fallback_centers(
     # d > 3: private PCA (Gaussian noise on the second-moment matrix), quadtree coreset on the
     # top-p subspace, then each group's mean in the full space. Budget 0.2 / 0.4 / 0.4.
     p = min(k, d, PROJECTION_DIM)
-    V = _private_top_subspace(X, p, rho=0.2 * rho, radius=radius, rng=rng, ledger=ledger)
+    part = projected_budget(rho)
+    V = _private_top_subspace(X, p, rho=part["subspace"].rho, radius=radius, rng=rng, ledger=ledger)
     Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
     U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
-    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=0.4 * rho, rng=rng, ledger=ledger)
+    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=part["coreset"].rho, rng=rng, ledger=ledger,
+                             union_bound=True)
     Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
     means = ledger.child("group means (parallel)", composition="parallel")
@@ -260,9 +273,9 @@ def fallback_centers(
     for i in range(k):
         node = means.child(f"group[{i}]")
         rows = X[labels == i]
-        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node,
+        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=part["sum"].rho, rng=rng, ledger=node,
                      name="noisy sum")
-        c = gaussian(float(len(rows)), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+        c = gaussian(float(len(rows)), sensitivity=1.0, rho=part["count"].rho, rng=rng, ledger=node,
                      name="noisy count")
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)
