@@ -61,6 +61,16 @@ def _current(spec: AlgorithmSpec) -> dict[str, Any]:
     return values
 
 
+#: A float hint with low, high and step shows as a slider when it has at most this many steps.
+SLIDER_MAX_STEPS = 1000
+
+
+def _slider_steps(h) -> float:
+    if h.low is None or h.high is None or not h.step or h.scale != "linear":
+        return math.inf
+    return (h.high - h.low) / h.step
+
+
 def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
     key = _widget_key(spec, f.name)
     label = h.label or f.name
@@ -75,6 +85,9 @@ def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
         st.number_input(label, min_value=None if h.low is None else int(h.low),
                         max_value=None if h.high is None else int(h.high),
                         step=int(h.step or 1), **kw)
+    elif isinstance(f.default, float) and _slider_steps(h) <= SLIDER_MAX_STEPS:  # a bounded, stepped knob
+        st.slider(label, min_value=float(h.low), max_value=float(h.high), step=float(h.step),
+                  format=f"%.{max(0, -math.floor(math.log10(h.step)))}f", **kw)
     elif isinstance(f.default, float):
         st.number_input(label, min_value=h.low, max_value=h.high, format="%.6g", **kw)
     else:
