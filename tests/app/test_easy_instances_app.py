@@ -7,6 +7,7 @@ import json
 
 from apptest_helpers import SMALL, open_app, texts
 
+from dpviz.viz.easy_instances import PANEL_TITLES, PANELS
 from dpviz.viz.easy_instances_gamma import HELP, TITLE
 
 
@@ -19,6 +20,12 @@ def test_gamma_is_a_slider_and_the_gamma_view_renders():
     assert not at.exception
     slider = at.slider(key="algp_easy_instances_gamma")
     assert slider.value == 0.002 and (slider.min, slider.max, slider.step) == (0.0, 0.49, 0.0005)
+    # the storyboard: six panels, each with its own legend
+    (board,) = _charts(at)
+    titles = [a["text"] for a in board["layout"]["annotations"]]
+    assert all(any(t.startswith(p) for t in titles) for p in PANEL_TITLES)
+    used = {t.get("legend", "legend") for t in board["data"] if t.get("showlegend", True)}
+    assert used == {"legend", *(f"legend{n}" for n in range(2, len(PANELS) + 1))}
     view = at.segmented_control(key="alg_view")
     assert TITLE in view.options
     view.set_value(TITLE).run()
@@ -42,3 +49,11 @@ def test_moving_the_slider_changes_the_run_and_the_mark():
     at.segmented_control(key="alg_view").set_value(TITLE).run()
     (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
     assert "current γ = 0.01" in [t.get("name") for t in fig["data"]]
+
+
+def test_the_gmm_entry_has_the_gamma_view_too():
+    at = open_app(**SMALL, alg="easy_instances_gmm", eps="3.0")
+    at.segmented_control(key="alg_view").set_value(TITLE).run()
+    assert not at.exception
+    (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
+    assert "current γ = 0.001" in [t.get("name") for t in fig["data"]]
