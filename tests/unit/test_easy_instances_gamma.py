@@ -157,3 +157,15 @@ def test_gamma_whose_kappa_overflows_is_infeasible_not_a_crash():
         [(s.name, sorted(s.data)) for s in ok.trace if s.released]
     tot = dp_total(r.ledger)
     assert tot.eps == pytest.approx(1.0, rel=1e-12) and tot.delta == pytest.approx(1e-6, rel=1e-12)
+
+
+def test_averages_view_runs_below_one_sixth_and_reads_infeasible_runs():
+    """Averages needs millions of tuples: on small data every γ is ⊥ before reading the data, and the
+    view says so rather than drawing an empty curve; its grid never reaches the invalid γ ≥ 1/6."""
+    X = np.random.default_rng(1).normal(size=(2000, 2))
+    ctx = make_ctx("easy_instances", X, 2, epsilon=1.0, delta=1e-6, radius=4.0, aggregator="averages")
+    fig = gamma_exploration(ctx, n_seeds=1)
+    mark = [t for t in fig.data if t.name == "infeasible (public inputs): ⊥ before any data is read"]
+    assert len(mark) == 1 and max(mark[0].x) < 1 / 6 and len(mark[0].x) == len(gamma_grid(EasyKMeansParams,
+                                                                                         "averages"))
+    assert "current γ = 0.1" in [t.name for t in fig.data]
