@@ -210,8 +210,10 @@ def gamma_figure(cells: list[GammaCell], *, current: float, n_seeds: int, algori
     fig.update_xaxes(type="log", title_text="γ (ball scale; log)", row=2, col=1)
     fig.update_xaxes(type="log", row=1, col=1)
     fig.update_yaxes(range=[-0.05, 1.1], title_text="share of runs", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="σ_i (data units)", row=2, col=1, secondary_y=False)
-    fig.update_yaxes(type="log", title_text="σ_i/λ̂_i, κ", row=2, col=1, secondary_y=True)
+    fig.update_yaxes(type="log", title_text="σ_i (data units)", row=2, col=1, secondary_y=False,
+                     exponentformat="power")
+    fig.update_yaxes(type="log", title_text="σ_i/λ̂_i, κ", row=2, col=1, secondary_y=True,
+                     exponentformat="power")
     return fig
 
 
