@@ -129,14 +129,15 @@ def read_cell(cell: GammaCell, result: Result) -> None:
 def simulate_cells(ctx: ExplorationContext, grid: np.ndarray, n_seeds: int = N_SEEDS) -> list[GammaCell]:
     """Run the configured algorithm at every γ of ``grid`` and seeds ctx.seed … ctx.seed+n−1."""
     current = effective_gamma(ctx.params)
-    cells = []
-    for g in grid:
-        cell = GammaCell(float(g))
-        # the current γ is passed as configured (0 = auto), so the app's cache returns the run on screen
-        value = ctx.params.gamma if math.isclose(g, current, rel_tol=1e-12) else float(g)
-        for j in range(n_seeds):
+    cells = [GammaCell(float(g)) for g in grid]
+    # seeds outer, γ inner: γ does not feed the tuple stage, so each seed's stage is built once and
+    # reused across the whole grid even by a small stage cache (the app keeps 3)
+    for j in range(n_seeds):
+        for cell in cells:
+            # the current γ is passed as configured (0 = auto): the cache returns the run on screen
+            g = cell.gamma
+            value = ctx.params.gamma if math.isclose(g, current, rel_tol=1e-12) else g
             read_cell(cell, ctx.simulate(seed=ctx.seed + j, gamma=value))
-        cells.append(cell)
     return cells
 
 
