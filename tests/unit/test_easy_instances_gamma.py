@@ -169,3 +169,20 @@ def test_averages_view_runs_below_one_sixth_and_reads_infeasible_runs():
     assert len(mark) == 1 and max(mark[0].x) < 1 / 6 and len(mark[0].x) == len(gamma_grid(EasyKMeansParams,
                                                                                          "averages"))
     assert "current γ = 0.1" in [t.name for t in fig.data]
+
+
+def test_grid_is_simulated_seed_by_seed(two_gaussians):
+    """γ does not feed the tuple stage, so the view walks the grid one seed at a time: with the app's
+    3-entry stage cache, each of the 5 seeds' stages is then built once, not once per γ."""
+    from dataclasses import replace
+
+    calls = []
+
+    def recording(**kw):
+        calls.append(kw["seed"])
+        return two_gaussians.simulate(**kw)
+
+    grid = gamma_grid(EasyKMeansParams, "noisy_centers")
+    simulate_cells(replace(two_gaussians, simulate=recording), grid, 5)
+    assert len(calls) == 5 * grid.size
+    assert calls == sorted(calls)  # never back to an earlier seed
