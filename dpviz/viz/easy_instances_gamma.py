@@ -155,7 +155,8 @@ def gamma_figure(cells: list[GammaCell], *, current: float, n_seeds: int, algori
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
                         specs=[[{}], [{"secondary_y": True}]],
                         subplot_titles=("share of runs not ⊥ (the private test passed)",
-                                        "noise of the aggregated centers, as recorded in each run"))
+                                        "noise σ_i of the k-tuple aggregator's centers (ĉ_i or â_i), "
+                                        "as recorded in each run"))
     rate = np.array([c.pass_rate for c in cells])
     fig.add_trace(go.Scatter(x=g, y=rate, mode="lines+markers", name="pass rate (not ⊥), simulated",
                              text=[f"{c.passed}/{c.feasible}" for c in cells], textposition="top center",
