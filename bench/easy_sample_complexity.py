@@ -76,7 +76,7 @@ def s_pred(k: int, d: int, R: float, gamma: float, t: int, tau1: float) -> float
 
 
 def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_total: int,
-               tau1: float, bisect_rel: float = 0.0) -> tuple[str, str, float]:
+               tau1: float, bisect_rel: float = 0.0, s_start: int = 0) -> tuple[str, str, float]:
     """(minimal N or '> cap', the rate at it, seconds). s runs on a doubling grid from 2k; with
     ``bisect_rel`` > 0 a bisection on s then narrows the bracket to that relative width. A cell whose
     bound t·s_pred exceeds ``max_total`` is not run: its bound is reported, labelled as such."""
@@ -103,7 +103,7 @@ def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_t
               f"{' (stopped: > β failures)' if fail > allowed else ''}", file=sys.stderr, flush=True)
         return ok / seeds
 
-    s = max(2 * k, 2 ** math.floor(math.log2(max(sp / 8.0, 1.0))))
+    s = s_start or max(2 * k, 2 ** math.floor(math.log2(max(sp / 8.0, 1.0))))
     if t * max(sp, 2 * k) > max_total:
         return f"bound, not run: ≥ {t * max(sp, 2 * k):.2g}", "—", 0.0
     found: tuple[int, float] | None = None
@@ -221,6 +221,9 @@ def main() -> None:
     ap.add_argument("--bounds-only", action="store_true", help="print the feasibility bounds, run nothing")
     ap.add_argument("--bisect", type=float, default=0.0, metavar="REL",
                     help="after the doubling search, bisect s to this relative width (e.g. 0.125)")
+    ap.add_argument("--s-start", type=int, default=0, metavar="S",
+                    help="first samples-per-tuple of the search (default ≈ s_pred/8); for a cell a "
+                         "previous run stopped at a known failing s")
     ap.add_argument("--cells", nargs="+", default=None, metavar="K,D,E",
                     help="run only these cells (k, d, R = 2^E), e.g. 2,100,12 3,100,12")
     args = ap.parse_args()
@@ -252,7 +255,7 @@ def main() -> None:
             continue
         R = 2.0**e
         n_cell, rate, secs = noisy_cell(k, d, R, t, gamma, args.seeds, int(args.max_total), tp.tau1,
-                                        bisect_rel=args.bisect)
+                                        bisect_rel=args.bisect, s_start=args.s_start)
         ta, na = averages_bound(k, d, R)
         print(f"| {k} | {d} | 2^{e} | {t}, {gamma:.2g} | {n_cell} | {rate} | {secs:.0f} | {ta:,} | "
               f"{na:.2g} (bound, not run) |", flush=True)
