@@ -62,16 +62,6 @@ def _current(spec: AlgorithmSpec) -> dict[str, Any]:
     return values
 
 
-#: A float hint with low, high and step shows as a slider when it has at most this many steps.
-SLIDER_MAX_STEPS = 1000
-
-
-def _slider_steps(h) -> float:
-    if h.low is None or h.high is None or not h.step or h.scale != "linear":
-        return math.inf
-    return (h.high - h.low) / h.step
-
-
 def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
     key = _widget_key(spec, f.name)
     label = h.label or f.name
@@ -83,6 +73,8 @@ def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
     elif h.slider and isinstance(f.default, (int, float)) and h.low is not None and h.high is not None:
         cast = int if isinstance(f.default, int) else float
         step = cast(h.step) if h.step else (1 if cast is int else None)
+        if cast is float and step:  # as many decimals as the step (the default %0.2f shows 10⁻³ as 0.00)
+            kw["format"] = f"%.{max(0, -math.floor(math.log10(step)))}f"
         st.slider(label, min_value=cast(h.low), max_value=cast(h.high), step=step, **kw)
     elif isinstance(f.default, bool):
         st.checkbox(label, **kw)
@@ -90,9 +82,6 @@ def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
         st.number_input(label, min_value=None if h.low is None else int(h.low),
                         max_value=None if h.high is None else int(h.high),
                         step=int(h.step or 1), **kw)
-    elif isinstance(f.default, float) and _slider_steps(h) <= SLIDER_MAX_STEPS:  # a bounded, stepped knob
-        st.slider(label, min_value=float(h.low), max_value=float(h.high), step=float(h.step),
-                  format=f"%.{max(0, -math.floor(math.log10(h.step)))}f", **kw)
     elif isinstance(f.default, float):
         st.number_input(label, min_value=h.low, max_value=h.high, format="%.6g", **kw)
     else:

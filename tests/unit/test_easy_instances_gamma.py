@@ -80,8 +80,7 @@ def test_registered_for_both_entries_with_a_slider_hint():
     for name, params in (("easy_instances", EasyKMeansParams), ("easy_instances_gmm", EasyGMMParams)):
         assert [v.title for v in explorations(name)] == [TITLE]
         (h,) = [h for f, h in param_fields(params) if f.name == "gamma"]
-        assert (h.low, h.high, h.step, h.scale) == (0.0, 0.49, GAMMA_STEP, "linear")
-        assert (h.high - h.low) / h.step <= 1000  # the generic form's slider rule
+        assert (h.low, h.high, h.step, h.scale, h.slider) == (0.0, 0.49, GAMMA_STEP, "linear", True)
 
 
 def test_grid_spans_the_hint_range():
