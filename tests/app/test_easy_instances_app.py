@@ -20,6 +20,7 @@ def test_gamma_is_a_slider_and_the_gamma_view_renders():
     assert not at.exception
     slider = at.slider(key="algp_easy_instances_gamma")
     assert slider.value == 0.002 and (slider.min, slider.max, slider.step) == (0.0, 0.49, 0.0005)
+    assert slider.proto.format == "%.4f"  # 10⁻³ shows as 0.0010, not as 0.00
     # the storyboard: six panels, each with its own legend
     (board,) = _charts(at)
     titles = [a["text"] for a in board["layout"]["annotations"]]
