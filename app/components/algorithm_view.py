@@ -23,7 +23,7 @@ import dpviz
 from app.components import cache, controls, run, safe, state
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure, ledger_table
-from dpviz.viz.storyboards import storyboard_builder
+from dpviz.viz.storyboards import ExplorationContext, explorations, storyboard_builder
 
 #: The row-level ε target on a log-like grid.
 EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
@@ -204,6 +204,34 @@ def _tiles(ds, result, ref) -> None:
         c3.caption("private output (simulation)")
 
 
+def _exploration(view, ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
+                 ref_centers) -> None:
+    """A family's registered extra view: its figure, built from cached simulations."""
+    seed = int(state.get("seed"))
+
+    def other(epsilon: float | None = None, delta_: float | None = None, seed_: int | None = None,
+              **changes: Any):
+        q = spec.make_params(**{**{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)},
+                                **changes})
+        return simulate(ds, spec, q, pub, epsilon=eps if epsilon is None else float(epsilon),
+                        delta=delta if delta_ is None else float(delta_),
+                        seed=seed if seed_ is None else int(seed_))
+
+    ctx = ExplorationContext(result=result, X=ds.X, pub=pub, params=p, epsilon=eps, delta=delta,
+                             seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
+                             other(epsilon, delta, seed, **kw),
+                             reference_centers=ref_centers, labels=ds.labels)
+    if view.help:
+        st.caption(view.help)
+    try:
+        with st.spinner(f"Simulating {view.title}…"):
+            fig = view.builder(ctx)
+    except ValueError as exc:
+        st.error(safe.md(exc))
+        return
+    st.plotly_chart(fig, key=f"alg_exploration_{view.title}", config={"displaylogo": False})
+
+
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     """Explore for ``spec`` on dataset ``ds`` with the declared radius."""
     params_form(spec)
@@ -233,12 +261,15 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     _status(spec, result)
     ref = run.reference(ds, k) if ds.n >= k else None
     _tiles(ds, result, ref)
-    view = st.segmented_control("View", ("Storyboard", "Privacy", "Downloads"), key="alg_view",
+    extra = {v.title: v for v in explorations(spec.name)}
+    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key="alg_view",
                                 default="Storyboard", required=True, label_visibility="collapsed")
+    ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
-        ref_centers = ref.centers if ref is not None else ds.true_centers
         fig = storyboard_builder(spec.name)(result, ds.X, reference_centers=ref_centers)
         st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+    elif view in extra:
+        _exploration(extra[view], ds, spec, p, pub, result, eps, delta, ref_centers)
     elif view == "Privacy":
         _privacy(spec, result, delta)
     else:
