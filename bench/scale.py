@@ -304,11 +304,11 @@ def cli_run(path: Path, n: int, algorithm: str) -> dict:
                 t=doc["parameters"]["run"].get("n_tuples"), failure=doc["failure"], branch=branch)
 
 
-def cli(n: int) -> None:
+def cli(n: int, algorithms: list[str]) -> None:
     print(f"\n## 6. The command line on {n:.0e} rows (d = {D}, k = {K}), row-level ε = 3, δ = 1e-6\n")
     path = OUT / f"blobs_{n}.parquet"
     recs = []
-    for algorithm in ("auto", "friendlycore"):
+    for algorithm in algorithms:
         rec = cli_run(path, n, algorithm)
         recs.append(rec)
         print(f"- `{algorithm}` → {rec['chose']}" + (f" (t = {rec['t']})" if rec["t"] else "")
@@ -327,6 +327,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1e5 and 1e6 rows instead of 1e6 and 1e7")
     ap.add_argument("--skip-write", action="store_true", help="reuse the Parquet files in bench/out/")
     ap.add_argument("--only", choices=("scale", "dask", "accuracy", "kmeans", "cli"), action="append")
+    ap.add_argument("--cli-algorithm", action="append", help="with --only cli: the algorithm(s) to run "
+                    "(default: auto, then friendlycore)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -349,7 +351,7 @@ def main() -> None:
         fc_vs_kmeans()
     if "cli" in only:  # not in the default set: two runs of ~3 min each on a quiet machine
         write(sizes[-1])
-        cli(sizes[-1])
+        cli(sizes[-1], a.cli_algorithm or ["auto", "friendlycore"])
 
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     rerun_after(page, widget(page, "srv_confirm").locator("label").click)
     click_button(page, "srv_run")
     expect(widget(page, "srv_output")).to_be_visible(timeout=60_000)
-    expect(widget(page, "srv_output")).to_contain_text("-differentially private for adding or removing one row")
+    expect(widget(page, "srv_output")).to_contain_text(
+        "-differentially private for adding or removing one row")
     assert_no_exception(page)
     shoot("server_path_release")
 

@@ -60,3 +60,23 @@ def test_match_matrix_peak_is_pi_plus_a_block(monkeypatch):
     # π, rows_ok/out (t² bools each, a few), the input and one block of each kind; the
     # all-pairs check (π, its gather and the comparison) would be ≥ 3·t²k = 7.7 MB.
     assert peak < 1.5 * pi_bytes, f"peak {peak / 1e6:.2f} MB for π of {pi_bytes / 1e6:.2f} MB"
+
+
+def test_file_chunks_return_the_reader_pool_memory(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import dpviz.large.source as so
+
+    X = np.random.default_rng(0).normal(size=(5000, 3))
+    pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(3)}), tmp_path / "x.parquet",
+                   row_group_size=1000)
+    calls = []
+    monkeypatch.setattr(so, "release_reader_memory", lambda: calls.append(1))
+    chunks = so.TableSource(tmp_path / "x.parquet", chunk_rows=2000, batch_rows=500).chunks()
+    got = np.concatenate([b for c in chunks for b in c.batches()])
+    np.testing.assert_array_equal(got, X)
+    assert len(calls) == len(chunks) == 3  # once per file chunk, after its last batch
+    for _ in so.TableSource(X, chunk_rows=2000).chunks()[0].batches():
+        pass
+    assert len(calls) == 3  # an in-memory chunk reads nothing through pyarrow
