@@ -194,6 +194,8 @@ def _form(src) -> dict[str, Any] | None:
 
 def _run(src, text: str, cfg: dict[str, Any]) -> None:
     """Stream the release with a progress bar; Cancel (a rerun) stops it before anything is kept."""
+    import pyarrow as pa
+
     from dpviz.large.run import run_stream, streamed_choice
     from dpviz.privacy.release import SecureRNG
 
@@ -218,9 +220,11 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
         res = run_stream(src, cfg["k"], epsilon=cfg["eps"], delta=cfg["delta"], radius=cfg["radius"],
                          n_declared=cfg["n_declared"], algorithm=cfg["name"], rng=SecureRNG(),
                          progress=progress)
-    except ValueError as exc:
+    except (ValueError, OSError, pa.ArrowException) as exc:  # the table or the settings (a Cancel
+        # click is Streamlit's rerun request, not an Exception: it passes through, nothing is kept)
         st.session_state.pop(_RUNNING, None)
-        st.error(f"{safe.md(exc)} Nothing was released.")
+        st.error(f"{safe.md(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)} "
+                 "Nothing was released.")
         return
     st.session_state.pop(_RUNNING, None)
     bar.progress(1.0, text="Done.")

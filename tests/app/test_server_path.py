@@ -111,3 +111,20 @@ def test_streamed_release_from_a_server_path(data_dir):
     assert "Released: (" in texts(at)
     at.run()  # a rerun keeps showing the release; nothing is drawn again
     assert at.session_state["_srv_result"][0] is res and "_srv_running" not in at.session_state
+
+
+def test_a_bad_value_mid_file_and_a_cancelled_run_release_nothing(data_dir):
+    body = "0.123456,0.654321\n" * 120_000  # 2 MB: the type inference sees only the first block
+    (data_dir / "late.csv").write_text("a,b\n" + body + "oops,0.5\n")
+    at = open_app("data")
+    _fill(at, "late.csv")
+    assert at.multiselect(key="srv_columns").value == ["a", "b"]
+    at.checkbox(key="srv_confirm").check().run()
+    at.button(key="srv_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Nothing was released" in texts(at) and "_srv_result" not in at.session_state
+    assert "_session_ledger" not in at.session_state or not at.session_state["_session_ledger"].entries
+    at.session_state["_srv_running"] = True  # what an interrupted run (Cancel) leaves behind
+    at.run()
+    assert "cancelled before it finished: nothing was released" in texts(at)
+    assert "_srv_running" not in at.session_state
