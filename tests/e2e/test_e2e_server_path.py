@@ -19,11 +19,11 @@ from st_e2e import (
     fill_number,
     open_app,
     rerun_after,
-    select_option,
     streamlit_server,
     widget,
 )
 
+from dpviz.clustering.auto import choose
 from dpviz.data import fig6_blobs
 
 pytestmark = pytest.mark.e2e
@@ -54,7 +54,7 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     box.fill("tables/small.parquet")
     rerun_after(page, lambda: box.press("Enter"))
     expect(widget(page, "srv_panel")).to_contain_text("1 parquet file(s) · d = 2")
-    select_option(page, "srv_algorithm", "DP-Lloyd")
+    # The default algorithm, auto: its public choice here is DP-Lloyd, which streams.
     fill_number(page, "srv_k", K)
     fill_number(page, "srv_n", N)
     fill_number(page, "srv_radius", 1)
@@ -72,6 +72,7 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     path = tmp_path / "release.json"
     info.value.save_as(path)
     doc = json.loads(path.read_text())
-    assert doc["algorithm"]["name"] == "dp_lloyd" and doc["parameters"]["mode"] == "stream"
+    assert doc["algorithm"]["name"] == "auto" and doc["parameters"]["mode"] == "stream"
+    assert doc["parameters"]["run"]["auto_choice"] == choose(N, 2, K, 1.0, 1e-8).algorithm == "dp_lloyd"
     assert doc["public_inputs"] == {"k": K, "radius": 1.0, "n_declared": N, "d": 2, "columns": ["x", "y"]}
     assert len(doc["centers"]) == K and doc["statement"]["epsilon"] <= 1.0 * (1 + 1e-9)
