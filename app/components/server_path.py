@@ -205,7 +205,8 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
     st.session_state[_RUNNING] = True  # still set on the next run if this one is interrupted
     st.session_state.pop(_RESULT, None)
     bar = st.progress(0.0, text="Starting…")
-    st.button("Cancel", key="srv_cancel", help="Stops the run; nothing is released.")
+    cancel = st.empty()  # shown while the run lasts
+    cancel.button("Cancel", key="srv_cancel", help="Stops the run; nothing is released.")
 
     def progress(msg: str) -> None:
         frac = 0.0
@@ -223,10 +224,12 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
     except (ValueError, OSError, pa.ArrowException) as exc:  # the table or the settings (a Cancel
         # click is Streamlit's rerun request, not an Exception: it passes through, nothing is kept)
         st.session_state.pop(_RUNNING, None)
+        cancel.empty()
         st.error(f"{safe.md(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)} "
                  "Nothing was released.")
         return
     st.session_state.pop(_RUNNING, None)
+    cancel.empty()
     bar.progress(1.0, text="Done.")
     if res.simulation or res.seed is not None:  # never publish replayable noise
         st.error("The run came back as a simulation, not a release: nothing was booked.")
