@@ -22,6 +22,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -153,13 +154,16 @@ _NUMERIC_PACKAGES = ("numpy", "scipy", "scikit-learn", "diffprivlib")
 
 @functools.cache
 def code_hash() -> str:
-    """sha256 of the library's source (``dpviz/**/*.py``) and the numeric packages' versions:
+    """sha256 of the library's source (``dpviz/**/*.py``), of this module and of the precompute
+    script (the seed streams, the reference), and of the numeric packages' versions:
     what a seeded sweep's numbers depend on besides its settings. A precomputed sweep made
     under another hash is ignored."""
     h = hashlib.sha256()
     root = Path(dpviz.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    app = Path(__file__).resolve().parents[1]
+    files = [*sorted(root.rglob("*.py")), Path(__file__).resolve(), app / "precompute_sweeps.py"]
+    for path in files:
+        h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     for name in _NUMERIC_PACKAGES:
         try:
             h.update(f"{name}=={metadata.version(name)}\0".encode())
@@ -212,8 +216,10 @@ def shared_sweeps() -> SharedSweeps:
 
 
 def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[SweepSpec, tuple[pd.DataFrame, ...]]]:
-    """The precomputed sweeps of ``path`` (none if it is missing or made under another
-    :func:`code_hash`)."""
+    """The precomputed sweeps of ``path`` (none if it is missing, made under another
+    :func:`code_hash`, or ``DPVIZ_PRECOMPUTED=0`` is set, e.g. to time the computation)."""
+    if os.environ.get("DPVIZ_PRECOMPUTED", "1") == "0":
+        return []
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
