@@ -322,8 +322,8 @@ def budget_sweep(page: Page, url: str) -> list[dict]:
     _open_idle(page, url + "/budget", ".st-key-budget_run button")
     opened = 1000 * (time.perf_counter() - t0)
     if page.locator(".st-key-budget_accuracy .js-plotly-plot").count():
-        origin = page.locator(".st-key-budget_origin").inner_text().strip()[:60]
-        return [{"what": f"Budget link opened, curves drawn ({origin}…)", "total_ms": opened,
+        origin = page.locator(".st-key-budget_origin").inner_text().strip()[:40]
+        return [{"what": f"Budget link → curves drawn ({origin}…)", "total_ms": opened,
                  "runs": 1}]
     page.evaluate(_ARM_JS)
     widget(page, "budget_run").locator("button").click()
@@ -362,7 +362,13 @@ def issue16(url: str, *, moves: int, rounds: int, skip_budget: bool) -> tuple[li
         rows.append(("learn", learn_steps(new_app_page(browser, track=False), url, moves)))
         rows.append(("view", view_switches(new_app_page(browser, track=False), url, rounds)))
         if not skip_budget:
-            rows.append(("budget", budget_sweep(new_app_page(browser, track=False), url)))
+            first = budget_sweep(new_app_page(browser, track=False), url)
+            if len(first) == 1:  # drawn on open: open the link again in a new session, the
+                first[0]["what"] += ", first visit"  # first one paid the page's imports
+                again = budget_sweep(new_app_page(browser, track=False), url)
+                again[0]["what"] += ", link opened again"
+                first += again
+            rows.append(("budget", first))
         browser.close()
     probe.append(cpu_probe_ms())
     return rows, probe

@@ -252,8 +252,27 @@ def _janitor(period: float) -> None:
         time.sleep(period)
         now = _session_count()
         if now is not None and last is not None and now < last:
+            before = _rss_mb()
             release_memory()
+            _log(f"janitor sessions={last}->{now} rss={before:.0f}->{_rss_mb():.0f}MB")
         last = now
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            kb = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:"))
+        return kb / 1024
+    except (OSError, StopIteration, ValueError):
+        return float("nan")
+
+
+def _log(line: str) -> None:
+    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``run.Laps``), if set."""
+    path = os.environ.get("DPVIZ_TIMING")
+    if path:
+        with contextlib.suppress(OSError), open(path, "a") as fh:
+            fh.write(line + "\n")
 
 
 @functools.cache
