@@ -183,7 +183,8 @@ def live_times(timing: Path, start: int) -> list[float]:
 def settle(url: str, args: argparse.Namespace, pid: int) -> float:
     """RSS once the closed sessions are gone. Streamlit keeps a disconnected session for the
     TTL and drops it lazily (a cachetools TTLCache expires entries only when it is touched), so
-    after the TTL one short session connects and closes, which expires the old ones."""
+    after the TTL one short session connects and closes, which expires the old ones; RSS is
+    read ``--settle`` s later."""
     time.sleep(args.ttl + 2)
 
     async def touch() -> None:
@@ -193,7 +194,7 @@ def settle(url: str, args: argparse.Namespace, pid: int) -> float:
         await asyncio.sleep(0.5)
 
     asyncio.run(touch())
-    time.sleep(3)
+    time.sleep(args.settle)  # the server's janitor frees their memory (app/components/cache.py)
     return rss_mb(pid)
 
 
@@ -206,6 +207,8 @@ def main() -> None:
     ap.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL (s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="N = 1, 5; 4 moves")
+    ap.add_argument("--settle", type=float, default=10.0,
+                    help="seconds after the closed sessions are dropped before RSS is read")
     ap.add_argument("--warmup-moves", type=int, default=6,
                     help="moves of the one warm-up session before the baseline RSS (lazy imports "
                          "and process-wide caches of public inputs are then part of the baseline)")

@@ -11,11 +11,12 @@
   future in the LRU; :func:`memo` of that key then waits for it if it has started, or else
   withdraws it and computes at once. :func:`cancel_queued` withdraws what a user has moved
   away from. The worker only runs pure functions of values passed in (never Session State).
-- Admission control (issue 19, load): at most ``DPVIZ_MAX_RUNS`` computations that :func:`memo`
-  starts run at once across all sessions (default: the number of cores). A session whose run
-  must wait says so ("busy: queued") until a slot frees; speculation is skipped while every
-  slot is taken or sessions are waiting, so a busy server spends its cores on what users asked
-  for. Memory: when sessions end, :func:`release_memory` returns the freed heap to the system.
+- Admission control (issue 19, load): speculation is skipped while as many computations that
+  :func:`memo` started are running as there are cores, so a busy server spends its cores on what
+  users asked for. ``DPVIZ_MAX_RUNS=C`` also caps those computations at C at once across all
+  sessions (a session whose run must wait says so: "busy: queued"); off by default, because on
+  the shared VM it made moves slower (docs/hostile.md).
+- Memory: when sessions are dropped, :func:`release_memory` returns the freed heap to the system.
 """
 
 from __future__ import annotations
@@ -158,8 +159,9 @@ class Admission:
     take a second one (no deadlock).
     """
 
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, int(limit))
+    def __init__(self, limit: int | None, busy_at: int | None = None) -> None:
+        self.limit = 1 << 30 if limit is None else max(1, int(limit))
+        self.busy_at = self.limit if busy_at is None else max(1, int(busy_at))
         self._cond = threading.Condition()
         self._running = 0
         self._queue: list[int] = []  # tickets of the waiting threads, in arrival order
@@ -167,9 +169,9 @@ class Admission:
         self._mine = threading.local()
 
     def busy(self) -> bool:
-        """Every slot taken, or someone waiting: no room for speculative work."""
+        """``busy_at`` computations running, or someone waiting: no room for speculation."""
         with self._cond:
-            return self._running >= self.limit or bool(self._queue)
+            return self._running >= min(self.busy_at, self.limit) or bool(self._queue)
 
     def run(self, compute: Callable[[], T]) -> T:
         if getattr(self._mine, "depth", 0):  # nested in a computation that holds a slot
@@ -216,7 +218,12 @@ def _queued_notice(waiting: int):
         return contextlib.nullcontext()
 
 
-ADMISSION = Admission(int(os.environ.get("DPVIZ_MAX_RUNS", os.cpu_count() or 2)))
+#: No limit by default: on the shared 2-core VM a limit of 2 made a ρ move's p50 slower at
+#: N = 20 (2.7–2.9 s against 1.8–2.3 s without, page loads 12–17 s against 6 s; docs/hostile.md):
+#: a page load's tuple stage holds a slot for seconds and the moves queue behind it. Speculation
+#: still stops while as many computations run as there are cores.
+_LIMIT = os.environ.get("DPVIZ_MAX_RUNS")
+ADMISSION = Admission(int(_LIMIT) if _LIMIT else None, busy_at=os.cpu_count() or 2)
 
 
 def _malloc_trim() -> None:
@@ -247,14 +254,18 @@ def _session_count() -> int | None:
 def _janitor(period: float) -> None:
     """Every ``period`` s: when the server holds fewer sessions than at the last look (closed
     sessions were dropped), :func:`release_memory`."""
-    last = _session_count()
+    last, again = _session_count(), 0
     while True:
         time.sleep(period)
         now = _session_count()
-        if now is not None and last is not None and now < last:
+        dropped = now is not None and last is not None and now < last
+        if dropped or again == 1:
             before = _rss_mb()
             release_memory()
             _log(f"janitor sessions={last}->{now} rss={before:.0f}->{_rss_mb():.0f}MB")
+        # Once more a few periods later: a dropped session's script thread and messages are
+        # let go asynchronously, after the count falls (measured: ~30 MB more at 20 sessions).
+        again = 3 if dropped else max(again - 1, 0)
         last = now
 
 
