@@ -91,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--chunk-rows", type=int, help="rows per chunk when streaming")
     r.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="an algorithm parameter (repeatable), e.g. --param n_tuples=200")
+    r.add_argument("--public", metavar="PATH", help="records you declare PUBLIC (same columns; e.g. a "
+                   "held-out split) for an algorithm that uses them (kernel_kmeans: its k initial "
+                   "centres). They get no privacy and must not be rows of PATH")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("list", help="list the registered algorithms")
     return p
@@ -288,6 +291,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"{spec.name!r} cannot stream; streamed algorithms: {list(STREAMED)}.")
     if args.scheduler and mode != "stream":
         raise ValueError("--scheduler needs the streamed path (--mode stream).")
+    if args.public and mode == "stream":
+        raise ValueError("--public needs the in-memory path (--mode memory).")
     progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
     rng = _release_rng()
     if mode == "stream":
@@ -296,9 +301,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                          n_jobs=args.n_jobs, progress=progress, **params)
     else:
         X = src.read_all()
+        public_X = TableSource(args.public, columns=columns).read_all() if args.public else None
         progress("read into memory; running")
         res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
-                  rng=rng, n_declared=args.n_declared, **params)
+                  rng=rng, n_declared=args.n_declared, public_X=public_X, **params)
     if res.simulation or res.seed is not None:  # never publish replayable noise
         raise RuntimeError("dpviz run produced a simulation, not a release: a bug.")
     doc = release_document(res, spec, args, p, src.d, src.columns, mode)

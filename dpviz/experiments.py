@@ -1,11 +1,11 @@
 """Repeated private runs: sweeps over the budget ρ (and n), and noise redraws.
 
 The FC pipeline has a ρ-independent, non-private stage (split the rows into t pieces and cluster
-each: ``compute_tuples``) and a cheap private stage (``fc_private_stage``). A sweep computes the
-tuple stage once per repetition and reuses it for every ρ and every FC preset, which is what
-makes a budget curve affordable (DESIGN.md, "Two stages"). Every repetition draws from its own
-child Generator (``rng.spawn``), so a sweep is reproducible from one seed, in any order, with
-or without joblib.
+each: ``dpviz.clustering.tuples.tuple_stage``) and a cheap private stage (``fc_private_stage``).
+A sweep computes the tuple stage once per repetition and reuses it for every ρ and every FC
+preset, which is what makes a budget curve affordable (DESIGN.md, "Two stages"). Every
+repetition draws from its own child Generator (``rng.spawn``), so a sweep is reproducible from
+one seed, in any order, with or without joblib.
 
 All metrics are non-private diagnostics: the normalized k-means loss 1 − X/Y (X = cost of
 non-private k-means++ on all data, Y = cost of the released centers; Tsfadia et al. 2022, §6.2),
@@ -60,11 +60,12 @@ ShouldStop = Callable[[], bool]
 
 def _tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, oracle: str, radius: float,
                  rng: np.random.Generator) -> Any:
-    """The non-private, ρ-independent stage: ``fc_tuple_stage`` (the one entry point: rows
-    outside the Λ-ball dropped, method from no declared size, i.e. a fixed public choice)."""
-    from dpviz.clustering.friendlycore import fc_tuple_stage
+    """The non-private, ρ-independent stage: ``dpviz.clustering.tuples.tuple_stage`` (the one
+    sample-and-aggregate entry point: rows outside the Λ-ball dropped, method from no declared
+    size, i.e. a fixed public choice)."""
+    from dpviz.clustering.tuples import tuple_stage
 
-    return fc_tuple_stage(X, k, n_tuples=n_tuples, oracle=oracle, radius=radius, rng=rng)
+    return tuple_stage(X, k, n_tuples=n_tuples, oracle=oracle, radius=radius, rng=rng)
 
 
 def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,

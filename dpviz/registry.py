@@ -74,6 +74,7 @@ class ParamHint:
     help: str = ""
     public: bool = False
     label: str = ""
+    slider: bool = False  # shown as a slider (a knob whose effect the user sweeps), not a number box
 
 
 def hint(**kw: Any) -> dict[str, ParamHint]:
@@ -150,6 +151,7 @@ class AlgorithmSpec:
     private : callable
         ``private(X, k, budget, *, radius, rng, pub, params, stage) -> Result``. It must not
         read ``len(X)`` for anything that shapes a release: ``pub.n_declared`` is the size.
+        With ``uses_public_data`` it also receives ``public_X`` (an (m, d) array or None).
     guarantee : callable
         ``guarantee(budget, pub, params, delta_prime) -> ApproxDP``: the row-level (ε, δ) for
         add/remove of one row, from public inputs only. Required unless ``budget_kind == "none"``.
@@ -170,6 +172,11 @@ class AlgorithmSpec:
         One or two sentences for the app.
     rank : int
         Listing order (lower first; ties in registration order).
+    uses_public_data : bool
+        The algorithm can use records the user declares PUBLIC (e.g. k initial centres,
+        Acs et al. footnote 3): :func:`run` then passes ``public_X`` to ``private`` (None when the
+        caller gives none, and the algorithm falls back to a data-independent choice). Public
+        records get no privacy and are not part of X; the guarantee is about the rows of X only.
     """
 
     name: str
@@ -186,6 +193,7 @@ class AlgorithmSpec:
     calibrate: Callable[[float, float, Public, Any], Calibration] | None = None
     description: str = ""
     rank: int = 100
+    uses_public_data: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -401,6 +409,7 @@ def run(
     rng: RngLike = None,
     n_declared: int | None = None,
     stage: Any = None,
+    public_X: Any = None,
     **params: Any,
 ) -> Result:
     """Run a registered algorithm so that its **row-level** guarantee is at most (ε, δ).
@@ -421,6 +430,12 @@ def run(
         of the rows, recorded in the ledger, and the algorithm is calibrated to the rest.
     stage : optional
         A precomputed non-private stage (from ``spec.stage``) to reuse.
+    public_X : (m, d) array, optional
+        Records the caller declares PUBLIC (a held-out split of the same population, or public
+        synthetic data), for an algorithm with ``uses_public_data`` (a ValueError otherwise).
+        They are not private rows: X must not contain them, they get no privacy, and the
+        guarantee and ledger are those of X alone. ``Result.params`` records their number
+        (``public_rows``), never their contents.
     **params
         The spec's parameters (unknown names raise ValueError).
 
@@ -437,6 +452,7 @@ def run(
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
+    public = check_public(public_X, X.shape[1], spec, func)
     gen, _ = check_rng(rng)
     count_ledger: Ledger | None = None
     eps_alg = epsilon
@@ -451,7 +467,8 @@ def run(
     cal = calibrate(spec, eps_alg, delta, pub, p)
     if stage is None and spec.stage is not None:
         stage = spec.stage(X, k, radius=radius, rng=gen, pub=pub, params=p)
-    res = spec.private(X, k, cal.budget, radius=radius, rng=gen, pub=pub, params=p, stage=stage)
+    extra = {"public_X": public} if spec.uses_public_data else {}
+    res = spec.private(X, k, cal.budget, radius=radius, rng=gen, pub=pub, params=p, stage=stage, **extra)
     guarantee = cal.guarantee
     ledger = res.ledger
     if count_ledger is not None:
@@ -460,8 +477,27 @@ def run(
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
                                params=dict(res.params) | {"n_declared": n_declared,
-                                                          "budget": str(cal.budget)},
+                                                          "budget": str(cal.budget)}
+                               | ({"public_rows": 0 if public is None else int(public.shape[0])}
+                                  if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng))
+
+
+def check_public(public_X: Any, d: int, spec: AlgorithmSpec, func: str) -> np.ndarray | None:
+    """Validate declared-public records: a finite (m, d) array with m ≥ 1, for a spec that uses them."""
+    if public_X is None:
+        return None
+    if not spec.uses_public_data:
+        users = [s.name for s in algorithms() if s.uses_public_data]
+        raise ValueError(f"The 'public_X' parameter of {func} is for an algorithm that uses public "
+                         f"records; {spec.name!r} does not (those that do: {users}).")
+    P = np.asarray(public_X, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] != d:
+        raise ValueError(f"The 'public_X' parameter of {func} must be a 2-D array of public records "
+                         f"with {d} columns, like X. Got shape {P.shape}.")
+    if not np.all(np.isfinite(P)):
+        raise ValueError(f"The 'public_X' parameter of {func} must contain only finite values.")
+    return P
 
 
 def markdown_table() -> str:
@@ -481,5 +517,6 @@ def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
 
 __all__ = [
     "AlgorithmSpec", "Calibration", "ParamHint", "Public", "algorithms", "calibrate", "check_hinted",
+    "check_public",
     "get", "hint", "markdown_table", "param_fields", "register", "run", "unregister",
 ]

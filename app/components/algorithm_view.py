@@ -21,9 +21,10 @@ import streamlit as st
 
 import dpviz
 from app.components import cache, controls, run, safe, state
+from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure, ledger_table
-from dpviz.viz.storyboards import storyboard_builder
+from dpviz.viz.storyboards import ExplorationContext, explorations, storyboard_builder
 
 #: The row-level ε target on a log-like grid.
 EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
@@ -69,6 +70,10 @@ def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
         st.session_state[key] = value
     if h.choices is not None:
         st.selectbox(label, list(h.choices), **kw)
+    elif h.slider and isinstance(f.default, (int, float)) and h.low is not None and h.high is not None:
+        cast = int if isinstance(f.default, int) else float
+        step = cast(h.step) if h.step else (1 if cast is int else None)
+        st.slider(label, min_value=cast(h.low), max_value=cast(h.high), step=step, **kw)
     elif isinstance(f.default, bool):
         st.checkbox(label, **kw)
     elif isinstance(f.default, int):
@@ -111,6 +116,41 @@ def params_form(spec: AlgorithmSpec) -> None:
         st.sidebar.error(err)
 
 
+# ----------------------------------------------------------------------------- declared public rows
+
+#: The seed of the public split: drawn once, the same for every run and algorithm on a dataset.
+PUBLIC_SPLIT_SEED = 0
+#: Largest share of the rows the user may declare public.
+PUBLIC_MAX_PERCENT = 50
+
+
+def _public_key(spec: AlgorithmSpec) -> str:
+    return f"algpub_{spec.name}"
+
+
+def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
+    """For a spec with ``uses_public_data``: the share of rows the user declares PUBLIC (0: none)."""
+    if not spec.uses_public_data:
+        return None
+    key = _public_key(spec)
+    st.session_state.setdefault(key, 0)
+    pct = st.sidebar.slider(
+        "Rows declared PUBLIC (%)", 0, PUBLIC_MAX_PERCENT, step=5, key=key,
+        help="Some algorithms can use records that are already public (Acs et al.: k initial centres "
+             "from public data). Declare a share of these rows public only if they really are.")
+    if pct == 0 or n < 2:
+        st.sidebar.caption(f"No rows declared public: {spec.title} runs without public records "
+                           "(kernel k-means then starts from random points in the ball, less accurately).")
+        return None
+    split = hold_out_public(n, pct / 100.0, rng=PUBLIC_SPLIT_SEED)
+    with st.sidebar.container(key="public_rows_note"):
+        st.warning(f"{split.n_public:,} rows ({pct}%, drawn once at random with seed {PUBLIC_SPLIT_SEED}) "
+                   f"are declared PUBLIC: they get **no privacy**, and the algorithm may read them "
+                   f"freely. The private run uses only the other {split.n_private:,} rows, and the "
+                   "guarantee covers those rows.", icon=":material/public:")
+    return split
+
+
 # ----------------------------------------------------------------------------- running
 
 
@@ -120,23 +160,43 @@ def _seeds(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
     return a, b
 
 
-def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int) -> Any:
+def _rows(ds, public: PublicHoldout | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the private rows, the declared-public rows or None)."""
+    if public is None:
+        return ds.X, None
+    return public.split(ds.X)
+
+
+def _split_key(public: PublicHoldout | None) -> tuple:
+    return () if public is None else ("public", public.fraction, PUBLIC_SPLIT_SEED)
+
+
+def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
+           public: PublicHoldout | None = None) -> Any:
     if spec.stage is None:
         return None
-    key = (ds.content_hash, spec.name, spec.stage_key(p), pub, int(seed))
+    key = (ds.content_hash, spec.name, spec.stage_key(p), pub, int(seed), *_split_key(public))
+    X, _ = _rows(ds, public)
     return cache.memo("stage", key, lambda: spec.stage(
-        ds.X, pub.k, radius=pub.radius, rng=np.random.default_rng(_seeds(seed)[0]), pub=pub, params=p))
+        X, pub.k, radius=pub.radius, rng=np.random.default_rng(_seeds(seed)[0]), pub=pub, params=p))
 
 
 def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
-             seed: int):
-    """One seeded simulation of ``spec`` at the row-level target (cached per session)."""
-    stage = _stage(ds, spec, p, pub, seed)
-    key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta))
+             seed: int, public: PublicHoldout | None = None):
+    """One seeded simulation of ``spec`` at the row-level target (cached per session).
+
+    With ``public`` (a declared public split), the run sees only the private rows and receives
+    the public ones as ``public_X``; ``pub.n_declared`` is then the private part's size.
+    """
+    stage = _stage(ds, spec, p, pub, seed, public)
+    X, public_X = _rows(ds, public)
+    extra = {} if public_X is None else {"public_X": public_X}
+    key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta),
+           *_split_key(public))
     return cache.memo("run", key, lambda: dpviz.run(
-        spec.name, ds.X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
+        spec.name, X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
         n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed)[1]),
-        **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)}))
+        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)}))
 
 
 # ----------------------------------------------------------------------------- the page
@@ -164,11 +224,15 @@ def _status(spec: AlgorithmSpec, result) -> None:
                        "(simulation: seeded, not a release).")
 
 
-def _privacy(spec: AlgorithmSpec, result, delta: float) -> None:
+def _privacy(spec: AlgorithmSpec, result, delta: float, public: PublicHoldout | None = None) -> None:
     g = result.guarantee
     with st.container(key="privacy_statement"):
         st.markdown(f"**Row-level guarantee: (ε = {g.eps:.3g}, δ = {g.delta:.2g})-DP** for adding or "
                     "removing one row of your data.")
+        if public is not None:
+            st.markdown(f"**{public.n_public:,} rows were declared PUBLIC and have no privacy.** The "
+                        f"guarantee covers the other {public.n_private:,} rows (the private run's "
+                        f"declared size); the public rows were used as {spec.title}'s public records.")
         factor = math.exp(g.eps)
         st.markdown(f"Any one row changes the probability of any outcome by at most a factor of "
                     f"{factor:.3g} (e^ε), except with probability {g.delta:.2g} (δ).")
@@ -204,6 +268,36 @@ def _tiles(ds, result, ref) -> None:
         c3.caption("private output (simulation)")
 
 
+def _exploration(view, ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
+                 ref_centers, public: PublicHoldout | None = None) -> None:
+    """A family's registered extra view: its figure, built from cached simulations."""
+    seed = int(state.get("seed"))
+
+    def other(epsilon: float | None = None, delta_: float | None = None, seed_: int | None = None,
+              **changes: Any):
+        q = spec.make_params(**{**{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)},
+                                **changes})
+        return simulate(ds, spec, q, pub, epsilon=eps if epsilon is None else float(epsilon),
+                        delta=delta if delta_ is None else float(delta_),
+                        seed=seed if seed_ is None else int(seed_), public=public)
+
+    X, _ = _rows(ds, public)
+    labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
+    ctx = ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
+                             seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
+                             other(epsilon, delta, seed, **kw),
+                             reference_centers=ref_centers, labels=labels)
+    if view.help:
+        st.caption(view.help)
+    try:
+        with st.spinner(f"Simulating {view.title}…"):
+            fig = view.builder(ctx)
+    except ValueError as exc:
+        st.error(safe.md(exc))
+        return
+    st.plotly_chart(fig, key=f"alg_exploration_{view.title}", config={"displaylogo": False})
+
+
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     """Explore for ``spec`` on dataset ``ds`` with the declared radius."""
     params_form(spec)
@@ -213,9 +307,12 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         st.error(safe.md(exc))  # may quote a URL value: shown as text
         return
     k = int(state.get("k"))
-    pub = Public(n_declared=int(ds.n), d=int(ds.d), k=k, radius=float(radius))
-    st.caption(f"{spec.paper}. The declared size n = {ds.n:,} is treated as public (a "
-               "declaration, like Λ).")
+    public = public_control(spec, int(ds.n))
+    n_private = int(ds.n) if public is None else public.n_private
+    pub = Public(n_declared=n_private, d=int(ds.d), k=k, radius=float(radius))
+    st.caption(f"{spec.paper}. The declared size n = {n_private:,} is treated as public (a "
+               "declaration, like Λ)." + ("" if public is None else
+                                         f" It excludes the {public.n_public:,} rows declared public."))
     c1, c2 = st.columns([5, 3])
     with c1:
         eps = _eps_slider()
@@ -223,7 +320,8 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         delta = controls.delta_select()
     try:
         with st.spinner(f"Running {spec.title}…"):
-            result = simulate(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")))
+            result = simulate(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
+                              public=public)
     except Exception as exc:  # ValueError: the user's settings; anything else a library bug
         with st.container(key="explore_error"):
             st.error(run.error_text(exc))
@@ -233,14 +331,17 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     _status(spec, result)
     ref = run.reference(ds, k) if ds.n >= k else None
     _tiles(ds, result, ref)
-    view = st.segmented_control("View", ("Storyboard", "Privacy", "Downloads"), key="alg_view",
+    extra = {v.title: v for v in explorations(spec.name)}
+    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key="alg_view",
                                 default="Storyboard", required=True, label_visibility="collapsed")
+    ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
-        ref_centers = ref.centers if ref is not None else ds.true_centers
-        fig = storyboard_builder(spec.name)(result, ds.X, reference_centers=ref_centers)
+        fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
         st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+    elif view in extra:
+        _exploration(extra[view], ds, spec, p, pub, result, eps, delta, ref_centers, public)
     elif view == "Privacy":
-        _privacy(spec, result, delta)
+        _privacy(spec, result, delta, public)
     else:
         st.download_button("Centers (CSV, simulation)", run.centers_csv(result, ds.feature_names),
                            file_name=f"dpviz_{spec.name}_centers.csv", mime="text/csv",

@@ -5,8 +5,12 @@ DPGM (``dpviz.generative.dpgm``) trains in a background thread: a progress bar, 
 guarantee, the paper's (looser) number, ε vs epochs, a grid of synthetic digits per cluster and a
 CSV download of the synthetic dataset that states its guarantee on its first line.
 
-Every run here is a seeded simulation (badged); the data are scikit-learn's digits binarized at 0.5
-with a public split (``binary_digits(0.15, rng=0)``) and the declared size equals its n.
+Every run here is a seeded simulation (badged). The data are either scikit-learn's digits binarized
+at 0.5 with a public split (``binary_digits(0.15, rng=0)``), or the Data page's current dataset: a
+declared share of its rows is held out as PUBLIC (no privacy: k-means seeds, decoder bias and the
+per-column box that scales the rows to [0, 1]), and the private run uses the rest, whose count is
+the declared size. Tabular results are a scatter of synthetic vs real rows per cluster (images for
+64-column, 8×8 digit-like data) and a CSV in the data's units.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.components import modes, safe
-from app.components.synthetic import guarantee_text, synthetic_csv
+from app.components import cache, data_source, modes, safe
+from app.components.synthetic import guarantee_text, synthetic_csv, synthetic_table_csv
 from dpviz.generative import AcsSetting, DPGMParams, binary_digits, calibrate_sigma_g, dpgm
-from dpviz.viz.acs import epsilon_vs_epochs_figure, sample_grid_figure
+from dpviz.generative.data import UnitBox, encoded_without_public, tabular_split
+from dpviz.viz.acs import epsilon_vs_epochs_figure, sample_grid_figure, synthetic_scatter_figure
 
 DELTA = 1e-5
 BATCH = 64  # expected batch L: q = L / n_declared
@@ -30,11 +35,80 @@ EPS_GRID = (2.0, 3.0, 5.0, 8.0, 10.0, 20.0, 50.0)
 JOB = "_gen_job"
 CANCEL = "dpgm_cancel_event"  # the Event the next training receives; the Cancel button sets it
 GRID_SAMPLES = 10  # synthetic images per cluster in the grid
+SOURCE = "dpgm_data"  # which data: the built-in binarized digits or the Data page's dataset
+PUBLIC_PCT = "dpgm_public_pct"  # the share of the Data page's rows declared public
+SOURCES = {"digits": "Binarized digits (built-in, 15% public split)", "data": "The Data page's dataset"}
+PUBLIC_SPLIT_SEED = 0
 
 
 @st.cache_resource(show_spinner="Loading digits…")
 def _split():
     return binary_digits(0.15, rng=0)
+
+
+@dataclass(frozen=True)
+class GenInput:
+    """What DPGM trains on: private rows in [0, 1] (binary for digits), public rows, how to map back."""
+
+    X: np.ndarray
+    X_public: np.ndarray | None
+    box: UnitBox | None  # None: the binarized digits (0/1 pixels, no mapping)
+    image: bool
+    description: str
+    feature_names: tuple[str, ...] = ()
+    of: str = "the digits"
+
+    @property
+    def n_declared(self) -> int:
+        return int(self.X.shape[0])
+
+    def public_init(self, k: int, rng: int) -> np.ndarray:
+        """k distinct random public records (footnote 3)."""
+        gen = np.random.default_rng(rng)
+        return self.X_public[gen.choice(self.X_public.shape[0], size=k, replace=False)]
+
+
+def _digits_input() -> GenInput:
+    split = _split()
+    return GenInput(split.X, split.X_public, None, True,
+                    f"scikit-learn digits binarized at 0.5; {split.X_public.shape[0]} rows held out as "
+                    f"public (k-means seeds, decoder bias), **declared size n = {split.X.shape[0]}** private "
+                    "rows, 64 pixels.")
+
+
+def _data_input(pct: int) -> tuple[GenInput | None, str | None]:
+    """The Data page's dataset with ``pct``% of its rows declared public (or an explanation why not)."""
+    ds = data_source.current().dataset
+    if ds is None:
+        return None, "No dataset yet: choose one on the Data page."
+    radius = data_source.radius_for(ds)
+    if pct == 0 and radius is None:
+        return None, ("This dataset has no public radius Λ, and no rows are declared public: declare a Λ on "
+                      "the Data page or some public rows here, so the rows can be scaled without reading "
+                      "them.")
+    if ds.n < 4:
+        return None, "The dataset is too small to train on (fewer than 4 rows)."
+
+    def build() -> GenInput:
+        if pct > 0:
+            split, box = tabular_split(ds.X, pct / 100.0, rng=PUBLIC_SPLIT_SEED)
+            X, P = split.X, split.X_public
+            public = (f"**{P.shape[0]:,} rows ({pct}%, drawn once at random with seed "
+                      f"{PUBLIC_SPLIT_SEED}) are declared PUBLIC: they get no privacy** (k-means seeds, "
+                      "decoder bias, and the per-column box that scales the rows to [0, 1]); ")
+        else:
+            X, box = encoded_without_public(ds.X, radius)
+            P = None
+            public = (f"no rows declared public (columns scaled to [0, 1] by the box [−Λ, Λ], "
+                      f"Λ = {radius:g}); ")
+        image = ds.d == 64
+        return GenInput(X, P, box, image,
+                        f"{safe.md(ds.name)} from the Data page; {public}**declared size n = "
+                        f"{X.shape[0]:,}** private rows, {ds.d} columns"
+                        + (" (shown as 8×8 images)" if image else "") + ".",
+                        tuple(ds.feature_names), f"the Data page's dataset ({X.shape[0]:,} private rows)")
+
+    return cache.memo("gen_input", (ds.content_hash, int(pct), radius if pct == 0 else None), build), None
 
 
 def _setting(n_declared: int, k: int, epochs: float, sigma_g: float = 1.0) -> AcsSetting:
@@ -68,15 +142,15 @@ class Job:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-def _train(job: Job, split, params: DPGMParams) -> None:
+def _train(job: Job, inp: GenInput, params: DPGMParams) -> None:
     """The background worker: public progress (step counts) only; never touches Streamlit."""
     def progress(p) -> None:
         job.step, job.total = p.step, p.total_steps
 
     try:
-        init = split.public_init(params.k, rng=job.config["seed"]) if params.k > 1 else None
-        job.result = dpgm(split.X, params=params, public_init=init, n_declared=job.config["n_declared"],
-                          delta=DELTA, rng=job.config["seed"], X_public=split.X_public,
+        init = inp.public_init(params.k, rng=job.config["seed"]) if params.k > 1 else None
+        job.result = dpgm(inp.X, params=params, public_init=init, n_declared=job.config["n_declared"],
+                          delta=DELTA, rng=job.config["seed"], X_public=inp.X_public,
                           progress=progress, progress_every=1, cancel=job.cancel)
     except Exception as exc:  # reported on the page, not raised in a thread
         job.error = f"{type(exc).__name__}: {exc}"
@@ -84,12 +158,11 @@ def _train(job: Job, split, params: DPGMParams) -> None:
         job.done.set()
 
 
-def _start(config: dict[str, Any], sigma_g: float) -> None:
-    split = _split()
+def _start(config: dict[str, Any], sigma_g: float, inp: GenInput) -> None:
     params = DPGMParams(k=config["k"], T_K=T_K, sigma_K=SIGMA_K, sigma_C=SIGMA_C, sigma_G=sigma_g,
                         batch_size=float(BATCH), epochs=float(config["epochs"]), lr=3e-3, n_features=50)
     job = Job(config=config, cancel=st.session_state[CANCEL])
-    job.thread = threading.Thread(target=_train, args=(job, split, params), name="dpviz-generate",
+    job.thread = threading.Thread(target=_train, args=(job, inp, params), name="dpviz-generate",
                                   daemon=True)
     st.session_state[JOB] = job
     job.thread.start()
@@ -125,6 +198,10 @@ def _results(job: Job) -> None:
                     key="dpgm_eps_curve")
     st.caption("ε vs epochs for this configuration (public inputs only). The guarantee is the lower of "
                "RDP and PLD; the paper's accountant is dotted.")
+    inp: GenInput = cfg["input"]
+    if inp.box is not None:
+        _user_results(job, inp, mode)
+        return
     rng = np.random.default_rng(cfg["seed"])
     rows = [m.sample(GRID_SAMPLES, rng, binary=False) for m in res.models]  # loop over k
     labels = [f"cluster {i} (w={w:.2f})" for i, w in enumerate(res.weights)]
@@ -139,6 +216,37 @@ def _results(job: Job) -> None:
     st.download_button("Download the synthetic dataset (CSV)", synthetic_csv(res, n, cfg["seed"], text),
                        file_name="dpviz_synthetic_digits.csv", mime="text/csv", key="dpgm_download")
     st.caption(safe.md(f"{n} synthetic rows (64 binary pixels and the component). Guarantee: {text}."
+                       " The first line of the file states it."))
+
+
+def _user_results(job: Job, inp: GenInput, mode: str) -> None:
+    """The Data page's dataset: synthetic vs real per cluster (images for 8×8 data) and the CSV."""
+    res, cfg = job.result, job.config
+    acc = res.account
+    n = cfg["n_declared"]
+    rng = np.random.default_rng(cfg["seed"])
+    if inp.image:  # decoder means mapped back, shown on the public box's scale
+        lo, hi = float(inp.box.lo.min()), float(inp.box.hi.max())
+        rows = [(inp.box.decode(m.sample(GRID_SAMPLES, rng, binary=False)) - lo) / (hi - lo)
+                for m in res.models]  # loop over k
+        labels = [f"cluster {i} (w={w:.2f})" for i, w in enumerate(res.weights)]
+        fig = sample_grid_figure(rows, row_labels=labels,
+                                 title=f"Synthetic 8×8 rows per cluster — {mode}, ε = {acc.eps:.3g}")
+        fig.update_layout(height=90 + 75 * len(rows))
+    else:
+        U, comp = res.sample(min(n, 3000), rng=cfg["seed"], binary=False)
+        fig = synthetic_scatter_figure(inp.box.decode(inp.X), inp.box.decode(U), comp,
+                                       title=f"Synthetic rows per cluster vs the real rows — {mode}, "
+                                             f"ε = {acc.eps:.3g}")
+    st.plotly_chart(fig, key="dpgm_samples")
+    st.caption("Synthetic rows: decoder means of each cluster's VAE at random latent points, mapped back "
+               "from [0, 1] to the data's units (DP outputs; w is the noisy cluster weight). The grey real "
+               "rows are a non-private view for you, the data owner.")
+    text = guarantee_text(res, mode, of=inp.of)
+    csv = synthetic_table_csv(res, n, cfg["seed"], text, inp.box, inp.feature_names)
+    st.download_button("Download the synthetic dataset (CSV)", csv, file_name="dpviz_synthetic_data.csv",
+                       mime="text/csv", key="dpgm_download")
+    st.caption(safe.md(f"{n} synthetic rows ({inp.X.shape[1]} columns and the component). Guarantee: {text}."
                        " The first line of the file states it."))
 
 
@@ -174,9 +282,22 @@ st.caption("Acs, Melis, Castelluccia, De Cristofaro. Differentially Private Mixt
            "DP-SGD; synthetic rows drawn per cluster with the noisy cluster weights.")
 modes.simulation_badge("dpgm_simulation")
 
-split = _split()
-n_declared = int(split.X.shape[0])
 st.session_state.setdefault(CANCEL, threading.Event())
+st.session_state.setdefault(SOURCE, "digits")
+source = st.radio("Data", list(SOURCES), format_func=SOURCES.get, key=SOURCE, horizontal=True,
+                  help="The built-in binarized digits, or the dataset chosen on the Data page.")
+inp: GenInput | None
+input_error = None
+if source == "digits":
+    inp = _digits_input()
+else:
+    st.session_state.setdefault(PUBLIC_PCT, 15)
+    pct = st.slider("Rows declared PUBLIC (%)", 0, 50, step=5, key=PUBLIC_PCT,
+                    help="DPGM starts k-means from k public records and scales each column to [0, 1] by the "
+                         "public rows' range. Declare rows public only if they really are: they get no "
+                         "privacy. At 0%, k must be 1 and the columns are scaled by the declared Λ.")
+    inp, input_error = _data_input(int(pct))
+n_declared = inp.n_declared if inp is not None else 0
 
 
 def _on_train() -> None:
@@ -187,8 +308,15 @@ def _on_train() -> None:
     ss = st.session_state
     if job is not None and job.cancel is ss[CANCEL]:  # a finished job's event is spent (maybe set)
         ss[CANCEL] = threading.Event()
+    if inp is None:
+        return
     config = dict(k=int(ss["dpgm_k"]), eps=float(ss["dpgm_eps"]), epochs=int(ss["dpgm_epochs"]),
-                  seed=int(ss["dpgm_seed"]), n_declared=n_declared)
+                  seed=int(ss["dpgm_seed"]), n_declared=n_declared, input=inp)
+    if config["k"] > 1 and (inp.X_public is None or inp.X_public.shape[0] < config["k"]):
+        have = 0 if inp.X_public is None else inp.X_public.shape[0]
+        ss["_gen_error"] = (f"k = {config['k']} clusters start from {config['k']} public records, and "
+                            f"{have} rows are declared public: declare more public rows or set k = 1.")
+        return
     try:
         sigma_g = _sigma_g(n_declared, config["k"], float(config["epochs"]), config["eps"])
     except ValueError as exc:
@@ -196,22 +324,23 @@ def _on_train() -> None:
         return
     ss["_gen_error"] = None
     ss["_gen_shown"] = False
-    _start(config, sigma_g)
+    _start(config, sigma_g, inp)
 
 
 job: Job | None = st.session_state.get(JOB)
 running = job is not None and not job.done.is_set()
 
+if input_error:
+    st.info(input_error)
 with st.form("dpgm_form"):
-    st.markdown(f"**Data:** scikit-learn digits binarized at 0.5; {split.X_public.shape[0]} rows held out as "
-                f"public (k-means seeds, decoder bias), **declared size n = {n_declared}** private rows, "
-                f"64 pixels. δ = {DELTA:g}.")
+    if inp is not None:
+        st.markdown(f"**Data:** {inp.description} δ = {DELTA:g}.")
     c1, c2, c3, c4 = st.columns(4)
     c1.number_input("clusters k", 1, 10, 2, key="dpgm_k")
     c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key="dpgm_eps")
     c3.number_input("epochs", 1, 50, 5, key="dpgm_epochs")
     c4.number_input("seed", 0, 2**31 - 1, 0, key="dpgm_seed")
-    st.form_submit_button("Train", key="dpgm_train", disabled=running, on_click=_on_train)
+    st.form_submit_button("Train", key="dpgm_train", disabled=running or inp is None, on_click=_on_train)
 
 if st.session_state.get("_gen_error"):
     st.error(safe.md(st.session_state["_gen_error"]))

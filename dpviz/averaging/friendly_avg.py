@@ -17,7 +17,7 @@ from dpviz._validation import RngLike, check_data, check_delta, check_rho, check
 from dpviz._validation import check_radius as _check_radius
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian
+from dpviz.privacy.mechanisms import gaussian_draw, size_underestimate
 from dpviz.result import Result, Trace
 
 #: FriendlyAvg's fixed split (§3, step 1): 0.1ρ for n̂ (drawn with 0.1(1−δ)ρ), 0.9ρ for the mean.
@@ -123,23 +123,20 @@ def friendly_avg_from_sums(
     """
     split = friendly_avg_split(rho, delta, n_public)
     # Step 2: MINUS, so n̂ ≤ n w.p. ≥ 1 − δ (sensitivity 1 under add/remove).
-    n_hat = gaussian(
-        n - math.sqrt(math.log(1.0 / delta) / split.rho1_draw) - 1.0,
-        sensitivity=1.0, rho=split.rho1_draw, rng=rng, ledger=ledger,
-        name="n̂ (FriendlyAvg size under-estimate)", charge=ZCDP(split.rho1_charge),
+    n_hat = size_underestimate(
+        n, charge=split.rho1_charge, delta=delta, rng=rng, ledger=ledger,
+        name="n̂ (FriendlyAvg size under-estimate)", event="FriendlyAvg conditions on n̂ ≤ n (§3)",
         note=f"drawn with (1−δ)ρ₁, charged ρ₁ (Fact 2.4.4); split: {split.rule}",
     )
-    ledger.record_event("N̂ ≤ n", delta, note="FriendlyAvg conditions on n̂ ≤ n (§3)")
     mean = np.asarray(total, dtype=np.float64) / n if n else None
     if n == 0 or n_hat <= 0:
         ledger.record("Avg + Gaussian (not drawn: ⊥)", "reserved", ZCDP(split.rho2),
                       note="FriendlyAvg output ⊥; the mean's budget is still accounted")
         failure = "empty input (n = 0)" if n == 0 else "n̂ ≤ 0"
         return AvgOutcome(None, failure, float(n_hat), None, mean)
-    sens = 2.0 * r / n_hat
-    estimate = gaussian(mean, sensitivity=sens, rho=split.rho2, rng=rng, ledger=ledger,
-                        name="Avg(D) + N(0, σ²I)", note="ℓ2 sensitivity 2r/n̂ (§3, step 4)")
-    sigma = sens / math.sqrt(2.0 * split.rho2)
+    estimate, sigma = gaussian_draw(mean, sensitivity=2.0 * r / n_hat, rho=split.rho2, rng=rng,
+                                    ledger=ledger, name="Avg(D) + N(0, σ²I)",
+                                    note="ℓ2 sensitivity 2r/n̂ (§3, step 4)")
     return AvgOutcome(np.asarray(estimate), None, float(n_hat), sigma, mean)
 
 

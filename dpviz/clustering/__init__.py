@@ -11,10 +11,19 @@ from dpviz.clustering.friendlycore import (
     noisy_lloyd_step,
     stage_match_graph,
 )
-from dpviz.clustering.presets import FCSplit, margins, paper_split, practical_split, resolve_split
-from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples
+from dpviz.clustering.presets import (
+    FCBudget,
+    FCSplit,
+    margins,
+    paper_split,
+    practical_split,
+    resolve_budget,
+    resolve_split,
+)
+from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples, tuple_stage
 
 __all__ = [
+    "FCBudget",
     "FCSplit",
     "FallbackOutcome",
     "TupleStage",
@@ -33,6 +42,8 @@ __all__ = [
     "nonprivate_kmeans",
     "paper_split",
     "practical_split",
+    "resolve_budget",
     "resolve_split",
     "stage_match_graph",
+    "tuple_stage",
 ]

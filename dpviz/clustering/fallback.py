@@ -34,15 +34,14 @@ Feldman et al. 2009 (private coresets); the noisy second moment: Dwork, Talwar, 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import KMeans
-from threadpoolctl import ThreadpoolController
 
+from dpviz.clustering.tuples import one_thread
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -185,15 +184,20 @@ def _weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, rng: np.random.Genera
     # A few hundred weighted points: threads only add overhead, and when the cores are busy
     # (a browser drawing next to the app server) OpenMP's waiting threads turned a 10 ms fit
     # into ~1 s at the 90th percentile (2 cores, two busy processes).
-    with _threadpools().limit(limits=1):
+    with one_thread():
         km.fit(P, sample_weight=np.maximum(w, 1e-12))
     return km.cluster_centers_
 
 
-@functools.cache
-def _threadpools() -> ThreadpoolController:
-    """The process's native thread pools (inspecting the loaded libraries takes milliseconds)."""
-    return ThreadpoolController()
+#: The projected fallback's (d > GRID_DIM) split of its ρ: the private subspace, the coreset on it,
+#: and per group (parallel over groups) the noisy sum and the noisy count.
+PROJECTED_SPLIT = {"subspace": 0.2, "coreset": 0.4, "sum": 0.2, "count": 0.2}
+
+
+def projected_budget(rho: float) -> dict[str, ZCDP]:
+    """The parts of the projected fallback's ρ (:data:`PROJECTED_SPLIT`, by ``ZCDP.split``); the
+    in-memory and the streamed fallback both read them."""
+    return ZCDP(rho).split(PROJECTED_SPLIT)
 
 
 def _private_top_subspace(
@@ -248,10 +252,11 @@ def fallback_centers(
     # d > 3: private PCA (Gaussian noise on the second-moment matrix), quadtree coreset on the
     # top-p subspace, then each group's mean in the full space. Budget 0.2 / 0.4 / 0.4.
     p = min(k, d, PROJECTION_DIM)
-    V = _private_top_subspace(X, p, rho=0.2 * rho, radius=radius, rng=rng, ledger=ledger)
+    part = projected_budget(rho)
+    V = _private_top_subspace(X, p, rho=part["subspace"].rho, radius=radius, rng=rng, ledger=ledger)
     Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
     U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
-    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=0.4 * rho, rng=rng, ledger=ledger)
+    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=part["coreset"].rho, rng=rng, ledger=ledger)
     Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
     means = ledger.child("group means (parallel)", composition="parallel")
@@ -260,9 +265,9 @@ def fallback_centers(
     for i in range(k):
         node = means.child(f"group[{i}]")
         rows = X[labels == i]
-        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node,
+        s = gaussian(rows.sum(axis=0), sensitivity=radius, rho=part["sum"].rho, rng=rng, ledger=node,
                      name="noisy sum")
-        c = gaussian(float(len(rows)), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+        c = gaussian(float(len(rows)), sensitivity=1.0, rho=part["count"].rho, rng=rng, ledger=node,
                      name="noisy count")
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)

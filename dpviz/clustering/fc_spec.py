@@ -16,18 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
-from dpviz.clustering.presets import FRACTION_KEYS, PRESETS, resolve_split
-from dpviz.clustering.tuples import ORACLES
+from dpviz.clustering.friendlycore import fc_private_stage
+from dpviz.clustering.presets import FRACTION_KEYS, PRESETS, ROW_KEYS, TUPLE_KEYS, resolve_budget
+from dpviz.clustering.tuples import ORACLES, tuple_stage
 from dpviz.privacy.accounting import row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result
 
-#: The ledger keys of the tuple-level (FC_kTupleClustering) and row-level parts of the split.
-TUPLE_KEYS = ("match_core", "find_diam", "dist_core", "tuple_avg")
-ROW_KEYS = ("lloyd", "fallback")
+#: The ledger keys of the tuple-level (FC_kTupleClustering) and row-level parts of the split
+#: (defined with the split in dpviz.clustering.presets; re-exported here).
 assert set(TUPLE_KEYS) | set(ROW_KEYS) == set(FRACTION_KEYS)
 
 #: Trace steps of fc_private_stage (docs/interfaces.md).
@@ -83,14 +82,13 @@ def _r_min(pub: Public, params: FCParams) -> float:
 
 
 def fc_guarantee(budget: ZCDP, pub: Public, params: FCParams, delta_prime: float) -> ApproxDP:
-    """The row-level (ε, δ) of FC_Clustering at ``budget``, from the public split only."""
-    split = resolve_split(params.preset, t=_t(pub, params), k=pub.k, rho=budget.rho,
-                          delta=budget.delta, r_min=_r_min(pub, params), radius=pub.radius,
-                          fallback=params.fallback)
+    """The row-level (ε, δ) of FC_Clustering at ``budget``, from the public split only: the tuple-
+    and row-level groups of the run's :class:`~dpviz.clustering.presets.FCBudget`."""
+    fcb = resolve_budget(params.preset, rho=budget.rho, delta=budget.delta, t=_t(pub, params), k=pub.k,
+                         r_min=_r_min(pub, params), radius=pub.radius, fallback=params.fallback)
     ledger = Ledger("fc_clustering", budget)
-    for unit, keys in (("tuple", TUPLE_KEYS), ("row", ROW_KEYS)):
-        part = ZCDP(budget.rho * sum(split.rho.get(key, 0.0) for key in keys),
-                    min(budget.delta * sum(split.delta.get(key, 0.0) for key in keys), budget.delta))
+    for unit, part in (("tuple", fcb.tuple_level), ("row", fcb.row_level)):
+        part = ZCDP(part.rho, min(part.delta, budget.delta))  # float dust of the δ fractions' sum
         ledger.child(unit, unit=unit).record(f"{unit}-level part", "gaussian", part)
     return row_level_statement(ledger, delta_prime).row
 
@@ -99,8 +97,8 @@ def fc_stage(X: np.ndarray, k: int, *, radius: float, rng: np.random.Generator, 
              params: FCParams) -> Any:
     """The non-private tuple stage (pieces and the oracle's k-tuples), cached by callers."""
     # method="auto" reads the declared size, never the rows (issue 10, finding 4).
-    return fc_tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng,
-                          n_declared=pub.n_declared)
+    return tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng,
+                       n_declared=pub.n_declared)
 
 
 def fc_private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,

@@ -15,23 +15,35 @@ lloyd      NoisyLloydStep (parallel over clusters)        root        row
 fallback   reserved for the fallback branch               root        row
 ========== ============================================== =========== ==========
 
+A split is resolved ONCE per run into an :class:`FCBudget` (:func:`resolve_budget`): the run's
+(ρ, δ) split by :meth:`~dpviz.privacy.budget.ZCDP.split` into the parts above and the ledger
+nodes that group them (FC_kTupleClustering, FC_AvgOrdTup). The pipeline, the streamed pipeline,
+the feasibility margins and the registry's guarantee all read that object; no other code
+multiplies a fraction by ρ.
+
 References: Tsfadia et al. 2022, §5.2 (FC_kTupleClustering, FC_AvgOrdTup, FC_Clustering); the
 engineer's note §4.3 (budget trees) and §4.4 (the formal split is infeasible at t = 200).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
 from dpviz.averaging.diameter import find_diam_calls
 from dpviz.core.filters import expected_margin
+from dpviz.privacy.budget import ZCDP
 
 FRACTION_KEYS = ("match_core", "find_diam", "dist_core", "tuple_avg", "lloyd", "fallback")
+#: The parts of FC_kTupleClustering (tuple-level) and of FC_AvgOrdTup inside it; the rest is row-level.
+TUPLE_KEYS = ("match_core", "find_diam", "dist_core", "tuple_avg")
+AVG_ORD_KEYS = ("find_diam", "dist_core", "tuple_avg")
+ROW_KEYS = ("lloyd", "fallback")
 PRESETS = ("paper", "practical", "reference")
 
 #: Margin names (one per FriendlyCore-like test) in the ``feasibility`` trace step.
@@ -118,6 +130,78 @@ class FCSplit:
                     nhat_fraction=self.nhat_fraction, core_guess=self.core_guess, preset=self.preset)
 
 
+@dataclass(frozen=True)
+class FCBudget:
+    """FC_Clustering's budget, resolved once: the run's (ρ, δ), its split and every part.
+
+    Built by :meth:`of` (or :func:`resolve_budget`) with :meth:`ZCDP.split
+    <dpviz.privacy.budget.ZCDP.split>`; every consumer (the in-memory and streamed pipelines,
+    :func:`budget_margins`, the registry's guarantee) reads its parts instead of multiplying
+    fractions by ρ itself.
+
+    Attributes
+    ----------
+    total : ZCDP
+        The (ρ, δ) the pipeline runs on (the caller's ρ minus a DP size count's share, if any).
+    split : FCSplit
+    parts : mapping key → ZCDP
+        One budget per FRACTION_KEYS part (``total.split(split.rho, split.delta)``).
+    groups : mapping name → ZCDP
+        The ledger nodes that group parts: "tuple" (FC_kTupleClustering: TUPLE_KEYS), "avg_ord"
+        (FC_AvgOrdTup: AVG_ORD_KEYS) and "row" (ROW_KEYS); each is ρ·Σ fractions, δ·Σ fractions.
+    """
+
+    total: ZCDP
+    split: FCSplit
+    parts: Mapping[str, ZCDP]
+    groups: Mapping[str, ZCDP]
+
+    @classmethod
+    def of(cls, rho: float, delta: float, split: FCSplit) -> FCBudget:
+        total = ZCDP(rho, delta)
+        parts = total.split({key: split.rho.get(key, 0.0) for key in FRACTION_KEYS},
+                            {key: split.delta.get(key, 0.0) for key in FRACTION_KEYS})
+
+        def group(keys: tuple[str, ...]) -> tuple[float, float]:
+            return (sum(split.rho.get(key, 0.0) for key in keys),
+                    sum(split.delta.get(key, 0.0) for key in keys))
+
+        tup, avg, row = group(TUPLE_KEYS), group(AVG_ORD_KEYS), group(ROW_KEYS)
+        # Two splits because the groups nest (avg_ord ⊂ tuple): each is a valid split of the total.
+        groups = total.split({"tuple": tup[0], "row": row[0]}, {"tuple": tup[1], "row": row[1]})
+        groups |= total.split({"avg_ord": avg[0]}, {"avg_ord": avg[1]})
+        return cls(total, split, parts, groups)
+
+    @property
+    def tuple_level(self) -> ZCDP:
+        """FC_kTupleClustering's node (unit: tuple)."""
+        return self.groups["tuple"]
+
+    @property
+    def avg_ord(self) -> ZCDP:
+        """FC_AvgOrdTup's node: FindDiam, FriendlyCore(dist_r1..rk), FriendlyOrdTupAvg."""
+        return self.groups["avg_ord"]
+
+    @property
+    def row_level(self) -> ZCDP:
+        """The row-level parts: the Lloyd step and the fallback reserve."""
+        return self.groups["row"]
+
+    def find_diam_per_coordinate(self, k: int) -> float:
+        """ρ of each of the k per-coordinate FindDiam calls (FC_AvgOrdTup step 2)."""
+        return self.parts["find_diam"].rho / k
+
+
+def resolve_budget(
+    preset: str, *, rho: float, delta: float, t: int, k: int, r_min: float, radius: float,
+    fallback: bool = True, fractions: Mapping[str, float] | None = None, **overrides: Any,
+) -> FCBudget:
+    """The :class:`FCBudget` of a run: :func:`resolve_split` (public inputs only), then the parts."""
+    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho, delta=delta, r_min=r_min,
+                          radius=radius, fallback=fallback, **overrides)
+    return FCBudget.of(rho, delta, split)
+
+
 def diam_margin(c: float, rho: float, beta: float, q: int) -> float:
     """Feasibility of one CheckDiam probe of FindDiam, in noise sds.
 
@@ -131,22 +215,41 @@ def diam_margin(c: float, rho: float, beta: float, q: int) -> float:
     return (c / 2.0 - slack) / math.sqrt(2.0 / rp)
 
 
-def margins(
-    split: FCSplit, *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
-    base: float = 1.5,
-) -> dict[str, float]:
+#: Which test reads which part of the split (one margin per test).
+MARGIN_PART = {MARGIN_MATCH: "match_core", MARGIN_DIST: "dist_core", MARGIN_DIAM: "find_diam"}
+
+
+def _margin(name: str, part: ZCDP, *, t: int, c: float, k: int, beta: float, q: int) -> float:
+    """The expected margin of test ``name`` given its part of the budget (the one formula per test,
+    read by :func:`budget_margins` and by the optimizer's candidate fractions)."""
+    if name == MARGIN_MATCH:
+        return expected_margin(t, part.rho, part.delta)
+    if name == MARGIN_DIST:
+        return expected_margin(c, part.rho, part.delta)
+    return diam_margin(c, part.rho / k, beta, q)
+
+
+def budget_margins(budget: FCBudget, *, t: int, k: int, r_min: float, radius: float,
+                   base: float = 1.5) -> dict[str, float]:
     """Expected margins (in noise sds) of every FriendlyCore-like test, from public values only.
 
     The match core sees t tuples; the dist core and FindDiam see a public guess
     c = core_guess · t (the true core size is private). Uses ``expected_margin`` (§4.4).
     """
+    split = budget.split
     c = max(1.0, split.core_guess * t)
     q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
-    return {
-        MARGIN_MATCH: expected_margin(t, rho * split.rho["match_core"], delta * split.delta["match_core"]),
-        MARGIN_DIST: expected_margin(c, rho * split.rho["dist_core"], delta * split.delta["dist_core"]),
-        MARGIN_DIAM: diam_margin(c, rho * split.rho["find_diam"] / k, split.diam_beta, q),
-    }
+    return {name: _margin(name, budget.parts[key], t=t, c=c, k=k, beta=split.diam_beta, q=q)
+            for name, key in MARGIN_PART.items()}
+
+
+def margins(
+    split: FCSplit, *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
+    base: float = 1.5,
+) -> dict[str, float]:
+    """:func:`budget_margins` of ``split`` at (ρ, δ)."""
+    return budget_margins(FCBudget.of(rho, delta, split), t=t, k=k, r_min=r_min, radius=radius,
+                          base=base)
 
 
 def paper_split(*, fallback: bool = True) -> FCSplit:
@@ -195,8 +298,20 @@ def _fraction_needed(margin_fn, target: float) -> float:
     return hi
 
 
-@functools.lru_cache(maxsize=256)
 def practical_split(
+    *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
+    fallback: bool = True, base: float = 1.5,
+) -> FCSplit:
+    """:func:`_practical_split` (cached), as a fresh object: FCSplit is frozen but its ``rho`` and
+    ``delta`` are plain dicts, so the cached split is never handed out where a caller (on any
+    thread) could change the one every later run reads."""
+    split = _practical_split(t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
+                             fallback=fallback, base=base)
+    return dataclasses.replace(split, rho=dict(split.rho), delta=dict(split.delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _practical_split(
     *, t: int, k: int, rho: float, delta: float, r_min: float, radius: float,
     fallback: bool = True, base: float = 1.5,
 ) -> FCSplit:
@@ -221,11 +336,17 @@ def practical_split(
                          "tuple_avg": 0.125, "lloyd": 0.125})
     c = max(1.0, proto.core_guess * t)
     q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
-    fns = {
-        MARGIN_MATCH: lambda f: expected_margin(t, rho * f, delta * PAPER_DELTA["match_core"]),
-        MARGIN_DIST: lambda f: expected_margin(c, rho * f, delta * PAPER_DELTA["dist_core"]),
-        MARGIN_DIAM: lambda f: diam_margin(c, rho * f / k, proto.diam_beta, q),
-    }
+    total = ZCDP(rho, delta)
+
+    def margin_fn(name: str) -> Callable[[float], float]:
+        key = MARGIN_PART[name]  # the margin of test ``name`` if its part got fraction f of ρ
+
+        def fn(f: float) -> float:
+            part = total.split({key: f}, {key: PAPER_DELTA.get(key, 0.0)})[key]
+            return _margin(name, part, t=t, c=c, k=k, beta=proto.diam_beta, q=q)
+        return fn
+
+    fns = {name: margin_fn(name) for name in MARGIN_PART}
     room = 1.0 - fb - sum(_MIN_SHARE.values())
 
     def needs(s: float) -> dict[str, float]:
@@ -322,10 +443,9 @@ def smallest_feasible_rho(
     reaches 0.
     """
     for rho in grid:
-        split = resolve_split(preset, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
-                              fallback=fallback)
-        m = margins(split, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius)
-        if m[MARGIN_MATCH] >= 0:
+        budget = resolve_budget(preset, t=t, k=k, rho=rho, delta=delta, r_min=r_min, radius=radius,
+                                fallback=fallback)
+        if budget_margins(budget, t=t, k=k, r_min=r_min, radius=radius)[MARGIN_MATCH] >= 0:
             return float(rho)
     return None
 

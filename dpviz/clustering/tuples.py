@@ -4,6 +4,19 @@ The result (t k-tuples of centers) depends on the data, k, t, the oracle and the
 the privacy budget, so the app computes it once and reruns only the private aggregation when ρ or
 δ moves (DESIGN.md, "Two stages").
 
+**The entry point is** :func:`tuple_stage` (alias ``fc_tuple_stage``): rows outside the public
+Λ-ball dropped (FriendlyCore) or clipped (Easy Instances), the pieces, the oracle, and the
+implementation chosen from the *declared* size only. FriendlyCore (``fc_clustering``, the
+registry's stage, the app's run layer), the sweeps (``dpviz.experiments``) and Easy Instances
+call it; :func:`stage_match_graph` is the stage's cached match graph. Lower-level pieces:
+:func:`compute_tuples` (pieces + oracle on given rows), :func:`block_streams` and
+:func:`tuples_from_pieces` (pieces gathered elsewhere: ``dpviz.large``), the batched k-means
+(``_tuples_batched``) and the per-piece scikit-learn loop.
+
+Thread safety: :func:`one_thread` (native thread limits) is reference-counted under a lock, so
+concurrent pipelines on worker threads neither fight over nor leak the process's BLAS limit; the
+match-graph cache is guarded by a lock.
+
 Two implementations of the same oracle:
 
 * ``method="batched"``: one numpy k-means over all pieces at once (pieces padded and masked;
@@ -23,21 +36,26 @@ scikit-learn's ``_kmeans_plusplus``.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import itertools
 import math
 import os
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
-from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_radius, check_rng, check_scalar
+from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph
+from dpviz.data.bounds import clip_to_ball
 
 Oracle = Literal["kmeans++", "pca"]
 Method = Literal["auto", "batched", "sklearn"]
@@ -359,21 +377,75 @@ def _blocks(t: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
-@functools.cache
+_POOLS_LOCK = threading.Lock()
+_POOLS: list[ThreadpoolController] = []
+
+
 def _threadpools() -> ThreadpoolController:
     """The process's native thread pools, inspected once (scikit-learn's OpenMP loaded first)."""
-    import sklearn.cluster  # noqa: F401  (loads the OpenMP runtime the controller must see)
+    with _POOLS_LOCK:
+        if not _POOLS:
+            import sklearn.cluster  # noqa: F401  (loads the OpenMP runtime the controller must see)
 
-    return ThreadpoolController()
+            _POOLS.append(ThreadpoolController())
+        return _POOLS[0]
 
 
-def one_thread():  # -> context manager
+# The BLAS limit is process-wide: the first thread in sets it and the last one out restores it.
+# (Two overlapping threadpoolctl ``limit`` contexts on two threads each restored what they saw on
+# entry, for every library, so the one leaving last could leave the process at 1 BLAS thread for
+# good.) OpenMP's thread count is per thread: each thread limits and restores its own.
+_LIMIT_LOCK = threading.Lock()
+_limit_users = 0
+_blas_original: list[int] = []
+
+
+def _libs(user_api: str) -> list[Any]:
+    return [c for c in _threadpools().lib_controllers if c.user_api == user_api]
+
+
+def _set_blas(counts: list[int]) -> None:
+    """Set the BLAS libraries' thread counts (under ``_LIMIT_LOCK``). threadpoolctl ≥ 3.8 lets one
+    "controlling" thread change OpenBLAS and ignores the others; the lock already serializes our
+    changes, so control is released before and after (whichever thread is first in next may set)."""
+    release = getattr(threadpoolctl.OpenBLASController, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+    for c, n in zip(_libs("blas"), counts, strict=True):
+        c.set_num_threads(n)
+    if release is not None:
+        release(force=True)
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
     """Limit every native thread pool (BLAS, OpenMP) to one thread inside a ``with`` block.
 
-    ``threadpool_limits`` re-inspects the loaded libraries on every call (~15 ms; 77 calls made
-    it 80% of a small streamed tuple stage); the cached controller takes ~0.5 ms.
+    Safe from any number of threads at once: the process-wide BLAS limit is reference-counted
+    under a lock (set by the first user, restored by the last); OpenMP's thread count is per
+    thread and is limited and restored in the calling thread only. The library controllers are
+    inspected once (``threadpool_limits`` re-inspects on every call: ~15 ms; 77 calls made it 80%
+    of a small streamed tuple stage).
     """
-    return _threadpools().limit(limits=1)
+    global _limit_users, _blas_original
+    with _LIMIT_LOCK:
+        if _limit_users == 0:
+            _blas_original = [c.num_threads for c in _libs("blas")]
+            _set_blas([1] * len(_blas_original))
+        _limit_users += 1
+    omp = _libs("openmp")
+    omp_original = [c.num_threads for c in omp]  # this thread's
+    for c in omp:
+        c.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for c, n in zip(omp, omp_original, strict=True):
+            c.set_num_threads(n)
+        with _LIMIT_LOCK:
+            _limit_users -= 1
+            if _limit_users == 0:
+                _set_blas(_blas_original)
 
 
 def _run_blocks(
@@ -620,3 +692,91 @@ def tuples_from_pieces(
     for i in np.flatnonzero(sizes < k):  # rare: only pieces with < k rows
         tuples[i] = _fill_small_piece(X[piece_of_row == i], k, d)
     return tuples
+
+
+# ----------------------------------------------------------------------------- the entry point
+
+#: ``tuple_stage(method="auto")`` without a declared size: a fixed, data-independent choice
+#: (batched is within 0.8–2.9× of the per-piece loop at n·d = 10⁶; bench/tuples_speed.py).
+AUTO_WITHOUT_SIZE = "batched"
+
+#: What :func:`tuple_stage` does with rows outside the Λ-ball.
+OUTSIDE = ("drop", "clip", "keep")
+
+
+def tuple_stage(
+    X: np.ndarray,
+    k: int,
+    *,
+    n_tuples: int = 200,
+    radius: float,
+    oracle: str = "kmeans++",
+    rng: RngLike = None,
+    method: str = "auto",
+    n_declared: int | None = None,
+    outside: str = "drop",
+) -> TupleStage:
+    """The non-private stage of sample-and-aggregate: THE entry point for every caller.
+
+    ``method="auto"`` picks the implementation from the *declared* size (``n_declared``·d; with
+    no declared size, the data-independent ``AUTO_WITHOUT_SIZE``), never from the true n: the two
+    implementations draw different tuples, so the switch would shape the release.
+
+    ``outside`` says what happens to rows with ||x|| > Λ:
+
+    * "drop" (FriendlyCore): dropped before the pieces are drawn (NoisyLloydStep drops them
+      too): one far row would otherwise take a center of its piece's tuple and spoil that tuple's
+      matches. The returned stage indexes all rows of X; ``piece_of_row`` is −1 for a dropped row.
+    * "clip" (Easy Instances): scaled back onto the sphere of radius Λ (a per-row map).
+    * "keep": the rows are used as given (the caller bounded them).
+
+    Each rule is per row, so one row still changes at most one piece. ρ-independent: cache it.
+
+    Privacy
+    -------
+    NON-PRIVATE (internal tuples); see :func:`compute_tuples`.
+
+    References
+    ----------
+    Tsfadia et al. 2022, §5.2.5 (FC_Clustering steps 1–4) and §5.2.4 (removal of rows outside Λ).
+    """
+    func = "tuple_stage"
+    X = check_data(X, func, allow_empty=False)
+    radius = check_radius(radius, "radius", func)
+    if outside not in OUTSIDE:
+        raise ValueError(f"The 'outside' parameter of {func} must be one of {OUTSIDE}. Got {outside!r}.")
+    if method == "auto":
+        method = AUTO_WITHOUT_SIZE if n_declared is None else resolve_method(
+            "auto", int(n_declared), X.shape[1], oracle, n_tuples=n_tuples)
+    if outside == "clip":
+        X = clip_to_ball(X, radius)
+    inside = np.einsum("ij,ij->i", X, X) <= radius * radius
+    if outside != "drop" or inside.all():
+        return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+    st = compute_tuples(X[inside], k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+    piece = np.full(X.shape[0], -1, dtype=np.int64)
+    piece[inside] = st.piece_of_row
+    return TupleStage(tuples=st.tuples, piece_of_row=piece, piece_sizes=st.piece_sizes, k=st.k,
+                      n_pieces=st.n_pieces, oracle=st.oracle, method=st.method, seconds=st.seconds,
+                      valid=st.valid, seed=st.seed)
+
+
+_MATCH_LOCK = threading.Lock()
+_MATCH_CACHE: weakref.WeakKeyDictionary[TupleStage, dict[float, MatchGraph]] = weakref.WeakKeyDictionary()
+
+
+def stage_match_graph(stage: TupleStage, *, gamma: float = GAMMA) -> MatchGraph:
+    """The match_γ graph of a TupleStage, computed once per (stage object, γ) and cached.
+
+    The graph is ρ-independent, so the app reruns only the private part when ρ or δ moves.
+    The cache is keyed on the stage object's identity and dies with it. Thread-safe: the cache
+    is read and written under a lock; two threads asking at once may both compute the graph
+    (a pure function of the tuples), and both get the one that was stored first.
+    """
+    with _MATCH_LOCK:
+        cached = _MATCH_CACHE.get(stage, {}).get(gamma)
+    if cached is not None:
+        return cached
+    graph = match_graph(stage.tuples, gamma=gamma)
+    with _MATCH_LOCK:
+        return _MATCH_CACHE.setdefault(stage, {}).setdefault(gamma, graph)

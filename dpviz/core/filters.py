@@ -14,7 +14,7 @@ import numpy as np
 
 from dpviz._validation import check_scalar
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian
+from dpviz.privacy.mechanisms import gaussian_draw, size_overestimate
 
 #: zCDPFilter's split of its ρ: ρ₁ = 0.1ρ for n̂, ρ₂ = 0.9ρ for the scores (§4.2, step i).
 ZCDP_FILTER_N_FRACTION = 0.1
@@ -69,8 +69,8 @@ def zcdp_filter(
     rho1 = ZCDP_FILTER_N_FRACTION * rho
     rho2 = rho - rho1
     # Step ii: a deliberately over-estimated n (PLUS), so at most n̂ coordinates compose to ρ₂.
-    n_hat = gaussian(n + math.sqrt(math.log(2.0 / delta) / rho1), sensitivity=1.0, rho=rho1,
-                     rng=rng, ledger=ledger, name="n̂ (filter size estimate)")
+    n_hat = size_overestimate(n, rho=rho1, delta=delta, rng=rng, ledger=ledger,
+                              name="n̂ (filter size estimate)")
     ledger.record_event("n̂ ≥ n and no bad element kept", delta,
                         note="Lemma 4.2: the events E, E′ hold with probability ≥ 1 − δ")
     # Any deterministic function of n̂ is post-processing; guard ln(2n̂/δ) for tiny n̂ (§8.2).
@@ -79,11 +79,10 @@ def zcdp_filter(
     # ẑ has variance n̂/(8ρ₂): each coordinate has sensitivity 1/2, so the vector has ℓ2
     # sensitivity √n̂/2 given n̂ ≥ n, and σ = (√n̂/2)/√(2ρ₂) = √(n̂/(8ρ₂)).
     sens = math.sqrt(n_hat_eff) / 2.0
-    z_noisy = gaussian(z, sensitivity=sens, rho=rho2, rng=rng, ledger=ledger,
-                       name="ẑ_i (noisy friend scores)")
+    z_noisy, sigma = gaussian_draw(z, sensitivity=sens, rho=rho2, rng=rng, ledger=ledger,
+                                   name="ẑ_i (noisy friend scores)")
     threshold = zcdp_threshold(n_hat_eff, rho2, delta)
     keep = np.asarray(z_noisy >= threshold, dtype=bool) if n else np.zeros(0, dtype=bool)
-    sigma = math.sqrt(n_hat_eff / (8.0 * rho2))
     return FilterOutcome(keep, z, np.asarray(z_noisy), threshold, float(n_hat), sigma)
 
 

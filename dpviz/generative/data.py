@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar
 
 
 @dataclass(frozen=True)
@@ -43,3 +43,66 @@ def binary_digits(public_fraction: float = 0.15, rng: RngLike = 0) -> PublicSpli
     n_pub = max(1, round(public_fraction * X.shape[0]))
     pub, priv = perm[:n_pub], perm[n_pub:]
     return PublicSplit(X[priv], y[priv], X[pub], y[pub])
+
+
+@dataclass(frozen=True)
+class UnitBox:
+    """A public box [lo, hi] per column mapped to [0, 1]: how tabular rows enter a Bernoulli VAE.
+
+    The VAE's decoder outputs values in [0, 1] (Bernoulli means; the cross-entropy accepts targets
+    in [0, 1]), so real-valued rows are clipped to a PUBLIC box and rescaled, and synthetic rows
+    are mapped back. The box comes from public records (:meth:`from_public`) or from the declared
+    radius Λ (:meth:`from_radius`), never from the private rows. Clipping a row changes only that
+    row, and DP-SGD clips every per-example gradient anyway, so the guarantee is unchanged.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    source: str
+
+    @classmethod
+    def from_radius(cls, radius: float, d: int) -> UnitBox:
+        """[−Λ, Λ]^d: contains the Λ-ball every row is declared to lie in."""
+        radius = check_scalar(radius, "radius", "UnitBox.from_radius", low=0.0, low_open=True,
+                              high_open=True)
+        return cls(np.full(d, -radius), np.full(d, radius), f"the declared radius Λ = {radius:g}")
+
+    @classmethod
+    def from_public(cls, P: np.ndarray, margin: float = 0.05) -> UnitBox:
+        """Per-column [min, max] of PUBLIC records, widened by ``margin`` of the range on each side."""
+        P = check_data(P, "UnitBox.from_public", allow_empty=False)
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        width = np.where(hi > lo, hi - lo, 1.0)  # a constant public column: a box of width 1 around it
+        lo = np.where(hi > lo, lo, lo - 0.5)
+        return cls(lo - margin * width, lo + width + margin * width,
+                   f"the public records' range per column (±{margin:.0%})")
+
+    def encode(self, X: np.ndarray) -> np.ndarray:
+        """Rows in [0, 1]^d (clipped to the box)."""
+        return np.clip((np.asarray(X, dtype=np.float64) - self.lo) / (self.hi - self.lo), 0.0, 1.0)
+
+    def decode(self, U: np.ndarray) -> np.ndarray:
+        """Values in [0, 1]^d back to the box."""
+        return self.lo + np.asarray(U, dtype=np.float64) * (self.hi - self.lo)
+
+
+def tabular_split(X: np.ndarray, public_fraction: float, rng: RngLike = 0) -> tuple[PublicSplit, UnitBox]:
+    """A user's rows as DPGM input: a declared public holdout, the box, both parts encoded to [0, 1].
+
+    ``public_fraction`` = 0 declares no public rows (then the box is not known here: use
+    :func:`encoded_without_public`). Labels are not used (zeros).
+    """
+    from dpviz.data.holdout import holdout_of
+
+    priv, pub, _ = holdout_of(X, public_fraction, rng)
+    box = UnitBox.from_public(pub)
+    z = np.zeros
+    return PublicSplit(box.encode(priv), z(priv.shape[0], np.int64), box.encode(pub),
+                       z(pub.shape[0], np.int64)), box
+
+
+def encoded_without_public(X: np.ndarray, radius: float) -> tuple[np.ndarray, UnitBox]:
+    """All rows private, encoded with the box of the declared radius (k = 1: no public seeds needed)."""
+    X = check_data(X, "encoded_without_public", allow_empty=False)
+    box = UnitBox.from_radius(radius, X.shape[1])
+    return box.encode(X), box

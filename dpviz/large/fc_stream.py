@@ -6,9 +6,10 @@ gathers its rows from all chunks (file order) and runs the oracle on its pieces 
 (:func:`dpviz.clustering.tuples.tuples_from_pieces`). The tuples depend on the seed, t and the
 rows only: identical for any chunking and any engine.
 
-The private part runs on the driver exactly as :func:`dpviz.clustering.friendlycore.fc_private_stage`
-does (same split, same mechanisms, same ledger entries): FC_kTupleClustering on the t tuples, then
-the row-level stages from SUMS OVER CHUNKS gathered by the engine: NoisyLloydStep's per-cluster
+The private part runs on the driver through the same function as
+:func:`dpviz.clustering.friendlycore.fc_private_stage` (``run_private_part``: same budget, same
+mechanisms, same ledger entries): FC_kTupleClustering on the t tuples, then the row-level stages
+from SUMS OVER CHUNKS gathered by the engine (:class:`StreamRows`): NoisyLloydStep's per-cluster
 counts and sums (FriendlyAvg from its sufficient statistics), or, when FC outputs ⊥, the
 fallback's grid histograms (one pass per quadtree level), second moment and group sums.
 
@@ -23,7 +24,6 @@ Tsfadia et al. 2022, §5.2 (FC_Clustering, NoisyLloydStep §5.2.4) and §6.2 (ba
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,21 +32,11 @@ from typing import Any
 import numpy as np
 
 from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar, is_simulation
-from dpviz.averaging.friendly_avg import friendly_avg_from_sums
 from dpviz.clustering import fallback as fb
-from dpviz.clustering.friendlycore import (
-    DIAM_BASE,
-    EMPTY_DIST_CORE,
-    EMPTY_MATCH_CORE,
-    FC_FAILED,
-    _budget,
-    _fc_avg_ord_tup,
-    _reserve,
-    stage_match_graph,
-)
-from dpviz.clustering.presets import margins, resolve_split, suggest_n_tuples
+from dpviz.clustering.fc_steps import LloydOutcome, noisy_lloyd_from_sums  # noqa: F401  (re-exported)
+from dpviz.clustering.friendlycore import run_private_part
+from dpviz.clustering.presets import resolve_budget
 from dpviz.clustering.tuples import ORACLES, TupleStage, block_streams, resolve_method, tuples_from_pieces
-from dpviz.core.filters import zcdp_filter
 from dpviz.geometry import nearest_center
 from dpviz.large.engine import Engine, Progress, _quiet, make_engine
 from dpviz.large.pieces import draw_key, keyed_pieces
@@ -242,34 +232,25 @@ def stream_tuple_stage(
 # ----------------------------------------------------------------------------- pass 2
 
 
-@dataclass(frozen=True)
-class StreamLloyd:
-    centers: np.ndarray
-    sigma: np.ndarray
-    n_hat: np.ndarray
-    counts: np.ndarray
-    n_kept_previous: int
+class StreamRows:
+    """:class:`~dpviz.clustering.friendlycore.RowAccess` on a streamed stage: NoisyLloydStep's
+    counts and sums and the fallback's statistics are sums over the chunks (engine tasks)."""
 
+    inside = None  # rows are never indexed
 
-def noisy_lloyd_from_sums(
-    counts: np.ndarray, sums: np.ndarray, Y: np.ndarray, *, rho: float, delta: float, r: float,
-    rng: np.random.Generator, ledger: Ledger, n_public: float | None = None,
-) -> StreamLloyd:
-    """NoisyLloydStep (§5.2.4) from per-cluster counts and sums: the draws and ledger entries of
-    :func:`dpviz.clustering.friendlycore.noisy_lloyd_step` (FriendlyAvg per part, parallel)."""
-    k = Y.shape[0]
-    centers, sigma, n_hat = Y.copy(), np.full(k, np.nan), np.full(k, np.nan)
-    kept = 0
-    for i in range(k):
-        node = ledger.child(f"cluster[{i}]", ZCDP(rho, delta))
-        out = friendly_avg_from_sums(int(counts[i]), sums[i], rho=rho, delta=delta, r=r, rng=rng,
-                                     ledger=node, n_public=n_public)
-        n_hat[i] = out.n_hat
-        if out.estimate is None:
-            kept += 1  # keep the previous private center (post-processing)
-        else:
-            centers[i], sigma[i] = out.estimate, out.sigma
-    return StreamLloyd(centers, sigma, n_hat, np.asarray(counts), kept)
+    def __init__(self, st: StreamStage, engine: Engine, progress: Progress = _quiet) -> None:
+        self.st, self.engine, self.progress = st, engine, progress
+        self.n_removed = st.n_outside
+
+    def lloyd_sums(self, Y: np.ndarray) -> tuple[None, np.ndarray, np.ndarray]:
+        counts, sums = _sum_over(self.engine, lloyd_sums, list(self.st.chunks), self.st.radius, Y,
+                                 progress=self.progress, label="pass 2 (Lloyd sums) chunk")
+        return None, counts, sums
+
+    def fallback(self, k: int, *, rho: float, n_declared: int, rng: np.random.Generator,
+                 ledger: Ledger) -> fb.FallbackOutcome:
+        return stream_fallback(self.st, k, rho=rho, n_declared=n_declared, rng=rng, ledger=ledger,
+                               engine=self.engine, progress=self.progress)
 
 
 def stream_fallback(
@@ -303,17 +284,18 @@ def stream_fallback(
         return fb.FallbackOutcome(C, "grid coreset (quadtree) + weighted k-means",
                                   P * 2 * radius - radius, w, levels)
     p = min(k, d, fb.PROJECTION_DIM)
+    part = fb.projected_budget(rho)
     # fallback._private_top_subspace with XᵀX summed over chunks.
     iu = np.triu_indices(d)
     M = _sum_over(engine, second_moment, chunks, radius, progress=progress, label="fallback XᵀX chunk")
-    noisy = gaussian(M[iu], sensitivity=radius**2, rho=0.2 * rho, rng=rng, ledger=ledger,
+    noisy = gaussian(M[iu], sensitivity=radius**2, rho=part["subspace"].rho, rng=rng, ledger=ledger,
                      name=f"second moment XᵀX ({len(iu[0])} entries)")
     S = np.zeros((d, d))
     S[iu] = noisy
     S = S + S.T - np.diag(np.diag(S))
     V = np.linalg.eigh(S)[1][:, ::-1][:, :p]
-    P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=0.4 * rho, rng=rng,
-                                ledger=ledger, counter=counter(V))
+    P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=part["coreset"].rho,
+                                rng=rng, ledger=ledger, counter=counter(V))
     Cz = fb._weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     counts, sums = _sum_over(engine, group_sums, chunks, radius, V, Cz, progress=progress,
                              label="fallback group sums chunk")
@@ -321,8 +303,8 @@ def stream_fallback(
     C = np.zeros((k, d))
     for i in range(k):  # as fallback_centers: 0.2ρ sum (sensitivity Λ), 0.2ρ count (1), parallel
         node = means.child(f"group[{i}]")
-        s = gaussian(sums[i], sensitivity=radius, rho=0.2 * rho, rng=rng, ledger=node, name="noisy sum")
-        c = gaussian(float(counts[i]), sensitivity=1.0, rho=0.2 * rho, rng=rng, ledger=node,
+        s = gaussian(sums[i], sensitivity=radius, rho=part["sum"].rho, rng=rng, ledger=node, name="noisy sum")
+        c = gaussian(float(counts[i]), sensitivity=1.0, rho=part["count"].rho, rng=rng, ledger=node,
                      name="noisy count")
         C[i] = s / c if c >= 1.0 else V @ Cz[i]
     norms = np.linalg.norm(C, axis=1, keepdims=True)
@@ -338,9 +320,10 @@ def fc_private_stream(
 ) -> Result:
     """The private part of FC_Clustering on a streamed stage; noise drawn on the driver.
 
-    Mirrors :func:`dpviz.clustering.friendlycore.fc_private_stage` step by step (same split, same
-    draws in the same order, same ledger tree; ``tests/unit/test_large.py`` checks both agree),
-    with the rows read as sums over chunks. The trace carries no per-row array.
+    The same private part as :func:`dpviz.clustering.friendlycore.fc_private_stage`
+    (:func:`~dpviz.clustering.friendlycore.run_private_part`: same budget, same draws in the same
+    order, same ledger tree; ``tests/unit/test_large.py`` checks both agree), with the rows read
+    as sums over chunks (:class:`StreamRows`). The trace carries no per-row array.
 
     Privacy
     -------
@@ -362,99 +345,22 @@ def fc_private_stream(
         raise ValueError(f"The 'n_declared' parameter of {func} must be a declared int.")
     record_size(root, size)
     n_decl = size.n
-    rho_run = rho - size.rho
-    split = resolve_split(preset, fractions=fractions, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min,
-                          radius=radius, fallback=fallback)
+    budget = resolve_budget(preset, fractions=fractions, t=t, k=k, rho=rho - size.rho, delta=delta,
+                            r_min=r_min, radius=radius, fallback=fallback)
     params = dict(k=k, rho=rho, delta=delta, radius=radius, r_min=r_min, n_tuples=t, preset=preset,
-                  split=split.as_dict(), fallback=fallback, n_declared=n_decl, size_source=size.source,
-                  rho_size=size.rho, oracle=stage.oracle, engine=getattr(engine, "name", "threads"),
-                  streamed=True)
+                  split=budget.split.as_dict(), fallback=fallback, n_declared=n_decl,
+                  size_source=size.source, rho_size=size.rho, oracle=stage.oracle,
+                  engine=getattr(engine, "name", "threads"), streamed=True)
     trace = Trace()
     trace.add("pieces", released=False, piece_sizes=stage.piece_sizes,
               note="pieces from a keyed hash of each row (dpviz.large.pieces)")
     trace.add("tuples", released=False, tuples=stage.tuples)
     trace.add("declared_size", released=True, n_declared=n_decl, source=size.source, rho=size.rho,
               sigma=size.sigma, note="public: declared by the caller")
-    m = margins(split, t=t, k=k, rho=rho_run, delta=delta, r_min=r_min, radius=radius, base=DIAM_BASE)
-    trace.add("feasibility", released=True, margins=m, fractions=dict(split.rho), preset=split.preset,
-              delta_fractions=dict(split.delta),
-              suggested_n_tuples=suggest_n_tuples(split, n=n_decl, k=k, rho=rho_run, delta=delta,
-                                                  r_min=r_min, radius=radius),
-              note="expected margins (noise sds) from public n, t, k, ρ, δ only")
-
-    b_tuple = _budget(rho_run, delta, split, "match_core", "find_diam", "dist_core", "tuple_avg")
-    b_match = _budget(rho_run, delta, split, "match_core")
-    b_avg_ord = _budget(rho_run, delta, split, "find_diam", "dist_core", "tuple_avg")
-    b_lloyd = _budget(rho_run, delta, split, "lloyd")
-    b_fallback = _budget(rho_run, delta, split, "fallback")
-
-    # ---- FC_kTupleClustering (unit: tuple): every step on every branch, as fc_private_stage ----
-    tk = root.child("FC_kTupleClustering", b_tuple, unit="tuple")
-    graph = stage_match_graph(stage)
-    l_match = tk.child("FriendlyCore(match_1/7)", b_match)
-    f1 = zcdp_filter(graph.counts, rho=b_match.rho, delta=b_match.delta, rng=gen, ledger=l_match)
-    trace.add("match_core", released=False, counts=graph.counts, scores=f1.scores,
-              noisy_scores=f1.noisy_scores, threshold=f1.threshold, n_hat=f1.n_hat, keep=f1.keep)
-    l_avg = tk.child("FC_AvgOrdTup", b_avg_ord)
-    core_index = np.flatnonzero(f1.keep)
-    tuple_centers, internal_reason = _fc_avg_ord_tup(
-        stage.tuples[core_index], core_index, split=split, rho=rho_run, delta=delta, r_min=r_min,
-        radius=radius, rng=gen, ledger=l_avg, trace=trace)
-    if internal_reason == "empty input":
-        internal_reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
-    failure = FC_FAILED if tuple_centers is None else None
-    trace.add("fc_outcome", released=False, reason=internal_reason,
-              note="which test output ⊥ is NOT released: only '⊥' is (one public reason)")
-    trace.add("removed_rows", released=False, n_removed=st.n_outside, inside=None,
-              note="rows outside the Λ-ball are removed, not clipped (a non-private count)")
-
-    l_lloyd = root.child("NoisyLloydStep", b_lloyd, composition="parallel", unit="row")
-    centers: np.ndarray | None = None
-    chunks = list(st.chunks)
-    if tuple_centers is not None:
-        r_lloyd = split.lloyd_radius_factor * radius
-        counts, sums = _sum_over(engine, lloyd_sums, chunks, radius, tuple_centers, progress=progress,
-                                 label="pass 2 (Lloyd sums) chunk")
-        lo = noisy_lloyd_from_sums(counts, sums, tuple_centers, rho=b_lloyd.rho, delta=b_lloyd.delta,
-                                   r=r_lloyd, rng=gen, ledger=l_lloyd, n_public=n_decl / k)
-        trace.add("lloyd_partition", released=False, labels=None, counts=lo.counts,
-                  n_removed=st.n_outside, note=f"{st.n_outside} row(s) outside the Λ-ball removed")
-        trace.add("lloyd", released=True, used=True, centers=lo.centers, sigma=lo.sigma, n_hat=lo.n_hat,
-                  n_kept_previous=lo.n_kept_previous, radius=r_lloyd)
-        centers = lo.centers
-        l_fb = root.child("fallback", b_fallback, unit="row")
-        _reserve(l_fb, b_fallback, "fallback: FC succeeded")
-        trace.add("fallback", released=True, used=False, reason=None, method="not needed", centers=None,
-                  levels=None, n_coreset=None)
-    elif fallback:
-        l_lloyd.note = "not run: FC_kTupleClustering output ⊥; its share went to the fallback"
-        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
-                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
-        b_fb = b_fallback + b_lloyd
-        l_fb = root.child("fallback", b_fb, unit="row",
-                          note="FC output ⊥: the fallback reserve plus the Lloyd step's share")
-        fo = stream_fallback(st, k, rho=b_fb.rho, n_declared=n_decl, rng=gen, ledger=l_fb, engine=engine,
-                             progress=progress)
-        if b_fb.delta > 0:
-            l_fb.record_event("unused δ of this branch (reserved)", b_fb.delta,
-                              note="the fallback is pure zCDP; the δ is accounted for both branches")
-        centers = fo.centers
-        trace.add("fallback", released=True, used=True, reason=FC_FAILED, method=fo.method,
-                  centers=fo.centers, levels=fo.levels, n_coreset=len(fo.weights))
-    else:
-        _reserve(l_lloyd, b_lloyd, "NoisyLloydStep: FC output ⊥")
-        trace.add("lloyd", released=True, used=False, centers=None, sigma=None, n_hat=None,
-                  n_kept_previous=None, radius=None, note="not run: FC output ⊥")
-        root.child("fallback", ZCDP(0.0, 0.0), unit="row", note="disabled")
-        trace.add("fallback", released=True, used=False, reason=FC_FAILED, method="disabled",
-                  centers=None, levels=None, n_coreset=None)
-
-    tot = root.total()
-    if not (math.isclose(tot.rho, rho, rel_tol=1e-9) and math.isclose(tot.delta, delta, rel_tol=1e-9)):
-        raise RuntimeError(f"fc_clustering ledger totals {tot}, not (ρ={rho}, δ={delta}): a bug.")
-    root.check()
-    return Result(centers, None if centers is not None else failure, root, trace.freeze(), params, seed,
-                  simulation=is_simulation(rng))
+    centers, failure = run_private_part(stage, StreamRows(st, engine, progress), budget, root=root,
+                                        trace=trace, n_declared=n_decl, r_min=r_min, radius=radius,
+                                        fallback=fallback, rng=gen)
+    return Result(centers, failure, root, trace.freeze(), params, seed, simulation=is_simulation(rng))
 
 
 # ----------------------------------------------------------------------------- end to end

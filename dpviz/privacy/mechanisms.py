@@ -69,6 +69,30 @@ def gaussian_sigma_dp(sensitivity: float, eps: float, delta: float) -> float:
     return float(sigma)
 
 
+def gaussian_draw(
+    value: np.ndarray | float,
+    *,
+    sensitivity: float,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    charge: ZCDP | None = None,
+    note: str = "",
+) -> tuple[np.ndarray | float, float]:
+    """(value + N(0, σ²I), σ) with σ = Δ₂/√(2ρ); records a ρ-zCDP spend.
+
+    The σ returned is the one drawn with and recorded in the ledger: callers that report it
+    (trace steps, outcomes) read it here instead of recomputing it. ``charge`` overrides the
+    accounted cost when a proof charges more than ρ for this draw (e.g. FriendlyAvg draws n̂ with
+    ρ₁ = 0.1(1−δ)ρ but pays 0.1ρ after conditioning, Fact 2.4.4).
+    """
+    sigma = gaussian_sigma_zcdp(sensitivity, rho)
+    ledger.record(name, "gaussian", charge or ZCDP(rho), sensitivity=sensitivity,
+                  noise_scale=sigma, note=note)
+    return _add_gaussian(value, sigma, rng), sigma
+
+
 def gaussian(
     value: np.ndarray | float,
     *,
@@ -80,15 +104,40 @@ def gaussian(
     charge: ZCDP | None = None,
     note: str = "",
 ) -> np.ndarray | float:
-    """value + N(0, σ²I) with σ = Δ₂/√(2ρ); records a ρ-zCDP spend.
+    """value + N(0, σ²I) with σ = Δ₂/√(2ρ); records a ρ-zCDP spend (:func:`gaussian_draw`
+    without the σ)."""
+    return gaussian_draw(value, sensitivity=sensitivity, rho=rho, rng=rng, ledger=ledger, name=name,
+                         charge=charge, note=note)[0]
 
-    ``charge`` overrides the accounted cost when a proof charges more than ρ for this draw
-    (e.g. FriendlyAvg draws n̂ with ρ₁ = 0.1(1−δ)ρ but pays 0.1ρ after conditioning, Fact 2.4.4).
+
+def size_underestimate(
+    n: int, *, charge: float, delta: float, rng: np.random.Generator, ledger: Ledger, name: str,
+    event: str, note: str = "",
+) -> float:
+    """n̂ = n − √(ln(1/δ)/ρ₁) − 1 + N(0, 1/(2ρ₁)): a private size that is ≤ n w.p. ≥ 1 − δ.
+
+    The one n̂ of FriendlyAvg (Tsfadia et al. 2022, §3, step 2) and FriendlyOrdTupAvg (§5.2.3,
+    step 2). ρ₁ = (1 − δ)·``charge`` is drawn with and ``charge`` accounted: the consumers
+    condition on N̂ ≤ n, which costs the factor 1/(1 − δ) (Fact 2.4.4). Records the draw and the
+    event δ (``event`` names the consumer's section in its note). Sensitivity 1 (add/remove).
     """
-    sigma = gaussian_sigma_zcdp(sensitivity, rho)
-    ledger.record(name, "gaussian", charge or ZCDP(rho), sensitivity=sensitivity,
-                  noise_scale=sigma, note=note)
-    return _add_gaussian(value, sigma, rng)
+    rho1 = (1.0 - delta) * charge
+    n_hat = gaussian(n - math.sqrt(math.log(1.0 / delta) / rho1) - 1.0, sensitivity=1.0, rho=rho1,
+                     rng=rng, ledger=ledger, name=name, charge=ZCDP(charge), note=note)
+    ledger.record_event("N̂ ≤ n", delta, note=event)
+    return float(n_hat)
+
+
+def size_overestimate(
+    n: int, *, rho: float, delta: float, rng: np.random.Generator, ledger: Ledger, name: str,
+) -> float:
+    """n̂ = n + √(ln(2/δ)/ρ) + N(0, 1/(2ρ)): a private size that is ≥ n w.p. ≥ 1 − δ/2.
+
+    zCDPFilter's n̂ (Tsfadia et al. 2022, §4.2, step ii): an over-estimate, so at most n̂ score
+    coordinates compose. Records the draw (the filter records its own event δ).
+    """
+    return float(gaussian(n + math.sqrt(math.log(2.0 / delta) / rho), sensitivity=1.0, rho=rho,
+                          rng=rng, ledger=ledger, name=name))
 
 
 def gaussian_dp(

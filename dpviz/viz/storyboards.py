@@ -5,6 +5,10 @@ registry name → ``builder(result, X, *, reference_centers=None) -> go.Figure``
 ``dpviz.viz`` are imported on first use, so a new family adds one file and nothing else. An
 algorithm without a builder gets :func:`generic_storyboard`: the data, the released centers,
 the non-private reference, and a title saying which method produced them and what it guarantees.
+
+A family may also add extra Explore views with :func:`register_exploration`: a builder that
+receives an :class:`ExplorationContext` (the run on screen and a cached ``simulate`` for other
+budgets or parameters) and returns one figure, e.g. a parameter's effect on the pass rate.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
+from dpviz.registry import Public
 from dpviz.result import Result
 from dpviz.viz import colors
 from dpviz.viz.data import centers_trace, downsample_index, points_traces, project_2d
@@ -30,6 +37,56 @@ def register_storyboard(name: str, builder: Builder) -> Builder:
     """Register ``builder`` as the storyboard of the algorithm called ``name``."""
     _BUILDERS[name] = builder
     return builder
+
+
+@dataclass(frozen=True)
+class ExplorationContext:
+    """What an exploration builder may read: the run on screen and a way to simulate others.
+
+    ``simulate(epsilon=None, delta=None, seed=None, **params)`` returns one seeded *simulation*
+    of the same algorithm on the same data and declarations, with any budget, seed or parameter
+    changed (the app caches it per session; the non-private stage is reused when the changed
+    parameters do not feed it). Every figure built from it is a simulation, never a release.
+    """
+
+    result: Result
+    X: np.ndarray
+    pub: Public
+    params: Any
+    epsilon: float
+    delta: float
+    seed: int
+    simulate: Callable[..., Result]
+    reference_centers: np.ndarray | None = None
+    labels: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """An extra Explore view of one algorithm (e.g. "γ vs pass rate", "accuracy vs ε by d")."""
+
+    algorithm: str
+    title: str
+    builder: Callable[[ExplorationContext], go.Figure]
+    help: str = ""
+
+
+_EXPLORATIONS: dict[str, list[Exploration]] = {}
+
+
+def register_exploration(algorithm: str, title: str, builder: Callable[[ExplorationContext], go.Figure],
+                         *, help: str = "") -> Exploration:
+    """Add a view titled ``title`` to the Explore page of ``algorithm`` (replacing one of that title)."""
+    view = Exploration(algorithm, title, builder, help)
+    views = [v for v in _EXPLORATIONS.get(algorithm, []) if v.title != title]
+    _EXPLORATIONS[algorithm] = [*views, view]
+    return view
+
+
+def explorations(algorithm: str | None) -> list[Exploration]:
+    """The registered extra views of an algorithm, in registration order."""
+    _discover()
+    return list(_EXPLORATIONS.get(algorithm or "", []))
 
 
 def _discover() -> None:

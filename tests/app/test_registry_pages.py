@@ -96,3 +96,34 @@ def test_the_toy_algorithm_appears_on_every_page_that_lists_algorithms(toy):
     assert not release.exception
     options = release.selectbox(key="release_algorithm").options
     assert any("toy" in o or "Toy mean (test)" in o for o in options)
+
+
+def test_a_registered_exploration_is_a_view_with_cached_simulations(toy):
+    """A family's extra view appears in Explore and simulates other budgets and parameters."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from dpviz.viz.storyboards import _EXPLORATIONS, register_exploration
+
+    seen = []
+
+    def shift_effect(ctx):
+        other = ctx.simulate(epsilon=2 * ctx.epsilon, shift=0.5)
+        seen.append((ctx.epsilon, other.guarantee.eps, float(other.centers[0, 0] - ctx.result.centers[0, 0])))
+        return go.Figure(layout=dict(title=dict(text=f"toy view at ε={ctx.epsilon:g}")))
+
+    register_exploration("toy", "Shift effect", shift_effect, help="What the shift does.")
+    try:
+        at = open_app(**SMALL, alg="toy", eps="2.0")
+        view = at.segmented_control(key="alg_view")
+        assert "Shift effect" in view.options
+        view.set_value("Shift effect").run()
+        assert not at.exception
+        assert "What the shift does." in texts(at)
+        charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        assert any(c["layout"]["title"]["text"] == "toy view at ε=2" for c in charts)
+        eps, other_eps, _ = seen[-1]
+        assert eps == 2.0 and other_eps == pytest.approx(4.0)
+    finally:
+        _EXPLORATIONS.pop("toy", None)

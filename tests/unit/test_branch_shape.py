@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-import dpviz.clustering.friendlycore as fc
+import dpviz.clustering.fc_steps as fc
 import dpviz.clustering.tuples as tuples_mod
 from dpviz.clustering.fallback import grid_levels
 from dpviz.clustering.friendlycore import FC_FAILED, fc_private_stage, fc_tuple_stage
@@ -29,7 +29,7 @@ def blobs():
 
 
 def _run(monkeypatch, ds, stage, branch: str, *, fallback: bool):
-    real_filter, real_gaussian = fc.zcdp_filter, fc.gaussian
+    real_filter, real_nhat = fc.zcdp_filter, fc.size_underestimate
     calls = {"filter": 0}
 
     def filter_(counts, **kw):
@@ -39,12 +39,13 @@ def _run(monkeypatch, ds, stage, branch: str, *, fallback: bool):
             out = dataclasses.replace(out, keep=np.zeros_like(out.keep))
         return out
 
-    def gaussian_(value, **kw):
-        out = real_gaussian(value, **kw)
+    def nhat_(n, **kw):
+        out = real_nhat(n, **kw)
         return -1.0 if branch == "n̂ ≤ 0" and kw["name"].startswith("n̂ (FriendlyOrdTupAvg") else out
 
+    # The steps live in dpviz.clustering.fc_steps (FriendlyOrdTupAvg's n̂: size_underestimate).
     monkeypatch.setattr(fc, "zcdp_filter", filter_)
-    monkeypatch.setattr(fc, "gaussian", gaussian_)
+    monkeypatch.setattr(fc, "size_underestimate", nhat_)
     res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, rng=3,
                            n_declared=len(ds.X), fallback=fallback)
     monkeypatch.undo()
@@ -162,4 +163,4 @@ def test_auto_method_reads_the_declared_size_not_the_rows(monkeypatch) -> None:
         got[n] = (fc_tuple_stage(X[:n], 2, n_tuples=10, radius=1.0, rng=0).method,
                   fc_tuple_stage(X[:n], 2, n_tuples=10, radius=1.0, rng=0, n_declared=1000).method,
                   fc_tuple_stage(X[:n], 2, n_tuples=10, radius=1.0, rng=0, n_declared=1001).method)
-    assert got[1000] == got[1001] == (fc.AUTO_WITHOUT_SIZE, "batched", "sklearn")
+    assert got[1000] == got[1001] == (tuples_mod.AUTO_WITHOUT_SIZE, "batched", "sklearn")

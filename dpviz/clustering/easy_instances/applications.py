@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar
-from dpviz.clustering.tuples import TupleStage, compute_tuples
+from dpviz.clustering.tuples import TupleStage, tuple_stage
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
 from dpviz.privacy.accounting import compose_dp, group_privacy_dp
@@ -82,13 +82,18 @@ def calibrate_scale(guarantee: Any, epsilon: float, delta: float) -> ApproxDP:
 
 
 def easy_tuple_stage(X: np.ndarray, k: int, *, n_tuples: int, radius: float, oracle: str = "kmeans++",
-                     rng: RngLike = None, method: str = "auto") -> TupleStage:
+                     rng: RngLike = None, method: str = "auto", n_declared: int | None = None) -> TupleStage:
     """GenCenters, disjoint variant [OURS]: clip rows to B(0, Λ), then one k-means++ per random piece.
+
+    The sample-and-aggregate entry point :func:`dpviz.clustering.tuples.tuple_stage` with
+    ``outside="clip"``; ``method="auto"`` reads the declared size (or, without one, a fixed
+    choice), never the rows' count.
 
     Privacy: NON-PRIVATE (internal tuples); one row changes one tuple.
     """
-    Xc = clip_to_ball(check_data(X, "easy_tuple_stage", allow_empty=False), radius)
-    return compute_tuples(Xc, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+    X = check_data(X, "easy_tuple_stage", allow_empty=False)
+    return tuple_stage(X, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=rng, method=method,
+                       n_declared=n_declared, outside="clip")
 
 
 @dataclass(frozen=True)
@@ -417,7 +422,9 @@ def private_gmm(
     if S1.shape[0] < n_tuples * k:
         raise ValueError(f"private_gmm needs |S¹| ≥ n_tuples·k = {n_tuples * k} rows for the tuples; "
                          f"got |S¹| = {S1.shape[0]} (n = {X.shape[0]}, tuple_fraction = {tf}).")
-    stage = compute_tuples(S1, k, n_tuples=n_tuples, oracle=oracle, rng=gen, method=method)
+    # S¹ is already clipped; its size is random (a coin per row), so "auto" must not read it.
+    stage = tuple_stage(S1, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen, method=method,
+                        outside="keep")
     trace.add("tuples", released=False, tuples=stage.tuples, valid=stage.valid, piece_sizes=stage.piece_sizes,
               in_s1=in_s1, note="GenEmpiricalMeans on S¹: the oracle's cluster means per piece (non-private)")
     agg = _aggregate(stage, aggregator=aggregator, budget=budget, beta=beta, gamma=gamma, radius=radius,

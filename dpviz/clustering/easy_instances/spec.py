@@ -140,7 +140,8 @@ def easy_kmeans_calibrate(epsilon: float, delta: float, pub: Public, params: Eas
 def easy_kmeans_stage(X: np.ndarray, k: int, *, radius: float, rng: np.random.Generator, pub: Public,
                       params: EasyKMeansParams) -> Any:
     """GenCenters: the non-private tuple stage (cached by callers)."""
-    return easy_tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng)
+    return easy_tuple_stage(X, k, n_tuples=_t(pub, params), radius=radius, oracle=params.oracle, rng=rng,
+                            n_declared=pub.n_declared)
 
 
 def easy_kmeans_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, rng: np.random.Generator,
