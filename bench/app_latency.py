@@ -320,8 +320,13 @@ def budget_sweep(page: Page, url: str) -> list[dict]:
     enabled again)."""
     t0 = time.perf_counter()
     _open_idle(page, url + "/budget", ".st-key-budget_run button")
+    drawn = page.wait_for_function(  # the curves, or the invitation to run the sweep
+        """() => document.querySelector('.st-key-budget_accuracy .js-plotly-plot') ? 'drawn'
+                 : Array.from(document.querySelectorAll("[data-testid='stAlertContentInfo']"))
+                     .some((el) => el.innerText.includes('Press Run sweep')) ? 'empty' : null""",
+        timeout=180_000, polling=50).json_value()
     opened = 1000 * (time.perf_counter() - t0)
-    if page.locator(".st-key-budget_accuracy .js-plotly-plot").count():
+    if drawn == "drawn":
         origin = page.locator(".st-key-budget_origin").inner_text().strip()[:40]
         return [{"what": f"Budget link → curves drawn ({origin}…)", "total_ms": opened,
                  "runs": 1}]
