@@ -21,6 +21,13 @@ docs/peers.md.
     PYTHONPATH=. .venv/bin/python bench/peers.py --rows google --eps 1 3
     PYTHONPATH=. .venv/bin/python bench/peers.py --rows google unbal large \
         --algorithms auto friendlycore balcan dp_lloyd origin
+    PYTHONPATH=. .venv/bin/python bench/peers.py --floor    # the small-data noise floor (below)
+
+``--floor`` prints, for the built-in rows, what an idealized private release could reach: the
+optimal k-means partition (best of 3 k-means++) given for free with exact counts and all of
+DP-Lloyd's ρ (T = 1, calibrated to the row-level (ε, δ)) on the k cluster sums; and the noisy
+mean (all of ρ on the sum) as one center. Not private (it reads the partition): it bounds from
+below what releasing Gaussian-noised cluster sums can do, against the origin. Medians of 200 draws.
 """
 
 from __future__ import annotations
@@ -100,6 +107,27 @@ def measure(row: str, eps: float, n: int | None, only: list[str] | None = None) 
     return out
 
 
+def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
+    """Idealized losses (see the module docstring, ``--floor``): NOT a private algorithm."""
+    from dpviz.registry import Public, calibrate, get
+
+    X, k, radius = _data(row, 0, None)
+    n, d = X.shape
+    km = min((KMeans(k, n_init=1, random_state=s).fit(X) for s in range(3)), key=lambda m: m.inertia_)
+    spec = get("dp_lloyd")
+    rho = calibrate(spec, eps, DELTA, Public(n, d, k, radius), spec.make_params(iters=1)).budget.rho
+    sigma = radius / np.sqrt(2 * rho)
+    gen = np.random.default_rng(0)
+    counts = np.bincount(km.labels_, minlength=k)
+    sums = np.stack([X[km.labels_ == j].sum(axis=0) for j in range(k)])
+    part = [_excess(X, (sums + sigma * gen.standard_normal(sums.shape)) / counts[:, None], km.inertia_)
+            for _ in range(draws)]
+    mean = [_excess(X, ((X.sum(axis=0) + sigma * gen.standard_normal(d)) / n)[None, :], km.inertia_)
+            for _ in range(draws)]
+    return dict(rho=rho, origin=_excess(X, None, km.inertia_), partition=statistics.median(part),
+                mean=statistics.median(mean))
+
+
 def _med(v: list) -> float | None:
     return statistics.median(v) if v else None
 
@@ -112,7 +140,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=None, help="override n of the synthetic rows")
     ap.add_argument("--algorithms", nargs="*", default=None,
                     help="registered names to run (default: every private one)")
+    ap.add_argument("--floor", action="store_true", help="the small-data noise floor table only")
     args = ap.parse_args(argv)
+    if args.floor:
+        print(f"idealized floor (not private): row-level δ = {DELTA:g}, DP-Lloyd's ρ at T = 1")
+        print(f"  {'data':<14} {'ε':>3} {'ρ':>7} {'origin':>8} {'oracle partition':>17} {'noisy mean':>11}")
+        for row in args.rows or SMALL:
+            for eps in args.eps:
+                f = floor(row, eps)
+                print(f"  {row:<14} {eps:>3g} {f['rho']:>7.4f} {f['origin']:>8.3f} {f['partition']:>17.3f} "
+                      f"{f['mean']:>11.3f}", flush=True)
+        return
     rows = args.rows or (["unbal", *SMALL] if args.quick else [*ROWS, *SMALL])
     n = args.n or (20_000 if args.quick else None)
     print(f"row-level δ = {DELTA:g}; seeds {SEEDS}; loss = median relative excess k-means loss; "

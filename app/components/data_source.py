@@ -126,5 +126,36 @@ def describe(ds) -> str:
     src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
     lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
     note = (" · standardized with its own mean and sd (not private: fine for a public benchmark, "
-            "not for your data)") if ds.source == "builtin" else ""
+            "not for your data)") if ds.source == "builtin" else scaling_note(ds)
     return f"**{safe.md(ds.name)}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}{note}"
+
+
+def scaling_note(ds) -> str:
+    """How an upload was scaled and filled, in the words the privacy statement needs."""
+    prm = ds.params
+    parts = []
+    if prm.get("imputed"):
+        parts.append("missing values filled with declared constants")
+    scaled = prm.get("scaled")
+    if scaled == "declared public bounds":
+        src = prm.get("bounds_source")
+        parts.append("scaled into [−1, 1] by bounds " + (
+            "suggested from this file's range (NOT private: the guarantee does not cover the "
+            "bounds)" if src else "you declared (public)"))
+    elif scaled:
+        parts.append("standardized with this file's own mean and sd (NOT private: the guarantee "
+                     "does not cover the scaling)")
+    return "".join(f" · {p}" for p in parts)
+
+
+def k_note(ds, k: int) -> str | None:
+    """A notice when k differs from the dataset's suggested k (its classes or generated clusters):
+    k = 8 on iris's 3 classes releases 8 centers, several splitting a class or on top of another,
+    so the picture seems to show fewer (issue 16). Public: the suggestion is part of the recipe."""
+    if ds is None or not ds.k or int(k) == int(ds.k):
+        return None
+    what = "classes" if ds.source == "builtin" else "clusters"
+    return (f"This dataset has {ds.k} {what}; the run asks for k = {k} centers, so "
+            + ("several centers split one group or sit almost on top of each other (the picture "
+               "seems to show fewer)." if k > ds.k else "some groups must share a center.")
+            + f" Set k = {ds.k} in the sidebar (or on the Data page) to match.")

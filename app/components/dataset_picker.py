@@ -9,11 +9,14 @@ to disk.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
+import numpy as np
 import streamlit as st
 
 import dpviz.data
 from app.components import cache, data_source, safe, state
+from dpviz.data import columns
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
 MAX_ROWS = 200_000
@@ -136,13 +139,14 @@ def _builtin_changed() -> None:
 # ----------------------------------------------------------------------------- upload
 
 
-def _load(raw: bytes, columns: tuple[str, ...] | None, name: str):
-    """load_csv on the uploaded bytes, memoized in this session by (sha256, columns)."""
+def _load(raw: bytes, columns: tuple[str, ...] | None, name: str,
+          impute: tuple[tuple[str, float], ...] = ()):
+    """load_csv on the uploaded bytes, memoized in this session by (sha256, columns, fills)."""
     digest = hashlib.sha256(raw).hexdigest()
     load_csv = dpviz.data.load_csv
-    return cache.memo("csv", (digest, columns), lambda: load_csv(
+    return cache.memo("csv", (digest, columns, impute), lambda: load_csv(
         raw, columns=None if columns is None else list(columns), max_rows=MAX_ROWS,
-        max_bytes=MAX_MB * 1024 * 1024, name=name))
+        max_bytes=MAX_MB * 1024 * 1024, name=name, impute=dict(impute) or None))
 
 
 #: Largest Λ the app accepts (the URL parameter ``radius`` has the same cap, app/components/state.py).
@@ -169,6 +173,94 @@ def _use_upload(ds, radius: float) -> None:
     data_source.remember_upload(ds.with_radius(radius))
     state.update(src="upload")
     _after_data_change()
+
+
+def _default_columns(first) -> list[str]:
+    """Every numeric column but the likely id/label ones (and, when all together leave too few
+    rows, but the ones with missing values)."""
+    ids = dict(first.likely_ids)
+    missing = dict(first.missing_by_column)
+    numeric = list(first.numeric_columns)
+    chosen = [c for c in numeric if c not in ids] or numeric
+    if first.dataset is None:
+        chosen = [c for c in chosen if not missing.get(c)] or chosen[:1]
+    return chosen
+
+
+def _missing_choice(cols: list[str], missing: dict[str, int], digest: str) -> tuple[tuple[str, float], ...]:
+    """Drop rows with a missing value in a chosen column, or fill each such column with a constant
+    the user declares. Returns the fills ((column, value), …), empty when dropping."""
+    gaps = [c for c in cols if missing.get(c)]
+    if not gaps:
+        return ()
+    how = st.radio("Rows with a missing value in a chosen column", ["drop", "fill"], key="csv_missing",
+                   format_func={"drop": "Drop those rows",
+                                "fill": "Fill with a constant I declare"}.get, horizontal=True)
+    if how == "drop":
+        return ()
+    st.caption("Type a value you know from the domain (a typical or neutral value). Not the "
+               "column's mean: a mean measured on the rows is a statistic of the data, not public.")
+    fills = []
+    for c in gaps:
+        v = st.number_input(f"Fill value for {safe.md(c)} ({missing[c]:,} missing)", value=0.0,
+                            format="%.6g", key=f"csv_fill_{digest}_{_slug(c)}")
+        fills.append((c, float(v)))
+    return tuple(fills)
+
+
+SCALINGS = {"none": "No scaling (raw units)",
+            "bounds": "Scale each column by bounds I declare (public)",
+            "data": "Standardize by this file's mean and sd (NOT private)"}
+
+
+def _scaling(ds, digest: str):
+    """Optional scaling: by declared per-column bounds onto [−1, 1] (public), or by the data's
+    own mean and sd (a convenience, labelled NOT private). None when the bounds are invalid."""
+    st.markdown("#### Scale the columns?")
+    how = st.radio("Scaling", list(SCALINGS), format_func=SCALINGS.get, key="csv_scale",
+                   help="A column in the tens of thousands (income) outweighs one in tens (age) in "
+                        "every distance. Declared bounds put every column on [−1, 1].")
+    if how == "none":
+        return ds
+    if how == "data":
+        st.warning("**Not private:** the mean and sd are statistics of *these* rows (one row moves "
+                   "them), so the DP guarantee does not cover this scaling. Use it to explore; for a "
+                   "release, declare bounds. The run's description says so too.",
+                   icon=":material/warning:")
+        return columns.scale_by_data(ds)
+    lo_s, hi_s = columns.suggest_bounds(ds.X)
+    st.caption("Prefilled with this file's range rounded outward: that is **NOT private** (a range "
+               "measured on the rows). Type the bounds you know (units, legal or sensor ranges) for "
+               "a real release; values outside are clipped to the bound.")
+    lo, hi = [], []
+    with st.container(key="csv_bounds"):
+        for j, c in enumerate(ds.feature_names[:MAX_BOUND_COLUMNS]):  # one pair of fields a column
+            a, b = st.columns(2)
+            lo.append(a.number_input(f"{safe.md(c)}: lower bound", value=float(lo_s[j]), format="%.6g",
+                                     key=f"csv_lo_{digest}_{_slug(c)}"))
+            hi.append(b.number_input(f"{safe.md(c)}: upper bound", value=float(hi_s[j]), format="%.6g",
+                                     key=f"csv_hi_{digest}_{_slug(c)}"))
+    if ds.d > MAX_BOUND_COLUMNS:
+        st.error(f"Declaring bounds here works for up to {MAX_BOUND_COLUMNS} columns; pick fewer.")
+        return None
+    try:
+        out = columns.scale_by_bounds(ds, lo, hi)
+    except ValueError as exc:
+        st.error(safe.md(exc))
+        return None
+    if np.allclose(lo, lo_s) and np.allclose(hi, hi_s):
+        out = replace(out, params=dict(out.params) | {"bounds_source": BOUNDS_FROM_DATA})
+    return out
+
+
+def _slug(name: str) -> str:
+    """A widget-key-safe tag for a column name (its names are user text)."""
+    return hashlib.sha1(name.encode()).hexdigest()[:10]
+
+
+#: Bound inputs shown at most (one pair of fields per column).
+MAX_BOUND_COLUMNS = 30
+BOUNDS_FROM_DATA = "suggested from this file's range (NOT private)"
 
 
 def _column_label(missing: dict[str, int]):
@@ -205,15 +297,26 @@ def upload_panel() -> None:
             if active is not None:
                 st.caption(f"Still using the previous upload ({safe.md(active.name)}).")
         return
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    with st.container(key="csv_preview"):
+        st.markdown("#### Preview: the first rows, as read")
+        st.code(safe.text_table(first.preview), language=None)
+        st.caption("Shown as plain text, for you only (your rows never leave this session).")
     numeric = list(first.numeric_columns)
     missing = dict(first.missing_by_column)
+    ids = dict(first.likely_ids)
     if "csv_columns" not in st.session_state or not set(st.session_state["csv_columns"]) <= set(numeric):
-        st.session_state["csv_columns"] = numeric if first.dataset is not None else \
-            [c for c in numeric if not missing.get(c)] or numeric[:1]
+        st.session_state["csv_columns"] = _default_columns(first)
     cols = st.multiselect("Numeric columns to cluster on", numeric, key="csv_columns",
                           format_func=_column_label(missing),
                           help="Only numeric columns are offered. Each row is one person. A column "
-                               "with missing values drops those rows; leave it out to keep them.")
+                               "with missing values drops those rows (or fill them below); leave "
+                               "it out to keep them.")
+    if ids:
+        with st.container(key="csv_ids"):
+            st.caption("Left out by default (add them back above if they are real features): " + "; ".join(
+                f"{safe.md(c)} — {safe.md(why)}" for c, why in ids.items()) + ". Clustering on an "
+                "identifier or a label groups row numbers or the answer key, not people.")
     if any(missing.values()):
         st.caption("Rows each column would drop: " + ", ".join(
             f"{safe.md(c)} {m:,}" for c, m in missing.items() if m) + ".")
@@ -221,8 +324,10 @@ def upload_panel() -> None:
         with st.container(key="csv_error"):
             st.error("Pick at least one numeric column.")
         return
+    fills = _missing_choice(cols, missing, digest)
     try:
-        load = first if tuple(cols) == tuple(numeric) else _load(raw, tuple(cols), up.name)
+        load = first if tuple(cols) == tuple(numeric) and not fills else \
+            _load(raw, tuple(cols), up.name, fills)
     except ValueError as exc:
         with st.container(key="csv_error"):
             st.error(safe.md(exc))
@@ -243,6 +348,17 @@ def upload_panel() -> None:
                 for m in load.messages:
                     st.markdown(f"- {safe.md(m)}")
     if ds is None:
+        return
+    ds = _scaling(ds, digest)
+    if ds is None:
+        return
+    if ds.params.get("scaled") == columns.SCALED_BY_BOUNDS:
+        st.markdown("#### Bounds: Λ follows from your declared bounds")
+        st.caption(f"Every scaled row lies in the box [−1, 1]^{ds.d}, so Λ = √{ds.d} = "
+                   f"{ds.radius:.4g} is declared without looking at any row.")
+        st.button("Use this dataset", key="csv_use", type="primary", on_click=_use_upload,
+                  args=(ds, ds.radius))
+        st.caption(DISCLOSE_USE)
         return
     st.markdown("#### Bounds: declare the public radius Λ")
     st.markdown(WHY_RADIUS)

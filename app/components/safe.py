@@ -41,3 +41,16 @@ def csv_cell(text: object) -> str:
     """A text cell a spreadsheet shows as text, not as a formula."""
     s = str(text)
     return "'" + s if s.startswith(FORMULA_PREFIXES) else s
+
+
+def text_table(rows: list[tuple[str, ...]] | tuple[tuple[str, ...], ...], *, width: int = 18) -> str:
+    """Rows of cells as a fixed-width plain-text table for ``st.text`` / ``st.code`` (never
+    markdown): control characters removed, each cell cut to ``width`` characters."""
+    def cell(v: object) -> str:
+        s = _CONTROL.sub(" ", str(v))
+        return s if len(s) <= width else s[:width - 1] + "…"
+    cells = [[cell(v) for v in row] for row in rows]
+    if not cells:
+        return ""
+    widths = [max(len(r[j]) if j < len(r) else 0 for r in cells) for j in range(max(map(len, cells)))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in cells)

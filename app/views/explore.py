@@ -223,10 +223,9 @@ def _privacy_view(result, statement, cfg) -> None:
         with st.expander("How the row-level statement is derived"):
             for line in summary.details:
                 st.markdown(f"- {line}")
-    left, right = st.columns([3, 2])
+    left = right = st.container()  # stacked: side by side, the margins table was clipped (issue 16)
     with left:
-        st.plotly_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart",
-                        config={"displaylogo": False})
+        live_chart.live_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart")
     with right, st.container(key="feasibility"):
         st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
                     "quantities, never from the data)")
@@ -243,7 +242,11 @@ def _privacy_view(result, statement, cfg) -> None:
             st.caption(f"Preset: {feas.data.get('preset', cfg.preset)}. A margin below ~1 sd "
                        "means the filter will likely drop even perfectly friendly tuples: "
                        "raise ρ or t.")
-    st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True)
+    # Widths that fit a projector's 1280 px: long step paths and notes end in "…" (the full text
+    # on hover) instead of pushing the numbers off the table's right edge (issue 16).
+    widths = dict(mechanism=90, rho=70, delta=70, sigma=70, sensitivity=80, unit=50, step=240, note=110)
+    st.dataframe(viz.privacy.ledger_table(result.ledger), hide_index=True, column_config={
+        c: st.column_config.Column(width=w) for c, w in widths.items()})
 
 
 def _filters_view(result) -> None:
@@ -252,14 +255,14 @@ def _filters_view(result) -> None:
     c1, c2 = st.columns(2)
     with c1:
         if "match_core" in names:
-            st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                            key="filter_match_chart")
+            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="match_core"),
+                                  key="filter_match_chart")
     with c2:
         if "dist_core" in names:
-            st.plotly_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
-                            key="filter_dist_chart")
+            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
+                                  key="filter_dist_chart")
     if "diameters" in names:
-        st.plotly_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
+        live_chart.live_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
     st.caption("Scores and counts are internal, non-private diagnostics; the keep decisions and "
                "the radii are what the private algorithm acts on.")
 
@@ -462,6 +465,8 @@ def main() -> None:
         ds, stage, cfg = last
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
+        st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)
 
 

@@ -94,6 +94,11 @@ def main() -> None:
     if ds.source == "builtin":
         st.caption("Built-in data is standardized with its own mean and sd (not private); a real "
                    "release would standardize with public constants.")
+    elif "NOT private" in data_source.scaling_note(ds):
+        st.warning("This upload was scaled with values measured on its own rows (its mean and sd, "
+                   "or bounds suggested from its range): the guarantee below does not cover that "
+                   "step. Declare the bounds yourself on the Data page for a real release.",
+                   icon=":material/warning:")
     cfg = _form(ds, radius)
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     ledger = modes.session_ledger()

@@ -7,6 +7,11 @@ algorithm's (its guarantee, ledger and trace). The rule is a table of cells meas
 with seeds and ratios of its own, never the benchmark rows of bench/peers.py): for each cell
 (n, d, k, ε), the algorithm with the lowest median relative excess k-means loss. A query takes the
 nearest cell in (log n, log d, log k, log ε).
+
+Two grids feed the table (each cell records which): the medium grid (n 1e3–1e5, well separated
+mixtures, Λ = 1) and the small-data grid (n 150–2,000, weakly clustered mixtures standardized the
+way the app standardizes its bundled data, Λ = √d), where the low-information answers
+(``origin``, ``gauss_fit``) compete with the rest (issue 18, "never worse than trivial").
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def choose(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> Cho
         f" vs {runner[0][0]:.3g} for {get(runner[0][1].split('[')[0]).title})" if runner else ")")
     sentence = (f"For {n_declared:.3g} rows in {d} dimensions with k = {k} at ε = {epsilon:g}, "
                 f"{title} is expected to be best: on the public calibration grid, at n = "
-                f"{cell['n']:.0e}, d = {cell['d']}, k = {cell['k']}, ε = {cell['epsilon']:g}, it "
+                f"{cell['n']:,}, d = {cell['d']}, k = {cell['k']}, ε = {cell['epsilon']:g}, it "
                 f"won{versus}.")
     return Choice(best, dict(cell.get("params", {})), sentence, cell)
 

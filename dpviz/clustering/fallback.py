@@ -92,8 +92,14 @@ def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
 def _quadtree_coreset(
     U: np.ndarray, *, levels: tuple[int, ...], rho: float, rng: np.random.Generator, ledger: Ledger,
     max_active: int = MAX_ACTIVE_CELLS, counter: Callable[[int, np.ndarray], np.ndarray] | None = None,
+    union_bound: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Private weighted coreset of U ∈ [0, 1)^p: (cell centers (m, p), noisy weights (m,)).
+
+    ``union_bound``: a level that noises m cells keeps a cell only above max(3, √(2 ln m)) noise
+    sds, so that about one empty cell per level clears the threshold however many are tested (the
+    projected branch tests up to 2048·2^p cells a level; at 3 sds ~90 empty cells survive, and a
+    cluster of them became a center far from every row: issue 16, Fig. 7). Post-processing.
 
     At most ``max_active`` cells (the largest noisy counts: post-processing) are refined further.
     ``counter(level, keys)``, if given, returns the rows' counts in those flat cells of the
@@ -122,7 +128,8 @@ def _quadtree_coreset(
         counts = counter(lvl, keys) if counter is not None else grid_cell_counts(U, lvl, keys)
         noisy = gaussian(counts, sensitivity=1.0, rho=rho_level, rng=rng, ledger=ledger,
                          name=f"grid counts (level {lvl}: {g}^{p} cells, {len(keys)} noised)")
-        keep = noisy >= tau
+        tau_l = tau if not union_bound else sigma * max(THRESHOLD_SDS, math.sqrt(2.0 * math.log(len(keys))))
+        keep = noisy >= tau_l
         if np.count_nonzero(keep) > max_active:
             keep &= noisy >= np.partition(noisy, -max_active)[-max_active]
         if active is not None:
@@ -130,7 +137,7 @@ def _quadtree_coreset(
             m_par = len(active)
             child_sum = (np.where(keep, noisy, 0.0)).reshape(m_par, -1).sum(axis=1)
             rest = active_w - child_sum
-            par_keep = rest >= tau
+            par_keep = rest >= tau_l
             gp = 2**prev
             points.append((active[par_keep] + 0.5) / gp)
             weights.append(rest[par_keep])
@@ -256,7 +263,8 @@ def fallback_centers(
     V = _private_top_subspace(X, p, rho=part["subspace"].rho, radius=radius, rng=rng, ledger=ledger)
     Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
     U = np.clip((Z + radius) / (2.0 * radius), 0.0, 1.0 - 1e-12)
-    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=part["coreset"].rho, rng=rng, ledger=ledger)
+    P, w = _quadtree_coreset(U, levels=PROJECTED_LEVELS, rho=part["coreset"].rho, rng=rng, ledger=ledger,
+                             union_bound=True)
     Cz = _weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     labels = np.argmin(((Z[:, None, :] - Cz[None, :, :]) ** 2).sum(axis=2), axis=1)
     means = ledger.child("group means (parallel)", composition="parallel")

@@ -19,9 +19,10 @@ from __future__ import annotations
 import csv as _csv
 import io
 import itertools
+import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -30,12 +31,15 @@ import numpy as np
 import pandas as pd
 
 from dpviz._validation import MAX_MAGNITUDE, check_scalar
+from dpviz.data.columns import likely_id_columns
 from dpviz.data.dataset import Dataset
 
 #: A column counts as numeric when at least this share of its non-empty cells parse as numbers.
 NUMERIC_SHARE = 0.9
 
 DEFAULT_MAX_ROWS = 200_000
+PREVIEW_ROWS = 5
+PREVIEW_CHARS = 40
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 #: Column cap, checked on the header line before anything else is parsed (a 1 MB file can hold
 #: 100 000 columns; the algorithms and the 2-D preview need far fewer).
@@ -98,6 +102,12 @@ class CsvLoad:
         For each numeric column, how many of the loaded rows it would drop (empty, not a
         number, NaN, infinite or too large). A picker should offer every column whose count
         is not zero.
+    likely_ids : tuple of (str, str)
+        Numeric columns that look like an identifier or a class label, with the reason
+        (:func:`dpviz.data.columns.likely_id_columns`): a picker should leave them out by default.
+    preview : tuple of tuple of str
+        The header and the first :data:`PREVIEW_ROWS` rows as text (cells cut to
+        :data:`PREVIEW_CHARS` characters), every column, for a preview shown as text.
     """
 
     dataset: Dataset | None
@@ -106,6 +116,8 @@ class CsvLoad:
     truncated: bool
     messages: tuple[str, ...]
     missing_by_column: tuple[tuple[str, int], ...] = ()
+    likely_ids: tuple[tuple[str, str], ...] = ()
+    preview: tuple[tuple[str, ...], ...] = ()
 
 
 def _mb(nbytes: float) -> str:
@@ -522,6 +534,7 @@ def load_csv(
     max_rows: int = DEFAULT_MAX_ROWS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     name: str | None = None,
+    impute: Mapping[str, float] | None = None,
 ) -> CsvLoad:
     """Read a CSV (bytes, a path or a file-like object) into an upload Dataset, in memory.
 
@@ -547,6 +560,10 @@ def load_csv(
         Size limit; larger inputs raise ValueError.
     name : str, optional
         Dataset name (default: the file name or "upload").
+    impute : mapping column → float, optional
+        A declared constant for each listed chosen column: its missing, non-numeric, infinite or
+        too large cells take that value instead of dropping the row (a per-row rule with a public
+        constant). The dataset's params record it.
 
     Returns
     -------
@@ -601,6 +618,8 @@ def load_csv(
     usable_all = _usable(values)
     missing = usable_all.shape[0] - usable_all.sum(axis=0)
     missing_by_column = tuple((c, int(m)) for c, m in zip(numeric, missing, strict=True))
+    ids = tuple(likely_id_columns(np.where(usable_all, values, np.nan), numeric).items())
+    preview = _preview(df)
     with np.errstate(invalid="ignore"):
         finite = np.where(usable_all, values, np.nan)
         spread = np.nanmax(finite, axis=0, initial=-np.inf) - np.nanmin(finite, axis=0, initial=np.inf)
@@ -624,16 +643,28 @@ def load_csv(
             raise ValueError(f"The 'columns' parameter of load_csv repeats a column: {chosen}.")
     position = {c: j for j, c in enumerate(numeric)}
     idx = [position[c] for c in chosen]
-    ok = np.all(usable_all[:, idx], axis=1)
-    X = values[:, idx][ok]
+    impute = _check_impute(impute, chosen)
+    X_all = values[:, idx]
+    usable = usable_all[:, idx]
+    if impute:
+        X_all, usable = X_all.copy(), usable.copy()
+        for c, v in impute.items():  # a loop over columns
+            j = chosen.index(c)
+            X_all[~usable[:, j], j] = v
+            usable[:, j] = True
+        messages.append("Filled missing values with declared constants: " + ", ".join(
+            f"{_quote(c)} = {v:g} ({dict(missing_by_column)[c]:,} cell(s))" for c, v in impute.items()) + ".")
+    ok = np.all(usable, axis=1)
+    X = X_all[ok]
     dropped = int(ok.size - ok.sum())
-    huge = int(np.sum(np.any(np.isfinite(values[:, idx]) & ~usable_all[:, idx], axis=1)))
+    huge = int(np.sum(np.any(np.isfinite(X_all) & ~usable, axis=1)))
     if dropped:
         messages.append(f"Dropped {dropped:,} row(s) with a missing, non-numeric or infinite value in "
                         "the chosen columns" + (f" ({huge:,} of them with a value beyond ±{MAX_MAGNITUDE:g}, "
                                                 "too large to square in float64: rescale the column "
                                                 "to keep them)" if huge else "") + ".")
-        worst = sorted(((m, c) for c, m in missing_by_column if m and c in chosen), reverse=True)
+        worst = sorted(((m, c) for c, m in missing_by_column if m and c in chosen and c not in impute),
+                       reverse=True)
         messages.append("Rows each column drops: " + ", ".join(f"{_quote(c)} {m:,}" for m, c in worst[:12])
                         + ". Leave a column out to keep its rows.")
     if X.shape[0] < 2:
@@ -642,9 +673,41 @@ def load_csv(
                "values); at least 2 are needed.")
         if columns is None and len(numeric) > 1 and best >= 2:
             messages.append(msg + " Choose fewer columns: the columns that drop rows are listed above.")
-            return CsvLoad(None, tuple(numeric), dropped, truncated, tuple(messages), missing_by_column)
+            return CsvLoad(None, tuple(numeric), dropped, truncated, tuple(messages), missing_by_column,
+                           ids, preview)
         raise ValueError(msg)
     ds = Dataset(X=X, name=name or default_name, feature_names=tuple(chosen), source="upload",
                  params=dict(recipe="upload", columns=list(chosen), dropped_rows=dropped,
-                             truncated=truncated, max_rows=max_rows))
-    return CsvLoad(ds, tuple(numeric), dropped, truncated, tuple(messages), missing_by_column)
+                             truncated=truncated, max_rows=max_rows)
+                 | ({"imputed": dict(impute)} if impute else {}))
+    return CsvLoad(ds, tuple(numeric), dropped, truncated, tuple(messages), missing_by_column, ids,
+                   preview)
+
+
+def _check_impute(impute: Mapping[str, float] | None, chosen: Sequence[str]) -> dict[str, float]:
+    if impute is None:
+        return {}
+    if not isinstance(impute, Mapping):
+        raise ValueError(f"The 'impute' parameter of load_csv must be a mapping column → number. "
+                         f"Got {impute!r} instead.")
+    out = {}
+    for c, v in impute.items():
+        if c not in chosen:
+            raise ValueError(f"Cannot fill column {_quote(str(c))}: it is not one of the chosen columns.")
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            f = math.nan
+        if not (math.isfinite(f) and abs(f) <= MAX_MAGNITUDE):
+            raise ValueError(f"The fill value for {_quote(str(c))} must be a finite number. Got {v!r}.")
+        out[str(c)] = f
+    return out
+
+
+def _preview(df: pd.DataFrame) -> tuple[tuple[str, ...], ...]:
+    """The header and the first rows as text (every column; long cells cut)."""
+    def cut(v: Any) -> str:
+        s = "" if (isinstance(v, float) and math.isnan(v)) else str(v)
+        return s if len(s) <= PREVIEW_CHARS else s[:PREVIEW_CHARS - 1] + "…"
+    head = tuple(cut(c) for c in df.columns)
+    return (head, *(tuple(cut(v) for v in row) for row in df.head(PREVIEW_ROWS).itertuples(index=False)))

@@ -295,7 +295,7 @@ def stream_fallback(
     S = S + S.T - np.diag(np.diag(S))
     V = np.linalg.eigh(S)[1][:, ::-1][:, :p]
     P, w = fb._quadtree_coreset(np.zeros((0, p)), levels=fb.PROJECTED_LEVELS, rho=part["coreset"].rho,
-                                rng=rng, ledger=ledger, counter=counter(V))
+                                rng=rng, ledger=ledger, counter=counter(V), union_bound=True)
     Cz = fb._weighted_kmeans(P, w, k, rng) * 2.0 * radius - radius
     counts, sums = _sum_over(engine, group_sums, chunks, radius, V, Cz, progress=progress,
                              label="fallback group sums chunk")

@@ -38,6 +38,37 @@ def _frame(cmp: Any) -> pd.DataFrame:
     return cmp.frame if hasattr(cmp, "frame") else pd.DataFrame(cmp)
 
 
+#: Suffixes of the two lines an algorithm with a fallback is drawn as (:func:`split_fallback`),
+#: as on the Budget page (:data:`dpviz.viz.sweeps.ALONE`).
+ALONE, WITH_FALLBACK = "|alone", "|with fallback"
+
+
+def split_fallback(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each algorithm whose spec names a structure step (FriendlyCore: its core) as two lines
+    (issue 16): "alone" — a run whose structure did not form counts as no answer (loss 1, other
+    metrics NaN, as ⊥ is measured), what the algorithm itself achieves — and "with fallback" —
+    the centers actually released, the backup's included. Other rows are unchanged."""
+    if frame.empty or "structure_ok" not in frame:
+        return frame
+    has = frame["structure_ok"].map(lambda v: isinstance(v, (bool, np.bool_)))
+    names = set(frame.loc[has & frame["private"].astype(bool), "algorithm"])
+    if not names:
+        return frame
+    mine = frame["algorithm"].isin(names)
+    sub = frame[mine]
+    failed = sub["structure_ok"].map(lambda v: v is False or v is np.False_)
+    alone = sub.assign(
+        algorithm=sub["algorithm"].astype(str) + ALONE,
+        title=sub["title"].astype(str) + " alone (fallback answers = no centers)",
+        loss=sub["loss"].where(~failed, 1.0),
+        labeling_failure=sub["labeling_failure"].where(~failed, math.nan),
+        center_error=sub["center_error"].where(~failed, math.nan),
+        released=sub["released"].astype(bool) & ~failed)
+    with_fb = sub.assign(algorithm=sub["algorithm"].astype(str) + WITH_FALLBACK,
+                         title=sub["title"].astype(str) + " with fallback")
+    return pd.concat([frame[~mine], alone, with_fb], ignore_index=True)
+
+
 def algorithm_colors(frame: pd.DataFrame) -> dict[str, str]:
     """A fixed colour per algorithm in the order it appears; the reference is black."""
     out, i = {}, 0
@@ -95,7 +126,8 @@ def _band(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, color: str, group: str)
 def _customdata(g: pd.DataFrame, qlo: str, qhi: str) -> list[list[Any]]:
     cols = ["epsilon", "delta", "budget", "budget_delta", "guarantee_eps", "guarantee_delta", qlo, qhi,
             "runs", "algorithm"]
-    return [[(v if isinstance(v, str) else float(v)) for v in row]
+    # The last entry names the algorithm a click opens: a split line's base name.
+    return [[(v.split("|")[0] if isinstance(v, str) else float(v)) for v in row]
             for row in g[cols].itertuples(index=False)]
 
 
@@ -106,9 +138,12 @@ def metric_figure(
     quantiles: tuple[float, float] = (0.1, 0.9),
     log_y: bool = False,
     title: str | None = None,
+    split: bool = True,
 ) -> go.Figure:
     """``metric`` vs row-level ε: a median line and a quantile band per private algorithm, the
-    non-private reference as a dotted horizontal line (its median over repetitions).
+    non-private reference as a dotted horizontal line (its median over repetitions). With
+    ``split``, an algorithm with a fallback is two lines, alone and with fallback
+    (:func:`split_fallback`).
 
     Parameters
     ----------
@@ -116,12 +151,16 @@ def metric_figure(
         :func:`dpviz.compare.compare_sweep`'s result (or its frame).
     metric : str
         A frame column: "loss", "labeling_failure", "center_error", "seconds".
+    split : bool
+        Draw an algorithm with a fallback as "alone" and "with fallback" (default True).
     quantiles : (lo, hi)
         The band (default 10–90%).
     log_y : bool
         A log y axis (run times).
     """
     frame = _frame(cmp)
+    if split:
+        frame = split_fallback(frame)
     qlo, qhi = quantile_names(quantiles)
     summ = _private_summary(frame, metric, quantiles)
     palette = algorithm_colors(frame) if not frame.empty else {}
@@ -212,7 +251,7 @@ def compare_figures(cmp: Any, *, quantiles: tuple[float, float] = (0.1, 0.9)) ->
     timed = frame.assign(seconds=frame["seconds"] + frame["stage_seconds"]) if not frame.empty else frame
     out = {m: metric_figure(frame, m, quantiles=quantiles) for m in available_metrics(frame)}
     out["seconds"] = metric_figure(timed, "seconds", quantiles=quantiles, log_y=True,
-                                   title="Run time vs ε (loaded shared machine)")
+                                   title="Run time vs ε (loaded shared machine)", split=False)
     out["structure"] = structure_figure(frame)
     return out
 

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from dpviz.result import Result, TraceStep
 from dpviz.viz import colors
 from dpviz.viz.storyboard import release_label
+from dpviz.viz.text import wrap
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -90,20 +91,23 @@ def filter_scores_figure(
         data.append(dict(type="histogram", x=np.asarray(scores, float), xbins=xbins,
                          visible="legendonly", opacity=0.4, marker=dict(color=colors.NONPRIVATE),
                          name=release_label("true scores z (before noise)", False)))
-    rules = ((tau, f"keep threshold τ = {tau:.3g}", "solid", 2, "left"),
-             (0.0, "z = 0: friends with n/2", "dot", 1, "right"))
+    # Both notes start at their line and grow rightwards (one above the other): a note anchored
+    # to the right of z = 0 ran off the chart's left edge in a half-width column (issue 16).
+    rules = ((tau, f"keep threshold τ = {tau:.3g}", "solid", 2, 1.0),
+             (0.0, "z = 0: friends with n/2", "dot", 1, 0.93))
     shapes = [dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1,
                    line=dict(color=colors.THRESHOLD, width=w, dash=dash))
               for x, _, dash, w, _ in rules]
-    notes = [dict(text=text, xref="x", yref="paper", x=x, y=1, yanchor="bottom",
-                  xanchor=anchor, showarrow=False) for x, text, _, _, anchor in rules]
+    notes = [dict(text=text, xref="x", yref="paper", x=x, y=y, yanchor="bottom",
+                  xanchor="left", showarrow=False) for x, text, _, _, y in rules]
     sub = f"n = {n}" + (f", n̂ = {float(n_hat):.1f}" if n_hat is not None else "")
     layout = dict(
-        title=dict(text=f"{title or label + ': noisy scores vs keep threshold'}<br><sup>{sub}; "
-                   "an element is kept iff its noisy score ẑ ≥ τ</sup>"),
+        title=dict(text=wrap(title or label + ": noisy scores vs keep threshold", 45) + "<br><sup>"
+                   + wrap(f"{sub}; an element is kept iff its noisy score ẑ ≥ τ", 60) + "</sup>"),
         barmode="overlay", template=colors.TEMPLATE, bargap=0.05, shapes=shapes,
-        annotations=notes, margin=dict(t=90),
-        xaxis=dict(title=dict(text="noisy score ẑ = (friend count − n/2) + noise")),
+        annotations=notes, margin=dict(t=110, b=170),
+        legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
+        xaxis=dict(title=dict(text="noisy score ẑ<br>= friend count − n/2 + noise")),
         yaxis=dict(title=dict(text="elements")))
     return go.Figure(data=data, layout=layout)
 
@@ -177,7 +181,7 @@ def find_diam_figure(
     if chosen is not None:
         sub = "chosen radii (private): " + ", ".join(f"{float(r):.3g}" for r in np.ravel(chosen))
     layout = dict(
-        title=dict(text=f"{title or 'FindDiam: probes of the radius search'}<br><sup>{sub}</sup>"),
+        title=dict(text=f"{title or 'FindDiam: probes of the radius search'}<br><sup>{wrap(sub, 90)}</sup>"),
         template=colors.TEMPLATE,
         xaxis=dict(type="log", title=dict(text="radius r (log scale)")),
         yaxis=dict(title=dict(text="noisy mean friend count â")))

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from dpviz.privacy.accounting import PrivacyStatement
 from dpviz.privacy.ledger import Ledger
+from dpviz.viz.text import wrap
 
 #: Fill colour of a ledger node by its unit of privacy.
 UNIT_COLORS: dict[str, str] = {"tuple": "#56B4E9", "row": "#E69F00"}
@@ -96,8 +97,10 @@ def ledger_figure(
     head = title or f"Privacy budget: where ρ = {total.rho:.4g} went"
     sub = (f"total {total}; area = share of ρ; blue: spends per k-tuple (one row moves one "
            "tuple: group privacy), orange: spends per row")
-    return go.Figure(data=[trace], layout=dict(title=dict(text=f"{head}<br><sup>{sub}</sup>"),
-                                               margin=dict(t=70, l=10, r=10, b=10)))
+    sub = wrap(sub, 70, "<br>")  # titles never wrap: at a projector's width they were clipped
+    return go.Figure(data=[trace], layout=dict(
+        title=dict(text=f"{head}<br><sup>{sub}</sup>"),
+        margin=dict(t=40 + 18 * (sub.count("<br>") + 2), l=10, r=10, b=10)))
 
 
 def ledger_table(ledger: Ledger) -> pd.DataFrame:
@@ -109,8 +112,9 @@ def ledger_table(ledger: Ledger) -> pd.DataFrame:
         rows.append(dict(step=" › ".join((*path[1:], s.name)), mechanism=s.mechanism, rho=z.rho,
                          delta=z.delta, sigma=s.noise_scale, sensitivity=s.sensitivity,
                          unit=s.unit, note=s.note))
-    return pd.DataFrame(rows, columns=["step", "mechanism", "rho", "delta", "sigma",
-                                       "sensitivity", "unit", "note"])
+    # The numbers first and the long texts last: a narrow page scrolls only the step path/note.
+    return pd.DataFrame(rows, columns=["mechanism", "rho", "delta", "sigma", "sensitivity", "unit",
+                                       "step", "note"])
 
 
 @dataclass(frozen=True)

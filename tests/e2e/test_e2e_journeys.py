@@ -1,28 +1,37 @@
-"""Issue 16's journeys in chromium: the teacher's lesson and the stakeholder's question.
+"""Issue 16's journeys in chromium: the teacher's lesson, the stakeholder's question and the
+analyst's CSV.
 
 Teacher: Explore at the default lesson, step through the storyboard to step (e) and move ρ: the
 private averages' distance from the non-private ones (the noise) is visibly larger at the
 smaller ρ. Stakeholder: type a target ε, let the app set ρ, and read the row-level guarantee in
-words. Screenshots: docs/journey_teacher.png, docs/journey_stakeholder.png.
+words. Analyst: upload a customers table (an id column, income in the tens of thousands,
+missing values), see the id left out and a preview, declare bounds, read the triage verdict,
+click its k suggestion and reach a FriendlyCore success on Explore. Screenshots:
+docs/journey_teacher.png, docs/journey_stakeholder.png, docs/journey_analyst.png.
 """
 
 from __future__ import annotations
 
 import math
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 from st_e2e import (
     ROOT,
     assert_no_exception,
+    choose_radio,
     click_button,
     fill_number,
+    go_to_page,
     open_app,
     plotly_charts,
     plotly_traces,
     rerun_after,
     set_slider,
+    upload_file,
     widget,
 )
 
@@ -87,3 +96,66 @@ def test_stakeholder_types_a_target_eps_and_reads_the_guarantee_in_words(page: P
     expect(readout).to_contain_text("changes the probability of any outcome by at most a factor")
     expect(readout).to_contain_text("per tuple")
     _docs_copy(page, shoot, "journey_stakeholder", 1250)
+
+
+def _customers_csv(path: Path, n: int = 20_000, seed: int = 7) -> Path:
+    """customer_id, age, income (tens of thousands), visits: 4 groups; ~2% of ages and ~1% of
+    visits missing."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[25, 30_000, 2], [45, 60_000, 8], [60, 90_000, 4], [35, 45_000, 12]], float)
+    raw = centers[rng.integers(0, 4, n)] + rng.normal(size=(n, 3)) * np.array([4.0, 4_000.0, 1.0])
+    lines = ["customer_id,age,income,visits"]
+    for i, (a, inc, v) in enumerate(raw):
+        age = "" if rng.random() < 0.02 else f"{a:.0f}"
+        vis = "" if rng.random() < 0.01 else f"{v:.1f}"
+        lines.append(f"{100_001 + i},{age},{inc:.0f},{vis}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+#: Bounds the analyst knows without looking at the rows (ages, incomes, visits a year).
+BOUNDS = [(18, 90), (0, 150_000), (0, 30)]
+
+
+def _fill_all(page: Page, prefix: str, values: list[float]) -> None:
+    boxes = page.locator(f"[class*='st-key-{prefix}'] input")
+    expect(boxes).to_have_count(len(values))
+    for i, v in enumerate(values):
+        box = boxes.nth(i)
+        box.fill(str(v))
+        rerun_after(page, lambda b=box: b.press("Enter"))
+
+
+def test_analyst_uploads_customers_follows_a_suggestion_to_a_friendlycore_success(
+        page: Page, app_url: str, tmp_path: Path) -> None:
+    csv = _customers_csv(tmp_path / "customers.csv")
+    open_app(page, f"{app_url}/data?src=generate&n=2000&k=8&rho=1.0&seed=0")
+    choose_radio(page, "source_radio", "Upload a CSV")
+    upload_file(page, "csv_upload", csv)
+    assert_no_exception(page)
+    expect(widget(page, "csv_preview")).to_contain_text("customer_id")
+    expect(widget(page, "csv_ids")).to_contain_text("customer_id — its name")
+    expect(widget(page, "csv_columns")).not_to_contain_text("customer_id")
+    expect(widget(page, "csv_messages")).to_contain_text("Dropped")  # rows with a missing value
+    choose_radio(page, "csv_scale", "Scale each column by bounds I declare (public)")
+    _fill_all(page, "csv_lo_", [lo for lo, _ in BOUNDS])
+    _fill_all(page, "csv_hi_", [hi for _, hi in BOUNDS])
+    expect(page.get_by_text("Λ = √3 = 1.732", exact=False)).to_be_visible()
+    click_button(page, "csv_use")
+    assert_no_exception(page)
+    verdict = widget(page, "triage_verdict")
+    expect(verdict).to_contain_text("did not agree on 8 clusters")
+    expect(verdict).to_contain_text("Non-private diagnostic of your data")
+    expect(verdict).to_contain_text("Public")
+    suggestion = verdict.locator("[class*='st-key-triage_apply_']").filter(
+        has_text="set k = 4").locator("button").first
+    expect(suggestion).to_be_visible()
+    rerun_after(page, suggestion.click)
+    assert_no_exception(page)
+    expect(verdict).to_contain_text("Applied: k (clusters) 8 → 4")
+    expect(verdict).to_contain_text("Predicted: FriendlyCore's core forms")
+    verdict.scroll_into_view_if_needed()
+    verdict.screenshot(path=str(ROOT / "docs" / "journey_analyst.png"))
+    go_to_page(page, "Explore")
+    assert_no_exception(page)
+    expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")

@@ -55,3 +55,45 @@ def test_ball_mixture_is_googles_recipe():
     assert np.std(big) == pytest.approx(sigma, rel=0.02)
     with pytest.raises(ValueError, match="weights"):
         ball_mixture(100, d=2, k=3, weights=(1, 0, 1))
+
+
+def _small_cells():
+    return [c for c in auto.rule()["cells"] if c.get("grid") == "small"]
+
+
+def test_small_data_has_its_own_cells_and_the_big_rows_keep_theirs():
+    """Issue 18: n ≤ 2,000 is calibrated on the small grid; the peers rows still read the medium one."""
+    cells = auto.rule()["cells"]
+    small = _small_cells()
+    assert len(small) == 36 and all(c["n"] <= 2000 for c in small)
+    assert all(c.get("grid") == "medium" for c in cells if c["n"] > 2000)
+    for c in small:  # the low-information candidates were measured in every small cell
+        low_information = {"origin", "gauss_fit", "gauss_fit[moments=1]", "dp_lloyd[iters=1]"}
+        assert low_information <= set(c["median_excess_loss"])
+        assert c["ratios"] == [1.5, 2.0, 3.0]
+    for n, d, k in ((100_000, 100, 64), (200_000, 10, 5), (1_000_000, 20, 16)):
+        for eps in (1.0, 3.0):
+            assert auto.choose(n, d, k, eps, 1e-6).cell["grid"] == "medium"
+
+
+def test_auto_where_the_origin_won_reads_no_row_and_spends_nothing():
+    c = next(c for c in _small_cells() if c["best"] == "origin")
+    X = np.random.default_rng(0).uniform(-1, 1, (c["n"], c["d"])) / math.sqrt(c["d"])
+    res = dpviz.run("auto", X, c["k"], epsilon=c["epsilon"], delta=1e-6, radius=1.0, rng=0, n_declared=c["n"])
+    assert res.params["auto_choice"] == "origin"
+    assert np.array_equal(res.centers, np.zeros((c["k"], c["d"])))
+    assert res.guarantee.eps == 0.0 and res.guarantee.delta == 0.0
+
+
+def test_merge_replaces_remeasured_cells_and_keeps_the_others():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "auto_grid.py"
+    spec = importlib.util.spec_from_file_location("auto_grid", path)
+    grid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grid)
+    old = {"cells": [dict(n=1, d=2, k=3, epsilon=1.0, best="a"), dict(n=5, d=2, k=3, epsilon=1.0, best="b")]}
+    new = [dict(n=1, d=2, k=3, epsilon=1.0, best="c", grid="small")]
+    out = grid.merge(old, new)
+    assert [(c["n"], c["best"], c["grid"]) for c in out] == [(5, "b", "medium"), (1, "c", "small")]

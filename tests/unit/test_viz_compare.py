@@ -52,25 +52,46 @@ def test_loss_curves_bands_and_reference_match_the_frame():
     f = _frame()
     fig = metric_figure(f, "loss")
     s = summarize(f, metric="loss")
-    for name, title in (("alpha", "Alpha"), ("beta", "Beta")):
+    # alpha has a structure step: its "with fallback" line is the frame's own numbers
+    for name, line, title in (("alpha", "alpha|with fallback", "Alpha with fallback"),
+                              ("beta", "beta", "Beta")):
         (med,) = _named(fig, title)
         g = s[s.algorithm == name].sort_values("epsilon")
         assert list(med.x) == list(EPS)
         np.testing.assert_allclose(med.y, g["median"], rtol=1e-12)
-        upper, lower = _named(fig, f"{name} upper")[0], _named(fig, f"{name} lower")[0]
+        upper, lower = _named(fig, f"{line} upper")[0], _named(fig, f"{line} lower")[0]
         np.testing.assert_allclose(upper.y, g["q90"], rtol=1e-12)
         np.testing.assert_allclose(lower.y, g["q10"], rtol=1e-12)
         assert lower.fill == "tonexty"
-        assert [c[9] for c in med.customdata] == [name] * 3
+        assert [c[9] for c in med.customdata] == [name] * 3  # a click opens the algorithm
         assert SIMULATION in med.hovertemplate and "row-level ε" in med.hovertemplate
     (ref,) = _named(fig, f"Reference ({REFERENCE})")
     assert list(ref.y) == [pytest.approx(0.015)] * 2 and list(ref.x) == [1.0, 10.0]
     assert REFERENCE in ref.hovertemplate and ref.line.dash == "dot"
     assert fig.layout.xaxis.type == "log"
-    alpha, beta = _named(fig, "Alpha")[0], _named(fig, "Beta")[0]
+    alpha, beta = _named(fig, "Alpha with fallback")[0], _named(fig, "Beta")[0]
     assert "%{text}" in alpha.hovertemplate  # each point's native budget, in its own kind
     assert list(alpha.text) == [f"native budget ρ = {e / 20:.3g} (zCDP), δ = 1e-08" for e in EPS]
     assert list(beta.text) == [f"native budget ε = {e:.3g} (pure DP)" for e in EPS]
+
+
+def test_fallback_algorithms_are_two_lines_alone_and_with_fallback():
+    """Issue 16: Compare drew FriendlyCore's fallback answers under its name (as Budget did)."""
+    f = _frame()
+    fig = metric_figure(f, "loss")
+    assert not _named(fig, "Alpha")  # old code: one line, the fallback's answers included
+    (alone,) = _named(fig, "Alpha alone (fallback answers = no centers)")
+    a = f[f.algorithm == "alpha"]
+    want = [np.median(np.where(g["structure_ok"].astype(bool), g["loss"], 1.0))
+            for _, g in a.groupby("epsilon")]
+    np.testing.assert_allclose(alone.y, want, rtol=1e-12)
+    assert [c[9] for c in alone.customdata] == ["alpha"] * 3
+    assert not _named(fig, "Beta alone (fallback answers = no centers)")  # no structure step
+    lab = metric_figure(f, "labeling_failure")
+    (alone_lab,) = _named(lab, "Alpha alone (fallback answers = no centers)")
+    want = [np.median(g.loc[g["structure_ok"].astype(bool), "labeling_failure"])
+            for _, g in a.groupby("epsilon")]
+    np.testing.assert_allclose(alone_lab.y, want, rtol=1e-12)
 
 
 def test_every_figure_builds_and_only_available_metrics_are_drawn():

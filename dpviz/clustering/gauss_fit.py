@@ -1,0 +1,168 @@
+"""k-means of a private Gaussian fit: the cheap, low-information answer for small data.
+
+On small data at small ε every private clustering pays noise per cluster; when the data is also
+weakly clustered, the best private answer looks at the data as little as possible. This module
+releases only the first two moments of the rows, each with the Gaussian mechanism (Dwork,
+Talwar, Thakurta, Zhang 2014, "Analyze Gauss", for the second moment), and answers with the k
+centers that best quantize the fitted Gaussian N(μ̂, Σ̂) — post-processing that reads no row.
+
+* ``moments=1``: the noisy mean, k times (a private 1-means).
+* ``moments=2`` (default): μ̂ and Σ̂ = Ŝ/n − μ̂μ̂ᵀ, its eigenvalues shrunk by the public noise edge
+  (2√d·σ_S/n, the spectral norm of the noise matrix) and clipped at 0, then the k-means centers of
+  a sample from N(0, Σ̂) restricted to its top min(k, d) directions, shifted by μ̂. When every
+  eigenvalue is under the noise edge the answer is the noisy mean (the fit degrades to 1-means).
+
+The denominator is the declared size n (public), not a noisy count. Rows are clipped to the
+declared ball first, so one row moves the sum by ≤ Λ and the upper triangle of Σxxᵀ by ≤ Λ² in
+ℓ2 (Σ_{i≤j}(x_i x_j)² ≤ ‖x‖⁴).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
+from dpviz.data.bounds import clip_to_ball
+from dpviz.privacy.accounting import approx_zcdp_to_dp
+from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
+from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
+from dpviz.result import Result, Trace
+
+#: Share of ρ for the mean when the second moment is released too (a fixed, public split).
+MEAN_SHARE = 0.5
+#: Sample drawn from the fitted Gaussian per center (post-processing; no privacy cost).
+SAMPLE_PER_CENTER = 400
+#: Largest d for ``moments=2``: the second moment is a d × d matrix (2000² doubles = 32 MB).
+MAX_DIM_SECOND_MOMENT = 2000
+
+
+def noise_edge(d: int, sigma: float, n: int) -> float:
+    """Spectral norm of the symmetric Gaussian noise on Σ̂ (entries sd σ/n): ≈ 2√d·σ/n."""
+    return 2.0 * math.sqrt(d) * sigma / n
+
+
+def quantize_gaussian(mean: np.ndarray, cov: np.ndarray, k: int, edge: float,
+                      gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """k centers quantizing N(mean, cov) after shrinking its eigenvalues by ``edge``.
+
+    Returns (centers, shrunk eigenvalues of the kept directions). Post-processing only.
+    """
+    from sklearn.cluster import KMeans
+
+    lam, vec = np.linalg.eigh((cov + cov.T) / 2.0)
+    order = np.argsort(lam)[::-1][: min(k, cov.shape[0])]
+    lam = np.maximum(lam[order] - edge, 0.0)
+    keep = lam > 0
+    if k == 1 or not np.any(keep):
+        return np.repeat(mean[None, :], k, axis=0), lam[keep]
+    basis = vec[:, order[keep]] * np.sqrt(lam[keep])
+    Z = gen.standard_normal((SAMPLE_PER_CENTER * k, basis.shape[1]))
+    km = KMeans(k, n_init=3, random_state=int(gen.integers(2**31 - 1))).fit(Z)
+    return mean[None, :] + km.cluster_centers_ @ basis.T, lam[keep]
+
+
+def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, moments: int = 2,
+              delta: float = 0.0, rng: Any = None) -> Result:
+    """The k-means centers of a ρ-zCDP Gaussian fit to the rows (module docstring).
+
+    Privacy
+    -------
+    ρ-zCDP under add/remove of one row: the noisy sum (sensitivity Λ) and, with ``moments=2``,
+    the noisy upper triangle of Σxxᵀ (sensitivity Λ²), at ρ·MEAN_SHARE and ρ·(1 − MEAN_SHARE)
+    (all of ρ to the sum with ``moments=1``). Everything after is post-processing.
+    """
+    func = "gauss_fit"
+    X = check_data(X, func)
+    d = X.shape[1]
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
+    rho = check_rho(rho, func)
+    delta = check_delta(delta, func, allow_zero=True)
+    radius = check_radius(radius, "radius", func)
+    n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
+    moments = check_scalar(moments, "moments", func, low=1, high=2, integer=True)
+    if moments == 2 and d > MAX_DIM_SECOND_MOMENT:
+        raise ValueError(f"The 'moments' parameter of {func} must be 1 when d > {MAX_DIM_SECOND_MOMENT} "
+                         f"(the second moment is a d × d matrix). Got d = {d}.")
+    gen, seed = check_rng(rng)
+    Xc = clip_to_ball(X, radius)
+    ledger = Ledger(func, ZCDP(rho, delta))
+    trace = Trace()
+    rho_mean = rho if moments == 1 else rho * MEAN_SHARE
+    mean = gaussian(Xc.sum(axis=0), sensitivity=radius, rho=rho_mean, rng=gen, ledger=ledger,
+                    name="sum", note="one row moves the sum of clipped rows by ≤ Λ") / n_declared
+    mean = clip_to_ball(mean[None, :], radius)[0]
+    sigma_sum = gaussian_sigma_zcdp(radius, rho_mean)
+    trace.add("mean", released=True, mean=mean.copy(), sigma_sum=sigma_sum, n_declared=n_declared)
+    if moments == 1:
+        centers = np.repeat(mean[None, :], k, axis=0)
+    else:
+        rho_cov = rho - rho_mean
+        iu = np.triu_indices(d)
+        S = Xc.T @ Xc
+        noisy = gaussian(S[iu], sensitivity=radius**2, rho=rho_cov, rng=gen, ledger=ledger,
+                         name="second moment", note="upper triangle of Σxxᵀ; one row moves it by ≤ Λ²")
+        Sn = np.zeros((d, d))
+        Sn[iu] = noisy
+        Sn = Sn + np.triu(Sn, 1).T
+        sigma_cov = gaussian_sigma_zcdp(radius**2, rho_cov)
+        edge = noise_edge(d, sigma_cov, n_declared)
+        cov = Sn / n_declared - np.outer(mean, mean)
+        centers, lam = quantize_gaussian(mean, cov, k, edge, gen)
+        centers = clip_to_ball(centers, radius)
+        trace.add("gaussian_fit", released=True, eigenvalues=lam, noise_edge=edge, sigma_cov=sigma_cov,
+                  directions=int(lam.size))
+    if delta > 0:
+        ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="gauss_fit is pure ρ-zCDP.")
+    trace.add("gauss_fit_centers", released=True, centers=centers.copy())
+    ledger.check()
+    return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
+                  params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius, moments=moments,
+                              n_declared=n_declared), seed=seed, simulation=is_simulation(rng))
+
+
+@dataclass(frozen=True)
+class GaussFitParams:
+    """How many moments to release (1: the mean only; 2: mean and second moment)."""
+
+    moments: int = field(default=2, metadata=hint(low=1, high=2, step=1, label="moments",
+                                                  help="1: all k centers at the noisy mean; 2: "
+                                                       "k-means of the private Gaussian fit"))
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "gauss_fit")
+
+
+def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
+    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+
+
+def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
+             pub: Public, params: GaussFitParams, stage: Any = None) -> Result:
+    return gauss_fit(X, k, rho=budget.rho, delta=budget.delta, radius=radius, n_declared=pub.n_declared,
+                     moments=params.moments, rng=rng)
+
+
+SPEC = register(AlgorithmSpec(
+    name="gauss_fit", title="k-means of a private Gaussian fit", budget_kind="zcdp", params=GaussFitParams,
+    paper="Dwork, Talwar, Thakurta, Zhang. Analyze Gauss: optimal bounds for privacy-preserving "
+          "principal component analysis. STOC 2014 (the noisy second moment)",
+    private=_private, guarantee=_guarantee, steps=("mean", "gaussian_fit", "gauss_fit_centers"),
+    rank=95,
+    description="Releases the noisy mean and second moment only; the centers quantize the fitted "
+                "Gaussian. The low-information answer for small, weakly clustered data.",
+))

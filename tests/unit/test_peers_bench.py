@@ -1,0 +1,41 @@
+"""Issue 18's benches: FriendlyCore's smallest-n predictor and the small-data floor (bench/)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_fc_core_n_predictor_reads_public_margins():
+    fc = _load("fc_core_n")
+    from dpviz.clustering.presets import MARGIN_MATCH
+
+    p = fc.predicted(1_024_000, 3.0)
+    assert p["t"] == 5000  # auto_n_tuples caps at MAX_AUTO_TUPLES
+    assert p["margins"][MARGIN_MATCH] == pytest.approx(1.98, abs=0.01)  # docs/peers.md's t = 5000 row
+    assert p["level"] == pytest.approx(min(p["margins"][key] / fc.TARGETS[key] for key in fc.TARGETS))
+    # the threshold (0.25) separates the measured boundary points: 0/3 at 1.28e5 and 3/3 at 2.56e5, ε = 10
+    assert fc.predicted(128_000, 10.0)["level"] < 0.25 <= fc.predicted(256_000, 10.0)["level"]
+    # above the cap an explicit t is honoured for the margins (ρ of the largest valid t)
+    big = fc.predicted(8_192_000, 1.0, t=40_960)
+    assert big["t"] == 40_960 and big["level"] > fc.predicted(8_192_000, 1.0)["level"]
+
+
+def test_floor_at_a_huge_budget_reaches_the_partition_and_the_mean():
+    peers = _load("peers")
+    f = peers.floor("iris", 300.0, draws=5)  # (the registry's calibration overflows above ~300)
+    assert f["partition"] == pytest.approx(0.0, abs=1e-3)  # the free optimal partition, no noise
+    assert f["mean"] == pytest.approx(f["origin"], rel=1e-3)  # standardized: the mean is the origin
+    low = peers.floor("iris", 1.0, draws=5)
+    assert low["rho"] < f["rho"] and low["partition"] > f["partition"]
