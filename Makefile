@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test lint unit e2e bench bench-app screenshot chromium clean
+.PHONY: run test lint unit e2e bench bench-app bench-load precompute screenshot chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,11 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(VENV)/.runtime $@
 
+# MALLOC_ARENA_MAX=2: glibc keeps up to 8 heap arenas per core, one per busy session thread,
+# and holds their freed pages; with 2 the server's RSS peaked ~80 MB lower at 20 sessions and
+# returned closer to its baseline after they closed (docs/hostile.md, bench/load.py).
 run: $(VENV)/.runtime
-	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.headless true \
+	MALLOC_ARENA_MAX=2 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false
 
 # Debian's chromium for the browser tests (Playwright cannot download browsers here).
@@ -49,6 +52,15 @@ bench: $(VENV)/.dev
 # Slider -> redraw latency of the Explore page, measured in chromium (options: ARGS="--help").
 bench-app: $(VENV)/.dev chromium
 	$(PY) bench/app_latency.py $(ARGS)
+
+# N concurrent sessions moving the ρ slider: latency and server memory (issue 19).
+bench-load: $(VENV)/.dev
+	$(PY) bench/load.py $(ARGS)
+
+# The presets' Budget sweeps, precomputed for shared links (rerun after a library change: the
+# app ignores the file while its code hash differs from the running code's).
+precompute: $(VENV)/.runtime
+	$(PY) -m app.precompute_sweeps
 
 # Refresh the README screenshot from the browser test suite.
 screenshot: $(VENV)/.dev chromium

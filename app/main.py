@@ -68,7 +68,8 @@ Data
 Budget
     ``budget_algorithms`` (multiselect), ``budget_rho_range`` (range select_slider),
     ``budget_points``, ``budget_reps`` (number inputs), ``budget_run``, ``budget_stop``
-    (buttons), ``budget_progress`` (container with the progress bar), ``budget_accuracy``
+    (buttons), ``budget_progress`` (container with the progress bar), ``budget_origin`` (caption:
+    the curves were precomputed or shared by another session), ``budget_accuracy``
     (chart; clicking a median point loads its ρ into Explore), ``budget_success`` (chart),
     ``budget_loss_n_run`` (button), ``budget_loss_n`` (chart).
 Compare
@@ -101,12 +102,13 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import data_source, profiler, safe, state  # noqa: E402
+from app.components import cache, data_source, profiler, safe, state  # noqa: E402
 
 st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
                    layout="wide")
 
 state.init()
+cache.start_janitor()  # frees closed sessions' memory (issue 19)
 
 HERE = Path(__file__).resolve().parent
 PAGES = {

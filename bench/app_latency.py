@@ -220,6 +220,190 @@ def _vector_points(page: Page) -> None:
         arg=runs, timeout=60_000, polling=200)
 
 
+# ----------------------------------------------------------------- issue 16: three timings ---
+
+# Arms a page-clock timer on the next key press or click anywhere, and records every DOM change
+# in the page's main area after it (a view's new elements, a chart drawn, a progress bar).
+_ARM_JS = """
+() => {
+  if (!window.__j16Armed) {
+    window.__j16Armed = true;
+    const start = () => { if (window.__j16Key === null) window.__j16Key = performance.now(); };
+    document.addEventListener('keydown', start, true);
+    document.addEventListener('pointerdown', start, true);
+    new MutationObserver(() => {
+      if (window.__j16Key !== null) window.__j16Last = performance.now();
+    }).observe(document.body, {subtree: true, childList: true, attributes: true,
+                               characterData: true});
+  }
+  window.__j16Key = null;
+  window.__j16Last = 0;
+}
+"""
+
+# Resolves once the input is served: a script_finished after it reached the page, the app is
+# idle, every live chart shows the figure it was handed, [an element matching ``ready`` is on
+# the page,] and nothing in the page changed for ``quietMs``. Returns the times (page clock).
+_SETTLED_JS = """
+([ready, quietMs, timeoutMs]) => new Promise((resolve, reject) => {
+  const t0 = performance.now();
+  const check = () => {
+    const now = performance.now(), key = window.__j16Key;
+    const fin = key === null ? [] : window.__dpvizFinished.filter((f) => f > key);
+    const idle = document.querySelector(
+      "[data-testid='stApp'][data-test-script-state='notRunning']") !== null;
+    const live = Array.from(document.querySelectorAll('.dpviz-live-chart')).every(
+      (el) => el.dataset.error !== undefined || el.dataset.revision === el.dataset.pending);
+    const there = !ready || document.querySelector(ready) !== null;
+    const last = Math.max(key || 0, window.__j16Last);
+    if (fin.length && idle && live && there && now - last >= quietMs) {
+      return resolve({key, finished: fin[0], last, runs: fin.length});
+    }
+    if (now - t0 > timeoutMs) return reject(new Error('not settled: ' + JSON.stringify(
+      {key, fin: fin.length, idle, live, there})));
+    setTimeout(check, 50);
+  };
+  setTimeout(check, quietMs);
+})
+"""
+
+
+def _settle(page: Page, action, *, ready: str | None = None, quiet_ms: int = 400,
+            timeout_ms: int = 180_000) -> dict:
+    """Arm the timer, do ``action`` (a key press or click), wait until the page has settled;
+    the input's latency in ms (input → the later of its script_finished and the last change of
+    the page), without the quiet period the wait needs to know it is over."""
+    page.evaluate(_ARM_JS)
+    action()
+    t = page.evaluate(_SETTLED_JS, [ready, quiet_ms, timeout_ms])
+    return {"finished_ms": t["finished"] - t["key"],
+            "total_ms": max(t["finished"], t["last"]) - t["key"], "runs": t["runs"]}
+
+
+def learn_steps(page: Page, url: str, moves: int) -> list[dict]:
+    """The Learn page's live example: ArrowLeft on its ρ slider, ``moves`` times (1 warm-up)."""
+    _open_idle(page, url + "/learn", ".st-key-learn_storyboard_chart .js-plotly-plot")
+    out = []
+    for i in range(moves + 1):
+        thumb = slider_input(page, "learn_demo_rho")
+        thumb.focus()
+        before = slider_text(page, "learn_demo_rho")
+        m = _settle(page, lambda th=thumb: th.press("ArrowLeft"))
+        m["what"] = f"ρ {before} → {slider_text(page, 'learn_demo_rho')}"
+        if i:  # the first move is a warm-up (lazy imports, first figure)
+            out.append(m)
+    return out
+
+
+VIEW_ORDER = ("Privacy", "Re-draw noise", "Filters & radii", "Downloads", "Storyboard")
+
+
+def view_switches(page: Page, url: str, rounds: int) -> list[dict]:
+    """Explore (the default lesson): click each view of the view picker in turn, ``rounds``
+    times over the five views (the first round is a warm-up)."""
+    _open_idle(page, url + "/", ".st-key-storyboard_live .js-plotly-plot")
+    out = []
+    for r in range(rounds + 1):
+        for view in VIEW_ORDER:
+            button = widget(page, "explore_view").get_by_role("radio", name=view, exact=True)
+            m = _settle(page, button.click)
+            m["what"] = f"view → {view}"
+            if r:
+                out.append(m)
+    return out
+
+
+def budget_sweep(page: Page, url: str) -> list[dict]:
+    """The Budget page's default sweep. Open the page (a shared link): the time until its
+    curves are drawn if the sweep is precomputed or shared on this server; otherwise click Run
+    sweep and time the first curves (the first repetition) and the whole sweep (the Run button
+    enabled again)."""
+    t0 = time.perf_counter()
+    _open_idle(page, url + "/budget", ".st-key-budget_run button")
+    drawn = page.wait_for_function(  # the curves, or the invitation to run the sweep
+        """() => document.querySelector('.st-key-budget_accuracy .js-plotly-plot') ? 'drawn'
+                 : Array.from(document.querySelectorAll("[data-testid='stAlertContentInfo']"))
+                     .some((el) => el.innerText.includes('Press Run sweep')) ? 'empty' : null""",
+        timeout=180_000, polling=50).json_value()
+    opened = 1000 * (time.perf_counter() - t0)
+    if drawn == "drawn":
+        origin = page.locator(".st-key-budget_origin").inner_text().strip()[:40]
+        return [{"what": f"Budget link → curves drawn ({origin}…)", "total_ms": opened,
+                 "runs": 1}]
+    page.evaluate(_ARM_JS)
+    widget(page, "budget_run").locator("button").click()
+    first = page.evaluate(
+        """() => new Promise((resolve) => {
+             const check = () => document.querySelector('.st-key-budget_accuracy .js-plotly-plot')
+               ? resolve(performance.now() - window.__j16Key) : setTimeout(check, 50);
+             check();
+           })""")
+    done = page.evaluate(_SETTLED_JS, [".st-key-budget_run button:not([disabled])", 800, 600_000])
+    total = max(done["finished"], done["last"]) - done["key"]
+    return [{"what": "Budget: Run sweep → first curves drawn", "total_ms": first, "runs": 1},
+            {"what": "Budget: Run sweep → whole default sweep drawn", "total_ms": total,
+             "runs": done["runs"]}]
+
+
+def _open_idle(page: Page, url: str, ready: str) -> None:
+    page.goto(url)
+    page.wait_for_function(
+        """(ready) => window.__dpvizFinished.length > 0 && document.querySelector(ready)
+                     && document.querySelector(
+                          "[data-testid='stApp'][data-test-script-state='notRunning']")""",
+        arg=ready, timeout=180_000, polling=200)
+    page.wait_for_timeout(500)
+
+
+ISSUE16_TARGETS = {"learn": 300, "view": 500, "budget": 10_000}
+
+
+def issue16(url: str, *, moves: int, rounds: int, skip_budget: bool) -> tuple[list, list[float]]:
+    """The three timings of issue 16, each in a fresh browser context (a new session)."""
+    rows: list[tuple[str, list[dict]]] = []
+    probe = [cpu_probe_ms()]
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        rows.append(("learn", learn_steps(new_app_page(browser, track=False), url, moves)))
+        rows.append(("view", view_switches(new_app_page(browser, track=False), url, rounds)))
+        if not skip_budget:
+            first = budget_sweep(new_app_page(browser, track=False), url)
+            if len(first) == 1:  # drawn on open: open the link again in a new session, the
+                first[0]["what"] += ", first visit"  # first one paid the page's imports
+                again = budget_sweep(new_app_page(browser, track=False), url)
+                again[0]["what"] += ", link opened again"
+                first += again
+            rows.append(("budget", first))
+        browser.close()
+    probe.append(cpu_probe_ms())
+    return rows, probe
+
+
+def issue16_report(rows, probe, *, load: str, label: str) -> str:
+    """One table: each measured input, then per kind median / max against the target."""
+    lines = [f"Issue 16 timings ({label}; load average before: {load})",
+             "| kind | input | finished (ms) | total (ms) |", "|---|---|---|---|"]
+    for kind, ms in rows:
+        for m in ms:
+            fin = f"{m['finished_ms']:.0f}" if "finished_ms" in m else ""
+            lines.append(f"| {kind} | {m['what']} | {fin} | {m['total_ms']:.0f} |")
+    lines += ["", "| timing | target | median | max | inputs |", "|---|---|---|---|---|"]
+    names = {"learn": "Learn live example, one ρ step", "view": "Explore, switch view",
+             "budget": "Budget default sweep"}
+    for kind, ms in rows:
+        if kind == "budget":
+            for m in ms:
+                lines.append(f"| {m['what']} | ≤ {ISSUE16_TARGETS[kind] / 1000:.0f} s | "
+                             f"{m['total_ms'] / 1000:.1f} s | | 1 |")
+            continue
+        v = [m["total_ms"] for m in ms]
+        lines.append(f"| {names[kind]} | ≤ {ISSUE16_TARGETS[kind]} ms | "
+                     f"{statistics.median(v):.0f} ms | {max(v):.0f} ms | {len(v)} |")
+    lines.append(f"\nCPU probe (1e6-step Python loop, before / after): {probe[0]:.0f} / "
+                 f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
@@ -242,7 +426,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vector", action="store_true",
                     help="turn on the storyboard's 'Hover on every point' toggle (WebGL points "
                          "instead of one image per panel) before the moves")
+    ap.add_argument("--issue16", action="store_true",
+                    help="instead: the three timings of issue 16 in one table (Learn's live "
+                         "example per ρ step, Explore's view switch, the default Budget sweep)")
+    ap.add_argument("--no-budget", action="store_true", help="--issue16 without the Budget sweep")
+    ap.add_argument("--no-precomputed", action="store_true",
+                    help="--issue16: start the app with DPVIZ_PRECOMPUTED=0, so the Budget sweep "
+                         "is computed on Run (not read from app/precomputed/)")
+    ap.add_argument("--label", default="this checkout", help="--issue16: a name for the table")
     args = ap.parse_args(argv)
+    if args.issue16:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        env16 = {"DPVIZ_PRECOMPUTED": "0"} if args.no_precomputed else {}
+        server = (nullcontext(args.url) if args.url
+                  else streamlit_server(ROOT / "app" / "main.py", env=env16))
+        with server as url:
+            rows, probe = issue16(url.rstrip("/"), moves=args.moves or 6, rounds=1,
+                                  skip_budget=args.no_budget)
+        print(issue16_report(rows, probe, load=load, label=args.label))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({"load": load, "rows": rows, "cpu_probe_ms": probe},
+                                            indent=1))
+        return 0
     key, start, fresh = SLIDERS[args.slider]
     args.moves = args.moves or min(10, fresh - 1)
     if args.moves + 1 > fresh:

@@ -22,12 +22,14 @@ piece: what k-means++ returns at this separation) to show it succeeds at that co
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --k 2 3 5 --d 2 10 100 --seeds 20
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --no-grid --averages-demo 2
     PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --bounds-only
+    PYTHONPATH=. .venv/bin/python bench/easy_sample_complexity.py --cells 2,100,12 --bisect 0.125
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 
 import numpy as np
@@ -74,8 +76,10 @@ def s_pred(k: int, d: int, R: float, gamma: float, t: int, tau1: float) -> float
 
 
 def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_total: int,
-               tau1: float) -> tuple[str, str, float]:
-    """(minimal N or '> cap', the rate at it, seconds)."""
+               tau1: float, bisect_rel: float = 0.0, s_start: int = 0) -> tuple[str, str, float]:
+    """(minimal N or '> cap', the rate at it, seconds). s runs on a doubling grid from 2k; with
+    ``bisect_rel`` > 0 a bisection on s then narrows the bracket to that relative width. A cell whose
+    bound t·s_pred exceeds ``max_total`` is not run: its bound is reported, labelled as such."""
     sp = s_pred(k, d, R, gamma, t, tau1)
     allowed = seeds - math.ceil((1 - BETA) * seeds)  # failures tolerated at rate ≥ 1 − β
     start = time.perf_counter()
@@ -93,29 +97,47 @@ def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_t
             else:
                 fail += 1
                 if fail > allowed:
-                    return ok / seeds  # cannot reach 1 − β any more
+                    break  # cannot reach 1 − β any more
+        # progress on stderr, so a cell stopped by a time limit still shows its bracket
+        print(f"# k={k} d={d} R={R:g} s={s}: {ok} of {ok + fail} seeds perfect"
+              f"{' (stopped: > β failures)' if fail > allowed else ''}", file=sys.stderr, flush=True)
         return ok / seeds
 
-    s = max(2 * k, 2 ** math.floor(math.log2(max(sp / 8.0, 1.0))))
-    if t * s > max_total:
-        return f"bound only: > {t * max(sp, 2 * k):.2g}", "—", 0.0
+    s = s_start or max(2 * k, 2 ** math.floor(math.log2(max(sp / 8.0, 1.0))))
+    if t * max(sp, 2 * k) > max_total:
+        return f"bound, not run: ≥ {t * max(sp, 2 * k):.2g}", "—", 0.0
     found: tuple[int, float] | None = None
+    failed = 0  # largest s seen to fail (0: none yet)
     r0 = rate(s)
     if r0 >= 1 - BETA:
         found = (s, r0)
         while s > 2 * k:  # walk down while it still succeeds
             r1 = rate(s // 2)
             if r1 < 1 - BETA:
+                failed = s // 2
                 break
             s //= 2
             found = (s, r1)
     else:
+        failed = s
         while t * s * 2 <= max_total:
             s *= 2
             r1 = rate(s)
             if r1 >= 1 - BETA:
                 found = (s, r1)
                 break
+            failed = s
+    if found is not None and failed and bisect_rel > 0:
+        # bisection on s (N = t·s) inside the doubling bracket (failed, found], to bisect_rel of s
+        lo, (hi, r_hi) = failed, found
+        while hi - lo > max(1, int(bisect_rel * hi)):
+            mid = (lo + hi) // 2
+            r_mid = rate(mid)
+            if r_mid >= 1 - BETA:
+                hi, r_hi = mid, r_mid
+            else:
+                lo = mid
+        found = (hi, r_hi)
     secs = time.perf_counter() - start
     if found is None:
         return f"> {max_total:.2g} (cap; bound {t * sp:.2g})", "—", secs
@@ -197,6 +219,13 @@ def main() -> None:
                     help="run PrivatekAverages on simulated tuples at k = d = 2, R = 2^10")
     ap.add_argument("--no-grid", action="store_true", help="skip the table (with --averages-demo)")
     ap.add_argument("--bounds-only", action="store_true", help="print the feasibility bounds, run nothing")
+    ap.add_argument("--bisect", type=float, default=0.0, metavar="REL",
+                    help="after the doubling search, bisect s to this relative width (e.g. 0.125)")
+    ap.add_argument("--s-start", type=int, default=0, metavar="S",
+                    help="first samples-per-tuple of the search (default ≈ s_pred/8); for a cell a "
+                         "previous run stopped at a known failing s")
+    ap.add_argument("--cells", nargs="+", default=None, metavar="K,D,E",
+                    help="run only these cells (k, d, R = 2^E), e.g. 2,100,12 3,100,12")
     args = ap.parse_args()
     if args.quick:
         args.k, args.d, args.max_total = [2], [2, 10], 2**20
@@ -211,21 +240,25 @@ def main() -> None:
     print("| k | d | R | NoisyCenters t = n_min, γ | NoisyCenters minimal N | rate | seconds |"
           " Averages t = n_min | Averages N (bound) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for k in args.k:
+    if args.cells:
+        cells = [tuple(int(v) for v in c.split(",")) for c in args.cells]
+    else:
+        cells = [(k, d, e) for k in args.k for d in args.d
+                 for e in range(args.R_exp[0], args.R_exp[1] + 1, args.R_step)]
+    for k, d, e in cells:
         gamma = 2e-3 / k
         plan = noisy_centers_plan(1000, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma)
         t = plan.n_min
         tp = noisy_centers_plan(t, k, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma).test
-        for d in args.d:
-            if d < k:
-                print(f"| {k} | {d} | — | skipped: the means R·e_i need d ≥ k |")
-                continue
-            for e in range(args.R_exp[0], args.R_exp[1] + 1, args.R_step):
-                R = 2.0**e
-                n_cell, rate, secs = noisy_cell(k, d, R, t, gamma, args.seeds, int(args.max_total), tp.tau1)
-                ta, na = averages_bound(k, d, R)
-                print(f"| {k} | {d} | 2^{e} | {t}, {gamma:.2g} | {n_cell} | {rate} | {secs:.0f} | {ta:,} | "
-                      f"{na:.2g} |", flush=True)
+        if d < k:
+            print(f"| {k} | {d} | 2^{e} | skipped: the means R·e_i need d ≥ k |")
+            continue
+        R = 2.0**e
+        n_cell, rate, secs = noisy_cell(k, d, R, t, gamma, args.seeds, int(args.max_total), tp.tau1,
+                                        bisect_rel=args.bisect, s_start=args.s_start)
+        ta, na = averages_bound(k, d, R)
+        print(f"| {k} | {d} | 2^{e} | {t}, {gamma:.2g} | {n_cell} | {rate} | {secs:.0f} | {ta:,} | "
+              f"{na:.2g} (bound, not run) |", flush=True)
     if args.averages_demo:
         averages_demo(2.0**10, args.averages_demo)
 

@@ -7,7 +7,7 @@ Three timings (median of --reps runs, fresh seed each):
 3. kmeans_private_stage (aggregator + private Lloyd step over the n rows) on those cached tuples
    (⊥ path) and on the tuples of a tight Fig. 6 variant (σ = 10⁻⁴: the test passes).
 
-    PYTHONPATH=. .venv/bin/python bench/easy_speed.py [--reps 20]
+    PYTHONPATH=. .venv/bin/python bench/easy_speed.py [--reps 20 | --quick]
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ def median_ms(fn, reps: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="5 repetitions (the project's bench convention)")
     args = ap.parse_args()
+    if args.quick:
+        args.reps = 5
     rng = np.random.default_rng(0)
     mu = rng.uniform(-100, 100, (K, D))
     tight = mu[None] + rng.normal(0, 1e-4, (T_TUPLES, K, D))

@@ -54,12 +54,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, timing: Path, ttl: int) -> subprocess.Popen:
+def start_server(port: int, timing: Path, ttl: int, arenas: int = 2) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
            "--server.disconnectedSessionTTL", str(ttl)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DPVIZ_TIMING": str(timing)}
+    if arenas > 0:  # as `make run` starts the app (Makefile): fewer glibc arenas, less held memory
+        env["MALLOC_ARENA_MAX"] = str(arenas)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 90
@@ -181,7 +183,8 @@ def live_times(timing: Path, start: int) -> list[float]:
 def settle(url: str, args: argparse.Namespace, pid: int) -> float:
     """RSS once the closed sessions are gone. Streamlit keeps a disconnected session for the
     TTL and drops it lazily (a cachetools TTLCache expires entries only when it is touched), so
-    after the TTL one short session connects and closes, which expires the old ones."""
+    after the TTL one short session connects and closes, which expires the old ones; RSS is
+    read ``--settle`` s later."""
     time.sleep(args.ttl + 2)
 
     async def touch() -> None:
@@ -191,7 +194,7 @@ def settle(url: str, args: argparse.Namespace, pid: int) -> float:
         await asyncio.sleep(0.5)
 
     asyncio.run(touch())
-    time.sleep(3)
+    time.sleep(args.settle)  # the server's janitor frees their memory (app/components/cache.py)
     return rss_mb(pid)
 
 
@@ -204,6 +207,14 @@ def main() -> None:
     ap.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL (s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="N = 1, 5; 4 moves")
+    ap.add_argument("--settle", type=float, default=10.0,
+                    help="seconds after the closed sessions are dropped before RSS is read")
+    ap.add_argument("--warmup-moves", type=int, default=6,
+                    help="moves of the one warm-up session before the baseline RSS (lazy imports "
+                         "and process-wide caches of public inputs are then part of the baseline)")
+    ap.add_argument("--malloc-arena-max", type=int, default=2,
+                    help="MALLOC_ARENA_MAX for the server, as `make run` sets it (0: unset, "
+                         "glibc's default of 8 per core)")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = ap.parse_args()
     ns = [1, 5] if args.quick else [int(x) for x in args.sessions.split(",")]
@@ -211,12 +222,12 @@ def main() -> None:
 
     timing = Path(tempfile.mkdtemp()) / "timing.log"
     port = free_port()
-    proc = start_server(port, timing, args.ttl)
+    proc = start_server(port, timing, args.ttl, args.malloc_arena_max)
     url = f"ws://127.0.0.1:{port}"
     rows, raw = [], {}
     try:
         # Warm-up: imports and the shared generated dataset (a public recipe, cached process-wide).
-        asyncio.run(drive(url, 1, 1, args.n, 0.0, args.seed))
+        asyncio.run(drive(url, 1, args.warmup_moves, args.n, 0.0, args.seed + 1))
         settle(url, args, proc.pid)
         for n_sess in ns:
             base = rss_mb(proc.pid)
@@ -241,13 +252,19 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
     print(f"n = {args.n:,} rows, {moves} moves per session, think {args.think} s, "
-          f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs")
+          f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs, MALLOC_ARENA_MAX "
+          f"{args.malloc_arena_max or 'unset'}, warm-up {args.warmup_moves} moves, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
           "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "
           "| RSS after close (MB) | wall (s) |")
     print("|" + "---|" * 13)
     for r in rows:
         print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
+    janitor = [ln for ln in (timing.read_text().splitlines() if timing.exists() else [])
+               if ln.startswith("janitor")]
+    if janitor:  # app/components/cache.py: memory released when sessions were dropped
+        print("server memory janitor: " + "; ".join(j.removeprefix("janitor ") for j in janitor))
     if args.json:
         args.json.write_text(json.dumps(raw))
 

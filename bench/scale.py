@@ -9,6 +9,10 @@
    k-means cost relative to the true centres' cost, 3 seeds each.
 4. A paper estimate for 1e9 rows: workers needed for 10 minutes from the measured per-row cost.
 5. FC pipeline vs one KMeans(n_init=1) at n = 2e5, d = 2, k = 8; tuple stage on 1 vs 2 threads.
+6. ``--only cli``: the command line on the largest file at a row-level ε = 3, δ = 1e-6 (the default
+   algorithm ``auto``, and FriendlyCore at its default t = 5000): wall time, peak RSS (``wait4``), and
+   the peak RSS of every phase (``/proc/PID/status`` sampled every 0.2 s, tagged with the CLI's
+   last progress line).
 
 The machine's load (``uptime``) is printed next to every timing: on a shared machine the
 timings are inflated.
@@ -239,11 +243,92 @@ def fc_vs_kmeans(reps: int = 3) -> None:
     print(f"\nratio fc_clustering / KMeans = {fc / km:.2f} (target ≤ 1.2)")
 
 
+def _phase(line: str) -> str:
+    """The CLI progress line without its clock and its 'i/n' counter (the phase's name)."""
+    text = line.split("] ", 1)[-1].strip()
+    head, _, last = text.rpartition(" ")
+    return head if "/" in last and last.replace("/", "").isdigit() else text[:60]
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if row.startswith("VmRSS:"):
+                return int(row.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def cli_run(path: Path, n: int, algorithm: str) -> dict:
+    """``python -m dpviz run`` in a child process: wall, CPU, peak RSS and the peak RSS per phase."""
+    import threading
+
+    out = OUT / f"release_{algorithm}_{n}.json"
+    cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", str(K), "--epsilon", "3",
+           "--delta", "1e-6", "--radius", "1", "--n-declared", str(n), "--algorithm", algorithm,
+           "--out", str(out)]
+    before = load()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    phase, peaks, lines = ["start-up (imports)"], {}, []
+
+    def read() -> None:
+        for line in proc.stderr:
+            lines.append(line.rstrip())
+            if line.startswith("[dpviz"):
+                phase[0] = _phase(line)
+
+    def sample() -> None:
+        while proc.poll() is None:
+            rss = _rss_mb(proc.pid)
+            peaks[phase[0]] = max(peaks.get(phase[0], 0.0), rss)
+            time.sleep(0.2)
+
+    threads = [threading.Thread(target=read, daemon=True), threading.Thread(target=sample, daemon=True)]
+    for th in threads:
+        th.start()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for th in threads:
+        th.join(timeout=5)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n" + "\n".join(lines[-20:]))
+    doc = json.loads(out.read_text())
+    labels = [str(r["label"]) for r in doc["ledger"]]
+    branch = ("FC core formed" if any("FC succeeded" in x for x in labels)
+              else "FC ⊥ → fallback" if "fallback" in labels else "—")
+    return dict(algorithm=algorithm, wall=wall, cpu=ru.ru_utime + ru.ru_stime, rss_mb=ru.ru_maxrss / 1024,
+                peaks=peaks, load=before, chose=doc["parameters"]["run"].get("auto_choice", algorithm),
+                t=doc["parameters"]["run"].get("n_tuples"), failure=doc["failure"], branch=branch)
+
+
+def cli(n: int, algorithms: list[str]) -> None:
+    print(f"\n## 6. The command line on {n:.0e} rows (d = {D}, k = {K}), row-level ε = 3, δ = 1e-6\n")
+    path = OUT / f"blobs_{n}.parquet"
+    recs = []
+    for algorithm in algorithms:
+        rec = cli_run(path, n, algorithm)
+        recs.append(rec)
+        print(f"- `{algorithm}` → {rec['chose']}" + (f" (t = {rec['t']})" if rec["t"] else "")
+              + f": wall {rec['wall']:.1f} s, CPU {rec['cpu']:.1f} s, peak RSS {rec['rss_mb']:.0f} MB, "
+              f"failure {rec['failure']}, branch {rec['branch']} ({rec['load']})", flush=True)
+    for rec in recs:
+        print(f"\nPeak RSS per phase, `--algorithm {rec['algorithm']}`:\n")
+        print("| phase (the CLI's last progress line) | peak RSS (MB) |")
+        print("|---|---:|")
+        for ph, mb in rec["peaks"].items():
+            print(f"| {ph} | {mb:.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1e5 and 1e6 rows instead of 1e6 and 1e7")
     ap.add_argument("--skip-write", action="store_true", help="reuse the Parquet files in bench/out/")
-    ap.add_argument("--only", choices=("scale", "dask", "accuracy", "kmeans"), action="append")
+    ap.add_argument("--only", choices=("scale", "dask", "accuracy", "kmeans", "cli"), action="append")
+    ap.add_argument("--cli-algorithm", action="append", help="with --only cli: the algorithm(s) to run "
+                    "(default: auto, then friendlycore)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -264,6 +349,9 @@ def main() -> None:
         accuracy(sizes[0])
     if "kmeans" in only:
         fc_vs_kmeans()
+    if "cli" in only:  # not in the default set: two runs of ~3 min each on a quiet machine
+        write(sizes[-1])
+        cli(sizes[-1], a.cli_algorithm or ["auto", "friendlycore"])
 
 
 if __name__ == "__main__":

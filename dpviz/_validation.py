@@ -20,6 +20,9 @@ MAX_MAGNITUDE = 1e100
 #: Largest number of clusters k any algorithm accepts: a public cap that bounds every (k, d)
 #: allocation (issue 19: k = 2**40 asked for 16 TiB).
 MAX_CLUSTERS = 10_000
+# A row-level ε above this is no guarantee at all (e^ε overflows float64 near 709); asking for more is
+# a mistake, and the mechanisms' noise scales underflow long before it.
+MAX_EPSILON = 10_000.0
 
 
 def _range_text(low: float, high: float, low_open: bool, high_open: bool) -> str:

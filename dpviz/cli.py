@@ -12,7 +12,8 @@ noise) and an HTML report of its figures that works offline.
 
 Small tables run in memory through :func:`dpviz.run`; large ones (declared size × d above
 :data:`IN_MEMORY_MAX_CELLS`, a public rule) or any run with ``--scheduler`` go through the
-streamed FriendlyCore path (:mod:`dpviz.large`). The noise comes from :func:`_release_rng` (the
+streamed path (:mod:`dpviz.large`: FriendlyCore, DP-Lloyd, and auto when its public choice is one of
+them). The noise comes from :func:`_release_rng` (the
 release sampler, ``dpviz.privacy.release.SecureRNG``); a run that would be a simulation is refused.
 
 Exit codes: 0 released, 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
@@ -240,7 +241,8 @@ def _cmd_list() -> int:
 
     for spec in algorithms():
         kind = "private" if spec.is_private else "non-private reference (no release)"
-        streamed = ", streams" if spec.name in STREAMED else ""
+        streamed = (", streams" if spec.name in STREAMED
+                    else ", streams when its choice does" if spec.name == "auto" else "")
         print(f"{spec.name:14s} {spec.title} [{kind}{streamed}]")
     return 0
 
@@ -250,8 +252,15 @@ def _big(args: argparse.Namespace, d: int) -> bool:
     return args.n_declared * d > IN_MEMORY_MAX_CELLS or args.scheduler is not None
 
 
+def _auto_sentence(args: argparse.Namespace, d: int) -> str:
+    """auto's public choice and its reason (declared n, d, k, ε, δ only)."""
+    from dpviz.clustering.auto import choose
+
+    return choose(args.n_declared, d, args.k, args.epsilon, args.delta).sentence
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from dpviz.large.run import STREAMED, run_stream
+    from dpviz.large.run import STREAMED, run_stream, streamed_choice
     from dpviz.large.source import TableSource
     from dpviz.registry import get, run
 
@@ -270,29 +279,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     src = TableSource(args.path, columns=columns,
                       **({"chunk_rows": args.chunk_rows} if args.chunk_rows else {}))
-    chosen: str | None = None
-    if spec.name == "auto" and (args.mode == "stream" or (args.mode == "auto" and _big(args, src.d))):
-        # The streamed path needs the algorithm itself: resolve auto's public choice here.
-        from dpviz.clustering.auto import choose
-
-        choice = choose(args.n_declared, src.d, args.k, args.epsilon, args.delta)
-        if choice.algorithm in STREAMED:
-            chosen = choice.sentence
-            spec, params = get(choice.algorithm), dict(choice.params)
-            p = spec.make_params(**params)
-            progress(chosen)
-        else:
-            progress(f"auto chose {choice.algorithm}, which has no streamed implementation: it runs in "
-                     "memory (--algorithm friendlycore streams)")
     mode = args.mode
-    if mode == "auto":  # a public rule: the declared size and d, never the file's row count
-        mode = "stream" if _big(args, src.d) and spec.name in STREAMED else "memory"
-    if mode == "stream" and spec.name not in STREAMED:
-        raise ValueError(f"{spec.name!r} cannot stream; streamed algorithms: {list(STREAMED)}.")
+    # A public rule: the declared size and d (never the file's row count); auto's choice is public too.
+    streamed = streamed_choice(spec.name, args.n_declared, src.d, args.k, args.epsilon, args.delta)
+    if mode == "auto":  # public records (--public) are an in-memory feature: they keep it in memory
+        mode = "stream" if _big(args, src.d) and streamed is not None and not args.public else "memory"
+    if mode == "stream" and streamed is None:
+        raise ValueError(f"{spec.name!r} cannot stream on these inputs; streamed algorithms: "
+                         f"{list(STREAMED)} (and auto when it chooses one of them).")
     if args.scheduler and mode != "stream":
         raise ValueError("--scheduler needs the streamed path (--mode stream).")
     if args.public and mode == "stream":
         raise ValueError("--public needs the in-memory path (--mode memory).")
+    chosen = _auto_sentence(args, src.d) if spec.name == "auto" else None
+    if chosen is not None:
+        progress(chosen)
     progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
     rng = _release_rng()
     if mode == "stream":

@@ -35,6 +35,7 @@ import numpy as np
 
 from dpviz._validation import (
     MAX_CLUSTERS,
+    MAX_EPSILON,
     RngLike,
     check_data,
     check_radius,
@@ -346,6 +347,11 @@ def _scalar(budget: Budget | None) -> float:
     return budget.rho if isinstance(budget, ZCDP) else budget.eps if budget is not None else 0.0
 
 
+def _logistic(x: float) -> float:
+    """1/(1 + e^{−x}), finite for every float x."""
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
 def _delta_allocations(kind: BudgetKind, epsilon: float, delta: float) -> list[tuple[float, float]]:
     """Candidate (the algorithm's own δ, the conversion slack δ′) pairs tried by :func:`calibrate`.
 
@@ -355,7 +361,7 @@ def _delta_allocations(kind: BudgetKind, epsilon: float, delta: float) -> list[t
     """
     if kind == "pure":
         return [(0.0, 0.0)]
-    g = delta / (2.0 * (1.0 + math.exp(epsilon)))
+    g = 0.5 * delta * _logistic(-epsilon)  # δ/(2(1 + e^ε)), without e^ε overflowing at large ε
     if kind == "approx":
         return [(g, 0.0), (delta / 2.0, 0.0)]
     return [(g, g), (delta / 4.0, delta / 4.0), (0.0, delta)]
@@ -448,7 +454,7 @@ def run(
     func = f"dpviz.run('{name}')"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
-    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high_open=True)
+    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high=MAX_EPSILON)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)

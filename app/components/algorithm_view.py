@@ -73,6 +73,8 @@ def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
     elif h.slider and isinstance(f.default, (int, float)) and h.low is not None and h.high is not None:
         cast = int if isinstance(f.default, int) else float
         step = cast(h.step) if h.step else (1 if cast is int else None)
+        if cast is float and step:  # as many decimals as the step (the default %0.2f shows 10⁻³ as 0.00)
+            kw["format"] = f"%.{max(0, -math.floor(math.log10(step)))}f"
         st.slider(label, min_value=cast(h.low), max_value=cast(h.high), step=step, **kw)
     elif isinstance(f.default, bool):
         st.checkbox(label, **kw)

@@ -11,13 +11,24 @@
   future in the LRU; :func:`memo` of that key then waits for it if it has started, or else
   withdraws it and computes at once. :func:`cancel_queued` withdraws what a user has moved
   away from. The worker only runs pure functions of values passed in (never Session State).
+- Admission control (issue 19, load): speculation is skipped while as many computations that
+  :func:`memo` started are running as there are cores, so a busy server spends its cores on what
+  users asked for. ``DPVIZ_MAX_RUNS=C`` also caps those computations at C at once across all
+  sessions (a session whose run must wait says so: "busy: queued"); off by default, because on
+  the shared VM it made moves slower (docs/hostile.md).
+- Memory: when sessions are dropped, :func:`release_memory` returns the freed heap to the system.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import functools
+import gc
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,15 +67,15 @@ def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
         if not isinstance(value, Future):
             return value
         if value.cancel():  # still queued: do not wait behind other speculation
-            value = compute()
+            value = ADMISSION.run(compute)
         else:
             try:
                 value = value.result()
             except Exception:  # including CancelledError: compute it here instead
-                value = compute()
+                value = ADMISSION.run(compute)
         lru[key] = value
         return value
-    value = compute()
+    value = ADMISSION.run(compute)
     put(name, key, value)
     return value
 
@@ -124,7 +135,7 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | No
     the (new or existing) future, or None if the value is cached or speculation is off
     (``DPVIZ_PREFETCH=0`` in the server's environment, e.g. on a server short of cores).
     """
-    if os.environ.get("DPVIZ_PREFETCH", "1") == "0":
+    if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
         return None
     lru = session_lru(name)
     if key in lru and not (isinstance(lru[key], Future) and lru[key].cancelled()):
@@ -133,3 +144,150 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | No
     future = _WORKER.submit(compute)
     put(name, key, future)
     return future
+
+
+# ------------------------------------------------------------------------ load (issue 19) ---
+
+
+class Admission:
+    """At most ``limit`` computations at once across the server's sessions (script threads).
+
+    Streamlit runs each session's script in its own thread; on a small machine twenty sessions
+    computing at once share the cores (and the GIL) and all finish late. Here the first
+    ``limit`` run and the others wait their turn (first come, first served), each showing a
+    "busy: queued" message. A thread that holds a slot and computes something nested does not
+    take a second one (no deadlock).
+    """
+
+    def __init__(self, limit: int | None, busy_at: int | None = None) -> None:
+        self.limit = 1 << 30 if limit is None else max(1, int(limit))
+        self.busy_at = self.limit if busy_at is None else max(1, int(busy_at))
+        self._cond = threading.Condition()
+        self._running = 0
+        self._queue: list[int] = []  # tickets of the waiting threads, in arrival order
+        self._next = 0
+        self._mine = threading.local()
+
+    def busy(self) -> bool:
+        """``busy_at`` computations running, or someone waiting: no room for speculation."""
+        with self._cond:
+            return self._running >= min(self.busy_at, self.limit) or bool(self._queue)
+
+    def run(self, compute: Callable[[], T]) -> T:
+        if getattr(self._mine, "depth", 0):  # nested in a computation that holds a slot
+            return compute()
+        with self._slot():
+            self._mine.depth = 1
+            try:
+                return compute()
+            finally:
+                self._mine.depth = 0
+
+    @contextlib.contextmanager
+    def _slot(self):
+        with self._cond:
+            ahead = self._running >= self.limit or bool(self._queue)
+            ticket = self._next
+            self._next += 1
+            if ahead:
+                self._queue.append(ticket)
+        if ahead:
+            with _queued_notice(len(self._queue)), self._cond:
+                self._cond.wait_for(lambda: self._running < self.limit
+                                    and self._queue[0] == ticket)
+                self._queue.pop(0)
+                self._running += 1
+                self._cond.notify_all()
+        else:
+            with self._cond:
+                self._running += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify_all()
+
+
+def _queued_notice(waiting: int):
+    """The message a queued session shows while it waits (nothing outside a script run)."""
+    try:
+        return st.spinner(f"The server is busy: your run is queued ({waiting} waiting; at most "
+                          f"{ADMISSION.limit} run at once). It starts as soon as one finishes.")
+    except Exception:  # no script run context (e.g. a test calling memo directly)
+        return contextlib.nullcontext()
+
+
+#: No limit by default: on the shared 2-core VM a limit of 2 made a ρ move's p50 slower at
+#: N = 20 (2.7–2.9 s against 1.8–2.3 s without, page loads 12–17 s against 6 s; docs/hostile.md):
+#: a page load's tuple stage holds a slot for seconds and the moves queue behind it. Speculation
+#: still stops while as many computations run as there are cores.
+_LIMIT = os.environ.get("DPVIZ_MAX_RUNS")
+ADMISSION = Admission(int(_LIMIT) if _LIMIT else None, busy_at=os.cpu_count() or 2)
+
+
+def _malloc_trim() -> None:
+    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``; a no-op
+    elsewhere). Python frees a closed session's arrays, but glibc keeps the pages in its
+    arenas, so the server's RSS stayed ~130 MB above its baseline after 20 sessions."""
+    name = ctypes.util.find_library("c")
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(name).malloc_trim(0)
+
+
+def release_memory() -> None:
+    """Collect garbage (the app turns Streamlit's post-run collection off for speed, so cycles
+    from a closed session wait for the next automatic one) and trim the C heap."""
+    gc.collect()
+    _malloc_trim()
+
+
+def _session_count() -> int | None:
+    try:
+        from streamlit.runtime import Runtime
+
+        return len(Runtime.instance()._session_mgr.list_sessions())
+    except Exception:  # no runtime (tests, scripts), or Streamlit's internals moved
+        return None
+
+
+def _janitor(period: float) -> None:
+    """Every ``period`` s: when the server holds fewer sessions than at the last look (closed
+    sessions were dropped), :func:`release_memory`."""
+    last, again = _session_count(), 0
+    while True:
+        time.sleep(period)
+        now = _session_count()
+        dropped = now is not None and last is not None and now < last
+        if dropped or again == 1:
+            before = _rss_mb()
+            release_memory()
+            _log(f"janitor sessions={last}->{now} rss={before:.0f}->{_rss_mb():.0f}MB")
+        # Once more a few periods later: a dropped session's script thread and messages are
+        # let go asynchronously, after the count falls (measured: ~30 MB more at 20 sessions).
+        again = 3 if dropped else max(again - 1, 0)
+        last = now
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            kb = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:"))
+        return kb / 1024
+    except (OSError, StopIteration, ValueError):
+        return float("nan")
+
+
+def _log(line: str) -> None:
+    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``run.Laps``), if set."""
+    path = os.environ.get("DPVIZ_TIMING")
+    if path:
+        with contextlib.suppress(OSError), open(path, "a") as fh:
+            fh.write(line + "\n")
+
+
+@functools.cache
+def start_janitor(period: float = 2.0) -> None:
+    """Start the memory janitor once per process (``DPVIZ_TRIM=0`` turns it off)."""
+    if os.environ.get("DPVIZ_TRIM", "1") != "0":
+        threading.Thread(target=_janitor, args=(period,), name="dpviz-janitor", daemon=True).start()

@@ -266,13 +266,38 @@ def demo_dataset(n: int = 20_000, seed: int = 0):
                       lambda: dpviz.data.GENERATORS["fig3_three"](n, rng=seed))
 
 
+def _demo_config(ds, rho: float, t: int, seed: int) -> RunConfig:
+    return RunConfig(k=3, t=t, oracle="kmeans++", seed=seed, rho=float(rho), delta=1e-6,
+                     radius=float(ds.radius or 1.0), r_min=0.001, preset="practical")
+
+
 def demo_run(rho: float, *, n: int = 20_000, t: int = 200, seed: int = 0):
     """A small FC run for the Learn page (k = 3, t = 200, Λ = 1, r_min = 0.001)."""
     ds = demo_dataset(n, seed)
-    cfg = RunConfig(k=3, t=t, oracle="kmeans++", seed=seed, rho=float(rho), delta=1e-6,
-                    radius=float(ds.radius or 1.0), r_min=0.001, preset="practical")
+    cfg = _demo_config(ds, rho, t, seed)
     stage = tuple_stage(ds, cfg)
     return ds, private_run(ds, stage, cfg)
+
+
+def demo_figures(rho: float, build: Callable[[Any, Any], Any]):
+    """``build(ds, result)`` (the figures) of the Learn page's run at ``rho``, cached per
+    session: moving back to a ρ redraws without rebuilding anything. The run itself is
+    :func:`demo_run` (the tuple stage computed once, then the private stage per ρ)."""
+    ds, result = demo_run(rho)
+    return cache.memo("figures", ("learn", float(rho)), lambda: build(ds, result))
+
+
+def demo_prefetch(rhos, build: Callable[[Any, Any], Any]) -> None:
+    """Start the Learn page's runs at ``rhos`` and their figures on the background worker
+    (:func:`prefetch`: the same seed stream, so the same run as computed on the move)."""
+    cache.cancel_queued("run", "statement", "figures")
+    ds = demo_dataset()
+    for rho in rhos:
+        cfg = _demo_config(ds, rho, 200, 0)
+        get = prefetch(ds, tuple_stage(ds, cfg), cfg)
+        if get is not None:
+            cache.speculate("figures", ("learn", float(rho)),
+                            lambda get=get: build(ds, get()))
 
 
 def _statement(result, delta_prime: float):

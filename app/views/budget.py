@@ -121,10 +121,7 @@ def _spec(ds, kind: str = "rho") -> sweep.SweepSpec:
                                int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
                                p["oracle"], int(p["seed"]), kind="n", ns=ns,
                                rho=_fc_row_eps(ds, p, float(radius)))
-    rhos = sweep.rho_grid(p["blo"], p["bhi"], p["bpts"])
-    return sweep.SweepSpec(ds.content_hash, algos, rhos, int(p["breps"]), int(p["k"]), int(p["t"]),
-                           float(p["delta"]), float(radius), float(p["rmin"]), p["oracle"],
-                           int(p["seed"]))
+    return sweep.spec_for(ds, p, float(radius), algos)
 
 
 def _fc_row_eps(ds, p, radius: float) -> float:
@@ -137,6 +134,19 @@ def _fc_row_eps(ds, p, radius: float) -> float:
     budget = dpviz.privacy.ZCDP(float(p["rho"]), float(p["delta"]) / 2)
     g = spec.guarantee(budget, pub, params, float(p["delta"]) / 2)
     return float(f"{g.eps:.3g}")
+
+
+def _origin_note(part: sweep.Partial) -> None:
+    """Say where curves this session did not compute come from (issue 16: shared links open
+    with the presets' curves drawn)."""
+    if part.origin == "session":
+        return
+    where = ("precomputed for this preset (`python -m app.precompute_sweeps`, for the code "
+             f"version {sweep.code_hash()})" if part.origin == "precomputed"
+             else "computed earlier on this server by another session")
+    with st.container(key="budget_origin"):
+        st.caption(f"**Simulation** on public synthetic data, {where}: a seeded sweep, so running "
+                   "it again gives the same curves. Sweeps on uploaded data are never shared.")
 
 
 def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
@@ -199,6 +209,7 @@ def main() -> None:
         if part.stopped and not part.complete:
             st.warning(f"Stopped after {part.done} of {spec.reps} repetitions; the curves use "
                        "the finished ones.")
+        _origin_note(part)
         _charts(spec, part)
 
     st.divider()
@@ -212,6 +223,7 @@ def main() -> None:
     if running is not None and running == spec_n:
         progress = _progress_box(spec_n, part_n)
     if part_n is not None and part_n.done:
+        _origin_note(part_n)
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.rho:.3g}")
         st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})

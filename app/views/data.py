@@ -1,11 +1,12 @@
-"""Data: choose what to cluster (generate, built-in, upload) and preview it."""
+"""Data: choose what to cluster (generate, built-in, upload) and preview it; on a local install,
+a large table on the server by path (a streamed release, app/components/server_path.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 import dpviz.viz
-from app.components import data_source, dataset_picker, triage
+from app.components import data_source, dataset_picker, server_path, triage
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "
@@ -47,5 +48,6 @@ with right:
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
         triage.panel(ds)
+server_path.panel()  # only when DPVIZ_SERVER_DATA_DIR names a directory (off by default)
 st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
              icon=":material/insights:")

@@ -160,8 +160,7 @@ def _privacy_view(result, statement, cfg) -> None:
                 st.markdown(f"- {line}")
     left = right = st.container()  # stacked: side by side, the margins table was clipped (issue 16)
     with left:
-        st.plotly_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart",
-                        config={"displaylogo": False})
+        live_chart.live_chart(viz.privacy.ledger_figure(result.ledger), key="ledger_chart")
     with right, st.container(key="feasibility"):
         st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
                     "quantities, never from the data)")
@@ -191,14 +190,14 @@ def _filters_view(result) -> None:
     c1, c2 = st.columns(2)
     with c1:
         if "match_core" in names:
-            st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                            key="filter_match_chart")
+            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="match_core"),
+                                  key="filter_match_chart")
     with c2:
         if "dist_core" in names:
-            st.plotly_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
-                            key="filter_dist_chart")
+            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
+                                  key="filter_dist_chart")
     if "diameters" in names:
-        st.plotly_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
+        live_chart.live_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
     st.caption("Scores and counts are internal, non-private diagnostics; the keep decisions and "
                "the radii are what the private algorithm acts on.")
 

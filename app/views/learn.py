@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 import dpviz.privacy
@@ -9,7 +11,7 @@ import dpviz.registry
 import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
-from app.components import controls, run
+from app.components import controls, live_chart, run
 
 st.title("Learn: private clustering in five minutes")
 
@@ -37,9 +39,11 @@ st.markdown(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def _fc_row(rho: float, delta: float):
     """FriendlyCore's row-level (ε, δ) at (ρ, δ) with δ′ = δ on the live example's public inputs
-    (the same ``fc_guarantee`` Explore's readout agrees with)."""
+    (the same ``fc_guarantee`` Explore's readout agrees with). Public inputs only, so cached
+    process-wide: the table is rebuilt on every rerun of this page."""
     registry = dpviz.registry
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=20_000, d=2, k=3, radius=1.0)
@@ -89,25 +93,47 @@ st.markdown(
     "disagree, or ρ is too small), the run falls back to a simpler private method and says so."
 )
 viz = dpviz.viz
-demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
-                            format_func=controls.fmt_rho, key="learn_demo_rho")
-with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
-    ds, result = run.demo_run(demo_rho)
-st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
-           "Release page for what a publishable run looks like.")
-c1, c2 = st.columns([3, 2])
-with c1:
-    fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2,
-                                           max_points=2_000, height_per_row=300)
-    st.plotly_chart(fig, key="learn_storyboard_chart", config={"displaylogo": False})
-with c2:
+
+
+def _demo_figures(ds, result) -> tuple[str, str | None]:
+    """The live example's two figures as JSON (built once per ρ, cached with the run): the
+    storyboard with its point clouds as one image per panel and fixed margins, so plotly.js
+    lays it out in one pass, and the filter scores; both updated in place on a ρ move
+    (:mod:`app.components.live_chart`), as Explore's live storyboard is (docs/app.md)."""
+    fig = viz.storyboard.storyboard_figure(result, ds.X, panels="bcfg", cols=2, max_points=2_000,
+                                           height_per_row=300, points="raster",
+                                           tick_labels=False, margin=dict(l=10, r=10, t=70, b=10))
+    scores = None
     if result.find("match_core") is not None:
-        st.plotly_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                        key="learn_filter_chart", config={"displaylogo": False})
-    st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
-               "Figure 3 panels b, c, f, g). Right: the noisy friend scores of the tuples "
-               "against the keep threshold (internal, non-private diagnostic). Lower ρ "
-               "spreads the scores and raises the threshold.")
+        scores = viz.filters.filter_scores_figure(result, step="match_core").to_json()
+    return fig.to_json(), scores
+
+
+@st.fragment
+def live_example() -> None:
+    """The live example: a ρ move reruns only this fragment. The runs one slider step away and
+    their figures are then started on the background worker (``run.demo_prefetch``), so a
+    one-step move finds them ready."""
+    demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
+                                format_func=controls.fmt_rho, key="learn_demo_rho")
+    with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
+        figures = run.demo_figures(demo_rho, _demo_figures)
+    st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
+               "Release page for what a publishable run looks like.")
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        live_chart.live_chart(figures[0], key="learn_storyboard_chart")
+    with c2:
+        if figures[1] is not None:
+            live_chart.live_chart(figures[1], key="learn_filter_chart")
+        st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
+                   "Figure 3 panels b, c, f, g; points drawn as images). Right: the noisy friend "
+                   "scores of the tuples against the keep threshold (internal, non-private "
+                   "diagnostic). Lower ρ spreads the scores and raises the threshold.")
+    run.demo_prefetch(controls.rho_neighbours(demo_rho), _demo_figures)
+
+
+live_example()
 
 st.header("5. What to try")
 TRY = [

@@ -22,6 +22,8 @@ GAMMA = 1.0 / 7.0
 
 #: Number of float64 entries of the (B·k) × t distance slices evaluated at once.
 _BLOCK_ENTRIES = 1_000_000
+#: Entries of π gathered at once by :func:`_inverse` (uint8: 16 MB).
+_INVERSE_BLOCK_ENTRIES = 16_000_000
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,25 @@ def match_matrix(tuples: np.ndarray, *, gamma: float = GAMMA) -> np.ndarray:
     for a0 in range(0, t, block):
         a1 = min(t, a0 + block)
         pi[a0:a1], rows_ok[a0:a1] = _row_stats(T[a0:a1], T, gamma)
-    back = np.take_along_axis(pi.transpose(1, 0, 2), pi, axis=2)  # π_ba(π_ab(i))
-    inverse = np.all(back == np.arange(k, dtype=pi.dtype), axis=2)
-    out = rows_ok & rows_ok.T & inverse
+    out = rows_ok & rows_ok.T & _inverse(pi)
     return out
+
+
+def _inverse(pi: np.ndarray) -> np.ndarray:
+    """inverse[a, b] = (π_ba ∘ π_ab = id), computed in blocks of rows a.
+
+    π_ba(π_ab(i)) over all pairs at once held two more (t, t, k) arrays besides π (the gathered
+    values and their comparison: 0.8 GB at t = 5000, k = 16, the largest part of the 10⁷-row
+    CLI run's peak memory); blocks of at most ``_INVERSE_BLOCK_ENTRIES`` entries bound that."""
+    t, _, k = pi.shape
+    ident = np.arange(k, dtype=pi.dtype)
+    inverse = np.empty((t, t), dtype=bool)
+    block = max(1, _INVERSE_BLOCK_ENTRIES // max(1, t * k))
+    for a0 in range(0, t, block):
+        a1 = min(t, a0 + block)
+        back = np.take_along_axis(pi[:, a0:a1].transpose(1, 0, 2), pi[a0:a1], axis=2)  # π_ba(π_ab(i))
+        inverse[a0:a1] = np.all(back == ident, axis=2)
+    return inverse
 
 
 def match_gamma(X: np.ndarray, Y: np.ndarray, *, gamma: float = GAMMA) -> bool:

@@ -1,25 +1,58 @@
-"""A streamed run at a row-level (ε, δ): the registry's FriendlyCore calibration, out of core.
+"""A streamed run at a row-level (ε, δ): the registry's calibration, out of core.
 
 :func:`run_stream` is :func:`dpviz.registry.run` for a table on disk: the same spec, parameters and
-calibration (``dpviz.clustering.fc_spec``), with :func:`dpviz.large.fc_stream.fc_stream` as the
-private run. The declared size is required (a file's row count is never read for a release).
+calibration, with a streamed private run in place of the in-memory one:
+
+* ``friendlycore``: :func:`dpviz.large.fc_stream.fc_stream` (``dpviz.clustering.fc_spec``);
+* ``dp_lloyd``: :func:`dpviz.large.lloyd_stream.dp_lloyd_stream` (``dpviz.clustering.baselines_spec``);
+* ``auto``: its public choice (:func:`dpviz.clustering.auto.choose`) when that choice streams, with
+  the ``auto_choice`` trace step of the in-memory ``auto``.
+
+The declared size is required (a file's row count is never read for a release).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from dpviz._validation import RngLike, check_scalar
 from dpviz.clustering import fc_spec
 from dpviz.large.engine import Progress, _quiet
 from dpviz.large.fc_stream import fc_stream
+from dpviz.large.lloyd_stream import dp_lloyd_stream
 from dpviz.large.source import TableSource
 from dpviz.registry import Public, calibrate, get
-from dpviz.result import Result
+from dpviz.result import Result, TraceStep
 
-#: The registered algorithms that have a streamed implementation.
-STREAMED = ("friendlycore",)
+
+def _fc(src: TableSource, k: int, budget: Any, pub: Public, p: Any, **kw: Any) -> Result:
+    return fc_stream(src, k, rho=budget.rho, delta=budget.delta, radius=pub.radius,
+                     r_min=fc_spec._r_min(pub, p), n_declared=pub.n_declared, n_tuples=fc_spec._t(pub, p),
+                     oracle=p.oracle, preset=p.preset, fallback=p.fallback, **kw)
+
+
+def _lloyd(src: TableSource, k: int, budget: Any, pub: Public, p: Any, **kw: Any) -> Result:
+    return dp_lloyd_stream(src, k, rho=budget.rho, delta=budget.delta, radius=pub.radius, iters=p.iters,
+                           **kw)
+
+
+#: The registered algorithms with a streamed implementation (``auto`` streams when its choice does).
+STREAMERS: dict[str, Callable[..., Result]] = {"friendlycore": _fc, "dp_lloyd": _lloyd}
+STREAMED = tuple(STREAMERS)
+
+
+def streamed_choice(algorithm: str, n_declared: int, d: int, k: int, epsilon: float,
+                    delta: float) -> str | None:
+    """The streamed algorithm that ``algorithm`` runs on these public inputs, or None.
+
+    ``auto`` resolves its public choice (declared n, d, k, ε, δ only)."""
+    if algorithm == "auto":
+        from dpviz.clustering.auto import choose
+
+        algorithm = choose(n_declared, d, k, epsilon, delta).algorithm
+    return algorithm if algorithm in STREAMERS else None
 
 
 def run_stream(
@@ -38,9 +71,6 @@ def run_stream(
         An algorithm without a streamed implementation, bad parameters or a bad table.
     """
     func = "run_stream"
-    if algorithm not in STREAMED:
-        raise ValueError(f"Algorithm {algorithm!r} has no streamed implementation; "
-                         f"streamed: {list(STREAMED)}.")
     spec = get(algorithm)
     epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high_open=True)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
@@ -50,10 +80,32 @@ def run_stream(
     p = spec.make_params(**params)
     src = data if isinstance(data, TableSource) else TableSource(
         data, columns=columns, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}))
+    name = streamed_choice(algorithm, n_declared, src.d, k, epsilon, delta)
+    if name is None:
+        chose = (f" (auto chose {_choice(n_declared, src.d, k, epsilon, delta)!r})" if algorithm == "auto"
+                 else "")
+        raise ValueError(f"Algorithm {algorithm!r}{chose} has no streamed implementation; "
+                         f"streamed: {list(STREAMED)} (and auto when it chooses one of them).")
     pub = Public(n_declared=n_declared, d=src.d, k=k, radius=radius)
     cal = calibrate(spec, epsilon, delta, pub, p)
-    res = fc_stream(src, k, rho=cal.budget.rho, delta=cal.budget.delta, radius=radius,
-                    r_min=fc_spec._r_min(pub, p), n_declared=n_declared, n_tuples=fc_spec._t(pub, p),
-                    oracle=p.oracle, preset=p.preset, fallback=p.fallback, rng=rng, scheduler=scheduler,
-                    n_jobs=n_jobs, progress=progress)
-    return dataclasses.replace(res, algorithm=algorithm, guarantee=cal.guarantee)
+    kw = dict(rng=rng, scheduler=scheduler, n_jobs=n_jobs, progress=progress)
+    if algorithm == "auto":  # as dpviz.clustering.auto._private: the chosen spec, budget, params
+        chosen = cal.budget
+        res = STREAMERS[name](src, k, chosen.calibration.budget, pub, chosen.params, **kw)
+        trace = res.trace
+        if p.explain:
+            trace = (TraceStep("auto_choice", True, {"algorithm": name, "sentence": chosen.choice.sentence,
+                                                     "cell": chosen.choice.cell},
+                               "public: chosen from n_declared, d, k, ε, δ only"), *trace)
+        res = dataclasses.replace(res, trace=trace, params=dict(res.params) | {"auto_choice": name})
+    else:
+        res = STREAMERS[name](src, k, cal.budget, pub, p, **kw)
+    return dataclasses.replace(res, algorithm=algorithm, guarantee=cal.guarantee,
+                               params=dict(res.params) | {"n_declared": n_declared,
+                                                          "budget": str(cal.budget)})
+
+
+def _choice(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> str:
+    from dpviz.clustering.auto import choose
+
+    return choose(n_declared, d, k, epsilon, delta).algorithm

@@ -51,6 +51,17 @@ def _to_matrix(table, columns: Sequence[str]) -> np.ndarray:
     return np.column_stack(cols).astype(np.float64, copy=False)
 
 
+def release_reader_memory() -> None:
+    """Hand the pages pyarrow's default pool (mimalloc) keeps after a read back to the system.
+
+    The pool keeps freed pages for reuse. Every batch's Arrow buffers are copied into numpy and
+    dropped at once, so those pages only inflate the resident size: on 10⁶ rows × 10 read in
+    chunks, 0.23 GB stayed resident after the first pass, 0.07 GB with this call after each chunk
+    (measured with ``/proc/self/status``; issue 17). At 10⁷ rows that is the memory the driver's
+    stage then stacks its match graph on."""
+    _pa().default_memory_pool().release_unused()
+
+
 def finite_rows(X: np.ndarray) -> np.ndarray:
     """X without its rows holding NaN or ±inf (dropped per row)."""
     ok = np.all(np.isfinite(X), axis=1)
@@ -71,7 +82,19 @@ class Chunk:
     batch_rows: int = BATCH_ROWS
 
     def batches(self) -> Iterator[np.ndarray]:
-        """The chunk's finite rows as float64 arrays of at most ``batch_rows`` rows, in order."""
+        """The chunk's finite rows as float64 arrays of at most ``batch_rows`` rows, in order.
+
+        After a file chunk, pyarrow's memory pool returns its freed pages to the system
+        (:func:`release_reader_memory`)."""
+        if self.kind == "array":
+            yield from self._batches()
+            return
+        try:
+            yield from self._batches()
+        finally:
+            release_reader_memory()
+
+    def _batches(self) -> Iterator[np.ndarray]:
         if self.kind == "array":
             A = self.array
             for s in range(0, A.shape[0], self.batch_rows):

@@ -101,3 +101,56 @@ def test_a_queued_speculation_computed_here_raises_its_error_once(busy_worker):
     with pytest.raises(ValueError, match="bad knobs"):
         cache.memo("run", "bad", compute)
     assert calls == [1]
+
+
+def test_admission_runs_at_most_limit_at_once_in_arrival_order_and_nested_calls_pass():
+    import threading
+    import time
+
+    from app.components.cache import Admission
+
+    adm = Admission(1)
+    order, inside, peak = [], [0], [0]
+    gate = threading.Event()
+
+    def work(name):
+        def compute():
+            inside[0] += 1
+            peak[0] = max(peak[0], inside[0])
+            if name == "first":
+                gate.wait(5)
+            order.append(name)
+            inside[0] -= 1
+            return adm.run(lambda: name)  # nested: no second slot, no deadlock
+        return adm.run(compute)
+
+    first = threading.Thread(target=work, args=("first",))
+    first.start()
+    while not adm.busy():
+        time.sleep(0.01)
+    waiters = []
+    for name in ("second", "third"):
+        waiters.append(threading.Thread(target=work, args=(name,)))
+        waiters[-1].start()
+        while len(adm._queue) < len(waiters):  # queued in this order
+            time.sleep(0.01)
+    assert order == [] and adm.busy()
+    gate.set()
+    for t in (first, *waiters):
+        t.join(10)
+    assert order == ["first", "second", "third"] and peak[0] == 1
+    assert not adm.busy()
+
+
+def test_speculation_is_skipped_while_the_server_is_busy(monkeypatch):
+    from app.components import cache
+
+    monkeypatch.setattr(cache.ADMISSION, "busy", lambda: True)
+    assert cache.speculate("run", ("busy-key",), lambda: 1) is None
+    assert "busy-key" not in str(list(cache.session_lru("run")))
+
+
+def test_release_memory_runs():
+    from app.components import cache
+
+    cache.release_memory()  # gc + glibc malloc_trim (a no-op where there is no glibc)

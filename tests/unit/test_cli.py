@@ -86,9 +86,11 @@ def test_default_is_auto_and_its_choice_decides_streaming(table, tmp_path, capsy
     assert doc["statement"]["epsilon"] <= 4.0 * (1 + 1e-12)
     picked = choose(N, 2, K, 4.0, 1e-6).algorithm
     rc = main(_args(table, tmp_path / "s.json", "--mode", "stream", algorithm=None))
-    if picked in STREAMED:
+    if picked in STREAMED:  # auto streams its choice (today dp_lloyd or friendlycore)
         assert rc == 0
-        assert json.loads((tmp_path / "s.json").read_text())["algorithm"]["name"] == picked
+        doc = json.loads((tmp_path / "s.json").read_text())
+        assert doc["algorithm"]["name"] == "auto" and doc["parameters"]["mode"] == "stream"
+        assert doc["parameters"]["run"]["auto_choice"] == picked
     else:
         assert rc == 2 and "cannot stream" in capsys.readouterr().err
 
@@ -101,7 +103,7 @@ def test_default_is_auto_and_its_choice_decides_streaming(table, tmp_path, capsy
     (["--param", "bogus=1"], "expected NAME=VALUE"),
     (["--columns", "a,label"], "Column 'label' is not numeric"),
     (["--columns", "a,zz"], r"Column\(s\) \['zz'\] not in the table"),
-    (["--algorithm", "dp_lloyd", "--mode", "stream"], "cannot stream"),
+    (["--algorithm", "diffprivlib", "--mode", "stream"], "cannot stream"),
 ])
 def test_bad_input_is_one_line_and_exit_2(table, tmp_path, capsys, extra, message):
     out = tmp_path / "r.json"

@@ -210,7 +210,7 @@ def test_run_stream_meets_the_row_level_target(blobs, tmp_path):
     assert res.params["n_declared"] == N and res.params["n_tuples"] == min(200, N // (10 * K))
     with pytest.raises(ValueError, match="no streamed implementation"):
         run_stream(tmp_path / "x.parquet", K, epsilon=3.0, delta=1e-6, radius=1.0, n_declared=N,
-                   algorithm="dp_lloyd")
+                   algorithm="diffprivlib")
 
 
 # ----------------------------------------------------------------------------- Dask

@@ -167,3 +167,15 @@ def test_auto_tuples_grow_with_the_declared_size():
     assert auto_n_tuples(200_000, 8) == 1000  # 25 rows per cluster
     assert auto_n_tuples(10**6, 8) == MAX_AUTO_TUPLES == 5000
     assert auto_n_tuples(10**9, 8) == MAX_AUTO_TUPLES
+
+
+@pytest.mark.parametrize("name", [s.name for s in dpviz.algorithms(private_only=True)])
+def test_huge_epsilon_is_a_result_or_a_clear_error_never_an_overflow(name):
+    """ε up to MAX_EPSILON runs (e^ε overflowed in the δ allocation above ε ≈ 709); beyond, a ValueError."""
+    from dpviz._validation import MAX_EPSILON
+
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    res = dpviz.run(name, X, 3, epsilon=MAX_EPSILON, delta=1e-6, radius=5.0, rng=0, n_declared=300)
+    assert res.guarantee.eps <= MAX_EPSILON and res.guarantee.delta <= 1e-6
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        dpviz.run(name, X, 3, epsilon=1e300, delta=1e-6, radius=5.0, rng=0, n_declared=300)

@@ -50,6 +50,14 @@ def infeasible_reason(name: str, t: int, n_min: int | None) -> str:
     return f"{name} infeasible: t = {t:,} tuples, but these public inputs need {need} (n_min)"
 
 
+def noisy_infeasible_reason(plan: NoisyCentersPlan, gamma: float) -> str:
+    """Why a NoisyCenters plan is infeasible: t < n_min, or κ overflows at this γ (public inputs)."""
+    if not plan.test.feasible:
+        return infeasible_reason("PrivatekNoisyCenters", plan.test.t, plan.n_min)
+    return (f"PrivatekNoisyCenters infeasible: γ = {gamma:g} makes κ = exp(b·ln(k/(2δ_E))) overflow "
+            f"(b = {plan.b:.3g}), i.e. infinite noise; use a smaller γ")
+
+
 def _check_tuples(T: Any, func: str) -> np.ndarray:
     T = np.asarray(T, dtype=np.float64)
     if T.ndim != 3 or T.shape[0] < 1 or T.shape[1] < 1 or T.shape[2] < 1:
@@ -177,11 +185,10 @@ def private_k_noisy_centers(
 def noisy_centers_into(T: np.ndarray, valid: np.ndarray | None, plan: NoisyCentersPlan, gamma: float,
                        rng: np.random.Generator, ledger: Ledger, trace: Trace) -> Outcome:
     """Plan step (public), then the run or an infeasible ⊥; the ledger node totals (ε, δ) always."""
-    t = T.shape[0]
     trace.add("plan", released=True, **plan_dict(plan),
               note="derived from public inputs only (t, k, ε, δ, β, γ)")
     if not plan.feasible:
-        failure = infeasible_reason("PrivatekNoisyCenters", t, plan.n_min)
+        failure = noisy_infeasible_reason(plan, gamma)
         reserve(ledger, "whole budget (infeasible, no data read)", ApproxDP(plan.eps, plan.delta), failure)
         _skeleton(trace, NOISY_RELEASED, set(), failure)
         return None, failure

@@ -229,7 +229,8 @@ class NoisyCentersPlan:
 
     @property
     def feasible(self) -> bool:
-        return self.test.feasible
+        """t ≥ n_min, and a finite κ (γ small enough that the noise bound does not overflow)."""
+        return self.test.feasible and math.isfinite(self.kappa)
 
     @property
     def reserved_delta(self) -> float:
@@ -253,7 +254,8 @@ def noisy_centers_plan(t: int, k: int, *, eps: float, delta: float, beta: float,
     eps_lam, delta_E = split.lam * eps, split.delta_E * delta
     delta_log = math.log((1.0 + 2.0 * gamma) / (1.0 - 2.0 * gamma))
     b = k * delta_log / eps_lam
-    kappa = math.exp(b * math.log(k / (2.0 * delta_E)))
+    log_kappa = b * math.log(k / (2.0 * delta_E))
+    kappa = math.exp(log_kappa) if log_kappa < 709.0 else math.inf  # overflow: infeasible γ
     n_min = minimal_t(lambda tt: tp(tt).feasible)
     return NoisyCentersPlan(tp(t), k, eps, delta, eps_lam, delta_E, split.gauss * eps,
                             split.delta_G * delta, delta_log, b, kappa, event, n_min)

@@ -39,6 +39,9 @@ STEPS = ("tuples", "plan", "test", "status", "chosen", "log_lambda", "noisy_cent
          "segments", "averages", "averages_nonprivate", "lloyd_partition", "lloyd", "lloyd_nonprivate")
 GMM_STEPS = (*STEPS[:11], "gmm_partition", "gmm")
 
+#: The γ slider's step: 980 positions on [0, 0.49]; the smallest settable γ > 0 [OURS].
+GAMMA_STEP = 0.0005
+
 #: Auto t: pieces of ≥ 10k rows, at most this many tuples [OURS].
 AUTO_T_MAX = 20_000
 
@@ -57,7 +60,7 @@ def _common_fields() -> dict[str, Any]:
             low=0, high=10_000_000, step=1, label="tuples t",
             help="number of random pieces; 0 picks n_declared / (10k), at most 20 000")),
         gamma=field(default=0.0, metadata=hint(
-            low=0.0, high=0.49, scale="linear", label="γ (ball scale)",
+            low=0.0, high=0.49, step=GAMMA_STEP, scale="linear", slider=True, label="γ (ball scale)",
             help="balls B(y_i, γλ_i) of the test; 0 = 10⁻³ (NoisyCenters) or 0.1 (Averages, < 1/6)")),
         beta=field(default=0.05, metadata=hint(low=1e-6, high=0.5, label="β", help="confidence")),
         r_min=field(default=0.0, metadata=hint(

@@ -1,0 +1,277 @@
+"""A table on this server, opened by path (a local install): one streamed private release (issue 17).
+
+Uploads stop at a browser's size; a triage table of 10⁷ rows lives on disk. When the environment
+variable ``DPVIZ_SERVER_DATA_DIR`` names a directory, the Data page offers a text input for a
+Parquet/CSV file or directory INSIDE it (resolved with symlinks and ``..``; anything outside is
+refused). Off by default: a public deployment must not read its server's files.
+
+Explore holds its rows in memory and cannot take 10⁷ of them, so a server table gets the streamed
+path of the command line (:func:`dpviz.large.run.run_stream`): the declared size n and radius Λ are
+public inputs, the file is read in chunks (FriendlyCore, DP-Lloyd, or ``auto``'s public choice),
+the noise comes from the release sampler, and the result is a release — its centres, its row-level
+guarantee, its ledger and a JSON download — booked in this session's ledger. Progress is shown;
+Cancel (or any other click) stops the run and nothing is released.
+
+Everything quoted from the path or the file (names, columns, messages) is shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.components import modes, safe
+
+ENV = "DPVIZ_SERVER_DATA_DIR"
+#: The algorithms with a streamed implementation (``auto`` streams when its public choice does).
+ALGORITHMS = {"auto": "auto (public choice rule)", "dp_lloyd": "DP-Lloyd", "friendlycore": "FriendlyCore"}
+_RESULT, _RUNNING = "_srv_result", "_srv_running"
+
+
+def root() -> Path | None:
+    """The directory server paths are restricted to, or None (the feature is off)."""
+    value = os.environ.get(ENV, "").strip()
+    if not value:
+        return None
+    base = Path(value).expanduser().resolve()
+    return base if base.is_dir() else None
+
+
+def resolve(text: str, base: Path) -> Path:
+    """``text`` (relative to ``base``, or absolute) as a real path inside ``base``.
+
+    Raises ValueError for an empty path, a path that leaves ``base`` (``..``, an absolute path
+    elsewhere, a symlink pointing out) or one that does not exist.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("Enter the path of a .parquet, .pq or .csv file, or of a directory of them.")
+    if "\x00" in text:
+        raise ValueError("The path contains a NUL character.")
+    p = Path(text).expanduser()
+    real = (p if p.is_absolute() else base / p).resolve()
+    if not real.is_relative_to(base):
+        raise ValueError(f"{text!r} is outside the server data directory; only paths inside it open.")
+    if not real.exists():
+        raise ValueError(f"No such file or directory in the server data directory: {text!r}.")
+    return real
+
+
+def open_table(text: str, base: Path, columns: list[str] | None = None):
+    """The :class:`dpviz.large.TableSource` of a server path, after the loader's checks.
+
+    Every file must lie inside ``base`` (a directory's files too: a symlink out is refused), the
+    files must share their columns, and the chosen columns must be numeric.
+    """
+    from dpviz.large import TableSource
+
+    path = resolve(text, base)
+    src = TableSource(path, columns=columns)
+    for f in src.files:
+        if not Path(f).resolve().is_relative_to(base):
+            raise ValueError(f"{Path(f).name!r} links outside the server data directory.")
+    return src
+
+
+def numeric_columns(src) -> list[str]:
+    """The columns of the table's first file with a numeric type (Parquet: its schema; CSV: the
+    types pyarrow infers from the first block, as the upload offers only numeric columns)."""
+    import pyarrow as pa
+
+    f = src.files[0]
+    if src.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(f)
+    else:
+        import pyarrow.csv as pcsv
+
+        with pcsv.open_csv(f) as reader:
+            schema = reader.schema
+    return [fld.name for fld in schema if pa.types.is_integer(fld.type) or pa.types.is_floating(fld.type)
+            or pa.types.is_decimal(fld.type)]
+
+
+def describe(src, text: str) -> str:
+    """One line about the table: its path, format and columns (no row count: nothing is read)."""
+    return (f"**{safe.md(text)}** · {len(src.files)} {src.kind} file(s) · d = {src.d} · columns "
+            f"{safe.md(', '.join(src.columns))}")
+
+
+# ----------------------------------------------------------------------------- the panel
+
+
+def enabled() -> bool:
+    return root() is not None
+
+
+def panel() -> None:
+    """The Data page's section: path → columns → public inputs → streamed release."""
+    base = root()
+    if base is None:
+        return
+    with st.container(key="srv_panel", border=True):
+        st.subheader("A large table on this server (streamed release)")
+        st.caption(
+            "For a local install: open a Parquet or CSV file (or a directory of them) inside the "
+            "server's data directory, too large to upload. Explore holds its rows in memory and "
+            "cannot take tens of millions of rows, so the app streams the file in chunks and makes "
+            "ONE private release, as `python -m dpviz run` does: nothing is shown from the rows "
+            "themselves, and the size n and the radius Λ are declared by you (public), never read "
+            "from the file.")
+        text = st.text_input("Path inside the server data directory", key="srv_path",
+                             placeholder="e.g. triage/2026.parquet")
+        if not text:
+            return
+        try:
+            src = open_table(text, base)
+            numeric = numeric_columns(src)
+            if not numeric:
+                raise ValueError("The table has no numeric column.")
+        except ValueError as exc:
+            with st.container(key="srv_error"):
+                st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
+            return
+        cols = st.multiselect("Numeric columns to cluster on", numeric, default=numeric, key="srv_columns",
+                              help="Only numeric columns are offered. Each row is one person. A row with "
+                                   "a missing or non-finite value in a chosen column is dropped (per row).")
+        if not cols:
+            st.error("Pick at least one numeric column.")
+            return
+        try:
+            src = open_table(text, base, cols)
+        except ValueError as exc:
+            with st.container(key="srv_error"):
+                st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
+            return
+        st.markdown(describe(src, text))
+        cfg = _form(src)
+        interrupted = st.session_state.pop(_RUNNING, None)
+        if interrupted is not None:
+            st.warning("The previous run was cancelled before it finished: nothing was released and "
+                       "nothing was booked.")
+        ready = cfg is not None
+        if st.button("Make the streamed release (drawn once)", key="srv_run", type="primary",
+                     disabled=not ready, icon=":material/lock:") and ready:
+            _run(src, text, cfg)
+        _show()
+
+
+def _form(src) -> dict[str, Any] | None:
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox("Algorithm (streamed)", list(ALGORITHMS), format_func=ALGORITHMS.get,
+                        key="srv_algorithm")
+    k = c2.number_input("k (clusters)", min_value=1, max_value=200, value=8, step=1, key="srv_k")
+    eps = c3.number_input("Row-level ε", min_value=0.01, max_value=50.0, value=1.0, step=0.1, key="srv_eps")
+    c4, c5, c6 = st.columns(3)
+    n_decl = c4.number_input("Declared n (public)", min_value=0, max_value=10**12, value=0, step=1000,
+                             key="srv_n", help="The number of rows as a PUBLIC fact (e.g. from the "
+                                               "data's documentation); the file's row count is never read.")
+    radius = c5.number_input("Public radius Λ (rows with norm > Λ are removed)", min_value=0.0,
+                             max_value=1e12, value=None, format="%.6g", key="srv_radius",
+                             placeholder="from domain knowledge")
+    delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
+                             value=1e-8, format_func=lambda v: f"{v:.0e}", key="srv_delta")
+    ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key="srv_confirm")
+    missing = [m for m, bad in (("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
+                                ("confirm that n and Λ are public", not ok_public)) if bad]
+    if missing:
+        st.caption("To continue: " + "; ".join(missing) + ".")
+        return None
+    if name == "auto":
+        from dpviz.clustering.auto import choose
+
+        st.caption(choose(int(n_decl), src.d, int(k), float(eps), float(delta)).sentence)
+    return dict(name=name, k=int(k), eps=float(eps), delta=float(delta), n_declared=int(n_decl),
+                radius=float(radius))
+
+
+def _run(src, text: str, cfg: dict[str, Any]) -> None:
+    """Stream the release with a progress bar; Cancel (a rerun) stops it before anything is kept."""
+    import pyarrow as pa
+
+    from dpviz.large.run import run_stream, streamed_choice
+    from dpviz.privacy.release import SecureRNG
+
+    if streamed_choice(cfg["name"], cfg["n_declared"], src.d, cfg["k"], cfg["eps"], cfg["delta"]) is None:
+        st.error(f"{ALGORITHMS[cfg['name']]} has no streamed implementation on these inputs.")
+        return
+    st.session_state[_RUNNING] = True  # still set on the next run if this one is interrupted
+    st.session_state.pop(_RESULT, None)
+    bar = st.progress(0.0, text="Starting…")
+    cancel = st.empty()  # shown while the run lasts
+    cancel.button("Cancel", key="srv_cancel", help="Stops the run; nothing is released.")
+
+    def progress(msg: str) -> None:
+        frac = 0.0
+        last = msg.rsplit(" ", 1)[-1]
+        if "/" in last:
+            i, _, n = last.partition("/")
+            if i.isdigit() and n.isdigit() and int(n):
+                frac = int(i) / int(n)
+        bar.progress(min(1.0, frac), text=safe.md(msg))  # a Cancel click interrupts here
+
+    try:
+        res = run_stream(src, cfg["k"], epsilon=cfg["eps"], delta=cfg["delta"], radius=cfg["radius"],
+                         n_declared=cfg["n_declared"], algorithm=cfg["name"], rng=SecureRNG(),
+                         progress=progress)
+    except (ValueError, OSError, pa.ArrowException) as exc:  # the table or the settings (a Cancel
+        # click is Streamlit's rerun request, not an Exception: it passes through, nothing is kept)
+        st.session_state.pop(_RUNNING, None)
+        cancel.empty()
+        st.error(f"{safe.md(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)} "
+                 "Nothing was released.")
+        return
+    st.session_state.pop(_RUNNING, None)
+    cancel.empty()
+    bar.progress(1.0, text="Done.")
+    if res.simulation or res.seed is not None:  # never publish replayable noise
+        st.error("The run came back as a simulation, not a release: nothing was booked.")
+        return
+    key = f"server:{text}:{','.join(src.columns)}"  # this session's ledger key (never shown)
+    total = modes.session_ledger().add(key, res.guarantee, label=f"{res.algorithm} (streamed)",
+                                       params={"k": cfg["k"], "n_declared": cfg["n_declared"]})
+    st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns), total)
+
+
+def _document(res, src, cfg: dict[str, Any]) -> str:
+    """The release JSON of the command line (centres, statement, ledger, public inputs; no seed)."""
+    from dpviz.cli import release_document
+    from dpviz.registry import get
+
+    spec = get(cfg["name"])
+    args = types.SimpleNamespace(epsilon=cfg["eps"], delta=cfg["delta"], k=cfg["k"], radius=cfg["radius"],
+                                 n_declared=cfg["n_declared"])
+    doc = release_document(res, spec, args, spec.make_params(), src.d, src.columns, "stream")
+    return json.dumps(doc, indent=1, ensure_ascii=False)
+
+
+def _show() -> None:
+    got = st.session_state.get(_RESULT)
+    if got is None:
+        return
+    res, text, path, columns, total = got
+    g = res.guarantee
+    with st.container(key="srv_output"):
+        st.success(f"Released: ({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or "
+                   f"removing one row of {safe.md(path)}, given the declared n and Λ. Session total on "
+                   f"this table: ε = {total.eps:.3g}, δ = {total.delta:.2g} (basic composition).")
+        choice = res.find("auto_choice")
+        if choice is not None:
+            st.caption(safe.md(choice.data["sentence"]))
+        if res.centers is not None:
+            st.dataframe(pd.DataFrame(res.centers, columns=[safe.csv_cell(c) for c in columns]),
+                         key="srv_centers")
+        else:
+            st.markdown(f"The algorithm output ⊥ ({safe.md(res.failure)}): that is the release.")
+        st.download_button("Download the release (JSON, no seed)", text, file_name="dpviz_release.json",
+                           mime="application/json", key="srv_download", on_click="ignore",
+                           icon=":material/download:")
+        st.caption("The file carries the path's column names and the declared inputs; no seed, no "
+                   "timing and nothing counted from the rows without noise.")

@@ -1,0 +1,99 @@
+"""Budget sweeps shared across sessions and precomputed for the presets (issue 16): public data
+only, never an upload; a precomputed file is used only under the code hash it was made with."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from apptest_helpers import SMALL, container, has_container, open_app
+
+from app.components import sweep
+
+TINY = {**SMALL, "balg": "nonprivate,dp_lloyd", "blo": "0.1", "bhi": "1.0", "bpts": "2",
+        "breps": "2", "seed": "7"}
+
+
+def _summary(at) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+def test_a_complete_public_sweep_opens_drawn_in_another_session():
+    a = open_app("budget", **TINY)
+    assert not has_container(a, "budget_origin")
+    a.button(key="budget_run").click().run()
+    while a.session_state["_sweep_running"] is not None:  # one repetition per script run
+        a.run()
+    assert not a.exception
+    ran = _summary(a)
+    # B opens the same link: the curves are there without pressing Run, labelled as shared.
+    b = open_app("budget", **TINY)
+    assert not b.exception
+    assert any(getattr(c, "key", None) == "budget_accuracy" for c in b.get("plotly_chart"))
+    note = container(b, "budget_origin").caption[0].value
+    assert "computed earlier on this server" in note and "Simulation" in note
+    pd.testing.assert_frame_equal(_summary(b), ran)
+    # Another seed is another sweep: nothing drawn until it is run.
+    c = open_app("budget", **{**TINY, "seed": "8"})
+    assert not any(getattr(x, "key", None) == "budget_accuracy" for x in c.get("plotly_chart"))
+
+
+def test_a_sweep_on_an_upload_is_never_shared():
+    from test_hostile_app import _csv, _rows, _upload
+
+    a = open_app("data", **TINY)
+    _upload(a, "mine.csv", _csv(["a", "b"], _rows(seed=3)))
+    a.number_input(key="csv_radius").set_value(50.0).run()
+    a.button(key="csv_use").click().run()
+    a.switch_page("views/budget.py").run()
+    a.button(key="budget_run").click().run()
+    while a.session_state["_sweep_running"] is not None:
+        a.run()
+    assert not a.exception
+    specs = [k for k in a.session_state["_cache_sweep"] if k.data_hash]
+    upload_hashes = {s.data_hash for s in specs}
+    assert upload_hashes, "the upload's sweep ran in its session"
+    shared = sweep.shared_sweeps()
+    assert all(shared.get(s) is None for s in specs)
+
+
+def _frames(seed: int) -> list[pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    return [pd.DataFrame({"algorithm": ["nonprivate", "dp_lloyd"], "rho": [0.1, 0.1],
+                          "rep": [r, r], "loss": rng.random(2), "success": [True, False],
+                          "center_error": [float("nan"), 0.25], "seconds": [0.1, 0.2],
+                          "n": [3000, 3000], "fallback": [False, False],
+                          "failure": [None, "⊥"], "stage_seconds": [0.0, 0.0]})
+            for r in range(2)]
+
+
+SPEC = sweep.SweepSpec("abc", ("nonprivate", "dp_lloyd"), (0.1,), 2, 4, 60, 1e-6, 1.0, 1e-3,
+                       "kmeans++", 7)
+
+
+def test_precomputed_file_round_trips_and_is_ignored_under_another_code_hash(tmp_path):
+    path = tmp_path / "sweeps.json"
+    frames = _frames(0)
+    sweep.save_precomputed([(SPEC, frames)], [{"gen": "x"}], path=path)
+    doc = json.loads(path.read_text())
+    assert doc["kind"].startswith("SIMULATION") and doc["code_hash"] == sweep.code_hash()
+    (spec, got), = sweep.load_precomputed(path)
+    assert spec == SPEC
+    for a, b in zip(got, frames, strict=True):
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    assert sweep.SharedSweeps(path=path).get(SPEC)[0] == "precomputed"
+    doc["code_hash"] = "0" * 16  # made by other code: not used
+    path.write_text(json.dumps(doc))
+    assert sweep.load_precomputed(path) == []
+    assert sweep.SharedSweeps(path=path).get(SPEC) is None
+
+
+def test_shared_store_is_bounded_and_keeps_the_first_complete_sweep():
+    store = sweep.SharedSweeps(size=2, path=sweep.PRECOMPUTED.with_name("missing.json"))
+    specs = [SPEC, *(sweep.SweepSpec(**{**sweep.spec_to_json(SPEC), "seed": s}) for s in (8, 9))]
+    for s in specs:
+        store.put(s, _frames(0))
+    assert store.get(specs[0]) is None and store.get(specs[2]) is not None
+    store.put(specs[2], _frames(1))  # a second complete run of the same spec changes nothing
+    pd.testing.assert_frame_equal(store.get(specs[2])[1][0], _frames(0)[0])

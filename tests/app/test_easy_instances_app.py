@@ -1,0 +1,60 @@
+"""Easy Instances in Explore: γ is a slider of the generated form, and the registered view
+"γ: pass rate and noise" renders from cached simulations (issue 12, "In the app")."""
+
+from __future__ import annotations
+
+import json
+
+from apptest_helpers import SMALL, open_app, texts
+
+from dpviz.viz.easy_instances import PANEL_TITLES, PANELS
+from dpviz.viz.easy_instances_gamma import HELP, TITLE
+
+
+def _charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_gamma_is_a_slider_and_the_gamma_view_renders():
+    at = open_app(**SMALL, alg="easy_instances", eps="3.0", **{"easy_instances.gamma": "0.002"})
+    assert not at.exception
+    slider = at.slider(key="algp_easy_instances_gamma")
+    assert slider.value == 0.002 and (slider.min, slider.max, slider.step) == (0.0, 0.49, 0.0005)
+    assert slider.proto.format == "%.4f"  # 10⁻³ shows as 0.0010, not as 0.00
+    # the storyboard: six panels, each with its own legend
+    (board,) = _charts(at)
+    titles = [a["text"] for a in board["layout"]["annotations"]]
+    assert all(any(t.startswith(p) for t in titles) for p in PANEL_TITLES)
+    used = {t.get("legend", "legend") for t in board["data"] if t.get("showlegend", True)}
+    assert used == {"legend", *(f"legend{n}" for n in range(2, len(PANELS) + 1))}
+    view = at.segmented_control(key="alg_view")
+    assert TITLE in view.options
+    view.set_value(TITLE).run()
+    assert not at.exception
+    assert HELP in texts(at)
+    (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
+    names = [t.get("name") for t in fig["data"]]
+    assert "current γ = 0.002" in names and "pass rate (not ⊥), simulated" in names
+    # SMALL has t = 3000/(10·4) = 75 tuples, below n_min: every run is ⊥ before reading data, and the
+    # figure says so instead of drawing an empty curve
+    assert "infeasible (public inputs): ⊥ before any data is read" in names
+    assert any("every γ is infeasible" in a["text"] for a in fig["layout"]["annotations"])
+
+
+def test_moving_the_slider_changes_the_run_and_the_mark():
+    at = open_app(**SMALL, alg="easy_instances", eps="3.0")
+    at.slider(key="algp_easy_instances_gamma").set_value(0.01)
+    at.button(key="alg_apply").click().run()
+    assert not at.exception
+    assert at.query_params.get("easy_instances.gamma") in ("0.01", ["0.01"])
+    at.segmented_control(key="alg_view").set_value(TITLE).run()
+    (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
+    assert "current γ = 0.01" in [t.get("name") for t in fig["data"]]
+
+
+def test_the_gmm_entry_has_the_gamma_view_too():
+    at = open_app(**SMALL, alg="easy_instances_gmm", eps="3.0")
+    at.segmented_control(key="alg_view").set_value(TITLE).run()
+    assert not at.exception
+    (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
+    assert "current γ = 0.001" in [t.get("name") for t in fig["data"]]
