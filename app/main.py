@@ -102,7 +102,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import cache, data_source, run, safe, state  # noqa: E402
+from app.components import cache, data_source, profiler, safe, state  # noqa: E402
 
 st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
                    layout="wide")
@@ -141,7 +141,7 @@ with st.sidebar.container(key="dataset_summary"):
         st.caption(data_source.describe(choice.dataset))
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 
-_laps = run.Laps(f"main.py page={page.title}")
+_laps = profiler.Laps(f"main.py page={page.title}")
 page.run()
 _laps("page")
 state.sync_url()

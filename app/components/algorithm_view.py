@@ -20,7 +20,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import cache, controls, run, safe, state
+from app.components import cache, controls, downloads, run, safe, state
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure, ledger_table
@@ -345,6 +345,6 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     elif view == "Privacy":
         _privacy(spec, result, delta, public)
     else:
-        st.download_button("Centers (CSV, simulation)", run.centers_csv(result, ds.feature_names),
+        st.download_button("Centers (CSV, simulation)", downloads.centers_csv(result, ds.feature_names),
                            file_name=f"dpviz_{spec.name}_centers.csv", mime="text/csv",
                            key="dl_centers", on_click="ignore", icon=":material/download:")

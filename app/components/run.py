@@ -18,9 +18,6 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 
 from __future__ import annotations
 
-import csv
-import json
-import os
 import re
 import time
 from collections.abc import Callable, Hashable, Mapping
@@ -28,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 import dpviz.clustering.baselines
 import dpviz.clustering.friendlycore
@@ -39,7 +35,6 @@ import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
 from app.components import cache, safe
-from dpviz.privacy.release import jsonable
 
 
 @dataclass(frozen=True)
@@ -229,7 +224,7 @@ def loss_tile(raw: float | None) -> tuple[str, str]:
                      "k-means++ reference (a heuristic), shown as 0")
 
 
-# ----------------------------------------------------------------------------- downloads
+# ----------------------------------------------------------------------------- messages
 
 
 _TOO_FEW_ROWS = re.compile(r"n_tuples=(\d+) with k=(\d+) needs at least (\d+) rows; got n=(\d+)\. "
@@ -258,48 +253,6 @@ def error_text(exc: BaseException) -> str:
         return safe.md(ui_words(str(exc)))  # may quote user input: shown as text, not markdown
     return (f"The library failed ({type(exc).__name__}: {safe.md(exc)}). This is a bug in dpviz, "
             "not in your settings; the previous result stays on screen.")
-
-
-def centers_csv(result, feature_names) -> str:
-    """The private centers as CSV (one row per center); column names from an upload are
-    neutralised for spreadsheets (a leading = + - @ tab or CR gets an apostrophe)."""
-    if result.centers is None:
-        return "no centers: the run output ⊥\n"
-    df = pd.DataFrame(np.asarray(result.centers), columns=[safe.csv_cell(c) for c in feature_names])
-    df.index.name = "center"
-    # Quote every text cell: a name holding a CR would otherwise break the row (pandas quotes
-    # only fields with the delimiter, a quote or LF).
-    return df.to_csv(quoting=csv.QUOTE_NONNUMERIC)
-
-
-def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
-                url_query: Mapping[str, str] | None = None) -> str:
-    """The run configuration (enough to reproduce it with the library) as JSON."""
-    out: dict[str, Any] = {
-        "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
-                "so results of this configuration must not be published",
-        "dataset": {"name": ds.name, "source": ds.source, "n": ds.n, "d": ds.d,
-                    "content_sha256": ds.content_hash, "recipe": jsonable(dict(ds.params))},
-        "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
-                                                "private stage, noise redraws]"},
-        "calls": [
-            "stage = dpviz.clustering.friendlycore.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
-            "radius=radius, rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
-            "result = dpviz.clustering.friendlycore.fc_private_stage(X, stage, rho=rho, "
-            "delta=delta, radius=radius, r_min=r_min, preset=preset, "
-            "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
-        ],
-        "app_parameters": jsonable(dict(params)),
-    }
-    if url_query is not None:
-        out["url_query"] = dict(url_query)
-    if statement is not None:
-        out["privacy"] = {"paper": str(statement.paper), "row_level_eps": statement.row.eps,
-                          "row_level_delta": statement.row.delta,
-                          "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
-    if ds.source == "upload":
-        out["note"] = "Uploaded data is not included; the sha256 identifies the rows used."
-    return json.dumps(out, indent=2, default=str)
 
 
 def memo_figure(key: Hashable, build):
@@ -362,30 +315,5 @@ def statement(result_key: tuple, result, delta_prime: float):
                       lambda: _statement(result, delta_prime))
 
 
-class Laps:
-    """Section timings of one rerun, appended to the file named by ``$DPVIZ_TIMING`` (if set).
-
-    For profiling the live path (``bench/app_latency.py`` measures the browser side). Timings are
-    never shown in the app: the running time of a private computation can depend on the data.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.path = os.environ.get("DPVIZ_TIMING")
-        self.name = name
-        self.t0 = self.last = time.perf_counter()
-        self.cpu0 = time.thread_time()
-        self.parts: list[str] = []
-
-    def __call__(self, label: str) -> None:
-        if self.path:
-            now = time.perf_counter()
-            self.parts.append(f"{label}={1e3 * (now - self.last):.0f}")
-            self.last = now
-
-    def done(self) -> None:
-        if self.path:
-            total = 1e3 * (time.perf_counter() - self.t0)
-            cpu = 1e3 * (time.thread_time() - self.cpu0)
-            with open(self.path, "a") as fh:
-                fh.write(f"{self.name} total={total:.0f}ms cpu={cpu:.0f}ms "
-                         + " ".join(self.parts) + "\n")
+# Moved to app/components/profiler.py (issue 11); kept importable here for callers written before.
+from app.components.profiler import Laps as Laps  # noqa: E402

@@ -21,52 +21,29 @@ import dpviz.viz.raster
 import dpviz.viz.storyboard
 from app.components import (
     algorithm_view,
-    cache,
     controls,
     data_source,
+    downloads,
     explore_form,
+    explore_live,
     live_chart,
     modes,
+    profiler,
     run,
     state,
 )
 
+# One screen at 1280×720 (issue 16): the sliders and the main panel beside them fit when the
+# page's top padding is 2.5rem instead of Streamlit's 6rem (style-only HTML takes no space).
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
 st.title("Explore: one private run, step by step")
 
-_LAST = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
-_LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
-_VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
 VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
 
-PANEL_TEXT = {
-    "a": "The data (input; never released).",
-    "b": "The oracle's centers of every piece: t k-tuples (non-private, internal).",
-    "c": "FriendlyCore keeps tuples whose noisy friend score clears the threshold.",
-    "d": "The reference tuple orders every core tuple; points split into k clouds.",
-    "e": "Private averages of each cloud (released) vs the non-private means.",
-    "f": "The private centers on the data.",
-    "g": "After one private Lloyd step on all rows (the final release).",
-}
-
-
-#: Step-through mode: one sentence of narration per step (Tsfadia et al. 2022, §5.2, Fig. 3).
-NARRATION = {
-    "a": "Start with the rows. They are the input and are never released; FriendlyCore first "
-         "splits them at random into t pieces.",
-    "b": "Each piece is clustered without privacy, giving k centers per piece — one k-tuple. Where "
-         "the pieces agree, their tuples pile up on the same spots.",
-    "c": "FriendlyCore counts, with noise, how many other tuples agree with each one and keeps "
-         "those above a threshold: the core. Smaller ρ means more noise on the counts, so at some "
-         "point no tuple clears the bar.",
-    "d": "One core tuple is the reference: every core tuple's centers are matched to its centers, "
-         "so the k coordinates line up into k clouds.",
-    "e": "Each cloud is averaged and Gaussian noise scaled to the budget is added: the red × are "
-         "private, the diamonds the non-private averages they estimate.",
-    "f": "These private centers sit on the full data.",
-    "g": "Finally one private Lloyd step moves each center to a noisy mean of the rows nearest it: "
-         "the stars are the released answer.",
-}
+#: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
+PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
+NARRATION = dpviz.viz.storyboard.NARRATION
 _STEP = "_story_step"
 
 
@@ -115,32 +92,9 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
-def _projection(ds):
-    viz = dpviz.viz
-    return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
-        ds.X, feature_names=ds.feature_names))
-
-
-def _live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
-    """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
-    on the background worker, see :func:`_prefetch_next`).
-
-    The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
-    point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
-    every point; fixed margins and no tick labels let plotly.js lay it out in one pass
-    (docs/app.md has the numbers). Returned as JSON, the form that is cached and sent.
-    """
-    ref_centers = ref.centers if ref is not None else ds.true_centers
-    fig = dpviz.viz.storyboard.storyboard_figure(
-        result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
-        max_points=1_000, height_per_row=330, title=" ", legend=False, tick_labels=False,
-        margin=dict(l=10, r=10, t=70, b=10), points="vector" if vector else "raster")
-    return fig.to_json()
-
-
 def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     storyboard = dpviz.viz.storyboard
-    proj = _projection(ds)
+    proj = explore_live.projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     with st.container(key="storyboard"):
         if proj.method == "pca":
@@ -154,29 +108,10 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
-                           "slower)", key=_VECTOR, value=False)
-        spec = cache.memo("live_figures", ("live", result_key, vector),
-                          lambda: _live_figure_json(result, ds, ref, proj, vector=vector))
-        live_chart.live_chart(spec, key="storyboard_live")
+                           "slower)", key=explore_live.VECTOR, value=False)
+        live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
+                              key="storyboard_live")
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
-
-
-def _prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
-    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
-    and (if shown) their storyboard figures on the background worker: the next move is most
-    often one step of one slider. Speculation of earlier moves that has not started is
-    withdrawn first. Same seeds, so the same release as computing them on the move; nothing
-    computed here is shown unless the user moves there."""
-    cache.cancel_queued("run", "statement", "live_figures")
-    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
-    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
-    proj, vector = _projection(ds), bool(st.session_state.get(_VECTOR, False))
-    for step in steps:
-        get_result = run.prefetch(ds, stage, step)
-        if figure and get_result is not None:
-            cache.speculate("live_figures", ("live", step.private_key(ds), vector),
-                            lambda get=get_result: _live_figure_json(get(), ds, ref, proj,
-                                                                     vector=vector))
 
 
 def _view_picker() -> str:
@@ -298,12 +233,12 @@ def _cloud_view(ds, stage, cfg, result, ref) -> None:
         locked = st.session_state.setdefault("_cloud_scale", {})
         key = (ds.content_hash, cfg.k)
         if key not in locked:
-            locked[key] = viz.noise.zoom_scale(draws, ref_centers, _projection(ds))
+            locked[key] = viz.noise.zoom_scale(draws, ref_centers, explore_live.projection(ds))
         scale = locked[key]
     elif not fixed:
         st.session_state.pop("_cloud_scale", None)
     fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom, scale=scale, projector=_projection(ds))
+                                       zoom=zoom, scale=scale, projector=explore_live.projection(ds))
     c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
     ok = sum(r.centers is not None for r in draws)
     c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
@@ -316,11 +251,11 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3 = st.columns(3)
     c1.download_button("Simulated centers (CSV, do not publish)",
-                       run.centers_csv(result, ds.feature_names),
+                       downloads.centers_csv(result, ds.feature_names),
                        file_name="dpviz_simulated_centers.csv", mime="text/csv", key="dl_centers",
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
-                       run.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict()),
                        file_name="dpviz_run_config.json", mime="application/json",
                        key="dl_config", on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers
@@ -356,26 +291,30 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
-    lap = run.Laps("explore.live")
-    c1, c2, c3 = st.columns([5, 3, 4], gap="medium")
+    lap = profiler.Laps("explore.live")
+    # The sliders on the left, the one main panel they change on the right: both on one screen
+    # at 1280×720 (issue 16).
+    left, right = st.columns([5, 6], gap="medium")
+    rho_slot = left.container()
+    c2, c2b = left.columns(2)
+    c3 = left.container()
     with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
+    with c2b:
         fallback = fallback_toggle()
-    with c1:
+    with rho_slot:
         mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
         rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
-    result_key, stage_key, failed = cfg.private_key(ds), cfg.stage_key(ds), False
-    try:
-        result = run.private_run(ds, stage, cfg)
-        st.session_state[_LAST_RESULT] = (result_key, result)
-    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        _error(run.error_text(exc))
-        failed, last = True, st.session_state.get(_LAST_RESULT)
-        if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
-            return
-        result_key, result = last
+    stage_key = cfg.stage_key(ds)
+    shown = explore_live.private_or_last(ds, stage, cfg)
+    if shown.error is not None:
+        _error(shown.error)
+    if shown.result is None:
+        return
+    if shown.error is not None:
         st.caption("Showing the previous result.")
+    result_key, result, failed = shown.key, shown.result, shown.error is not None
     lap("private")
     statement = run.statement(result_key, result, delta)
     lap("statement")
@@ -398,6 +337,10 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
+    with right, st.container(key="main_panel"):
+        live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
+                              key="main_panel_chart")
+    lap("main panel")
     _tiles(run.diagnostics(ds, stage, result, ref), result)
     lap("tiles")
 
@@ -415,12 +358,12 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("view")
     state.sync_url()
     if not failed:
-        _prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
+        explore_live.prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
     lap.done()
 
 
 def main() -> None:
-    run.Laps("explore.main (full rerun)").done()
+    profiler.Laps("explore.main (full rerun)").done()
     explore_form.sidebar_form()
     choice = data_source.current()
     if choice.error:
@@ -452,17 +395,13 @@ def main() -> None:
     modes.simulation_badge("simulation_badge_explore")
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius)
-    try:
-        with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
-                        f"{cfg.oracle}…"):
-            stage = run.tuple_stage(ds, cfg)
-        st.session_state[_LAST] = (ds, stage, cfg)
-    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        _error(run.error_text(exc))
-        last = st.session_state.get(_LAST)
-        if last is None:
-            return
-        ds, stage, cfg = last
+    staged = explore_live.stage_or_last(ds, cfg)
+    if staged.error is not None:
+        _error(staged.error)
+    if staged.stage is None:
+        return
+    ds, stage, cfg = staged.ds, staged.stage, staged.cfg
+    if staged.error is not None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
     if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris

@@ -10,7 +10,7 @@ import re
 import numpy as np
 from apptest_helpers import SMALL, container, open_app, texts
 
-from app.components import run, safe
+from app.components import downloads, safe
 
 IMG = '![b](http://127.0.0.1:9/beacon.png)'
 TAG = '<img src="http://127.0.0.1:9/tag.png">'
@@ -71,7 +71,7 @@ def test_centers_csv_neutralises_formulas():
     class R:
         centers = np.array([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]])
     names = ["=HYPERLINK(\"http://x\",\"y\")", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "plain"]
-    text = run.centers_csv(R(), names)
+    text = downloads.centers_csv(R(), names)
     header = next(csv.reader(io.StringIO(text, newline="")))
     assert header == ["center", *("'" + n for n in names[:6]), "plain"]
     assert safe.csv_cell("a=1") == "a=1" and safe.csv_cell(3) == "3"

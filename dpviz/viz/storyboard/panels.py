@@ -1,4 +1,4 @@
-"""The paper's Figure 3 storyboard, panel by panel, drawn from one FC clustering Result.
+"""The storyboard's figure builders: the panels of the paper's Figure 3 from one FC Result.
 
 Panels (Tsfadia et al. 2022, §5.2, Figure 3; the informal FC_Clustering's step numbers):
 (a) the data; (b) the points of all t k-tuples (step 2); (c) core vs removed tuples (step 4);
@@ -9,7 +9,8 @@ Panels (Tsfadia et al. 2022, §5.2, Figure 3; the informal FC_Clustering's step 
 Everything is read from ``Result.trace`` (the schema in INTERFACES.md); nothing is recomputed.
 Each legend entry says whether it is a private release or a non-private diagnostic
 (``TraceStep.released``). Missing steps (a run that stopped early) become an annotation that
-says where and why it stopped and what the fallback returned.
+says where and why it stopped and what the fallback returned. The run's status is
+:mod:`dpviz.viz.storyboard.status`, the words :mod:`dpviz.viz.storyboard.labels`.
 """
 
 from __future__ import annotations
@@ -34,116 +35,8 @@ from dpviz.viz.data import (
     points_traces,
     project_2d,
 )
-
-#: The FC pipeline's trace steps in run order (INTERFACES.md).
-PIPELINE_STEPS: tuple[str, ...] = (
-    "pieces", "tuples", "feasibility", "match_core", "reorder", "diameters", "dist_core",
-    "tuple_averages", "tuple_averages_nonprivate", "lloyd_partition", "lloyd",
-)
-
-PRIVATE_TAG = "private"
-NONPRIVATE_TAG = "non-private diagnostic"
-
-
-def release_label(name: str, released: bool) -> str:
-    """Legend text for something drawn from a trace step: ``'<name> — private'`` or
-    ``'<name> — non-private diagnostic'``."""
-    return f"{name} — {PRIVATE_TAG if released else NONPRIVATE_TAG}"
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """Where an FC run got to (for the failure annotation and the app's status line)."""
-
-    last_step: str | None
-    missing: tuple[str, ...]
-    reason: str | None
-    fallback_used: bool
-    fallback_method: str | None
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    def message(self) -> str:
-        """One sentence for the user, e.g. "FriendlyCore stopped after 'match_core' (empty
-        core); the fallback (dp_lloyd) released the centers."."""
-        if self.complete and not self.fallback_used:
-            return "The run completed every step."
-        where = f"after '{self.last_step}'" if self.last_step else "before its first step"
-        why = f" ({self.reason})" if self.reason else ""
-        if self.fallback_used:
-            tail = f"; the fallback ({self.fallback_method or 'fallback'}) released the centers."
-        else:
-            tail = "; no fallback: the run output ⊥ (no centers)."
-        return f"FriendlyCore stopped {where}{why}{tail}"
-
-
-def run_status(result: Result) -> RunStatus:
-    """How far ``result`` got through :data:`PIPELINE_STEPS` and why it stopped."""
-    present = [s for s in PIPELINE_STEPS if _step(result, s) is not None]
-    missing = tuple(s for s in PIPELINE_STEPS if _step(result, s) is None)
-    fb = _step(result, "fallback")
-    used = bool(fb and fb.data.get("used"))
-    reason = (fb.data.get("reason") if fb else None) or result.failure
-    method = fb.data.get("method") if fb else None
-    return RunStatus(present[-1] if present else None, missing, reason, used, method)
-
-
-#: What the backup method is, in the user's words (fc_private_stage's fallback).
-BACKUP_WORDS = "the backup method (a private grid summary of the rows)"
-
-
-def _n_pieces(result: Result) -> int | None:
-    for s in result.trace:
-        if s.name == "tuples" and s.data.get("tuples") is not None:
-            return int(np.shape(s.data["tuples"])[0])
-    return None
-
-
-def plain_status(result: Result) -> str:
-    """The run's outcome in plain words, without internal names: which method answered, and
-    (when FriendlyCore did not) why, e.g. "The 200 pieces did not agree enough for FriendlyCore's
-    core to form at this budget; the backup method (a private grid summary of the rows) answered
-    instead."
-
-    Which of FriendlyCore's tests stopped it is read from the internal ``fc_outcome`` step: a
-    non-private diagnostic, as is everything the app's simulation shows besides the centers.
-    """
-    status = run_status(result)
-    t = _n_pieces(result)
-    pieces = f"the {t} pieces" if t else "the pieces"
-    k = None if result.centers is None else len(result.centers)
-    if status.complete and not status.fallback_used:
-        return (f"FriendlyCore completed every step: {pieces} agreed, and its private average of "
-                f"their centers, refined by one private Lloyd step, gave the {k} centers.")
-    step = result.find("fc_outcome")
-    outcome = None if step is None else step.data.get("reason")
-    text = str(outcome or "")
-    if "match" in text:
-        why = f"{pieces.capitalize()} did not agree enough for FriendlyCore's core to form at this budget"
-    elif "dist" in text or "n̂" in text:
-        why = (f"FriendlyCore's core formed from {pieces}, but too few of its tuples passed the "
-               "second (closeness) test at this budget")
-    else:
-        why = "FriendlyCore did not finish at this budget"
-    if status.fallback_used:
-        return f"{why}; {BACKUP_WORDS} answered instead: the {k} centers shown are its answer."
-    return f"{why}; the backup method is off, so no centers were released."
-
-
-def _step(result: Result, name: str) -> TraceStep | None:
-    """The step called ``name``; None if absent or if it released no centers (FC output ⊥: the
-    private stage keeps every released step on every branch, with ``centers=None`` there)."""
-    for s in result.trace:
-        if s.name == name:
-            if name in ("tuple_averages", "tuple_averages_nonprivate", "lloyd") and \
-                    s.data.get("centers", 0) is None:
-                return None
-            if name == "reorder" and s.data.get("reference", 0) is None:  # empty match core
-                return None
-            return s
-    return None
+from dpviz.viz.storyboard.labels import KIND_BY_CENTER, KIND_CLOUDS, release_label, wrap
+from dpviz.viz.storyboard.status import RunStatus, drawable_step, plain_status, run_status
 
 
 @dataclass(frozen=True)
@@ -169,7 +62,7 @@ class _Context:
     extra: dict = field(default_factory=dict)
 
     def step(self, name: str) -> TraceStep | None:
-        return _step(self.result, name)
+        return drawable_step(self.result, name)
 
     def ccolor(self, j: int) -> str:
         return colors.cluster_color(int(self.color_of[j]) if j < len(self.color_of) else j)
@@ -179,7 +72,7 @@ def _cluster_centers_for_colors(result: Result) -> np.ndarray | None:
     """Centers indexed by the run's coordinate j (the order of the ordered tuples)."""
     for name, key in (("tuple_averages", "centers"), ("lloyd", "centers"),
                       ("tuple_averages_nonprivate", "centers"), ("reorder", "reference")):
-        s = _step(result, name)
+        s = drawable_step(result, name)
         if s is not None and s.data.get(key) is not None:
             return np.asarray(s.data[key], dtype=float)
     if result.centers is not None:
@@ -210,7 +103,7 @@ def _context(
     return _Context(result, X, proj, P, idx, X.shape[0], color_of, run_status(result))
 
 
-def _faint_data(ctx: _Context, *, showlegend: bool = False) -> dict:
+def _faint_data(ctx: _Context, *, showlegend: bool = True) -> dict:
     tr = points_traces(ctx.P, name="data (input, never released)", opacity=0.18, size=3,
                        showlegend=showlegend)[0]
     return dict(tr, _raster="background")
@@ -308,9 +201,10 @@ def _panel_d(ctx: _Context) -> Panel:
         return Panel("d", "d. reference tuple and the split", tuple(traces), _missing(ctx, "reorder"))
     ordered = np.asarray(s.data["ordered"], dtype=float)
     for j in range(ordered.shape[1]):
-        traces.append(_cloud(ordered[:, j, :], ctx.proj,
-                             name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})", s.released),
-                             marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)))
+        traces.append(dict(_cloud(ordered[:, j, :], ctx.proj,
+                                  name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})", s.released),
+                                  marker=dict(size=5, color=ctx.ccolor(j), opacity=0.75)),
+                           _kind=release_label(KIND_CLOUDS, s.released)))
     ref = ctx.proj.transform(np.asarray(s.data["reference"], dtype=float))
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
                                 color=colors.REFERENCE, symbol="circle-open", size=16,
@@ -326,10 +220,11 @@ def _panel_e(ctx: _Context) -> Panel:
     if ro is not None:
         ordered = np.asarray(ro.data["ordered"], dtype=float)
         for j in range(ordered.shape[1]):
-            traces.append(_cloud(ordered[:, j, :], ctx.proj, showlegend=False,
-                                 name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})",
-                                                    ro.released),
-                                 marker=dict(size=4, color=ctx.ccolor(j), opacity=0.25)))
+            traces.append(dict(_cloud(ordered[:, j, :], ctx.proj, showlegend=False,
+                                      name=release_label(f"cloud Q{j + 1} (coordinate {j + 1})",
+                                                         ro.released),
+                                      marker=dict(size=4, color=ctx.ccolor(j), opacity=0.25)),
+                               _kind=release_label(KIND_CLOUDS, ro.released)))
     if s is None:
         return Panel("e", "e. private vs non-private averages", tuple(traces),
                      _missing(ctx, "tuple_averages"))
@@ -386,10 +281,12 @@ def _panel_g(ctx: _Context) -> Panel:
     s, part = ctx.step("lloyd"), ctx.step("lloyd_partition")
     traces: list[Any] = []
     if part is not None and part.data.get("labels") is not None:
-        labels = np.asarray(part.data["labels"])[ctx.idx]
+        lab = np.asarray(part.data["labels"])[ctx.idx]
         suffix = release_label("", part.released)
-        traces += _dense(points_traces(ctx.P, labels, color_of=ctx.color_of, suffix=suffix,
-                                       name="data by nearest center", opacity=0.3, size=3))
+        kind = KIND_BY_CENTER + suffix
+        traces += [dict(tr, _kind=kind) for tr in _dense(points_traces(
+            ctx.P, lab, color_of=ctx.color_of, suffix=suffix, name="data by nearest center",
+            opacity=0.3, size=3))]
     else:
         traces.append(_faint_data(ctx))
     if s is None:
@@ -437,7 +334,7 @@ def storyboard_panels(
 
 def _annotation(text: str, width: int, size: int, xref: str = "paper",
                 yref: str = "paper") -> dict:
-    return dict(text=_wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
+    return dict(text=wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
                 showarrow=False, bgcolor="rgba(255,255,255,0.85)", bordercolor=colors.REMOVED,
                 font=dict(size=size))
 
@@ -451,26 +348,13 @@ def _single_figure(panel: Panel, proj: Projector, result: Result) -> go.Figure:
     title = panel.title
     status = run_status(result)
     if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
-        title = f"{title}<br><sup>{_wrap(plain_status(result), 90)}</sup>"
+        title = f"{title}<br><sup>{wrap(plain_status(result), 90)}</sup>"
     layout = dict(
         title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
         yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
         annotations=[_annotation(m, 60, 12) for m in panel.messages])
     return go.Figure(data=[_plotly(tr) for tr in panel.traces], layout=layout)
-
-
-def _wrap(text: str, width: int = 48) -> str:
-    words, lines, cur = text.split(), [], ""
-    for w in words:
-        if cur and len(cur) + 1 + len(w) > width:
-            lines.append(cur)
-            cur = w
-        else:
-            cur = f"{cur} {w}".strip()
-    if cur:
-        lines.append(cur)
-    return "<br>".join(lines)
 
 
 def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
@@ -534,6 +418,7 @@ def storyboard_figure(
     title: str | None = None,
     points: Literal["vector", "raster"] = "vector",
     legend: bool = True,
+    legend_in_free_cell: bool = False,
     tick_labels: bool = True,
     margin: dict | None = None,
 ) -> go.Figure:
@@ -556,6 +441,13 @@ def storyboard_figure(
     legend : bool
         False leaves the legend out (and, with "raster", the data-less traces that carry the
         legend entries of the images): a smaller figure for callers that explain it in text.
+        A trace kind drawn once per cluster or coordinate (the clouds Q_j, the data by nearest
+        center) has one entry; the trace's colour tells the clusters apart.
+    legend_in_free_cell : bool
+        Draw the legend in the grid's first empty cell (e.g. the sixth cell of panels (c)-(g)
+        on 2 × 3) instead of below the grid: it is then inside the plot area, so fixed
+        ``margin`` need not grow for it and plotly.js still lays the figure out in one pass.
+        Needs fewer panels than cells.
     tick_labels : bool
         False hides the axes' tick labels (the projected coordinates carry no meaning a reader
         needs); with ``margin`` it spares plotly.js a second layout pass to fit them.
@@ -571,6 +463,9 @@ def storyboard_figure(
     """
     if points not in ("vector", "raster"):
         raise ValueError(f"The 'points' parameter must be 'vector' or 'raster'. Got {points!r}.")
+    if legend_in_free_cell and len(panels) % cols == 0:
+        raise ValueError(f"legend_in_free_cell needs a free cell: {len(panels)} panels fill "
+                         f"{len(panels) // cols} rows of {cols}. Use another 'cols'.")
     X_arr = np.asarray(getattr(X, "X", X), dtype=float)
     proj = projector or project_2d(X_arr)
     plist = storyboard_panels(result, X_arr, panels=panels, projector=proj,
@@ -587,7 +482,7 @@ def storyboard_figure(
     seen: set[str] = set()
     for i, p in enumerate(plist):
         sfx = "" if i == 0 else str(i + 1)
-        traces = list(p.traces)
+        traces = _one_entry_per_kind(p.traces)
         if window is not None:
             traces, uris = _rasterize(traces, window, stubs=legend)
             images += [raster.layout_image(u, window, xref=f"x{sfx}", yref=f"y{sfx}")
@@ -595,7 +490,8 @@ def storyboard_figure(
             layout.setdefault(f"xaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 0))
             layout.setdefault(f"yaxis{sfx}", {})["range"] = list(_axis_range(traces, window, 1))
         for tr in traces:
-            tr = dict(_plotly(tr), xaxis=f"x{sfx}", yaxis=f"y{sfx}", legendgroup=tr["name"])
+            tr = dict(_plotly(tr), xaxis=f"x{sfx}", yaxis=f"y{sfx}",
+                      legendgroup=tr.get("legendgroup") or tr["name"])
             if tr["name"] in seen or tr.get("showlegend") is False:
                 tr["showlegend"] = False
             else:
@@ -604,22 +500,54 @@ def storyboard_figure(
         annotations += [_annotation(m, 40, 10, f"x{sfx} domain", f"y{sfx} domain")
                         for m in p.messages]
         layout.setdefault(f"yaxis{sfx}", {}).update(scaleanchor=f"x{sfx}", scaleratio=1)
+        for axis, text in zip((f"xaxis{sfx}", f"yaxis{sfx}"), proj.axis_titles, strict=True):
+            layout.setdefault(axis, {})["title"] = dict(text=text, font=dict(size=10), standoff=2)
         if not tick_labels:
             for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
                 layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
-    sub = _wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
+    sub = wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
     layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
                   annotations=annotations, template=colors.TEMPLATE,
                   height=height_per_row * rows + 120,
                   legend=dict(orientation="h", y=-0.05, itemsizing="constant"),
                   showlegend=legend)
+    if legend_in_free_cell:
+        layout["legend"] = _legend_in_cell(layout, len(plist) + 1)
     if margin is not None:
         layout["margin"] = dict(margin, autoexpand=False)
     if images:
         layout["images"] = images
     return go.Figure(data=data, layout=layout)
+
+
+def _one_entry_per_kind(traces: Sequence[dict]) -> list[dict]:
+    """One legend entry per trace kind (``_kind``): the first trace of a kind is named after
+    it, the others join its legend group without an entry of their own."""
+    out, kinds = [], set()
+    for tr in traces:
+        kind = tr.get("_kind")
+        if kind is None:
+            out.append(tr)
+        elif kind in kinds or tr.get("showlegend") is False:
+            out.append(dict(tr, showlegend=False, legendgroup=kind))
+        else:
+            kinds.add(kind)
+            out.append(dict(tr, name=kind, legendgroup=kind))
+    return out
+
+
+def _legend_in_cell(layout: dict, cell: int) -> dict:
+    """A vertical legend at the top left of the grid's ``cell`` (1-based), whose axes are hidden."""
+    sfx = "" if cell == 1 else str(cell)
+    for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
+        layout.setdefault(axis, {})["visible"] = False
+    x0 = layout[f"xaxis{sfx}"]["domain"][0]
+    y1 = layout[f"yaxis{sfx}"]["domain"][1]
+    return dict(x=x0, y=y1, xanchor="left", yanchor="top", orientation="v", itemsizing="constant",
+                tracegroupgap=2,
+                font=dict(size=10), bgcolor="rgba(0,0,0,0)")
 
 
 @functools.lru_cache(maxsize=16)

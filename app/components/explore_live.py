@@ -1,0 +1,182 @@
+"""Explore's live path for FriendlyCore: what a ρ / δ move shows, and what it computes ahead.
+
+- The last good tuple stage and private run are kept in Session State: when new knobs fail
+  (a ValueError for bad knobs, or a library bug) the page shows the error next to the previous
+  result instead of a blank page (:func:`stage_or_last`, :func:`private_or_last`).
+- The live storyboard figure of panels (c)-(g) is a pure function of the run
+  (:func:`live_figure_json`), so it can be built on the background worker.
+- The main panel (:func:`main_panel`, :mod:`dpviz.viz.main_panel`) keeps the centers of the
+  runs shown before on this tuple stage (faint earlier draws) and one noise-cloud
+  magnification per dataset and k, so that the cloud grows and shrinks with ρ.
+- :func:`prefetch_next` speculates the private runs one slider step away, their privacy
+  statements and (if shown) their figures (:func:`app.components.cache.speculate`).
+
+The page (``app/views/explore.py``) only lays out widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import plotly.io as pio
+import streamlit as st
+
+import dpviz.viz.data
+import dpviz.viz.main_panel
+import dpviz.viz.storyboard
+from app.components import cache, controls, run
+
+LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
+LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
+VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
+DRAWS = "_explore_draws"  # (stage key, {private key: centers}) of the runs shown on this stage
+MAGNIFICATION = "_explore_noise_x"  # {(content hash, k): M} of the main panel's noise cloud
+EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps
+
+
+def projection(ds):
+    """The data's 2-D projection, built once per dataset (every panel and cloud shares it)."""
+    viz = dpviz.viz
+    return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
+        ds.X, feature_names=ds.feature_names))
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The tuple stage to show: ``stage`` is None when there is none; ``error`` is the message
+    for the knobs asked for (then ``ds``, ``stage`` and ``cfg`` are the last good ones)."""
+
+    ds: Any
+    stage: Any
+    cfg: run.RunConfig
+    error: str | None = None
+
+
+def stage_or_last(ds, cfg: run.RunConfig) -> Staged:
+    """The cached tuple stage for ``cfg``, or, if it fails, the last good one of this session."""
+    try:
+        with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
+                        f"{cfg.oracle}…"):
+            stage = run.tuple_stage(ds, cfg)
+        st.session_state[LAST_STAGE] = (ds, stage, cfg)
+        return Staged(ds, stage, cfg)
+    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
+        error = run.error_text(exc)
+        last = st.session_state.get(LAST_STAGE)
+        if last is None:
+            return Staged(ds, None, cfg, error)
+        return Staged(*last, error)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The private run to show: ``result`` is None when there is none; ``error`` is the message
+    for the knobs asked for (then ``key`` and ``result`` are the last good run's)."""
+
+    key: tuple | None
+    result: Any
+    error: str | None = None
+
+
+def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
+    """The private run for ``cfg``, or, if it fails, the last good run on the same tuple stage
+    (a run on other tuples would not match the panels drawn from this stage)."""
+    try:
+        result = run.private_run(ds, stage, cfg)
+    except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
+        error, last, stage_key = run.error_text(exc), st.session_state.get(LAST_RESULT), cfg.stage_key(ds)
+        if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
+            return Shown(None, None, error)
+        return Shown(*last, error)
+    key = cfg.private_key(ds)
+    st.session_state[LAST_RESULT] = (key, result)
+    return Shown(key, result)
+
+
+def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
+    """Panels (c)-(g), the figure every ρ / δ move changes (a pure function: it may be built
+    on the background worker, see :func:`prefetch_next`).
+
+    The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
+    point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
+    every point; fixed margins and no tick labels let plotly.js lay it out in one pass
+    (docs/app.md has the numbers). The legend sits in the grid's empty sixth cell, inside the
+    fixed margins, with one entry per marker kind (issue 16). Returned as JSON, the form that
+    is cached and sent.
+    """
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    fig = dpviz.viz.storyboard.storyboard_figure(
+        result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
+        max_points=1_000, height_per_row=330, title=" ", legend=True, legend_in_free_cell=True,
+        tick_labels=False, margin=dict(l=25, r=10, t=70, b=25),
+        points="vector" if vector else "raster")
+    return fig.to_json()
+
+
+def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:
+    """:func:`live_figure_json`, cached per run (a prefetched one is waited for)."""
+    proj = projection(ds)
+    return cache.memo("live_figures", ("live", result_key, vector),
+                      lambda: live_figure_json(result, ds, ref, proj, vector=vector))
+
+
+def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
+    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
+    and (if shown) their storyboard figures on the background worker: the next move is most
+    often one step of one slider. Speculation of earlier moves that has not started is
+    withdrawn first. Same seeds, so the same release as computing them on the move; nothing
+    computed here is shown unless the user moves there."""
+    cache.cancel_queued("run", "statement", "live_figures")
+    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
+    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
+    proj, vector = projection(ds), bool(st.session_state.get(VECTOR, False))
+    for step in steps:
+        get_result = run.prefetch(ds, stage, step)
+        if figure and get_result is not None:
+            cache.speculate("live_figures", ("live", step.private_key(ds), vector),
+                            lambda get=get_result: live_figure_json(get(), ds, ref, proj,
+                                                                    vector=vector))
+
+
+def remember_draw(stage_key: tuple, result_key: tuple, result) -> list:
+    """Record the shown run's centers for this tuple stage and return the earlier ones (up to
+    :data:`EARLIER_DRAWS`, oldest first, without this run's)."""
+    stage, draws = st.session_state.get(DRAWS, (None, None))
+    if stage != stage_key or draws is None:
+        draws = {}
+    earlier = [c for k, c in draws.items() if k != result_key]
+    draws.pop(result_key, None)
+    if result.centers is not None:
+        draws[result_key] = result.centers
+    while len(draws) > EARLIER_DRAWS + 1:
+        draws.pop(next(iter(draws)))
+    st.session_state[DRAWS] = (stage_key, draws)
+    return earlier[-EARLIER_DRAWS:]
+
+
+def magnification(ds, k: int, result, proj) -> float | None:
+    """The main panel's noise-cloud factor M for this dataset and k, fixed by the first run that
+    released Gaussian-noised centers (:func:`dpviz.viz.main_panel.cloud_magnification`)."""
+    mp = dpviz.viz.main_panel
+    locked = st.session_state.setdefault(MAGNIFICATION, {})
+    key = (ds.content_hash, int(k))
+    if key not in locked:
+        noise = mp.released_noise(result)
+        if noise is None:
+            return None
+        window = mp.data_window(ds.X, proj)
+        locked[key] = mp.cloud_magnification(noise[1], window.x1 - window.x0)
+    return locked[key]
+
+
+def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
+    """The main panel's figure (JSON) for the run on screen: data, private centers, the noise
+    cloud ×M and the earlier draws of this tuple stage."""
+    proj = projection(ds)
+    earlier = remember_draw(cfg.stage_key(ds), result_key, result)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    spec = dpviz.viz.main_panel.main_panel_spec(
+        result, ds.X, projector=proj, reference_centers=ref_centers, earlier=earlier,
+        magnification=magnification(ds, cfg.k, result, proj))
+    return pio.to_json(spec, validate=False)

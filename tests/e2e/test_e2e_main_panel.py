@@ -1,0 +1,97 @@
+"""Issue 16 at a projector's 1280×720: the ρ slider and the ONE main panel it changes (data,
+private centers, the noise cloud at a fixed scale, faint earlier draws) are on one screen.
+
+Screenshot: docs/explore_720p.png (the viewport after two ρ moves).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+from st_e2e import (
+    ROOT,
+    assert_no_exception,
+    move_slider,
+    new_app_page,
+    open_app,
+    plotly_charts,
+    plotly_traces,
+    slider_text,
+    widget,
+)
+
+pytestmark = pytest.mark.e2e
+
+WIDTH, HEIGHT = 1280, 720
+# The default lesson at ρ = 1: FriendlyCore answers (docs/app.md, "The teaching default").
+EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=1.0&seed=0"
+
+
+@pytest.fixture
+def page720(browser: Browser, app_url: str):
+    page = new_app_page(browser, width=WIDTH, height=HEIGHT)
+    yield page
+    page.context.close()
+
+
+def _drawn(page: Page) -> Locator:
+    """The main panel's graph, once the figure last handed to it is on screen."""
+    root = widget(page, "main_panel_chart").locator(".dpviz-live-chart")
+    expect(root).to_have_attribute("data-revision", re.compile("."))
+    page.wait_for_function("(el) => el.dataset.revision === el.dataset.pending",
+                           arg=root.element_handle())
+    return root
+
+
+def _within_viewport(loc: Locator) -> dict:
+    box = loc.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTH, box
+    assert box["y"] >= 0 and box["y"] + box["height"] <= HEIGHT, box
+    return box
+
+
+def _legend(page: Page) -> dict[str, dict]:
+    traces = plotly_traces(plotly_charts(widget(page, "main_panel_chart")))
+    return {str(t["name"]).replace("<br>", " "): t for t in traces if t.get("showlegend") is not False}
+
+
+def test_rho_slider_and_main_panel_on_one_screen_at_1280x720(page720: Page, app_url: str) -> None:
+    page = page720
+    open_app(page, app_url + EXPLORE)
+    assert_no_exception(page)
+    expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
+    _drawn(page)
+    slider = _within_viewport(widget(page, "rho_slider"))
+    plot = _within_viewport(widget(page, "main_panel_chart").locator(".nsewdrag").first)
+    assert plot["x"] > slider["x"] + slider["width"] - 1, "the panel sits beside the slider"
+    assert plot["height"] >= 200 and plot["width"] >= 200, plot
+    legend = _legend(page)
+    assert "data (input, never released)" in legend
+    assert "private centers (this run) — private" in legend
+    cloud = next(n for n in legend if n.startswith("noise cloud ×"))
+    centers = legend["private centers (this run) — private"]
+    assert len(centers["x"]) == 8
+
+    move_slider(page, "rho_slider", 1)  # 1 → 1.26
+    move_slider(page, "rho_slider", -2)  # → 0.794: FriendlyCore still answers, more noise
+    assert slider_text(page, "rho_slider") == "0.794"
+    expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
+    _drawn(page)
+    legend = _legend(page)
+    assert cloud in legend, "the cloud's magnification must stay fixed across ρ moves"
+    earlier = legend["earlier draws (runs you saw before)"]
+    assert len(earlier["x"]) == 2 * 8  # the runs at ρ = 1 and 1.26, faint
+    assert set(zip(centers["x"], centers["y"], strict=True)) <= set(
+        zip(earlier["x"], earlier["y"], strict=True))
+    _within_viewport(widget(page, "rho_slider"))
+    _within_viewport(widget(page, "main_panel_chart").locator(".nsewdrag").first)
+    assert_no_exception(page)
+    page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollTo(0, 0)")
+    path = ROOT / "tests" / "e2e" / "screenshots" / "explore_720p.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    shutil.copyfile(path, ROOT / "docs" / "explore_720p.png")
