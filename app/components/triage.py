@@ -16,7 +16,7 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, data_source, run, state
+from app.components import cache, data_source, run, safe, state
 from dpviz.privacy.budget import ZCDP
 
 _APPLIED = "_triage_applied"
@@ -54,8 +54,11 @@ def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
                                   fallback=cfg.fallback, r_min=cfg.r_min)
         return spec.guarantee(ZCDP(float(rho), cfg.delta), pub, params, cfg.delta)
 
-    g = cache.memo("triage_eps", (ds.n, ds.d, k, t, rho, cfg.delta, cfg.radius, cfg.oracle, cfg.preset,
-                                  cfg.fallback, cfg.r_min), compute)
+    try:
+        g = cache.memo("triage_eps", (ds.n, ds.d, k, t, rho, cfg.delta, cfg.radius, cfg.oracle,
+                                      cfg.preset, cfg.fallback, cfg.r_min), compute)
+    except ValueError as exc:  # settings the registry's form refuses (e.g. r_min from a huge Λ)
+        return f"no row-level statement for these settings: {safe.md(exc)}"
     return f"row-level ε = {g.eps:.3g}, δ = {g.delta:.2g} per row"
 
 
