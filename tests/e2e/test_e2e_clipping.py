@@ -53,3 +53,21 @@ def test_no_clipped_titles_or_tables_at_1280px(page: Page, app_url: str, view: s
     page.wait_for_timeout(500)  # plotly lays out its text after the first frame
     assert main.evaluate(_CLIPPED_TEXT_JS) == []
     assert main.evaluate(_WIDE_TABLES_JS) == []
+
+
+#: Metric values ("ε = 17.1 · δ = 0.0013") that Streamlit would end with "…".
+_CLIPPED_METRICS_JS = """
+(root) => Array.from(root.querySelectorAll('[data-testid="stMetricValue"]'))
+  .filter((v) => Array.from(v.querySelectorAll('*')).concat([v])
+    .some((e) => e.scrollWidth > e.clientWidth + 1))
+  .map((v) => v.textContent)
+"""
+
+
+def test_the_row_level_readout_is_never_cut_off_at_1280px(page: Page, app_url: str) -> None:
+    open_app(page, app_url + EXPLORE)
+    assert_no_exception(page)
+    readout = widget(page, "eps_readout")
+    readout.scroll_into_view_if_needed()
+    assert "δ = " in readout.inner_text()
+    assert readout.evaluate(_CLIPPED_METRICS_JS) == []
