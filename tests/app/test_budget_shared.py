@@ -97,3 +97,11 @@ def test_shared_store_is_bounded_and_keeps_the_first_complete_sweep():
     assert store.get(specs[0]) is None and store.get(specs[2]) is not None
     store.put(specs[2], _frames(1))  # a second complete run of the same spec changes nothing
     pd.testing.assert_frame_equal(store.get(specs[2])[1][0], _frames(0)[0])
+
+
+def test_the_committed_precomputed_file_matches_the_code():
+    """Shared Budget links open with curves drawn only while the committed file's code hash is
+    current: a library change must be followed by `make precompute` (this fails until it is)."""
+    doc = json.loads(sweep.PRECOMPUTED.read_text())
+    assert doc["code_hash"] == sweep.code_hash(), "stale app/precomputed/budget_sweeps.json: make precompute"
+    assert len(sweep.load_precomputed()) >= 2
