@@ -90,6 +90,51 @@ def _sums_counts(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray,
     return sums, counts
 
 
+def dp_lloyd_init(k: int, d: int, radius: float, init: np.ndarray | None, rng: np.random.Generator,
+                  func: str) -> tuple[np.ndarray, str]:
+    """DP-Lloyd's public start: k points uniform in the Λ-ball, or the caller's public centers."""
+    if init is None:
+        note = f"Public: {k} points uniform in the ball of radius Λ={radius:g}."
+        return uniform_ball(k, d, radius, rng), note
+    C = np.asarray(init, dtype=np.float64)
+    if C.shape != (k, d) or not np.all(np.isfinite(C)):
+        raise ValueError(f"The 'init' parameter of {func} must be a finite ({k}, {d}) array. "
+                         f"Got shape {C.shape}.")
+    return clip_to_ball(C, radius), "Public centers given by the caller (must not come from the data)."
+
+
+def noisy_lloyd_iteration(C: np.ndarray, sums: np.ndarray, counts: np.ndarray, *, it: int, rho_it: float,
+                          radius: float, rng: np.random.Generator, ledger: Ledger, trace: Trace,
+                          sigmas: tuple[float, float]) -> np.ndarray:
+    """One DP-Lloyd iteration's private part from its per-cluster sums and counts (Su et al. 2016).
+
+    ρ_it/2 on the sums (sensitivity Λ) and ρ_it/2 on the counts (sensitivity 1), each a parallel
+    composition over clusters; a cluster whose noisy count is below 1 keeps its previous center.
+    Shared by the in-memory :func:`dp_lloyd` and the streamed ``dpviz.large.lloyd_stream`` (same
+    draws in the same order, so both release the same centers for a seed).
+    """
+    k = C.shape[0]
+    node = ledger.child(f"iteration {it + 1}", ZCDP(rho_it))
+    sums_node = node.child("cluster sums", ZCDP(rho_it / 2), composition="parallel",
+                           note="one row changes one cluster's sum by ≤ Λ")
+    counts_node = node.child("cluster counts", ZCDP(rho_it / 2), composition="parallel",
+                             note="one row changes one cluster's count by 1")
+    noisy_sums = np.empty_like(sums)
+    noisy_counts = np.empty(k)
+    for j in range(k):  # loop over clusters (parallel composition)
+        noisy_sums[j] = gaussian(sums[j], sensitivity=radius, rho=rho_it / 2, rng=rng,
+                                 ledger=sums_node, name=f"sum[{j}]")
+        noisy_counts[j] = gaussian(float(counts[j]), sensitivity=1.0, rho=rho_it / 2, rng=rng,
+                                   ledger=counts_node, name=f"count[{j}]")
+    ok = noisy_counts >= 1.0
+    new = C.copy()
+    if np.any(ok):
+        new[ok] = clip_to_ball(noisy_sums[ok] / noisy_counts[ok, None], radius)
+    trace.add("iteration", released=True, index=it, centers=new.copy(), noisy_counts=noisy_counts,
+              sigma_sum=sigmas[0], sigma_count=sigmas[1], kept_previous=~ok)
+    return new
+
+
 def dp_lloyd(
     X: np.ndarray,
     k: int,
@@ -152,16 +197,7 @@ def dp_lloyd(
     radius = check_radius(radius, "radius", func)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     gen, seed = check_rng(rng)
-    if init is None:
-        C = uniform_ball(k, d, radius, gen)
-        init_note = f"Public: {k} points uniform in the ball of radius Λ={radius:g}."
-    else:
-        C = np.asarray(init, dtype=np.float64)
-        if C.shape != (k, d) or not np.all(np.isfinite(C)):
-            raise ValueError(f"The 'init' parameter of {func} must be a finite ({k}, {d}) array. "
-                             f"Got shape {C.shape}.")
-        C = clip_to_ball(C, radius)
-        init_note = "Public centers given by the caller (must not come from the data)."
+    C, init_note = dp_lloyd_init(k, d, radius, init, gen, func)
     ledger = Ledger(func, ZCDP(rho, delta))
     trace = Trace()
     trace.add("init", released=True, note=init_note, centers=C.copy())
@@ -172,28 +208,10 @@ def dp_lloyd(
     rho_it = rho / iters
     labels = np.zeros(0, dtype=np.int64)
     for it in range(iters):
-        node = ledger.child(f"iteration {it + 1}", ZCDP(rho_it))
-        sums_node = node.child("cluster sums", ZCDP(rho_it / 2), composition="parallel",
-                               note="one row changes one cluster's sum by ≤ Λ")
-        counts_node = node.child("cluster counts", ZCDP(rho_it / 2), composition="parallel",
-                                 note="one row changes one cluster's count by 1")
         labels = nearest_center(Xin, C)[0] if Xin.shape[0] else labels
         sums, counts = _sums_counts(Xin, labels, k)
-        noisy_sums = np.empty_like(sums)
-        noisy_counts = np.empty(k)
-        for j in range(k):  # loop over clusters (parallel composition)
-            noisy_sums[j] = gaussian(sums[j], sensitivity=radius, rho=rho_it / 2, rng=gen,
-                                     ledger=sums_node, name=f"sum[{j}]")
-            noisy_counts[j] = gaussian(float(counts[j]), sensitivity=1.0, rho=rho_it / 2, rng=gen,
-                                       ledger=counts_node, name=f"count[{j}]")
-        ok = noisy_counts >= 1.0
-        new = C.copy()
-        if np.any(ok):
-            new[ok] = clip_to_ball(noisy_sums[ok] / noisy_counts[ok, None], radius)
-        C = new
-        trace.add("iteration", released=True, index=it, centers=C.copy(),
-                  noisy_counts=noisy_counts, sigma_sum=sigma_sum, sigma_count=sigma_count,
-                  kept_previous=~ok)
+        C = noisy_lloyd_iteration(C, sums, counts, it=it, rho_it=rho_it, radius=radius, rng=gen,
+                                  ledger=ledger, trace=trace, sigmas=(sigma_sum, sigma_count))
     if delta > 0:
         ledger.record("unused δ", "reserved", ZCDP(0.0, delta),
                       note="DP-Lloyd is pure ρ-zCDP; the requested δ is left unspent.")

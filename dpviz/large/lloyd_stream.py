@@ -31,15 +31,13 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.clustering.baselines import dp_lloyd_sigmas
-from dpviz.data.bounds import clip_to_ball, row_norms
-from dpviz.data.generators import uniform_ball
+from dpviz.clustering.baselines import dp_lloyd_init, dp_lloyd_sigmas, noisy_lloyd_iteration
+from dpviz.data.bounds import row_norms
 from dpviz.geometry import nearest_center
 from dpviz.large.engine import Engine, Progress, _quiet, make_engine
 from dpviz.large.source import Chunk, TableSource
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian
 from dpviz.result import Result, Trace
 
 
@@ -114,16 +112,7 @@ def dp_lloyd_stream(
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     gen, seed = check_rng(rng)
-    if init is None:
-        C = uniform_ball(k, d, radius, gen)
-        init_note = f"Public: {k} points uniform in the ball of radius Λ={radius:g}."
-    else:
-        C = np.asarray(init, dtype=np.float64)
-        if C.shape != (k, d) or not np.all(np.isfinite(C)):
-            raise ValueError(f"The 'init' parameter of {func} must be a finite ({k}, {d}) array. "
-                             f"Got shape {C.shape}.")
-        C = clip_to_ball(C, radius)
-        init_note = "Public centers given by the caller (must not come from the data)."
+    C, init_note = dp_lloyd_init(k, d, radius, init, gen, func)
     ledger = Ledger("dp_lloyd", ZCDP(rho, delta))
     trace = Trace()
     trace.add("init", released=True, note=init_note, centers=C.copy())
@@ -135,27 +124,10 @@ def dp_lloyd_stream(
     n_out = 0
     try:
         for it in range(iters):
-            node = ledger.child(f"iteration {it + 1}", ZCDP(rho_it))
-            sums_node = node.child("cluster sums", ZCDP(rho_it / 2), composition="parallel",
-                                   note="one row changes one cluster's sum by ≤ Λ")
-            counts_node = node.child("cluster counts", ZCDP(rho_it / 2), composition="parallel",
-                                     note="one row changes one cluster's count by 1")
             counts, sums, _, n_out = _summed(engine, chunks, radius, C, progress,
                                                   f"DP-Lloyd iteration {it + 1}/{iters} chunk")
-            noisy_sums = np.empty_like(sums)
-            noisy_counts = np.empty(k)
-            for j in range(k):  # loop over clusters (parallel composition), dp_lloyd's order
-                noisy_sums[j] = gaussian(sums[j], sensitivity=radius, rho=rho_it / 2, rng=gen,
-                                         ledger=sums_node, name=f"sum[{j}]")
-                noisy_counts[j] = gaussian(float(counts[j]), sensitivity=1.0, rho=rho_it / 2, rng=gen,
-                                           ledger=counts_node, name=f"count[{j}]")
-            ok = noisy_counts >= 1.0
-            new = C.copy()
-            if np.any(ok):
-                new[ok] = clip_to_ball(noisy_sums[ok] / noisy_counts[ok, None], radius)
-            C = new
-            trace.add("iteration", released=True, index=it, centers=C.copy(), noisy_counts=noisy_counts,
-                      sigma_sum=sigma_sum, sigma_count=sigma_count, kept_previous=~ok)
+            C = noisy_lloyd_iteration(C, sums, counts, it=it, rho_it=rho_it, radius=radius, rng=gen,
+                                      ledger=ledger, trace=trace, sigmas=(sigma_sum, sigma_count))
     finally:
         engine.close()  # closes only what make_engine opened
     if delta > 0:
