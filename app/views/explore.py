@@ -85,7 +85,10 @@ def _error(msg: str) -> None:
 def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
     """Panel (a) or (b): they do not depend on ρ or δ, so each is built once per tuple stage."""
     def build() -> str:
-        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
+        # The points as an image (dpviz.viz.raster): two WebGL graphs to build on every switch
+        # to this view cost the browser ~0.5 s (docs/app.md, issue 16's speed targets).
+        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000,
+                 points="raster")
         fig.update_layout(margin=dict(l=55, r=10, t=40, b=45), showlegend=False, height=330,
                           title=dict(font=dict(size=13)))
         return fig.to_json()

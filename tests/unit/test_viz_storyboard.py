@@ -243,3 +243,19 @@ def test_fixed_margin_and_no_tick_labels_on_every_panel():
     assert all(fig.layout[a].showticklabels is False for a in axes)
     default = storyboard_figure(result, X, panels="cdefg", cols=3)
     assert default.layout.margin.autoexpand is None and default.layout.xaxis.showticklabels is None
+
+
+@pytest.mark.parametrize("key", list(PANEL_FUNCTIONS))
+def test_single_panel_raster_keeps_title_and_legend_without_webgl(key):
+    result, X = fake_fc_result()
+    vec, ras = PANEL_FUNCTIONS[key](result, X), PANEL_FUNCTIONS[key](result, X, points="raster")
+    assert ras.layout.title.text == vec.layout.title.text
+    assert _legend(ras) == _legend(vec)
+    assert {t.type for t in ras.data} <= {"scatter"}  # no WebGL trace: no context to create
+    has_cloud = any(t.type == "scattergl" for t in vec.data)
+    assert len(ras.layout.images) == int(has_cloud)
+    for im in ras.layout.images:  # on the panel's own axes, inside their fixed ranges
+        assert (im.xref, im.yref, im.layer) == ("x", "y", "below")
+        assert ras.layout.xaxis.range[0] <= im.x and im.x + im.sizex <= ras.layout.xaxis.range[1]
+    with pytest.raises(ValueError, match="points"):
+        PANEL_FUNCTIONS[key](result, X, points="svg")

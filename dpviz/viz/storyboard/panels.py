@@ -344,7 +344,8 @@ def _annotation(text: str, width: int, size: int, xref: str = "paper",
 PRE_PRIVATE_PANELS = "ab"
 
 
-def _single_figure(panel: Panel, proj: Projector, result: Result) -> go.Figure:
+def _single_figure(panel: Panel, proj: Projector, result: Result, *,
+                   points: Literal["vector", "raster"] = "vector") -> go.Figure:
     title = panel.title
     status = run_status(result)
     if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
@@ -354,14 +355,25 @@ def _single_figure(panel: Panel, proj: Projector, result: Result) -> go.Figure:
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
         yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
         annotations=[_annotation(m, 60, 12) for m in panel.messages])
-    return go.Figure(data=[_plotly(tr) for tr in panel.traces], layout=layout)
+    traces = list(panel.traces)
+    if points == "raster":  # the clouds as one image: no WebGL context to build in the browser
+        window = _raster_window([panel])
+        traces, uris = _rasterize(traces, window)
+        layout["images"] = [raster.layout_image(u, window) for u in uris]
+        layout["xaxis"]["range"] = list(_axis_range(traces, window, 0))
+        layout["yaxis"]["range"] = list(_axis_range(traces, window, 1))
+    elif points != "vector":
+        raise ValueError(f"The 'points' parameter must be 'vector' or 'raster'. Got {points!r}.")
+    return go.Figure(data=[_plotly(tr) for tr in traces], layout=layout)
 
 
-def _panel_figure(key: str, result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
+def _panel_figure(key: str, result: Result, X: np.ndarray, *,
+                  points: Literal["vector", "raster"] = "vector", **kw: Any) -> go.Figure:
+    """One panel as its own figure; ``points`` as in :func:`storyboard_figure`."""
     proj = kw.get("projector") or project_2d(np.asarray(getattr(X, "X", X), dtype=float))
     kw["projector"] = proj
     (panel,) = storyboard_panels(result, X, panels=key, **kw)
-    return _single_figure(panel, proj, result)
+    return _single_figure(panel, proj, result, points=points)
 
 
 def panel_data(result: Result, X: np.ndarray, **kw: Any) -> go.Figure:
