@@ -1,4 +1,5 @@
-"""What Explore offers to download: the simulated centers (CSV) and the run configuration (JSON).
+"""What Explore offers to download: the simulated centers (CSV), the run's ledger (CSV) and the run
+configuration (JSON).
 
 Both are a simulation, not a release: the configuration lists the seed streams that replay the
 noise exactly. Uploaded rows are never included; text from an upload (column names) is
@@ -18,6 +19,7 @@ import pandas as pd
 from app.components import safe
 from app.components.run import RunConfig
 from dpviz.privacy.release import jsonable
+from dpviz.viz.privacy import ledger_table
 
 
 def centers_csv(result, feature_names) -> str:
@@ -30,6 +32,15 @@ def centers_csv(result, feature_names) -> str:
     # Quote every text cell: a name holding a CR would otherwise break the row (pandas quotes
     # only fields with the delimiter, a quote or LF).
     return df.to_csv(quoting=csv.QUOTE_NONNUMERIC)
+
+
+def ledger_csv(result) -> str:
+    """Every spend of the run's ledger (:func:`dpviz.viz.privacy.ledger_table`) as CSV: the table
+    the Privacy view shows, with full-precision numbers."""
+    table = ledger_table(result.ledger)
+    for col in ("mechanism", "unit", "step", "note"):
+        table[col] = table[col].map(safe.csv_cell)
+    return table.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,

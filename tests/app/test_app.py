@@ -3,6 +3,7 @@ beside their control, the URL round-trips, a bad CSV leaves the app usable."""
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Future
 
 import numpy as np
@@ -248,6 +249,10 @@ def test_privacy_redraw_and_download_views():
     assert "For one row of your data" in statement and "e^ε" in statement
     assert "Paper's guarantee" in statement
     assert has_container(at, "feasibility")
+    heading = next(m.value for m in at.markdown if m.value.startswith("**Every spend**"))
+    spends = int(re.search(r"\((\d+) mechanism draws", heading).group(1))
+    table = container(at, "ledger_table").markdown[0].value.splitlines()
+    assert spends > 10 and len(table) == spends + 2  # header, rule, one line per spend
 
     at.session_state["explore_view"] = "Re-draw noise"
     at.run()
@@ -261,7 +266,7 @@ def test_privacy_redraw_and_download_views():
     assert not at.exception
     labels = [d.label for d in at.get("download_button")]
     assert labels == ["Simulated centers (CSV, do not publish)", "Run configuration (JSON)",
-                      "Storyboard figure (HTML)"]
+                      "Storyboard figure (HTML)", "Privacy ledger (CSV)"]
 
 
 def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):

@@ -77,6 +77,28 @@ def test_centers_csv_neutralises_formulas():
     assert safe.csv_cell("a=1") == "a=1" and safe.csv_cell(3) == "3"
 
 
+def test_md_table_keeps_every_cell_in_its_column_and_shows_it_as_text():
+    rows = [{"name | col": f"x | {IMG}", "missing": float("nan"), "tiny": 0.000123456, "n": 3},
+            {"name | col": TAG, "missing": None, "tiny": 12345.678, "n": 4}]
+    lines = safe.md_table(rows).splitlines()
+    unescaped_pipes = [len(re.findall(r"(?<!\\)\|", line)) for line in lines]
+    assert len(lines) == 4 and unescaped_pipes == [5, 5, 5, 5]  # 4 columns on every line
+    assert lines[2].count("—") == 1 and lines[3].count("—") == 1
+    assert "0.0001235" in lines[2] and "1.235e+04" in lines[3] and "| 3 |" in lines[2]
+    assert not LIVE.search("\n".join(lines))
+    assert safe.md_table([]) == ""
+
+
+def test_ledger_csv_lists_every_spend():
+    import dpviz
+    from dpviz.viz.privacy import ledger_table
+    res = dpviz.run("friendlycore", _rows(), 3, epsilon=3.0, delta=1e-6, radius=10.0, rng=0)
+    table = ledger_table(res.ledger)
+    got = list(csv.reader(io.StringIO(downloads.ledger_csv(res), newline="")))
+    assert got[0] == list(table.columns) and len(got) == len(table) + 1 > 10
+    assert [float(r[1]) for r in got[1:]] == list(table["rho"])
+
+
 def test_trailing_empty_column_and_missing_values_offer_the_picker():
     X = _rows()
     raw = _csv(["a", "b"], X, extra=",")  # a trailing delimiter on every row

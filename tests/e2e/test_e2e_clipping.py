@@ -30,11 +30,19 @@ _CLIPPED_TEXT_JS = """
   return out;
 }
 """
-#: Tables (glide data grids) whose content is wider than their box.
+#: Tables whose content is wider than their box: glide data grids (``st.dataframe``) and markdown
+#: tables (the Privacy view's margins and ledger), against the block they sit in.
 _WIDE_TABLES_JS = """
 (root) => Array.from(root.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller'))
   .filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.scrollWidth + ' > ' + s.clientWidth)
+  .concat(Array.from(root.querySelectorAll('[data-testid="stMarkdownContainer"] table'))
+    .map((t) => [t, t.closest('[data-testid="stVerticalBlock"]')])
+    .map(([t, box]) => [t.getBoundingClientRect().right, box.getBoundingClientRect().right])
+    .filter(([t, box]) => t > box + 1).map(([t, box]) => 'table ' + t + ' > ' + box))
 """
+#: The markdown tables in ``root`` (the check above is empty for a view that has none).
+_TABLES_JS = """(root) => root.querySelectorAll('[data-testid="stMarkdownContainer"] table, '
+  + '[data-testid="stDataFrame"]').length"""
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +61,8 @@ def test_no_clipped_titles_or_tables_at_1280px(page: Page, app_url: str, view: s
     page.wait_for_timeout(500)  # plotly lays out its text after the first frame
     assert main.evaluate(_CLIPPED_TEXT_JS) == []
     assert main.evaluate(_WIDE_TABLES_JS) == []
+    if view == "Privacy":  # the margins and the ledger: the check above looked at two tables
+        assert main.evaluate(_TABLES_JS) == 2
 
 
 #: Metric values ("ε = 17.1 · δ = 0.0013") that Streamlit would end with "…".
