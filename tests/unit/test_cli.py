@@ -159,7 +159,11 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", "16", "--epsilon", "1", "--delta", "1e-6",
            "--radius", "2", "--n-declared", "400000", "--out", str(out), "--mode", "stream",
            "--chunk-rows", "20000", "--n-jobs", "1", "--algorithm", "friendlycore"]
-    proc = subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE, text=True)
+    # A shell that starts this suite in the background (``make test &``) passes SIGINT on as
+    # ignored, and Python then installs no KeyboardInterrupt handler: Ctrl-C in a terminal
+    # always arrives with the default disposition, so the child gets that back first.
+    proc = subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stderr.readline()  # the run has started (imports done)
     assert "stream run" in first, first
     time.sleep(0.5)
