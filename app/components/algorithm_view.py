@@ -20,10 +20,10 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import cache, controls, downloads, run, safe, state
+from app.components import cache, controls, downloads, ledger_view, live_chart, run, safe, state
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
-from dpviz.viz.privacy import ledger_figure, ledger_table
+from dpviz.viz.privacy import ledger_figure
 from dpviz.viz.storyboards import ExplorationContext, explorations, storyboard_builder
 
 #: The row-level ε target on a log-like grid.
@@ -242,11 +242,8 @@ def _privacy(spec: AlgorithmSpec, result, delta: float, public: PublicHoldout | 
         st.caption(f"{spec.title}'s own budget after calibration: {budget} "
                    f"(budget kind: {spec.budget_kind}). Reference: {spec.paper}. The ledger below "
                    "lists every spend; its zCDP column converts (ε, δ) spends as ε²/2 for display.")
-    left, right = st.columns([3, 2])
-    with left:
-        st.plotly_chart(ledger_figure(result.ledger), key="ledger_chart", config={"displaylogo": False})
-    with right:
-        st.dataframe(ledger_table(result.ledger), hide_index=True)
+    live_chart.live_chart(ledger_figure(result.ledger), key="ledger_chart")
+    ledger_view.ledger_table_view(result.ledger)
 
 
 def _tiles(ds, result, ref) -> None:
@@ -348,3 +345,6 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         st.download_button("Centers (CSV, simulation)", downloads.centers_csv(result, ds.feature_names),
                            file_name=f"dpviz_{spec.name}_centers.csv", mime="text/csv",
                            key="dl_centers", on_click="ignore", icon=":material/download:")
+        st.download_button("Privacy ledger (CSV)", lambda: downloads.ledger_csv(result),
+                           file_name=f"dpviz_{spec.name}_ledger.csv", mime="text/csv",
+                           key="dl_ledger", on_click="ignore", icon=":material/download:")

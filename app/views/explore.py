@@ -26,6 +26,7 @@ from app.components import (
     downloads,
     explore_form,
     explore_live,
+    ledger_view,
     live_chart,
     modes,
     profiler,
@@ -39,13 +40,7 @@ from app.components import (
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         # the row-level "ε = 17.1 · δ = 0.0013" wraps in a narrow column instead of ending in "…"
         ".st-key-eps_readout [data-testid='stMetricValue'] * { white-space: normal; "
-        "overflow: visible; text-overflow: clip; }"
-        # the Privacy view's ledger table: compact, numbers on one line, and the step paths and
-        # notes wrap (anywhere) so the table fits its column at 1280 px instead of overflowing
-        ".st-key-ledger_table table { font-size: 0.8rem; } "
-        ".st-key-ledger_table th, .st-key-ledger_table td { padding: 0.15rem 0.4rem; "
-        "white-space: nowrap; } .st-key-ledger_table td:nth-child(n+7) { white-space: normal; "
-        "overflow-wrap: anywhere; }</style>")
+        "overflow: visible; text-overflow: clip; }</style>")
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
@@ -196,13 +191,8 @@ def _privacy_view(result, statement, cfg) -> None:
                        "means the filter will likely drop even perfectly friendly tuples: "
                        "raise ρ or t.")
     # Static markdown tables, not st.dataframe: mounting the two grids took ~0.4 s of the
-    # browser's time on every switch to this view, over the 0.5 s target (issue 16). The long
-    # step paths and notes wrap inside their cells, so the table fits a projector's 1280 px.
-    table = viz.privacy.ledger_table(result.ledger)
-    st.markdown(f"**Every spend** ({len(table)} mechanism draws and δ events; the chart above "
-                "groups them; a CSV is on the Downloads view)")
-    with st.container(height=320, key="ledger_table"):
-        st.markdown(safe.md_table(table.to_dict("records")))
+    # browser's time on every switch to this view, over the 0.5 s target (issue 16).
+    ledger_view.ledger_table_view(result.ledger)
 
 
 def _filters_view(result) -> None:

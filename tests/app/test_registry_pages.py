@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, open_app, texts
+from apptest_helpers import SMALL, container, open_app, texts
 
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -56,6 +56,11 @@ def test_a_toy_algorithm_appears_in_explore_and_runs(toy):
     assert at.number_input(key="algp_toy_shift").value == 0.25
     at.segmented_control(key="alg_view").set_value("Privacy").run()
     assert "(ε = 2, δ = 0)-DP" in texts(at)
+    table = container(at, "ledger_table").markdown[0].value.splitlines()  # the toy's one spend
+    assert len(table) == 3 and "laplace" in table[2]
+    at.segmented_control(key="alg_view").set_value("Downloads").run()
+    assert [d.label for d in at.get("download_button")] == ["Centers (CSV, simulation)",
+                                                            "Privacy ledger (CSV)"]
 
 
 def test_every_registered_algorithm_renders_in_explore():

@@ -65,6 +65,16 @@ def test_no_clipped_titles_or_tables_at_1280px(page: Page, app_url: str, view: s
         assert main.evaluate(_TABLES_JS) == 2
 
 
+def test_the_ledger_table_of_another_algorithm_fits_at_1280px(page: Page, app_url: str) -> None:
+    """The registry's Privacy view (here Balcan et al.'s, whose notes are long) shares the table."""
+    open_app(page, app_url + EXPLORE + "&alg=balcan")
+    rerun_after(page, widget(page, "alg_view").get_by_text("Privacy", exact=True).click)
+    assert_no_exception(page)
+    main = page.get_by_test_id("stMain")
+    assert main.evaluate(_TABLES_JS) == 1
+    assert main.evaluate(_WIDE_TABLES_JS) == []
+
+
 #: Metric values ("ε = 17.1 · δ = 0.0013") that Streamlit would end with "…".
 _CLIPPED_METRICS_JS = """
 (root) => Array.from(root.querySelectorAll('[data-testid="stMetricValue"]'))
