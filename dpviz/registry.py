@@ -47,6 +47,7 @@ from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
+from dpviz.privacy.plan import BudgetPlan
 from dpviz.result import Result
 
 BudgetKind = Literal["zcdp", "pure", "approx", "none"]
@@ -123,13 +124,8 @@ class Public:
     radius: float
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """A budget for an algorithm, the δ′ its conversion uses, and the row-level guarantee."""
-
-    budget: Budget | None
-    delta_prime: float
-    guarantee: ApproxDP | None  # None for a non-private reference
+#: A spec's calibration result: the one budget plan of a run (dpviz.privacy.plan).
+Calibration = BudgetPlan
 
 
 Guarantee = Callable[[Budget, Public, Any, float], ApproxDP]
@@ -393,6 +389,87 @@ def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, para
     return Calibration(budget(lo), slack, spec.guarantee(budget(lo), pub, params, slack))
 
 
+# ----------------------------------------------------------------------------- the plan
+
+
+def _spec_and_params(name: str | AlgorithmSpec, params: Any) -> tuple[AlgorithmSpec, Any]:
+    spec = name if isinstance(name, AlgorithmSpec) else get(name)
+    if params is None:
+        params = spec.make_params()
+    elif isinstance(params, dict):
+        params = spec.make_params(**params)
+    return spec, params
+
+
+def plan(name: str | AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any = None,
+         *, count: bool = False) -> BudgetPlan:
+    """THE budget plan of a run at the row-level target (ε, δ), without running anything.
+
+    The one budget ↔ row-level translation of the code base (issue 26): :func:`run` carries this
+    plan on ``Result.plan``; the release export, the command line, the sweeps and the app's
+    readouts read it. Public inputs only (``pub``, ``params``), so a slider can call it.
+
+    Parameters
+    ----------
+    name : str or AlgorithmSpec
+    epsilon, delta : float
+        The row-level target (add/remove one row).
+    pub : Public
+        The declared size (with ``count``: the noisy count that stands in for it), d, k, Λ.
+    params : dataclass, dict or None
+        The spec's parameters (None: the defaults).
+    count : bool
+        No size was declared: ``COUNT_EPS_FRACTION`` of ε pays for a Laplace count of the rows
+        and the algorithm is calibrated to the rest (basic composition).
+
+    Raises
+    ------
+    ValueError
+        When no budget meets the target (the message names the declared inputs to change).
+    """
+    spec, p = _spec_and_params(name, params)
+    epsilon, delta = float(epsilon), float(delta)
+    count = bool(count) and spec.is_private
+    count_eps = COUNT_EPS_FRACTION * epsilon if count else 0.0
+    cal = calibrate(spec, epsilon - count_eps, delta, pub, p)
+    g = cal.guarantee
+    if g is not None and count:
+        g = compose_dp(ApproxDP(count_eps, 0.0), g)
+    return dataclasses.replace(cal, algorithm=spec.name, target=ApproxDP(epsilon, delta), guarantee=g,
+                               count_eps=count_eps, algorithm_guarantee=cal.guarantee,
+                               size_source="dp_count" if count else "declared")
+
+
+def plan_at_budget(name: str | AlgorithmSpec, budget: Budget, pub: Public, params: Any = None, *,
+                   delta_prime: float | None = None) -> BudgetPlan:
+    """The plan of a run at a GIVEN own budget (a ρ slider): its row-level guarantee.
+
+    A zCDP budget (ρ, δ) converts with δ′ = δ unless ``delta_prime`` is given (the convention of
+    Explore's readout, whose run spends (ρ, δ) and states its ledger with δ′ = δ); a pure or
+    approximate DP budget needs no δ′.
+    """
+    spec, p = _spec_and_params(name, params)
+    if not spec.is_private:
+        return BudgetPlan(None, 0.0, None, algorithm=spec.name)
+    dp = float(budget.delta if delta_prime is None else delta_prime) if isinstance(budget, ZCDP) else 0.0
+    g = spec.guarantee(budget, pub, p, dp)
+    return BudgetPlan(budget, dp, g, algorithm=spec.name, algorithm_guarantee=g)
+
+
+def budget_from_rho(kind: BudgetKind, rho: float, delta: float) -> Budget | None:
+    """The own budget at a point of a ρ axis (the ρ-sweeps): ZCDP(ρ, δ) for a zCDP algorithm, pure
+    ε = √(2ρ) for a pure one (ε-DP ⇒ ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4), None for a
+    reference. An approximate-DP algorithm has no ρ (ValueError: give it a row-level target)."""
+    if kind == "zcdp":
+        return ZCDP(float(rho), float(delta))
+    if kind == "pure":
+        return ApproxDP(math.sqrt(2.0 * float(rho)), 0.0)
+    if kind == "none":
+        return None
+    raise ValueError("An algorithm with an (ε, δ) budget of its own has no ρ: compare it at a row-level "
+                     "target (dpviz.registry.plan).")
+
+
 # ----------------------------------------------------------------------------- running
 
 
@@ -461,28 +538,26 @@ def run(
     public = check_public(public_X, X.shape[1], spec, func)
     gen, _ = check_rng(rng)
     count_ledger: Ledger | None = None
-    eps_alg = epsilon
     if n_declared is None and spec.is_private:
-        eps_count = COUNT_EPS_FRACTION * epsilon
-        n_declared, count_ledger = _declared_size(X, eps_count, gen)
-        eps_alg = epsilon - eps_count
+        n_declared, count_ledger = _declared_size(X, COUNT_EPS_FRACTION * epsilon, gen)
     elif n_declared is None:
         n_declared = X.shape[0]  # a non-private reference: nothing to protect
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
-    cal = calibrate(spec, eps_alg, delta, pub, p)
+    the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
+    cal = the_plan
     if stage is None and spec.stage is not None:
         stage = spec.stage(X, k, radius=radius, rng=gen, pub=pub, params=p)
     extra = {"public_X": public} if spec.uses_public_data else {}
     res = spec.private(X, k, cal.budget, radius=radius, rng=gen, pub=pub, params=p, stage=stage, **extra)
-    guarantee = cal.guarantee
     ledger = res.ledger
     if count_ledger is not None:
-        guarantee = compose_dp(count_ledger_guarantee(count_ledger), guarantee)
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
     # A release only when the release sampler drew every random choice (issue 10).
-    return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=guarantee,
+    return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
+                               plan=the_plan,
                                params=dict(res.params) | {"n_declared": n_declared,
+                                                          "size_source": the_plan.size_source,
                                                           "budget": str(cal.budget)}
                                | ({"public_rows": 0 if public is None else int(public.shape[0])}
                                   if spec.uses_public_data else {}),
@@ -515,14 +590,8 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-def count_ledger_guarantee(ledger: Ledger) -> ApproxDP:
-    """The pure ε of the DP count recorded by :func:`run`."""
-    eps = sum(s.budget.eps for _, s in ledger.spends() if isinstance(s.budget, ApproxDP))
-    return ApproxDP(eps, 0.0)
-
-
 __all__ = [
-    "AlgorithmSpec", "Calibration", "ParamHint", "Public", "algorithms", "calibrate", "check_hinted",
-    "check_public",
-    "get", "hint", "markdown_table", "param_fields", "register", "run", "unregister",
+    "AlgorithmSpec", "BudgetPlan", "Calibration", "ParamHint", "Public", "algorithms", "budget_from_rho",
+    "calibrate", "check_hinted", "check_public", "get", "hint", "markdown_table", "param_fields", "plan",
+    "plan_at_budget", "register", "run", "unregister",
 ]

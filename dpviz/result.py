@@ -10,6 +10,7 @@ import numpy as np
 
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.plan import BudgetPlan
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,10 @@ class Result:
         False only for a release: noise drawn by :class:`dpviz.privacy.release.SecureRNG`. A
         simulation (seeded, or from any numpy Generator) is for exploring; its numbers must not
         be published, since whoever can replay its noise can subtract it.
+    plan : BudgetPlan or None
+        The run's budget plan (``dpviz.registry.plan``): its own budget, δ′, the row-level
+        guarantee (``guarantee`` is ``plan.guarantee``) and the statement lines. Set by
+        :func:`dpviz.run`; None when the caller ran a function directly.
     """
 
     centers: np.ndarray | None
@@ -91,6 +96,7 @@ class Result:
     algorithm: str | None = None
     guarantee: ApproxDP | None = None
     simulation: bool = True
+    plan: BudgetPlan | None = None
 
     def __post_init__(self) -> None:
         if self.seed is not None and not self.simulation:
