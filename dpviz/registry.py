@@ -174,6 +174,10 @@ class AlgorithmSpec:
         Acs et al. footnote 3): :func:`run` then passes ``public_X`` to ``private`` (None when the
         caller gives none, and the algorithm falls back to a data-independent choice). Public
         records get no privacy and are not part of X; the guarantee is about the rows of X only.
+    releasable : bool
+        False when the algorithm cannot draw its randomness from the release sampler
+        (:class:`dpviz.privacy.release.SecureRNG`), so a run is always a simulation: pages must
+        not offer it for release (:func:`releasable`).
     """
 
     name: str
@@ -191,6 +195,7 @@ class AlgorithmSpec:
     description: str = ""
     rank: int = 100
     uses_public_data: bool = False
+    releasable: bool = True
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -279,6 +284,12 @@ def algorithms(*, private_only: bool = False) -> tuple[AlgorithmSpec, ...]:
     _discover()
     specs = sorted(_REGISTRY.values(), key=lambda s: s.rank)  # stable: ties keep registration order
     return tuple(s for s in specs if s.is_private or not private_only)
+
+
+def releasable() -> tuple[AlgorithmSpec, ...]:
+    """The specs a release page may offer: private, and drawing every random choice from the
+    release sampler (``spec.releasable``)."""
+    return tuple(s for s in algorithms(private_only=True) if s.releasable)
 
 
 def get(name: str) -> AlgorithmSpec:
@@ -593,5 +604,5 @@ def markdown_table() -> str:
 __all__ = [
     "AlgorithmSpec", "BudgetPlan", "Calibration", "ParamHint", "Public", "algorithms", "budget_from_rho",
     "calibrate", "check_hinted", "check_public", "get", "hint", "markdown_table", "param_fields", "plan",
-    "plan_at_budget", "register", "run", "unregister",
+    "plan_at_budget", "register", "releasable", "run", "unregister",
 ]

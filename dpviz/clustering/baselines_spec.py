@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dpviz._validation import is_simulation
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
 from dpviz.privacy.accounting import approx_zcdp_to_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
@@ -77,6 +78,7 @@ DIFFPRIVLIB = register(AlgorithmSpec(
     paper="Su, Cao, Li, Bertino, Jin. Differentially private k-means clustering. CODASPY 2016; "
           "Holohan et al. 2019 (diffprivlib)",
     private=_diffprivlib_private, guarantee=_diffprivlib_guarantee, steps=("diffprivlib",),
+    releasable=False,  # diffprivlib draws its own noise (Python's random): never a release
     description="IBM diffprivlib's DPLloyd with its budget split corrected (a peer library).",
 ))
 
@@ -101,7 +103,7 @@ def _origin_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, r
     trace = Trace()
     trace.add("origin", released=True, note="k centers at the origin, computed without the data")
     return Result(np.zeros((k, pub.d)), None, Ledger("origin", ZCDP(0.0, 0.0), note="reads no row"),
-                  trace.freeze(), dict(algorithm="origin", k=k))
+                  trace.freeze(), dict(algorithm="origin", k=k), simulation=is_simulation(rng))
 
 
 ORIGIN = register(AlgorithmSpec(

@@ -70,3 +70,51 @@ def record_size(ledger: Ledger, size: DeclaredSize) -> None:
         node = ledger.child("declared size (DP count)", ZCDP(size.rho), unit="row")
         node.record("n (DP count of the rows)", "gaussian", ZCDP(size.rho), sensitivity=1.0,
                     noise_scale=size.sigma, note="no size was declared: a DP count stands in for it")
+
+
+# ----------------------------------------------------------------------------- provenance
+
+#: Where a public input came from: stated by the user, estimated with a booked DP spend, or read
+#: from the rows themselves (which voids the guarantee for that input).
+SOURCES = ("declared", "dp_estimate", "data")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where each public input of a release came from (issue 25, finding 4).
+
+    ``sources`` maps an input's name ("radius", "n", "k", "t", "bounds", …) to one of
+    :data:`SOURCES`; ``notes`` optionally says how (e.g. "max norm of the upload"). A value read
+    from the data (``"data"``) is not a public input: the guarantee does not cover it, so
+    :func:`dpviz.privacy.release.export_release` refuses such a release unless the caller records
+    an explicit acknowledgement, which the export then carries.
+    """
+
+    sources: tuple[tuple[str, str], ...]
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, src in self.sources:
+            if src not in SOURCES:
+                raise ValueError(f"The provenance of {name!r} must be one of {SOURCES}. Got {src!r}.")
+
+    @classmethod
+    def of(cls, notes: dict[str, str] | None = None, **sources: str) -> Provenance:
+        """``Provenance.of(radius="declared", n="dp_estimate")``."""
+        return cls(tuple(sorted(sources.items())), tuple(sorted((notes or {}).items())))
+
+    def source(self, name: str) -> str | None:
+        return dict(self.sources).get(name)
+
+    def with_source(self, name: str, source: str, note: str = "") -> Provenance:
+        """A copy with ``name``'s source set (and its note, if given)."""
+        notes = dict(self.notes) | ({name: note} if note else {})
+        return Provenance.of(notes, **(dict(self.sources) | {name: source}))
+
+    def data_derived(self) -> tuple[str, ...]:
+        """The inputs read from the data (a release needs an acknowledgement for these)."""
+        return tuple(n for n, s in self.sources if s == "data")
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        notes = dict(self.notes)
+        return {n: {"source": s, **({"note": notes[n]} if n in notes else {})} for n, s in self.sources}

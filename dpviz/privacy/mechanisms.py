@@ -9,6 +9,7 @@ References: Tsfadia et al. 2022, Thm 2.2 (Gaussian σ = Δ₂/√(2ρ) for ρ-zC
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -201,4 +202,32 @@ def exponential(
         raise ValueError("The 'scores' parameter of exponential must be a non-empty 1-D array.")
     ledger.record(name, "exponential", ApproxDP(eps, 0.0), sensitivity=sensitivity,
                   noise_scale=2.0 * sensitivity / eps, note=note)
-    return int(np.argmax(eps * s / (2.0 * sensitivity) + rng.gumbel(size=s.size)))
+    return gumbel_argmax(eps * s / (2.0 * sensitivity), rng)
+
+
+def gumbel_argmax(logits: np.ndarray, rng: Any) -> int:
+    """Index i with probability ∝ exp(logits_i): the exponential mechanism's draw.
+
+    The release sampler (``SecureRNG.exponential_mechanism``: OpenDP's Gumbel noisy max) when
+    ``rng`` is one; otherwise the Gumbel-max trick on ``rng.gumbel`` (a simulation; the same
+    distribution, and the same numbers as before for a seeded run).
+    """
+    lw = np.asarray(logits, dtype=np.float64).ravel()
+    draw = getattr(rng, "exponential_mechanism", None)
+    if draw is not None:
+        return int(draw(lw))
+    return int(np.argmax(lw + rng.gumbel(size=lw.size)))
+
+
+def gumbel_top(logits: np.ndarray, m: int, rng: Any) -> np.ndarray:
+    """Per row of a 2-D ``logits``, ``m`` indices by Gumbel-top-m (m peeling exponential-mechanism
+    draws without replacement), as an (rows, m) array, each row in the order drawn.
+
+    OpenDP's Gumbel noisy top-k per row on the release sampler; Gumbel-max on ``rng`` otherwise.
+    """
+    lw = np.asarray(logits, dtype=np.float64)
+    draw = getattr(rng, "exponential_top", None)
+    if draw is not None:
+        return np.stack([draw(row, m) for row in lw]) if lw.shape[0] else np.zeros((0, m), np.int64)
+    g = lw + rng.gumbel(size=lw.shape)
+    return np.argsort(-g, axis=1, kind="stable")[:, :m]

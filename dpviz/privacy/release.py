@@ -34,7 +34,16 @@ import numpy as np
 
 from dpviz.privacy.accounting import PrivacyStatement, compose_dp, row_level_statement
 from dpviz.privacy.budget import ApproxDP
+from dpviz.privacy.declared import Provenance
 from dpviz.privacy.ledger import Ledger
+
+#: How a release draws its randomness (written into every export).
+SAMPLER_TEXT = ("OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); exponential "
+                "mechanism and Binomial draws from OpenDP's CSPRNG samplers (SecureRNG); other "
+                "randomness from fresh OS entropy; nothing replayable is kept")
+
+#: Result.params keys never written to a release: timings and choices read from the true data.
+NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})
 
 #: Keys an exported release must never contain (checked by :func:`export_release`).
 FORBIDDEN_KEYS = ("seed", "seeds", "seed_streams", "entropy", "state")
@@ -62,6 +71,20 @@ def _laplace_measurement(scale: float) -> Any:
                              dp.l1_distance(T=float), scale=scale)
 
 
+@functools.cache
+def _noisy_max_measurement(top: int) -> Any:
+    """OpenDP's report-noisy-max with GUMBEL noise of scale 1 (``output_measure`` zCDP selects
+    Gumbel noise; ``MaxDivergence`` would select exponential noise, i.e. permute-and-flip): the
+    index of the largest ``score + Gumbel(1)``, i.e. index i with probability ∝ exp(score_i),
+    the exponential mechanism's distribution (Gumbel-max; with ``top`` > 1 the Gumbel-top-k,
+    equal to ``top`` peeling draws without replacement)."""
+    dp = _opendp()
+    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float))
+    if top == 1:
+        return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=1.0)
+    return dp.m.make_noisy_top_k(*space, dp.zero_concentrated_divergence(), k=top, scale=1.0)
+
+
 def _opendp_release(measurement: Any, value: np.ndarray | float) -> np.ndarray | float:
     arr = np.asarray(value, dtype=np.float64)
     out = np.asarray(measurement(arr.ravel().tolist()), dtype=np.float64).reshape(arr.shape)
@@ -76,7 +99,23 @@ class SecureRNG:
     methods (``integers``, ``random``, ``permutation``, ``choice``, ``uniform``, ``spawn``) serve
     the non-noise randomness from a Generator seeded with fresh OS entropy on every call.
     ``normal`` / ``laplace`` also work (OpenDP noise around 0) for code that draws noise directly.
-    ``gumbel`` (the exponential mechanism) is refused: no floating-point-safe sampler is wired.
+
+    The exponential mechanism (``exponential_mechanism`` / ``exponential_top``, called by
+    :func:`dpviz.privacy.mechanisms.gumbel_argmax` and ``gumbel_top``) is OpenDP's
+    ``make_noisy_max`` / ``make_noisy_top_k`` with Gumbel noise (zCDP output measure, scale 1)
+    on the log-weights: OpenDP samples the Gumbel race exactly from a CSPRNG, treating each
+    float score as the exact rational it is (no rounding of the noisy scores decides the
+    winner), so the index has exactly the distribution ∝ exp(score) the mechanism's proof
+    assumes (McSherry & Talwar 2007; OpenDP's proof document for ``make_noisy_top_k``). Raw
+    Gumbel floats (``gumbel``) are still refused: an argmax over textbook float Gumbels is what
+    those functions replace.
+
+    ``binomial`` / ``geometric`` (Balcan et al.'s aggregate activation of empty cells) draw from
+    a fresh OS-entropy numpy Generator: OpenDP has no Binomial sampler. The output is an integer
+    whose success probability is data-independent (f(0), from public constants); it is not the
+    floating-point noise of a released real value (Mironov's attack reads the low bits of a
+    noisy float), and numpy's BTPE/inversion samplers are exact up to the 2⁻⁵³ resolution of
+    their uniforms. This is weaker than OpenDP's exact sampling; we state it rather than hide it.
 
     Privacy
     -------
@@ -114,9 +153,38 @@ class SecureRNG:
 
     def gumbel(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
-            "SecureRNG has no floating-point-safe Gumbel sampler: the exponential mechanism is not "
-            "available on the release path."
+            "SecureRNG gives no raw Gumbel floats: draw the exponential mechanism with "
+            "dpviz.privacy.mechanisms.gumbel_argmax / gumbel_top (OpenDP's noisy max)."
         )
+
+    def exponential_mechanism(self, logits: np.ndarray) -> int:
+        """Index i with probability ∝ exp(logits_i) (OpenDP ``make_noisy_max``, Gumbel, scale 1).
+
+        Entries of −∞ have probability 0 and are left out; at least one must be finite.
+        """
+        lw = np.asarray(logits, dtype=np.float64).ravel()
+        keep = np.flatnonzero(np.isfinite(lw))
+        if keep.size == 0:
+            raise ValueError("exponential_mechanism needs at least one finite log-weight.")
+        return int(keep[_noisy_max_measurement(1)(lw[keep].tolist())])
+
+    def exponential_top(self, logits: np.ndarray, m: int) -> np.ndarray:
+        """``m`` distinct indices by Gumbel-top-m on ``logits`` (= m peeling exponential-mechanism
+        draws; OpenDP ``make_noisy_top_k``, Gumbel, scale 1), in the order drawn."""
+        lw = np.asarray(logits, dtype=np.float64).ravel()
+        keep = np.flatnonzero(np.isfinite(lw))
+        m = int(min(m, keep.size))
+        if m == 0:
+            return np.zeros(0, dtype=np.int64)
+        return keep[np.asarray(_noisy_max_measurement(m)(lw[keep].tolist()), dtype=np.int64)]
+
+    def binomial(self, *args: Any, **kwargs: Any) -> Any:
+        """Binomial draws from fresh OS entropy (see the class docstring for why this is used)."""
+        return self._fresh().binomial(*args, **kwargs)
+
+    def geometric(self, *args: Any, **kwargs: Any) -> Any:
+        """Geometric draws from fresh OS entropy (the skip sampler of a huge Binomial)."""
+        return self._fresh().geometric(*args, **kwargs)
 
     # ---- everything else (OS entropy, fresh per call) ------------------------------------
     @staticmethod
@@ -223,42 +291,126 @@ def release_statement(ledger: Ledger, delta_prime: float) -> PrivacyStatement:
     return row_level_statement(ledger, delta_prime)
 
 
-def export_release(result: Any, *, delta_prime: float, dataset: Mapping[str, Any],
-                   session_total: ApproxDP | None = None,
-                   feature_names: list[str] | None = None) -> str:
+def produced_by(result: Any) -> dict[str, Any]:
+    """Which method produced a result's centers, from its trace (issue 25, finding 5).
+
+    "own structure" when the algorithm's own private structure answered, "fallback" (with the
+    fallback's method) when a fallback step was used, "failure" when the output is ⊥. Read from
+    the released trace steps only (the fallback step's ``used`` is itself a released bit).
+    """
+    trace = getattr(result, "trace", ()) or ()
+    fb = next((s for s in trace if s.name == "fallback"), None)
+    if result.centers is None:
+        return {"outcome": "failure", "method": None, "failure": result.failure}
+    if fb is not None and bool(fb.data.get("used")):
+        return {"outcome": "fallback", "method": f"fallback: {fb.data.get('method')}",
+                "failure": fb.data.get("reason")}
+    return {"outcome": "own structure", "method": getattr(result, "algorithm", None), "failure": None}
+
+
+def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: float | None = None,
+                   session_total: ApproxDP | None = None, feature_names: list[str] | None = None,
+                   provenance: Provenance | None = None, acknowledge_data_derived: str | None = None,
+                   units: Mapping[str, Any] | None = None) -> str:
     """A release as JSON: centers, the row-level statement, the ledger rows, parameters; no seed.
 
-    Raises ValueError if ``result`` is a simulation (seeded or drawn without :class:`SecureRNG`):
-    a simulation's numbers must not be published.
+    The statement is the run's :class:`~dpviz.privacy.plan.BudgetPlan` (``result.plan``, set by
+    :func:`dpviz.run`): the same (ε, δ), δ′ and lines as the guarantee the run was calibrated to.
+    A result with no plan (a function called directly) is stated from its ledger at the caller's
+    ``delta_prime``.
+
+    Parameters
+    ----------
+    dataset : mapping
+        Declared, public facts only (name, d, the declared bounds); never a hash of the rows.
+        ``size_source`` and the size used are written from the plan, whatever the caller says.
+    provenance : Provenance, optional
+        Where each public input came from. An input read from the data needs
+        ``acknowledge_data_derived`` (the user's words, recorded in the export).
+    units : mapping, optional
+        ``{"center": (d,), "scale": (d,)}``: the algorithm ran on (x − center)/scale, and the
+        export gives the centers in the data's original units (x = c·scale + center), with the
+        transform and the declared radius it used. Both must be declared (public) values.
+
+    Raises
+    ------
+    ValueError
+        A simulation (seeded, or drawn without :class:`SecureRNG`); a ``delta_prime`` that is
+        not the plan's; an input read from the data without an acknowledgement.
     """
     if getattr(result, "simulation", True) or getattr(result, "seed", None) is not None:
         raise ValueError("export_release: this Result is a simulation (its noise is reproducible "
                          "or not from the release sampler); run it with rng=SecureRNG().")
-    stmt = row_level_statement(result.ledger, delta_prime)
-    # The calibrated guarantee of a registered run (dpviz.run) when there is one; else the
-    # ledger's own row-level statement.
-    row = getattr(result, "guarantee", None) or stmt.row
-    out: dict[str, Any] = {
-        "kind": "dpviz release",
-        "dataset": dict(dataset),
-        "centers": None if result.centers is None else np.asarray(result.centers).tolist(),
-        "feature_names": feature_names,
-        "failure": result.failure,
-        "privacy": {
+    plan = getattr(result, "plan", None)
+    prov = provenance if provenance is not None else Provenance.of()
+    if plan is not None:
+        prov = prov.with_source("n", "dp_estimate" if plan.size_source == "dp_count" else "declared")
+    derived = prov.data_derived()
+    if derived and not (acknowledge_data_derived or "").strip():
+        raise ValueError(f"export_release: {', '.join(derived)} was read from the data, not declared; "
+                         "the guarantee does not cover it. Declare it, or pass "
+                         "acknowledge_data_derived with the user's acknowledgement.")
+    if plan is not None:
+        if delta_prime is not None and not math.isclose(delta_prime, plan.delta_prime, rel_tol=1e-12,
+                                                        abs_tol=0.0):
+            raise ValueError(f"export_release: delta_prime={delta_prime:g} is not the run's "
+                             f"δ′ = {plan.delta_prime:g}; omit it (the plan states the guarantee).")
+        privacy: dict[str, Any] = {
             "neighbouring_relation": "add/remove one row of the dataset",
-            "row_level_eps": row.eps,
-            "row_level_delta": row.delta,
+            "row_level_eps": plan.guarantee.eps,
+            "row_level_delta": plan.guarantee.delta,
+            "algorithm": plan.algorithm,
+            "delta_prime": plan.delta_prime,
+            "plan": plan.as_dict(),
+            "lines": list(plan.lines),
+        }
+    else:
+        if delta_prime is None:
+            raise ValueError("export_release: this Result has no budget plan (not run through "
+                             "dpviz.run); give the delta_prime of its ledger statement.")
+        stmt = row_level_statement(result.ledger, delta_prime)
+        privacy = {
+            "neighbouring_relation": "add/remove one row of the dataset",
+            "row_level_eps": stmt.row.eps,
+            "row_level_delta": stmt.row.delta,
             "algorithm": getattr(result, "algorithm", None),
             "delta_prime": delta_prime,
-            "zcdp_total": {"rho": stmt.paper.rho, "delta": stmt.paper.delta},
             "lines": list(stmt.lines),
-        },
+        }
+    total = result.ledger.total()
+    privacy["zcdp_total"] = {"rho": total.rho, "delta": total.delta}
+    centers = None if result.centers is None else np.asarray(result.centers, dtype=np.float64)
+    units_out: dict[str, Any] = {"centers": "as given to the algorithm (no transform declared)"}
+    if units is not None and centers is not None:
+        scale = np.asarray(units["scale"], dtype=np.float64)
+        shift = np.asarray(units["center"], dtype=np.float64)
+        units_out = {"centers": "the data's original units (c·scale + center)",
+                     "scale": scale, "center": shift,
+                     "centers_as_run": centers}
+        centers = centers * scale + shift
+    ds = dict(dataset)
+    params = {k: v for k, v in dict(result.params).items() if k not in NOT_RELEASED}
+    if plan is not None:
+        ds["size_source"] = "dp_count" if plan.size_source == "dp_count" else "declared"
+        ds["n_declared" if plan.size_source == "declared" else "n_dp_count"] = params.get("n_declared")
+        if plan.size_source == "dp_count":
+            ds.pop("n_declared", None)
+    out: dict[str, Any] = {
+        "kind": "dpviz release",
+        "dataset": ds,
+        "centers": centers,
+        "units": units_out,
+        "feature_names": feature_names,
+        "produced_by": produced_by(result),
+        "failure": result.failure,
+        "privacy": privacy,
+        "provenance": prov.as_dict(),
+        "data_derived_acknowledgement": (acknowledge_data_derived or None) if derived else None,
         "session_total": None if session_total is None else
         {"eps": session_total.eps, "delta": session_total.delta},
         "ledger": [{k: r[k] for k in ("id", "label", "rho", "delta", "noise_scale", "sensitivity",
                                       "unit", "mechanism")} for r in result.ledger.to_rows()],
-        "parameters": dict(result.params),
-        "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); "
-                   "other randomness from fresh OS entropy; nothing replayable is kept",
+        "parameters": params,
+        "sampler": SAMPLER_TEXT,
     }
     return json.dumps(_strip_seeds(jsonable(out)), indent=2, default=str)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.clustering.balcan.localsearch import localswap
 from dpviz.clustering.balcan.params import BalcanConfig, BalcanParams, pure_epsilon, resolve_config
 from dpviz.clustering.balcan.partition import candidate
@@ -275,7 +275,7 @@ def balcan_kmeans(
     ledger.check()
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm="balcan", k=k, epsilon=epsilon, radius=radius, n_declared=n_decl,
-                              **asdict(params)), seed=seed,
+                              **asdict(params)), seed=seed, simulation=is_simulation(rng),
                   algorithm="balcan", guarantee=ApproxDP(epsilon, 0.0))
 
 

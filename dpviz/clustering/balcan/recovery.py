@@ -19,7 +19,7 @@ import numpy as np
 from dpviz.data.bounds import clip_to_ball
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import laplace
+from dpviz.privacy.mechanisms import gumbel_top, laplace
 
 
 def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +161,7 @@ def sparse_recover(
         sel_node.record(f"pick {step + 1}", "exponential", ApproxDP(eps_pick), sensitivity=bound,
                         noise_scale=2.0 * bound / eps_pick,
                         note="score |S[r]| (sensitivity Λ∞), one pick per cell (disjoint cells)")
-    g = eps_pick * np.abs(sums) / (2.0 * bound) + rng.gumbel(size=sums.shape)  # Gumbel-top-m
-    support = np.argsort(-g, axis=1, kind="stable")[:, :m]
+    support = gumbel_top(eps_pick * np.abs(sums) / (2.0 * bound), m, rng)  # Gumbel-top-m
     picked = np.take_along_axis(sums, support, axis=1)
     noisy = np.asarray(laplace(picked, sensitivity=min(m, s) * bound, eps=eps_value, rng=rng,
                                ledger=node, name="values",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_rng, check_scalar
+from dpviz._validation import RngLike, check_rng, check_scalar, is_simulation
 from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -179,7 +179,7 @@ def private_k_noisy_centers(
     centers, failure = noisy_centers_into(T, valid, plan, gamma, gen, ledger, trace)
     params = dict(algorithm="PrivatekNoisyCenters", eps=eps, delta=delta, beta=beta, gamma=gamma, t=t, k=k,
                   seconds=time.perf_counter() - t_start)
-    return Result(centers, failure, ledger, trace.freeze(), params, seed)
+    return Result(centers, failure, ledger, trace.freeze(), params, seed, simulation=is_simulation(rng))
 
 
 def noisy_centers_into(T: np.ndarray, valid: np.ndarray | None, plan: NoisyCentersPlan, gamma: float,
@@ -319,4 +319,4 @@ def private_k_averages(
     centers, failure = averages_into(T, valid, plan, gen, ledger, trace)
     params = dict(algorithm="PrivatekAverages", eps=eps, delta=delta, beta=beta, gamma=gamma, radius=radius,
                   r_min=r_min, t=t, k=k, seconds=time.perf_counter() - t_start)
-    return Result(centers, failure, ledger, trace.freeze(), params, seed)
+    return Result(centers, failure, ledger, trace.freeze(), params, seed, simulation=is_simulation(rng))

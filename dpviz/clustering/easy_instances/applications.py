@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.clustering.tuples import TupleStage, tuple_stage
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
 from dpviz.privacy.accounting import compose_dp, group_privacy_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian_sigma_dp
+from dpviz.privacy.mechanisms import gaussian_sigma_dp, gumbel_argmax
 from dpviz.result import Result, Trace
 
 from .aggregators import AVERAGES_RELEASED, NOISY_RELEASED, averages_into, noisy_centers_into
@@ -224,7 +224,8 @@ def private_k_means(
                                gamma=gamma, beta=beta, r_min=r_min, lloyd_fraction=f, rng=gen)
     params = dict(res.params) | dict(oracle=stage.oracle, method=stage.method,
                                      seconds=time.perf_counter() - t_start)
-    return Result(res.centers, res.failure, res.ledger, res.trace, params, seed)
+    return Result(res.centers, res.failure, res.ledger, res.trace, params, seed,
+                  simulation=is_simulation(rng))
 
 
 def kmeans_private_stage(
@@ -268,7 +269,7 @@ def kmeans_private_stage(
     params = dict(algorithm="PrivatekMeans", aggregator=aggregator, eps=eps, delta=delta, radius=radius,
                   n_tuples=stage.n_pieces, k=k, gamma=gamma, beta=beta, r_min=r_min, lloyd_fraction=f,
                   seconds=time.perf_counter() - t_start)
-    return Result(centers, agg.failure, root, trace.freeze(), params, seed)
+    return Result(centers, agg.failure, root, trace.freeze(), params, seed, simulation=is_simulation(rng))
 
 
 # ----------------------------------------------------------------------------- GMM
@@ -299,7 +300,7 @@ def private_quantile(values: np.ndarray, q: float, *, eps: float, upper: float,
     score = -np.abs(np.arange(n + 1) - q * n)
     with np.errstate(divide="ignore"):
         lw = eps * score / 2.0 + np.log(length)
-    i = int(np.argmax(lw + rng.gumbel(size=lw.size)))
+    i = gumbel_argmax(lw, rng)
     return float(edges[i] + rng.random() * length[i])
 
 
@@ -449,7 +450,7 @@ def private_gmm(
                   n_tuples=n_tuples, k=k, gamma=gamma, beta=beta, r_min=r_min, tuple_fraction=tf,
                   clip_factor=clip_factor, oracle=stage.oracle, method=stage.method,
                   seconds=time.perf_counter() - t_start)
-    return Result(centers, agg.failure, root, trace.freeze(), params, seed)
+    return Result(centers, agg.failure, root, trace.freeze(), params, seed, simulation=is_simulation(rng))
 
 
 __all__ = [

@@ -22,7 +22,7 @@ import numpy as np
 
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian_sigma_dp
+from dpviz.privacy.mechanisms import gaussian_sigma_dp, gumbel_argmax
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def interior_point(S: np.ndarray, *, eps: float, radius: float, r_min: float,
     """
     blocks = ip_blocks(S, radius, r_min)
     lw = blocks.log_weights(eps)
-    i = int(np.argmax(lw + rng.gumbel(size=lw.size)))
+    i = gumbel_argmax(lw, rng)
     j = blocks.start[i] + rng.integers(0, blocks.end[i] - blocks.start[i] + 1)
     return -radius + float(j) * r_min
 
