@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from dpviz.privacy.release import NOT_RELEASED, SAMPLER_TEXT  # one list and text for every export
+
 #: Above this many declared cells (n_declared × d) a streamable algorithm streams (float64: 160 MB).
 IN_MEMORY_MAX_CELLS = 20_000_000
 
-#: Result.params keys never written to a release: timings and choices read from the true data.
-NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -145,25 +145,31 @@ def _jsonable(v: Any) -> Any:
 def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any, d: int,
                      columns: tuple[str, ...], mode: str) -> dict[str, Any]:
     """The release: private output, the row-level statement, the ledger and public inputs only."""
-    g = res.guarantee
+    from dpviz.privacy.release import produced_by
+
+    the_plan = res.plan  # the run's one budget plan: the statement is its guarantee and lines
+    g = the_plan.guarantee
     run_params = {k: v for k, v in dict(res.params).items() if k not in NOT_RELEASED}
     return _jsonable({
         "format": "dpviz-release/1",
         "algorithm": {"name": spec.name, "title": spec.title, "paper": spec.paper},
         "centers": res.centers,
         "failure": res.failure,
+        "produced_by": produced_by(res),
         "statement": {
             "epsilon": g.eps, "delta": g.delta,
             "unit": "one row of the input table (add/remove neighbours)",
             "target": {"epsilon": args.epsilon, "delta": args.delta},
             "text": f"({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or removing "
                     "one row, given the declared bounds below.",
+            "delta_prime": the_plan.delta_prime,
+            "lines": list(the_plan.lines),
+            "plan": the_plan.as_dict(),
         },
         "public_inputs": {"k": args.k, "radius": args.radius, "n_declared": args.n_declared, "d": d,
                           "columns": list(columns)},
         "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
-        "sampler": "OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); other "
-                   "randomness (piece key, permutations, oracle seeds) from fresh OS entropy; no seed",
+        "sampler": SAMPLER_TEXT,
         "ledger": res.ledger.to_rows(),
         "ledger_total": {"rho": res.ledger.total().rho, "delta": res.ledger.total().delta},
     })

@@ -174,6 +174,11 @@ class AlgorithmSpec:
         Acs et al. footnote 3): :func:`run` then passes ``public_X`` to ``private`` (None when the
         caller gives none, and the algorithm falls back to a data-independent choice). Public
         records get no privacy and are not part of X; the guarantee is about the rows of X only.
+    feasible : callable, optional
+        ``feasible(pub, params)`` raises ValueError when the DECLARED inputs cannot work (e.g.
+        n_tuples·k above the declared size), naming the declared input to change. Called by
+        :func:`calibrate` (so by :func:`plan` and :func:`run` before any row is read). A shortfall
+        found in the data itself is never a refusal: the mechanism answers ⊥ (issue 25).
     releasable : bool
         False when the algorithm cannot draw its randomness from the release sampler
         (:class:`dpviz.privacy.release.SecureRNG`), so a run is always a simulation: pages must
@@ -196,6 +201,7 @@ class AlgorithmSpec:
     rank: int = 100
     uses_public_data: bool = False
     releasable: bool = True
+    feasible: Callable[[Public, Any], None] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -330,6 +336,8 @@ def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, pa
 def _calibrate_cached(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public,
                       params: Any) -> Calibration:
     """:func:`calibrate`, memoized: it is a pure function of public, hashable inputs."""
+    if spec.feasible is not None:
+        spec.feasible(pub, params)  # declared values only: raises before any row is read
     if spec.calibrate is not None:
         cal = spec.calibrate(epsilon, delta, pub, params)
         if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
@@ -555,7 +563,14 @@ def run(
         n_declared = X.shape[0]  # a non-private reference: nothing to protect
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
-    the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
+    try:
+        the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
+    except ValueError:
+        if count_ledger is None:
+            raise  # declared inputs only: the caller changes them
+        # The DP count (already drawn and booked) made the run infeasible: that is a released
+        # outcome of the count, answered as ⊥ with the count's spend on the ledger.
+        return _count_only_failure(spec, epsilon, delta, n_declared, count_ledger, rng)
     cal = the_plan
     if stage is None and spec.stage is not None:
         stage = spec.stage(X, k, radius=radius, rng=gen, pub=pub, params=p)
@@ -573,6 +588,24 @@ def run(
                                | ({"public_rows": 0 if public is None else int(public.shape[0])}
                                   if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng))
+
+
+#: The one failure text of a run stopped by its DP-counted size (no data-dependent count quoted).
+COUNT_INFEASIBLE = ("⊥: the DP-counted size is too small for these settings (declare the size to decide "
+                    "in advance)")
+
+
+def _count_only_failure(spec: AlgorithmSpec, epsilon: float, delta: float,
+                        n_counted: int, count_ledger: Ledger, rng: RngLike) -> Result:
+    """⊥ after the DP count: only the count was spent (booked), nothing else read the rows."""
+    count_eps = COUNT_EPS_FRACTION * epsilon
+    g = ApproxDP(count_eps, 0.0)
+    the_plan = BudgetPlan(None, 0.0, g, algorithm=spec.name, target=ApproxDP(epsilon, delta),
+                          count_eps=count_eps, algorithm_guarantee=ApproxDP(0.0, 0.0),
+                          size_source="dp_count")
+    ledger = Ledger("dpviz.run", None, children=[count_ledger])
+    return Result(None, COUNT_INFEASIBLE, ledger, (), {"n_declared": n_counted, "size_source": "dp_count"},
+                  algorithm=spec.name, guarantee=g, plan=the_plan, simulation=is_simulation(rng))
 
 
 def check_public(public_X: Any, d: int, spec: AlgorithmSpec, func: str) -> np.ndarray | None:

@@ -333,7 +333,7 @@ def diffprivlib_kmeans(
     radius = check_radius(radius, "radius", func)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     if n < k:
-        raise ValueError(f"diffprivlib_kmeans needs at least k={k} rows; got n={n}.")
+        raise ValueError(f"diffprivlib_kmeans needs at least k={k} rows.")
     gen, seed = check_rng(rng)
 
     class _FixedIters(DPKMeans):

@@ -18,7 +18,7 @@ import numpy as np
 
 from dpviz.clustering.friendlycore import fc_private_stage
 from dpviz.clustering.presets import FRACTION_KEYS, PRESETS, ROW_KEYS, TUPLE_KEYS, resolve_budget
-from dpviz.clustering.tuples import ORACLES, tuple_stage
+from dpviz.clustering.tuples import ORACLES, check_declared_rows, tuple_stage
 from dpviz.privacy.accounting import row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
@@ -93,6 +93,11 @@ def fc_guarantee(budget: ZCDP, pub: Public, params: FCParams, delta_prime: float
     return row_level_statement(ledger, delta_prime).row
 
 
+def fc_feasible(pub: Public, params: FCParams) -> None:
+    """Refuse, from declared values only, t·k above the declared size (issue 25, finding 1)."""
+    check_declared_rows(pub.n_declared, _t(pub, params), pub.k, "FriendlyCore")
+
+
 def fc_stage(X: np.ndarray, k: int, *, radius: float, rng: np.random.Generator, pub: Public,
              params: FCParams) -> Any:
     """The non-private tuple stage (pieces and the oracle's k-tuples), cached by callers."""
@@ -120,6 +125,7 @@ SPEC = register(AlgorithmSpec(
     params=FCParams,
     private=fc_private,
     guarantee=fc_guarantee,
+    feasible=fc_feasible,
     stage=fc_stage,
     stage_fields=("n_tuples", "oracle"),
     steps=STEPS,

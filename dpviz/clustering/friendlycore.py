@@ -65,6 +65,7 @@ from dpviz.clustering.presets import FCBudget, budget_margins, resolve_budget, s
 from dpviz.clustering.tuples import (  # noqa: F401  (re-exported: the old import paths)
     AUTO_WITHOUT_SIZE,
     TupleStage,
+    check_declared_rows,
     stage_match_graph,
     tuple_stage,
 )
@@ -336,6 +337,8 @@ def fc_private_stage(
     size = resolve_size(n_declared, func, n_rows=n, rho=SIZE_FRACTION * rho, rng=gen)
     record_size(root, size)
     n_decl = size.n
+    if size.source == "declared":  # declared values only; a DP-counted size never refuses
+        check_declared_rows(n_decl, t, k, func)
     # The rest of the budget runs the pipeline, resolved once into its parts.
     budget = resolve_budget(preset, fractions=fractions, t=t, k=k, rho=rho - size.rho, delta=delta,
                             r_min=r_min, radius=radius, fallback=fallback, diam_beta=diam_beta,

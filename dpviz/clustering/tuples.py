@@ -565,6 +565,7 @@ def compute_tuples(
     max_iter: int = MAX_ITER,
     tol: float = TOL,
     n_jobs: int | None = None,
+    require_rows: bool = True,
 ) -> TupleStage:
     """Split the rows into ``n_tuples`` random pieces and cluster each with the oracle.
 
@@ -597,10 +598,17 @@ def compute_tuples(
     -------
     TupleStage
 
+    require_rows : bool, default True
+        Raise when n < n_tuples·k (a direct, non-private call that asked for too many pieces).
+        Private paths pass False (:func:`tuple_stage` always does): whether the rows suffice is
+        then data, and a shortfall only leaves pieces with < k rows, whose placeholder tuples
+        are flagged invalid and find no friends (the mechanism answers ⊥ like any other
+        failure). A data-dependent refusal would tell D from D minus one row (issue 25).
+
     Raises
     ------
     ValueError
-        k < 1, n_tuples < 1, an unknown oracle or method, or n < n_tuples·k.
+        k < 1, n_tuples < 1, an unknown oracle or method, or (``require_rows``) n < n_tuples·k.
 
     Privacy
     -------
@@ -625,7 +633,7 @@ def compute_tuples(
     tol = check_scalar(tol, "tol", func, low=0.0, high_open=True)
     n_jobs = default_n_jobs() if n_jobs is None else check_scalar(
         n_jobs, "n_jobs", func, low=1, high=1024, integer=True)
-    if n < t * k:
+    if require_rows and n < t * k:  # a caller's non-private call; private paths pass False
         raise ValueError(
             f"n_tuples={t} with k={k} needs at least {t * k} rows; got n={n}. "
             f"Use n_tuples <= {max(n // k, 1)} or a smaller k.")
@@ -635,8 +643,12 @@ def compute_tuples(
     sizes = np.bincount(piece_of_row, minlength=t)
     used = resolve_method(method, n, X.shape[1], oracle, n_tuples=t)
     impl = _tuples_batched if used == "batched" else _tuples_sklearn
-    with one_thread():  # tiny BLAS calls: threads only add contention
-        tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol, n_jobs=n_jobs)
+    if n == 0:  # no rows (e.g. none inside Λ): every piece is a placeholder, flagged invalid
+        tuples = np.zeros((t, k, X.shape[1]))
+    else:
+        with one_thread():  # tiny BLAS calls: threads only add contention
+            tuples = impl(X, piece_of_row, sizes, k, oracle, gen, max_iter=max_iter, tol=tol,
+                          n_jobs=n_jobs)
     small = np.flatnonzero(sizes < k)
     if small.size:
         for i in small:  # rare: only pieces with < k rows
@@ -751,14 +763,33 @@ def tuple_stage(
     if outside == "clip":
         X = clip_to_ball(X, radius)
     inside = np.einsum("ij,ij->i", X, X) <= radius * radius
+    # Never a refusal from the data (issue 25, finding 1): too few rows (inside Λ) leaves pieces
+    # with < k rows, flagged invalid; feasibility is checked from DECLARED values by the callers
+    # (check_declared_rows).
     if outside != "drop" or inside.all():
-        return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
-    st = compute_tuples(X[inside], k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method)
+        return compute_tuples(X, k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method,
+                              require_rows=False)
+    st = compute_tuples(X[inside], k, n_tuples=n_tuples, oracle=oracle, rng=rng, method=method,
+                        require_rows=False)
     piece = np.full(X.shape[0], -1, dtype=np.int64)
     piece[inside] = st.piece_of_row
     return TupleStage(tuples=st.tuples, piece_of_row=piece, piece_sizes=st.piece_sizes, k=st.k,
                       n_pieces=st.n_pieces, oracle=st.oracle, method=st.method, seconds=st.seconds,
                       valid=st.valid, seed=st.seed)
+
+
+def check_declared_rows(n_declared: int, n_tuples: int, k: int, func: str, *,
+                        fraction: float = 1.0) -> None:
+    """Refuse, from DECLARED values only, a tuple stage that cannot have k rows per piece:
+    ``fraction``·n_declared < n_tuples·k. The message names the declared inputs to change and
+    quotes no count read from the data."""
+    need = int(n_tuples) * int(k)
+    if fraction * n_declared < need:
+        share = "" if fraction == 1.0 else f" × tuple_fraction {fraction:g}"
+        raise ValueError(
+            f"{func}: n_tuples={n_tuples} with k={k} needs at least {need} rows, but the declared "
+            f"size n_declared={n_declared}{share} is below it. Lower n_tuples or k, or declare the "
+            "size the data really has.")
 
 
 _MATCH_LOCK = threading.Lock()

@@ -23,7 +23,7 @@ from dpviz.large.engine import Progress, _quiet
 from dpviz.large.fc_stream import fc_stream
 from dpviz.large.lloyd_stream import dp_lloyd_stream
 from dpviz.large.source import TableSource
-from dpviz.registry import Public, calibrate, get
+from dpviz.registry import Public, get, plan
 from dpviz.result import Result, TraceStep
 
 
@@ -87,7 +87,7 @@ def run_stream(
         raise ValueError(f"Algorithm {algorithm!r}{chose} has no streamed implementation; "
                          f"streamed: {list(STREAMED)} (and auto when it chooses one of them).")
     pub = Public(n_declared=n_declared, d=src.d, k=k, radius=radius)
-    cal = calibrate(spec, epsilon, delta, pub, p)
+    cal = plan(spec, epsilon, delta, pub, p)  # the run's one budget plan (Result.plan)
     kw = dict(rng=rng, scheduler=scheduler, n_jobs=n_jobs, progress=progress)
     if algorithm == "auto":  # as dpviz.clustering.auto._private: the chosen spec, budget, params
         chosen = cal.budget
@@ -100,7 +100,7 @@ def run_stream(
         res = dataclasses.replace(res, trace=trace, params=dict(res.params) | {"auto_choice": name})
     else:
         res = STREAMERS[name](src, k, cal.budget, pub, p, **kw)
-    return dataclasses.replace(res, algorithm=algorithm, guarantee=cal.guarantee,
+    return dataclasses.replace(res, algorithm=algorithm, guarantee=cal.guarantee, plan=cal,
                                params=dict(res.params) | {"n_declared": n_declared,
                                                           "budget": str(cal.budget)})
 

@@ -301,11 +301,11 @@ def produced_by(result: Any) -> dict[str, Any]:
     trace = getattr(result, "trace", ()) or ()
     fb = next((s for s in trace if s.name == "fallback"), None)
     if result.centers is None:
-        return {"outcome": "failure", "method": None, "failure": result.failure}
+        return {"outcome": "failure", "answered_by": None, "failure": result.failure}
     if fb is not None and bool(fb.data.get("used")):
-        return {"outcome": "fallback", "method": f"fallback: {fb.data.get('method')}",
+        return {"outcome": "fallback", "answered_by": f"fallback: {fb.data.get('method')}",
                 "failure": fb.data.get("reason")}
-    return {"outcome": "own structure", "method": getattr(result, "algorithm", None), "failure": None}
+    return {"outcome": "own structure", "answered_by": getattr(result, "algorithm", None), "failure": None}
 
 
 def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: float | None = None,

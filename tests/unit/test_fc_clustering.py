@@ -240,8 +240,12 @@ def test_bad_input_raises_clear_errors() -> None:
     kw = dict(rho=1.0, delta=1e-8, radius=1.0, r_min=1e-3)
     with pytest.raises(ValueError, match="'k' parameter"):
         fc_clustering(X, 0, **kw)
-    with pytest.raises(ValueError, match="needs at least"):
-        fc_clustering(X, 8, n_tuples=300, **kw)  # t·k = 2400 > n = 2000: pieces smaller than k
+    with pytest.raises(ValueError, match="needs at least 2400 rows, but the declared size n_declared=2000"):
+        fc_clustering(X, 8, n_tuples=300, n_declared=2000, **kw)  # declared: t·k = 2400 > n = 2000
+    # Too few rows in the DATA is not a refusal (issue 25): the pieces with < k rows are
+    # placeholders and the mechanism answers as for any other failure.
+    res = fc_clustering(X, 8, n_tuples=300, fallback=False, rng=0, **kw)
+    assert res.centers is None and res.failure is not None and res.ledger.total().rho == pytest.approx(1.0)
     with pytest.raises(ValueError, match="'radius' parameter"):
         fc_clustering(X, 3, rho=1.0, delta=1e-8, radius=0.0, r_min=1e-3)
     with pytest.raises(ValueError, match="'r_min' parameter"):

@@ -58,7 +58,9 @@ def sample_empty_count(n_empty: int, log_f0: float, rng: np.random.Generator) ->
         return int(rng.binomial(int(n_empty), f0))
     if f0 == 0.0:
         return 0
-    if n_empty * f0 > _MAX_EMPTY_DRAWS:
+    # Decided on the public number of children 2^p (n_empty = 2^p minus the few non-empty ones),
+    # not on n_empty itself, so the refusal does not move with one row.
+    if 2.0 ** math.ceil(math.log2(n_empty + 1)) * f0 > _MAX_EMPTY_DRAWS:
         raise ValueError(
             f"The partition would activate about {n_empty * f0:.3g} empty cubes: γ is far too low for "
             f"p = {int(math.log2(n_empty + 1))}. Raise the threshold γ (gamma_mult) or lower p."

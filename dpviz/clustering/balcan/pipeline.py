@@ -222,10 +222,14 @@ def balcan_kmeans(
     """
     func = "balcan_kmeans"
     shape = np.shape(X)
-    if len(shape) == 2 and shape[0] * shape[1] > MAX_ENTRIES:
-        n, d = shape
-        raise ValueError(f"{func} handles n·d up to {MAX_ENTRIES:.0e} in memory; got n·d = {n}·{d} = "
-                         f"{n * d:.3g}. Subsample the rows or reduce d (e.g. PCA on public data) first.")
+    # The memory guard reads the DECLARED size when there is one: a refusal at the true n would
+    # tell D from D plus one row at the boundary (issue 25, finding 1).
+    rows = shape[0] if n_declared is None or len(shape) != 2 else int(n_declared)
+    if len(shape) == 2 and rows * shape[1] > MAX_ENTRIES:
+        n, d = rows, shape[1]
+        raise ValueError(f"{func} handles n·d up to {MAX_ENTRIES:.0e} in memory; the declared n·d = "
+                         f"{n}·{d} = {n * d:.3g}. Subsample the rows or reduce d (e.g. PCA on public "
+                         "data) first.")
     X = check_data(X, func, allow_empty=False)
     n, d = X.shape
     k = check_scalar(k, "k", func, low=1, high=10_000, integer=True)

@@ -420,9 +420,9 @@ def private_gmm(
     root = Ledger("PrivateGMM", composition="parallel", unit="row",
                   note="a row is in S¹ or in S²: parallel composition of the two stages")
     trace = Trace()
-    if S1.shape[0] < n_tuples * k:
-        raise ValueError(f"private_gmm needs |S¹| ≥ n_tuples·k = {n_tuples * k} rows for the tuples; "
-                         f"got |S¹| = {S1.shape[0]} (n = {X.shape[0]}, tuple_fraction = {tf}).")
+    # |S¹| is data (a coin per row): never a refusal (issue 25, finding 1). Too few rows leave
+    # pieces with < k rows, flagged invalid; the private test then answers ⊥. The declared
+    # feasibility (n_declared·tuple_fraction ≥ t·k) is checked by the registry before any row.
     # S¹ is already clipped; its size is random (a coin per row), so "auto" must not read it.
     stage = tuple_stage(S1, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen, method=method,
                         outside="keep")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.clustering.tuples import ORACLES
+from dpviz.clustering.tuples import ORACLES, check_declared_rows
 from dpviz.privacy.budget import ApproxDP
 from dpviz.registry import AlgorithmSpec, Calibration, Public, check_hinted, hint, register
 from dpviz.result import Result
@@ -140,6 +140,11 @@ def easy_kmeans_calibrate(epsilon: float, delta: float, pub: Public, params: Eas
     return Calibration(budget, 0.0, easy_kmeans_guarantee(budget, pub, params))
 
 
+def easy_kmeans_feasible(pub: Public, params: EasyKMeansParams) -> None:
+    """t·k above the declared size is refused from declared values only (issue 25, finding 1)."""
+    check_declared_rows(pub.n_declared, _t(pub, params), pub.k, "Easy Instances k-means")
+
+
 def easy_kmeans_stage(X: np.ndarray, k: int, *, radius: float, rng: np.random.Generator, pub: Public,
                       params: EasyKMeansParams) -> Any:
     """GenCenters: the non-private tuple stage (cached by callers)."""
@@ -167,6 +172,7 @@ SPEC = register(AlgorithmSpec(
     private=easy_kmeans_private,
     guarantee=easy_kmeans_guarantee,
     calibrate=easy_kmeans_calibrate,
+    feasible=easy_kmeans_feasible,
     stage=easy_kmeans_stage,
     stage_fields=("n_tuples", "oracle"),
     steps=STEPS,
@@ -191,10 +197,21 @@ def easy_gmm_calibrate(epsilon: float, delta: float, pub: Public, params: EasyGM
     return Calibration(budget, 0.0, easy_gmm_guarantee(budget, pub, params))
 
 
+def _gmm_t(pub: Public, params: EasyGMMParams) -> int:
+    return params.n_tuples or auto_n_tuples(int(pub.n_declared * params.tuple_fraction), pub.k)
+
+
+def easy_gmm_feasible(pub: Public, params: EasyGMMParams) -> None:
+    """t·k above the declared size of S¹ (n_declared·tuple_fraction) is refused from declared
+    values only; a short S¹ in the data itself answers ⊥ inside the mechanism (issue 25)."""
+    check_declared_rows(pub.n_declared, _gmm_t(pub, params), pub.k, "Easy Instances GMM",
+                        fraction=params.tuple_fraction)
+
+
 def easy_gmm_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, rng: np.random.Generator,
                      pub: Public, params: EasyGMMParams, stage: Any = None) -> Result:
     """PrivateGMM at ``budget`` (its S¹/S² split is drawn inside, so there is no cached stage)."""
-    t = params.n_tuples or auto_n_tuples(int(pub.n_declared * params.tuple_fraction), pub.k)
+    t = _gmm_t(pub, params)
     return private_gmm(X, k, eps=budget.eps, delta=budget.delta, radius=radius, n_tuples=t,
                        tuple_fraction=params.tuple_fraction, aggregator=params.aggregator,
                        gamma=_gamma(params), beta=params.beta, r_min=_r_min(pub, params),
@@ -211,6 +228,7 @@ GMM_SPEC = register(AlgorithmSpec(
     private=easy_gmm_private,
     guarantee=easy_gmm_guarantee,
     calibrate=easy_gmm_calibrate,
+    feasible=easy_gmm_feasible,
     steps=GMM_STEPS,
     rank=21,
     description="Half the rows build k-tuples of empirical means; the private k-tuple clustering "
