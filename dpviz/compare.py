@@ -41,7 +41,7 @@ from dpviz._validation import RngLike, check_data, check_rng, check_scalar
 from dpviz.geometry import nearest_center
 from dpviz.metrics import center_error, labeling_failure, reference_kmeans_cost
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.registry import AlgorithmSpec, Calibration, Public, algorithms, calibrate, get
+from dpviz.registry import AlgorithmSpec, Calibration, Public, algorithms, get, plan
 from dpviz.result import Result
 
 #: Columns of :attr:`Comparison.frame`, one row per (algorithm, ε, repetition).
@@ -218,9 +218,10 @@ class _Unit:
 
 
 def calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, params: Any) -> Calibration:
-    """:func:`dpviz.registry.calibrate` (memoized there: it reads public inputs only, and its
-    bisection costs more than a small run; the app calls a sweep once per chunk)."""
-    return calibrate(spec, eps, delta, pub, params)
+    """The run's budget plan, :func:`dpviz.registry.plan` (its calibration is memoized: it reads
+    public inputs only, and its bisection costs more than a small run; the app calls a sweep once
+    per chunk). Compare's axis states the plan's guarantee, like every other surface."""
+    return plan(spec, eps, delta, pub, params)
 
 
 def _units(specs: list[tuple[AlgorithmSpec, Any]], epsilons: list[float], delta: float,

@@ -85,21 +85,20 @@ def _dp_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float,
     return dp_lloyd(X, k, rho=rho, radius=radius, rng=rng)
 
 
-def _diffprivlib(X: np.ndarray, k: int, *, rho: float, radius: float,
+def _diffprivlib(X: np.ndarray, k: int, *, eps: float, radius: float,
                  rng: np.random.Generator) -> Result:
-    """diffprivlib's KMeans at ε = √(2ρ): ε-DP implies ε²/2 = ρ-zCDP (Bun & Steinke 2016,
-    Prop. 1.4), so every algorithm on a curve spends the same ρ."""
+    """diffprivlib's KMeans at its own pure ε (from the run's plan, or
+    ``registry.budget_from_rho`` on a ρ axis)."""
     from dpviz.clustering.baselines import diffprivlib_kmeans
 
-    return diffprivlib_kmeans(X, k, eps=math.sqrt(2.0 * rho), radius=radius, rng=rng)
+    return diffprivlib_kmeans(X, k, eps=eps, radius=radius, rng=rng)
 
 
-def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, radius: float,
+def _registered(X: np.ndarray, name: str, k: int, *, budget: Any, radius: float,
                 stages: dict, stage_rng: np.random.Generator, rng: np.random.Generator) -> Result:
-    """A registered algorithm at the zCDP budget ρ: its own ρ, or ε = √(2ρ) for a pure-ε one
-    (ε-DP implies ε²/2-zCDP; Bun & Steinke 2016, Prop. 1.4). The sweep declares n = len(X) (a
-    study tool on the caller's data). Its non-private stage is computed once per repetition."""
-    from dpviz.privacy.budget import ZCDP, ApproxDP
+    """A registered algorithm at its own ``budget`` (the plan's, or ``registry.budget_from_rho``
+    on a ρ axis). The sweep declares n = len(X) (a study tool on the caller's data). Its
+    non-private stage is computed once per repetition."""
     from dpviz.registry import Public, get
 
     spec = get(name)
@@ -107,11 +106,6 @@ def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, r
     pub = Public(n_declared=X.shape[0], d=X.shape[1], k=k, radius=radius)
     if spec.stage is not None and name not in stages:
         stages[name] = spec.stage(X, k, radius=radius, rng=stage_rng, pub=pub, params=params)
-    if spec.budget_kind == "approx":
-        raise ValueError(f"'{name}' has an (ε, δ) budget of its own: compare it at a row-level target "
-                         "with dpviz.compare.compare_sweep, not on a ρ axis.")
-    budget = {"zcdp": lambda: ZCDP(rho, delta), "pure": lambda: ApproxDP(math.sqrt(2.0 * rho), 0.0),
-              "none": lambda: None}[spec.budget_kind]()
     return spec.private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params,
                         stage=stages.get(name))
 
@@ -219,16 +213,11 @@ class _Config:
 
 
 @functools.lru_cache(maxsize=512)
-def row_level_budget(algorithm: str, eps: float, delta: float, *, n_declared: int, d: int, k: int,
-                     radius: float, n_tuples: int, r_min: float, oracle: str) -> tuple[float, float]:
-    """The algorithm's own (ρ, δ) whose row-level guarantee is at most (ε, δ) (issue 10, finding 6).
-
-    Calibrated through the registry (``dpviz.registry.calibrate``: the largest budget by bisection
-    whose ``guarantee`` — for FriendlyCore the row-level statement with its group-privacy step —
-    is within the target). diffprivlib's pure ε is returned as ρ = ε²/2, which ``_diffprivlib``
-    turns back into ε = √(2ρ).
-    """
-    from dpviz.registry import Public, calibrate, get
+def row_level_plan(algorithm: str, eps: float, delta: float, *, n_declared: int, d: int, k: int,
+                   radius: float, n_tuples: int, r_min: float, oracle: str) -> Any:
+    """The registry's :class:`~dpviz.privacy.plan.BudgetPlan` of a sweep name at the row-level
+    target (ε, δ) (``dpviz.registry.plan``; "fc:<preset>" is FriendlyCore with that split)."""
+    from dpviz.registry import Public, get, plan
 
     pub = Public(n_declared=n_declared, d=d, k=k, radius=radius)
     if algorithm.startswith("fc:"):
@@ -237,9 +226,15 @@ def row_level_budget(algorithm: str, eps: float, delta: float, *, n_declared: in
     else:
         spec = get(algorithm)
         params = spec.make_params()
-    budget = calibrate(spec, eps, delta, pub, params).budget
-    if spec.budget_kind == "pure":
-        return budget.eps**2 / 2.0, 0.0
+    return plan(spec, eps, delta, pub, params)
+
+
+def row_level_budget(algorithm: str, eps: float, delta: float, **public: Any) -> tuple[float, float]:
+    """The own zCDP (ρ, δ) of a zCDP algorithm's plan at the row-level target (the app's ρ
+    slider reads it). A pure-ε algorithm has no ρ of its own: read ``row_level_plan``."""
+    budget = row_level_plan(algorithm, eps, delta, **public).budget
+    if not hasattr(budget, "rho"):
+        raise ValueError(f"{algorithm!r} has no ρ of its own; read row_level_plan(...).budget.")
     return budget.rho, budget.delta
 
 
@@ -272,25 +267,27 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,
              rng: np.random.Generator, stages: dict | None = None,
              stage_rng: np.random.Generator | None = None) -> Result:
-    delta = cfg.delta
-    if cfg.row_level and algorithm != "nonprivate":
-        own, delta = row_level_budget(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
-                                      radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,
-                                      oracle=cfg.oracle)
-        if algorithm.startswith("fc:"):  # the declared n is the one the calibration used
-            return _fc_stage(X, stage, rho=own, delta=delta, radius=cfg.radius, r_min=cfg.r_min,
-                             preset=algorithm[3:], rng=rng, n_declared=cfg.n)
-        rho = own
-    if algorithm.startswith("fc:"):
-        return _fc_stage(X, stage, rho=rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
-                         preset=algorithm[3:], rng=rng)
-    if algorithm == "dp_lloyd":
-        return _dp_lloyd(X, cfg.k, rho=rho, radius=cfg.radius, rng=rng)
-    if algorithm == "diffprivlib":
-        return _diffprivlib(X, cfg.k, rho=rho, radius=cfg.radius, rng=rng)
+    from dpviz.registry import budget_from_rho, get
+
     if algorithm == "nonprivate":
         return _nonprivate(X, cfg.k, rng=rng)
-    return _registered(X, algorithm, cfg.k, rho=rho, delta=max(delta, cfg.delta), radius=cfg.radius,
+    if cfg.row_level:  # the x value is a row-level ε: the registry's plan gives the own budget
+        budget = row_level_plan(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
+                                radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,
+                                oracle=cfg.oracle).budget
+        if algorithm.startswith("fc:"):  # the declared n is the one the plan used
+            return _fc_stage(X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius,
+                             r_min=cfg.r_min, preset=algorithm[3:], rng=rng, n_declared=cfg.n)
+    else:  # a ρ axis: the registry's one ρ → own-budget rule
+        if algorithm.startswith("fc:"):
+            return _fc_stage(X, stage, rho=rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
+                             preset=algorithm[3:], rng=rng)
+        budget = budget_from_rho(get(algorithm).budget_kind, rho, cfg.delta)
+    if algorithm == "dp_lloyd":
+        return _dp_lloyd(X, cfg.k, rho=budget.rho, radius=cfg.radius, rng=rng)
+    if algorithm == "diffprivlib":
+        return _diffprivlib(X, cfg.k, eps=budget.eps, radius=cfg.radius, rng=rng)
+    return _registered(X, algorithm, cfg.k, budget=budget, radius=cfg.radius,
                        stages={} if stages is None else stages, stage_rng=stage_rng, rng=rng)
 
 

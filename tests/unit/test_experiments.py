@@ -242,7 +242,7 @@ def test_row_level_sweep_calibrates_every_algorithm_to_the_same_target():
     kw = dict(n_declared=20_000, d=2, k=8, radius=1.0, n_tuples=200, r_min=1e-3, oracle="kmeans++")
     fc_rho, fc_delta = ex.row_level_budget("fc:practical", eps, delta, **kw)
     ll_rho, _ = ex.row_level_budget("dp_lloyd", eps, delta, **kw)
-    dpl_rho, _ = ex.row_level_budget("diffprivlib", eps, delta, **kw)
+    dpl = ex.row_level_plan("diffprivlib", eps, delta, **kw)
     spec = get("friendlycore")
     cal = calibrate(spec, eps, delta, Public(20_000, 2, 8, 1.0),
                     spec.make_params(n_tuples=200, r_min=1e-3))
@@ -252,7 +252,7 @@ def test_row_level_sweep_calibrates_every_algorithm_to_the_same_target():
     assert g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
     assert g.eps > 0.99 * eps  # the bisection uses the target, it does not waste it
     assert approx_zcdp_to_dp(ZCDP(ll_rho, 0.0), delta).eps == pytest.approx(eps, rel=1e-4)
-    assert dpl_rho == pytest.approx(eps**2 / 2)  # diffprivlib runs at ε itself
+    assert dpl.budget.eps == pytest.approx(eps) and dpl.guarantee.eps == pytest.approx(eps)  # at ε itself
     # Equal nominal ρ was unfair: FC needs a far smaller ρ for the same per-row guarantee.
     assert fc_rho < ll_rho / 3
     sw = ex.run_sweep(X, 3, algorithms=["dp_lloyd", "nonprivate"], rhos=[eps], reps=1, delta=delta,
