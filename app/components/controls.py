@@ -172,7 +172,9 @@ def target_epsilon(calibrate, *, key: str = "eps_target") -> None:
             st.session_state[_TARGET_MSG] = ("error", None, str(exc))
             return
         budget = cal.budget
-        if budget.delta <= 0:  # the app's δ slider needs a positive δ (δ′ = δ in its statement)
+        # Explore's sliders spend (ρ, δ) and state them with δ′ = δ: they express the plan only
+        # when its own δ equals its δ′ (and is positive).
+        if budget.delta <= 0 or cal.delta_prime != budget.delta:
             st.session_state[_TARGET_MSG] = ("error", None, f"No budget with δ > 0 meets ε = {eps:g}, "
                                              f"δ = {delta:g} per row: raise ε or δ.")
             return

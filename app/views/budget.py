@@ -126,13 +126,13 @@ def _spec(ds, kind: str = "rho") -> sweep.SweepSpec:
 
 def _fc_row_eps(ds, p, radius: float) -> float:
     """The row-level ε of FriendlyCore (practical split) at Explore's ρ and δ, from public inputs
-    only: the loss-vs-n target every algorithm is calibrated to (rounded for a stable key)."""
+    only (the registry's plan at that budget, the one Explore's readout states): the loss-vs-n
+    target every algorithm is calibrated to (rounded for a stable key)."""
     registry = dpviz.registry
-    spec = registry.get("friendlycore")
-    params = spec.make_params(n_tuples=int(p["t"]), r_min=float(p["rmin"]), oracle=p["oracle"])
+    params = {"n_tuples": int(p["t"]), "r_min": float(p["rmin"]), "oracle": p["oracle"]}
     pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(p["k"]), radius=radius)
-    budget = dpviz.privacy.ZCDP(float(p["rho"]), float(p["delta"]) / 2)
-    g = spec.guarantee(budget, pub, params, float(p["delta"]) / 2)
+    budget = dpviz.privacy.ZCDP(float(p["rho"]), float(p["delta"]))
+    g = registry.plan_at_budget("friendlycore", budget, pub, params).guarantee
     return float(f"{g.eps:.3g}")
 
 

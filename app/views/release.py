@@ -149,7 +149,7 @@ def _release(ds, radius: float, cfg: dict) -> None:
     guarantee = res.guarantee
     total = modes.session_ledger().add(ds.content_hash, guarantee, label=cfg["spec"].title,
                                        params={"k": cfg["k"], "n_declared": cfg["n_declared"]})
-    text = rel.export_release(res, delta_prime=cfg["delta"] / 2,
+    text = rel.export_release(res,  # the statement is the run's plan (res.plan)
                               # No fingerprint of the rows: a hash tells D from D ∪ {x} exactly,
                               # which would void the guarantee. Only declared, public quantities.
                               dataset={"name": ds.name, "d": ds.d, "radius": radius,
