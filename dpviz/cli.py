@@ -246,7 +246,8 @@ def _cmd_list() -> int:
     from dpviz.registry import algorithms
 
     for spec in algorithms():
-        kind = "private" if spec.is_private else "non-private reference (no release)"
+        kind = ("non-private reference (no release)" if not spec.is_private
+                else "private" if spec.releasable else "private, simulation only (no release)")
         streamed = (", streams" if spec.name in STREAMED
                     else ", streams when its choice does" if spec.name == "auto" else "")
         print(f"{spec.name:14s} {spec.title} [{kind}{streamed}]")
@@ -275,6 +276,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not spec.is_private:
         raise ValueError(f"{args.algorithm!r} is a non-private reference; a release needs a private "
                          "algorithm.")
+    if not spec.releasable:
+        raise ValueError(f"{args.algorithm!r} cannot draw its noise from the release sampler, so it "
+                         "cannot make a release; see dpviz list.")
     params = _parse_params(args.param, spec)
     p = spec.make_params(**params)
     out = Path(args.out)

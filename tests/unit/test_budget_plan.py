@@ -1,0 +1,157 @@
+"""One budget plan per run (issue 26, finding 1): every surface states the plan's (ε, δ).
+
+For every registered algorithm at a few row-level targets, :func:`dpviz.registry.plan` is within
+the target; the library's ``Result.plan``, the release export, the command line and the app's
+translation helpers state the same (ε, δ); statement lines of pure-DP algorithms do not inflate ε
+(issue 25, finding 5: Easy Instances read 9.64, Balcan 2.02 at ε = 1 in the old export).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpviz
+from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.release import SecureRNG, export_release
+from dpviz.registry import Public, algorithms, plan, plan_at_budget
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGETS = ((1.0, 1e-6), (3.0, 1e-8), (0.5, 1e-5))
+N, D, K, RADIUS = 2000, 2, 3, 1.0
+PUB = Public(N, D, K, RADIUS)
+PRIVATE = [s.name for s in algorithms(private_only=True)]
+
+
+def _data(n: int = N, seed: int = 11) -> np.ndarray:
+    g = np.random.default_rng(seed)
+    mu = np.array([[0.5, 0.0], [-0.4, 0.3], [0.0, -0.5]])
+    X = mu[g.integers(0, K, n)] + 0.05 * g.normal(size=(n, D))
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+
+
+def _eps_in(lines: tuple[str, ...]) -> list[float]:
+    """Every ε the statement lines quote ("ε = x" and "(x, δ)-DP")."""
+    text = " ".join(lines)
+    vals = [float(v) for v in re.findall(r"ε = ([0-9.eE+-]+)", text)]
+    vals += [float(v) for v in re.findall(r"\(([0-9.eE+-]+), [0-9.eE+-]+\)-DP", text)]
+    return vals
+
+
+@pytest.mark.parametrize("name", PRIVATE)
+@pytest.mark.parametrize("target", TARGETS)
+def test_plan_is_within_target_and_its_lines_do_not_inflate_eps(name, target):
+    eps, delta = target
+    p = plan(name, eps, delta, PUB)
+    assert p.algorithm == name and p.target == ApproxDP(eps, delta)
+    g = p.guarantee
+    assert g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
+    quoted = _eps_in(p.lines)
+    assert quoted, p.lines
+    assert max(quoted) <= eps * (1 + 1e-3), p.lines  # 4 significant digits in the text
+    if g.delta == 0.0:  # pure DP: the lines say δ = 0 and convert nothing
+        assert "pure DP" in " ".join(p.lines) and p.delta_prime == 0.0
+    with_count = plan(name, eps, delta, PUB, count=True)
+    assert with_count.guarantee.eps <= eps * (1 + 1e-9) and with_count.size_source == "dp_count"
+    assert with_count.count_eps == pytest.approx(0.02 * eps)
+
+
+def _run(name: str, X: np.ndarray, eps: float, delta: float, **kw):
+    spec = dpviz.registry.get(name)
+    rng = SecureRNG() if spec.releasable else 5
+    return dpviz.run(name, X, K, epsilon=eps, delta=delta, radius=RADIUS, rng=rng, n_declared=N, **kw)
+
+
+@pytest.mark.parametrize("name", PRIVATE)
+def test_library_export_and_plan_state_the_same_guarantee(name):
+    eps, delta = 2.0, 1e-6
+    res = _run(name, _data(), eps, delta)
+    want = plan(name, eps, delta, PUB)
+    assert res.plan == want  # the same plan, computed before any row was read
+    assert res.guarantee == want.guarantee
+    if not dpviz.registry.get(name).releasable:
+        assert res.simulation
+        return
+    doc = json.loads(export_release(res, dataset={"name": "blobs", "d": D, "radius": RADIUS}))
+    pv = doc["privacy"]
+    assert (pv["row_level_eps"], pv["row_level_delta"]) == (want.guarantee.eps, want.guarantee.delta)
+    assert pv["delta_prime"] == want.delta_prime and pv["lines"] == list(want.lines)
+    assert doc["dataset"]["size_source"] == "declared" and doc["dataset"]["n_declared"] == N
+    assert doc["provenance"]["n"]["source"] == "declared"
+    with pytest.raises(ValueError, match="not the run's"):  # no second δ′ beside the plan's
+        export_release(res, dataset={"name": "blobs"}, delta_prime=want.delta_prime * 2 + 1e-9)
+
+
+def test_export_of_a_dp_counted_size_says_so():
+    res = dpviz.run("dp_lloyd", _data(), K, epsilon=1.0, delta=1e-6, radius=RADIUS, rng=SecureRNG())
+    doc = json.loads(export_release(res, dataset={"name": "blobs", "n_declared": 0}))
+    assert doc["dataset"]["size_source"] == "dp_count" and "n_declared" not in doc["dataset"]
+    assert doc["provenance"]["n"]["source"] == "dp_estimate"
+    assert doc["privacy"]["plan"]["count_epsilon"] == pytest.approx(0.02)
+    assert doc["privacy"]["row_level_eps"] == pytest.approx(1.0, rel=1e-4)
+
+
+def test_cli_states_the_plan(tmp_path):
+    from dpviz.cli import main
+
+    X = _data()
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, X, delimiter=",", header="a,b", comments="")
+    for name in ("friendlycore", "balcan", "easy_instances"):
+        out = tmp_path / f"{name}.json"
+        rc = main(["run", str(csv), "--k", str(K), "--epsilon", "2", "--delta", "1e-6", "--radius", "1",
+                   "--n-declared", str(N), "--out", str(out), "--quiet", "--algorithm", name])
+        assert rc == 0
+        st = json.loads(out.read_text())["statement"]
+        want = plan(name, 2.0, 1e-6, PUB)
+        assert (st["epsilon"], st["delta"]) == (want.guarantee.eps, want.guarantee.delta)
+        assert st["lines"] == list(want.lines) and st["delta_prime"] == want.delta_prime
+
+
+def _function_from(path: Path, name: str, env: dict) -> object:
+    """A page's helper function, compiled alone (importing a page runs it)."""
+    tree = ast.parse(path.read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    ns = dict(env)
+    exec(compile(ast.Module([node], []), str(path), "exec"), ns)
+    return ns[name]
+
+
+def test_app_helpers_state_the_plan():
+    """Budget's FriendlyCore ε, Explore's readout and its target-ε reader agree with the plan."""
+    from types import SimpleNamespace
+
+    from app.components import run as app_run
+
+    rho, delta = 0.05, 1e-6
+    params = {"n_tuples": 40, "r_min": 1e-3, "oracle": "kmeans++"}
+    want = plan_at_budget("friendlycore", ZCDP(rho, delta), PUB, params).guarantee
+    fc_row_eps = _function_from(ROOT / "app/views/budget.py", "_fc_row_eps", {"dpviz": dpviz})
+    ds = SimpleNamespace(n=N, d=D)
+    p = {"t": 40, "rmin": 1e-3, "oracle": "kmeans++", "k": K, "rho": rho, "delta": delta}
+    assert fc_row_eps(ds, p, RADIUS) == float(f"{want.eps:.3g}")
+    # Explore's readout: the ledger of a run at (ρ, δ), stated with δ′ = δ.
+    res = dpviz.clustering.friendlycore.fc_clustering(_data(), K, rho=rho, delta=delta, radius=RADIUS,
+                                                      r_min=1e-3, n_tuples=40, rng=3, n_declared=N)
+    row = app_run._statement(res, delta).row
+    assert row.eps == pytest.approx(want.eps, rel=1e-9) and row.delta == pytest.approx(want.delta)
+    # The target reader: the registry's plan, whose own δ equals its δ′ (the sliders' convention).
+    cfg = SimpleNamespace(k=K, radius=RADIUS, t=40, oracle="kmeans++", preset="practical",
+                          fallback=True, r_min=1e-3)
+    cal = app_run.calibrate_fc(ds, cfg, 1.0, 1e-6)
+    target = plan("friendlycore", 1.0, 1e-6, PUB, params | {"preset": "practical", "fallback": True})
+    assert cal.budget == target.budget and cal.budget.delta == cal.delta_prime
+    back = plan_at_budget("friendlycore", cal.budget, PUB, params).guarantee
+    assert back == target.guarantee  # what Explore will state after "Set ρ for this target"
+
+
+def test_release_page_exports_without_a_second_delta_prime():
+    tree = ast.parse((ROOT / "app/views/release.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", getattr(n.func, "id", None)) == "export_release"]
+    assert calls and all("delta_prime" not in {k.arg for k in c.keywords} for c in calls)
