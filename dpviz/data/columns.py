@@ -14,12 +14,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from dpviz.data.dataset import Dataset
+from dpviz.privacy.declared import Provenance
 
 #: Names that say "identifier" (matched on the lower-cased name; also camelCase "customerId").
 _ID_NAME = re.compile(r"^(id|index|uuid|row|rownum|row_?number|.*[_ \-.]id)$")
@@ -123,3 +125,35 @@ def scale_by_data(ds: Dataset) -> Dataset:
     sd = np.where(sd > 0, sd, 1.0)
     params = dict(ds.params) | {"scaled": SCALED_BY_DATA}
     return replace(ds, X=(ds.X - mean) / sd, radius=None, params=params)
+
+
+def declared_units(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The map back to the data's original units of a dataset scaled by DECLARED bounds
+    (:func:`scale_by_bounds`): x = c·scale + center with center = (lo + hi)/2, scale = (hi − lo)/2,
+    and the bounds themselves; None when the dataset was not scaled that way. Public: built from
+    the declaration only (for ``dpviz.privacy.release.export_release(units=...)``)."""
+    if params.get("scaled") != SCALED_BY_BOUNDS or "bounds" not in params:
+        return None
+    bounds = dict(params["bounds"])
+    lo = np.array([b[0] for b in bounds.values()], dtype=np.float64)
+    hi = np.array([b[1] for b in bounds.values()], dtype=np.float64)
+    return {"center": (lo + hi) / 2.0, "scale": (hi - lo) / 2.0, "bounds": bounds}
+
+
+def input_provenance(params: Mapping[str, Any], *, radius_from_data: bool = False) -> Provenance:
+    """Where a dataset's public inputs came from, from its recipe: the column bounds (declared,
+    or suggested from the file's own range), a scaling by the data's own mean and sd, and Λ
+    (``radius_from_data`` when it was filled from the rows' own max norm)."""
+    src: dict[str, str] = {"radius": "data" if radius_from_data else "declared"}
+    notes: dict[str, str] = {}
+    if radius_from_data:
+        notes["radius"] = "filled from the rows' own largest norm"
+    if params.get("scaled") == SCALED_BY_BOUNDS:
+        from_data = bool(params.get("bounds_source"))
+        src["bounds"] = "data" if from_data else "declared"
+        if from_data:
+            notes["bounds"] = "suggested from this file's own range"
+    elif params.get("scaled"):
+        src["scaling"] = "data"
+        notes["scaling"] = "standardized with the file's own mean and sd"
+    return Provenance.of(notes, **src)

@@ -385,7 +385,7 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
         scale = np.asarray(units["scale"], dtype=np.float64)
         shift = np.asarray(units["center"], dtype=np.float64)
         units_out = {"centers": "the data's original units (c·scale + center)",
-                     "scale": scale, "center": shift,
+                     "scale": scale, "center": shift, "declared_bounds": units.get("bounds"),
                      "centers_as_run": centers}
         centers = centers * scale + shift
     ds = dict(dataset)
