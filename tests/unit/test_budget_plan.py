@@ -155,3 +155,24 @@ def test_release_page_exports_without_a_second_delta_prime():
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
              and getattr(n.func, "attr", getattr(n.func, "id", None)) == "export_release"]
     assert calls and all("delta_prime" not in {k.arg for k in c.keywords} for c in calls)
+
+
+def test_compare_axis_and_sweep_budgets_are_the_plan():
+    """Compare's rows and the Budget sweep's own budgets are the plan's (no other translation)."""
+    from dpviz import experiments
+    from dpviz.compare import compare_sweep
+
+    X = _data(600)
+    names = ["dp_lloyd", "balcan", "easy_instances"]
+    cmp_ = compare_sweep(X, K, algorithms=names, epsilons=[2.0], delta=1e-6, radius=RADIUS, n_declared=600,
+                         reps=1, rng=0)
+    pub = Public(600, D, K, RADIUS)
+    for name in names:
+        row = cmp_.frame[cmp_.frame.algorithm == name].iloc[0]
+        want = plan(name, 2.0, 1e-6, pub)
+        assert (row.guarantee_eps, row.guarantee_delta) == (want.guarantee.eps, want.guarantee.delta)
+    kw = dict(n_declared=600, d=D, k=K, radius=RADIUS, n_tuples=20, r_min=1e-3, oracle="kmeans++")
+    fc = experiments.row_level_plan("fc:practical", 2.0, 1e-6, **kw)
+    want = plan("friendlycore", 2.0, 1e-6, pub, {"preset": "practical", "n_tuples": 20, "r_min": 1e-3})
+    assert fc == want and experiments.row_level_budget("fc:practical", 2.0, 1e-6, **kw) == (
+        want.budget.rho, want.budget.delta)
