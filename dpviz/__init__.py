@@ -17,10 +17,12 @@ from dpviz.clustering import (
 )
 from dpviz.core import friendly_core, friendly_core_dp
 from dpviz.estimators import FriendlyCoreKMeans
-from dpviz.registry import algorithms, run
+from dpviz.privacy.plan import BudgetPlan
+from dpviz.registry import algorithms, plan, run
 from dpviz.result import Result, TraceStep
 
 __all__ = [
+    "BudgetPlan",
     "FriendlyCoreKMeans",
     "Result",
     "TraceStep",
@@ -39,6 +41,7 @@ __all__ = [
     "friendly_core_dp",
     "metrics",
     "nonprivate_kmeans",
+    "plan",
     "privacy",
     "registry",
     "run",

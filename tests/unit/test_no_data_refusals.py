@@ -64,6 +64,7 @@ def test_boundary_audit_fast():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 4000 FriendlyCore releases (≈ 0.1–0.25 s each on a loaded machine)
 def test_boundary_audit_slow():
     lb = _audit(2000)
     print(f"boundary audit, 2000 + 2000 runs: ε lower bound {lb:.3f} (claim {EPS}); "
