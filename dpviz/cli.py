@@ -168,6 +168,9 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
         },
         "public_inputs": {"k": args.k, "radius": args.radius, "n_declared": args.n_declared, "d": d,
                           "columns": list(columns)},
+        # Every public input is stated on the command line (issue 25, finding 4).
+        "provenance": {name: {"source": "declared", "note": "command line"}
+                       for name in ("k", "radius", "n", "columns")},
         "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
         "sampler": SAMPLER_TEXT,
         "ledger": res.ledger.to_rows(),

@@ -107,7 +107,9 @@ def test_cli_states_the_plan(tmp_path):
         rc = main(["run", str(csv), "--k", str(K), "--epsilon", "2", "--delta", "1e-6", "--radius", "1",
                    "--n-declared", str(N), "--out", str(out), "--quiet", "--algorithm", name])
         assert rc == 0
-        st = json.loads(out.read_text())["statement"]
+        doc = json.loads(out.read_text())
+        st = doc["statement"]
+        assert {v["source"] for v in doc["provenance"].values()} == {"declared"}
         want = plan(name, 2.0, 1e-6, PUB)
         assert (st["epsilon"], st["delta"]) == (want.guarantee.eps, want.guarantee.delta)
         assert st["lines"] == list(want.lines) and st["delta_prime"] == want.delta_prime
