@@ -103,7 +103,8 @@ def test_default_is_auto_and_its_choice_decides_streaming(table, tmp_path, capsy
     (["--param", "bogus=1"], "expected NAME=VALUE"),
     (["--columns", "a,label"], "Column 'label' is not numeric"),
     (["--columns", "a,zz"], r"Column\(s\) \['zz'\] not in the table"),
-    (["--algorithm", "diffprivlib", "--mode", "stream"], "cannot stream"),
+    (["--algorithm", "balcan", "--mode", "stream"], "cannot stream"),
+    (["--algorithm", "diffprivlib"], "cannot make a release"),
 ])
 def test_bad_input_is_one_line_and_exit_2(table, tmp_path, capsys, extra, message):
     out = tmp_path / "r.json"
