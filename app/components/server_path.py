@@ -177,6 +177,9 @@ def panel() -> None:
                      disabled=not ready, icon=":material/lock:") and ready:
             _run(src, text, cfg)
         _show()
+        identity = ledger_view.identity(st.session_state.get("srv_dataset_id"))
+        if identity is not None:
+            ledger_view.attempts_table(identity, key="srv_history")
 
 
 def _form(src) -> dict[str, Any] | None:
@@ -212,7 +215,6 @@ def _form(src) -> dict[str, Any] | None:
             st.markdown(f"Total on this dataset identity: ε = {now.eps:.3g}, δ = {now.delta:.2g} now → "
                         f"**ε = {now.eps + float(eps):.3g}, δ = {min(1.0, now.delta + float(delta)):.2g}** "
                         "after this attempt (basic composition; every attempt counts, whatever its outcome).")
-        ledger_view.attempts_table(identity, key="srv_history")
     if missing:
         st.caption("To continue: " + "; ".join(missing) + ".")
         return None
@@ -296,6 +298,7 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
 
     st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns),
                                  ApproxDP(teps, tdelta))
+    st.rerun()  # the totals and the attempts table above were drawn before this attempt
 
 
 def _document(res, src, cfg: dict[str, Any]) -> str:
