@@ -3,10 +3,10 @@ each coordinate's noise scale (issue 27, "things no peer has").
 
 Only released values and public constants are used: the centers, the noisy counts and noise
 scales the algorithm released in its last step, and the declared per-column bounds. The noise
-scale of a center coordinate is the standard deviation of the noise added to the coordinate's sum
-divided by the released (noisy) count of the center's cluster, σ_sum / max(n̂_j, 1): the average's
-noise (Su et al. 2016, §3, DP-Lloyd's noisy sums and counts; FriendlyCore's final Lloyd step,
-Tsfadia et al. 2022, §5.2.4). It is approximate (the count is noisy too) and said so. Methods
+scale of a center coordinate is the σ of the Gaussian added to the average (FriendlyAvg in
+FriendlyCore's Lloyd step and FriendlyOrdTupAvg, Tsfadia et al. 2022, §5.2.3–5.2.4), or for noisy
+sums and counts (DP-Lloyd, Su et al. 2016, §3) the sum's σ over the released count, σ_sum / n̂ⱼ,
+approximate because the count is noisy too (said so on the page). Methods
 whose last step releases no such pair (grid summaries, local search) get no noise column: the
 table says so rather than inventing one.
 """
@@ -20,28 +20,29 @@ import pandas as pd
 
 from dpviz.data import columns
 
-#: The last step's keys that give a per-center noise scale: (σ of the sums, released counts).
-_NOISE_KEYS = (("sigma_sum", "noisy_counts"), ("sigma", "n_hat"))
-
 
 def center_noise(res: Any) -> np.ndarray | None:
-    """Per-center noise sd of each coordinate in the algorithm's space, from the last released
-    step that released these centers with a sum noise σ and noisy counts; None when unknown."""
+    """Per-center noise sd of each coordinate in the algorithm's space, or None when unknown.
+
+    Read from the released step that produced these centers: ``sigma_sum`` over ``noisy_counts``
+    (DP-Lloyd: center = noisy sum / noisy count, so ≈ σ_sum / n̂ⱼ), or ``sigma`` (FriendlyAvg and
+    FriendlyOrdTupAvg add N(0, σⱼ²) to each average directly; NaN where a cluster kept its previous
+    center).
+    """
     if res.centers is None:
         return None
-    k = np.asarray(res.centers).shape[0]
+    centers = np.asarray(res.centers, dtype=float)
+    k = centers.shape[0]
     for step in reversed(res.trace):
-        if not step.released or step.data.get("centers") is None:
+        got = step.data.get("centers") if step.released else None
+        if got is None or np.shape(got) != centers.shape or not np.allclose(
+                np.asarray(got, dtype=float), centers, equal_nan=True):
             continue
-        if np.shape(step.data["centers"]) != np.shape(res.centers) or not np.allclose(
-                np.asarray(step.data["centers"], dtype=float), np.asarray(res.centers, dtype=float)):
-            continue
-        for s_key, n_key in _NOISE_KEYS:
-            sigma, counts = step.data.get(s_key), step.data.get(n_key)
-            if sigma is None or counts is None:
-                continue
-            counts = np.broadcast_to(np.asarray(counts, dtype=float), (k,))
-            return float(sigma) / np.maximum(counts, 1.0)
+        if step.data.get("sigma_sum") is not None and step.data.get("noisy_counts") is not None:
+            counts = np.broadcast_to(np.asarray(step.data["noisy_counts"], dtype=float), (k,))
+            return float(step.data["sigma_sum"]) / np.maximum(counts, 1.0)
+        if step.data.get("sigma") is not None:
+            return np.broadcast_to(np.asarray(step.data["sigma"], dtype=float), (k,)).copy()
         return None
     return None
 
@@ -74,8 +75,9 @@ def segment_profiles(res: Any, ds, feature_names=None) -> tuple[pd.DataFrame | N
         if noise is not None:
             table[f"{c} ± noise sd"] = noise * abs(scale[i])
     if noise is not None:
-        how = ("± noise sd: the noise of each coordinate's sum (σ) over the cluster's released "
-               "noisy count (≈ σ / n̂ⱼ; approximate, the count is noisy too)")
+        how = ("± noise sd: the standard deviation of the noise on each coordinate, from the method's "
+               "released step (an average's σ, or a sum's σ over the released noisy count, ≈ σ / n̂ⱼ, "
+               "approximate since the count is noisy too); — where a cluster kept its previous center")
     else:
         how = "this method's last step releases no per-center noise scale, so none is shown"
     return pd.DataFrame(table), f"Centers in {units}; {how}."
