@@ -163,48 +163,48 @@ def k_note(ds, k: int) -> str | None:
 
 
 # ----------------------------------------------------------------------------- provenance
-# Where every public input of a release came from (issue 25, finding 4): declared by the user or a
-# recipe, a DP estimate paid from the budget, or READ FROM THE DATA (not covered by the guarantee).
-# A small dict for now; the library's Provenance type can replace it.
+# Where every public input of a release came from (issue 25, finding 4): "declared" (by the user
+# or a public recipe), "dp_estimate" (paid from the budget) or "data" (READ FROM THE ROWS: not
+# covered by the guarantee). The shape is ``dpviz.privacy.declared.Provenance.as_dict()``'s
+# ({input: {"source": ..., "note": ...}}), so the library's type can take it over unchanged.
 
-FROM_DATA = "read from the data"
 #: ``ds.params["radius_source"]`` when Λ was filled from the upload's own maximum row norm.
-RADIUS_FROM_DATA = f"{FROM_DATA} (the upload's maximum row norm, filled in by the checkbox)"
+RADIUS_FROM_DATA = "data"
 
 
-def provenance(ds, p: dict[str, Any] | None = None, *, n_declared: int | None = None) -> dict[str, str]:
-    """{public input: where it came from} for a release on ``ds`` (values starting with
-    :data:`FROM_DATA` are statistics of the rows the guarantee does not cover)."""
+def provenance(ds, p: dict[str, Any] | None = None, *,
+               n_declared: int | None = None) -> dict[str, dict[str, str]]:
+    """{public input: {"source": declared | dp_estimate | data, "note": how}} for a release on
+    ``ds`` with Λ from :func:`radius_for` and the declared n (None: a DP count)."""
     p = state.params() if p is None else p
     prm = ds.params
-    out: dict[str, str] = {}
+    out: dict[str, dict[str, str]] = {}
     if p.get("radius") is not None:
-        out["radius"] = "declared (typed in the sidebar)"
-    elif prm.get("radius_source"):
-        out["radius"] = str(prm["radius_source"])
+        out["radius"] = {"source": "declared", "note": "typed in the sidebar"}
+    elif prm.get("radius_source") == RADIUS_FROM_DATA:
+        out["radius"] = {"source": "data", "note": "filled from the upload's own largest row norm"}
     else:
-        out["radius"] = {"generated": "declared (by the recipe)",
-                         "builtin": "declared (√d of the public box)",
-                         "upload": "declared (typed on the Data page)"}[ds.source]
+        out["radius"] = {"source": "declared", "note": {
+            "generated": "the recipe's bound", "builtin": "√d of the public box [−1, 1]^d",
+            "upload": "typed on the Data page"}[ds.source]}
     scaled = prm.get("scaled")
     if ds.source == "builtin":
-        out["scaling"] = f"{FROM_DATA} (standardized with the dataset's own mean and sd)"
+        out["scaling"] = {"source": "data", "note": "standardized with the dataset's own mean and sd"}
     elif scaled == _columns.SCALED_BY_BOUNDS:
-        out["scaling"] = (f"{FROM_DATA} (bounds suggested from the file's range)" if prm.get("bounds_source")
-                          else "declared (per-column bounds)")
+        out["bounds"] = ({"source": "data", "note": "suggested from the file's own range"}
+                         if prm.get("bounds_source") else {"source": "declared", "note": "per-column bounds"})
     elif scaled:
-        out["scaling"] = f"{FROM_DATA} (the file's own mean and sd)"
-    else:
-        out["scaling"] = "none (raw units)"
+        out["scaling"] = {"source": "data", "note": "standardized with the file's own mean and sd"}
     if prm.get("imputed"):
-        out["missing values"] = "declared constants"
-    out["n"] = "declared" if n_declared else "DP count (paid from the budget)"
+        out["missing values"] = {"source": "declared", "note": "filled with declared constants"}
+    out["n"] = ({"source": "declared", "note": "typed on the Release page"} if n_declared
+                else {"source": "dp_estimate", "note": "a DP count paid from the budget"})
     return out
 
 
-def data_derived(prov: dict[str, str]) -> list[str]:
+def data_derived(prov: dict[str, dict[str, str]]) -> list[str]:
     """The inputs of ``prov`` read from the data."""
-    return [k for k, v in prov.items() if v.startswith(FROM_DATA)]
+    return [k for k, v in prov.items() if v["source"] == "data"]
 
 
 def describe_public(ds) -> str:

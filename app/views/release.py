@@ -118,7 +118,7 @@ def main() -> None:
     if from_data:
         with st.container(key="release_provenance_warning"):
             st.warning("**Read from the data, not declared:** " + "; ".join(
-                f"{safe.md(k)} — {safe.md(prov[k])}" for k in from_data) + ". The guarantee below "
+                f"{safe.md(k)} — {safe.md(prov[k]['note'])}" for k in from_data) + ". The guarantee below "
                 "does not cover these inputs: the release depends on them without noise. Declare them "
                 "yourself on the Data page, or acknowledge it (the export records the acknowledgement).",
                 icon=":material/warning:")

@@ -245,7 +245,8 @@ def test_lambda_from_the_max_norm_needs_an_acknowledgement_recorded_in_the_expor
     _release(at)
     (_, text, _), = at.session_state["_releases"][f"id:{ID.lower()}"]
     doc = json.loads(text)
-    assert doc["dataset"]["provenance"]["radius"].startswith("read from the data")
+    assert doc["dataset"]["provenance"]["radius"]["source"] == "data"
+    assert doc["dataset"]["provenance"]["n"] == {"source": "declared", "note": "typed on the Release page"}
     assert doc["dataset"]["read_from_the_data_acknowledged"] == ["radius"]
     assert "sha256" not in text and str(N_UP) not in json.dumps(doc["dataset"])
 
@@ -286,3 +287,31 @@ def test_mixtures_runs_are_badged_as_simulations():
     assert not at.exception
     assert has_container(at, "simulation_badge_mixtures")
     assert "Private release" not in texts(at)
+
+
+def test_provenance_of_every_public_input():
+    import dpviz.data
+    from app.components import data_source
+    from dpviz.data import columns
+
+    raw = dpviz.data.load_csv(_csv(_table()), name="people.csv").dataset
+    no_url = {"radius": None}
+    typed = data_source.provenance(raw.with_radius(10.0), no_url, n_declared=500)
+    assert {k: v["source"] for k, v in typed.items()} == {"radius": "declared", "n": "declared"}
+    assert data_source.data_derived(typed) == []
+    by_data = data_source.provenance(columns.scale_by_data(raw).with_radius(3.0), no_url, n_declared=None)
+    assert by_data["scaling"]["source"] == "data" and by_data["n"]["source"] == "dp_estimate"
+    lo, hi = columns.suggest_bounds(raw.X)
+    from dataclasses import replace
+
+    suggested = columns.scale_by_bounds(raw, lo, hi)
+    suggested = replace(suggested, params=dict(suggested.params) | {"bounds_source": "suggested"})
+    assert data_source.data_derived(data_source.provenance(suggested, no_url, n_declared=1)) == ["bounds"]
+    assert data_source.data_derived(data_source.provenance(
+        columns.scale_by_bounds(raw, [-10, -10], [10, 10]), no_url, n_declared=1)) == []
+    builtin = dpviz.data.BUILTIN["iris"]()
+    assert data_source.data_derived(data_source.provenance(builtin, no_url, n_declared=150)) == ["scaling"]
+    # a Λ typed in the sidebar is declared whatever the dataset carries
+    marked = replace(raw.with_radius(7.0), params=dict(raw.params) | {"radius_source": "data"})
+    assert data_source.provenance(marked, no_url, n_declared=1)["radius"]["source"] == "data"
+    assert data_source.provenance(marked, {"radius": 8.0}, n_declared=1)["radius"]["source"] == "declared"
