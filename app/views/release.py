@@ -194,9 +194,15 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     try:
         ledger_view.store().directory.mkdir(parents=True, exist_ok=True)  # bookable before reading
-    except OSError:
-        st.session_state[_MESSAGE] = ("error", "The privacy ledger's directory cannot be written: "
+        after = compose_dp(ledger_view.total(cfg["identity"]), target)
+    except (OSError, ValueError):
+        st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be read or written: "
                                                "nothing was run.")
+        return
+    if st.session_state.get(_ACCEPTED) != (cfg["identity"], after.eps, after.delta):
+        # another session (or the command line) booked on this identity since the box was ticked
+        st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
+                                               "accepted it: nothing was run. Accept the new total.")
         return
     try:
         res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],

@@ -104,6 +104,19 @@ def test_changing_the_budget_clears_the_accept_box():
     assert at.button(key="release_button").disabled
 
 
+def test_a_booking_elsewhere_after_acceptance_stops_the_release(ledger_dir):
+    at = open_app("release", **SMALL)
+    _fill_release(at)
+    _confirm(at)
+    # the command line (or another session) books on the same identity before the click
+    LedgerStore(ledger_dir).book(ID, algorithm="auto", epsilon=0.5, delta=0.0, outcome="release",
+                                 surface="cli")
+    _release(at)
+    assert "changed since you accepted it" in texts(at)
+    assert [e["surface"] for e in LedgerStore(ledger_dir).entries(ID)] == ["cli"]  # nothing ran
+    assert at.checkbox(key="release_confirm_budget").value is False
+
+
 def test_a_shuffled_reupload_with_a_row_dropped_keeps_the_total(ledger_dir):
     X = _table()
     at = _use_upload(open_app("data", **SMALL), X)
