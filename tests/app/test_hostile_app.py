@@ -148,7 +148,7 @@ def test_data_derived_values_are_announced_next_to_their_controls():
     at = open_app("data", **SMALL)
     _upload(at, "people.csv", _csv(["a", "b"], _rows()))
     page = texts(at)
-    assert "t stays at the paper's 200, not derived from your row count" in page
+    assert "never from your row count" in page
     assert "their count and any fingerprint of them never leave this session" in page
 
 

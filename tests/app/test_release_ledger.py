@@ -328,3 +328,20 @@ def test_provenance_of_every_public_input():
     marked = replace(raw.with_radius(7.0), params=dict(raw.params) | {"radius_source": "data"})
     assert data_source.provenance(marked, no_url, n_declared=1)["radius"]["source"] == "data"
     assert data_source.provenance(marked, {"radius": 8.0}, n_declared=1)["radius"]["source"] == "declared"
+
+
+def test_an_uploads_url_t_does_not_come_from_its_row_count():
+    """Two uploads of different sizes put the same t in the URL unless the user declares n."""
+    seen = set()
+    for rows in (600, 599, 240):
+        at = _use_upload(open_app("data", **SMALL), _table()[:rows])
+        seen.add(at.query_params["t"])
+    assert seen == {"200"}
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("people.csv", _csv(_table()), "text/csv")
+    at.run()
+    at.number_input(key="csv_radius").set_value(10.0).run()
+    at.number_input(key="csv_declared_n").set_value(1000).run()
+    at.button(key="csv_use").click().run()
+    assert at.query_params["t"] == str(1000 // (5 * 4))  # k = 4 from the URL
