@@ -254,7 +254,7 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
         st.error(f"{ALGORITHMS[cfg['name']]} has no streamed implementation on these inputs.")
         return  # decided from declared inputs only: nothing read, nothing booked
     try:
-        ledger_view.store().directory.mkdir(parents=True, exist_ok=True)  # bookable before reading
+        ledger_view.store().ensure_writable()  # bookable before reading
     except OSError:
         st.error("The privacy ledger's directory cannot be written: nothing was run.")
         return

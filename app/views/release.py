@@ -193,7 +193,7 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
     rel = dpviz.privacy.release
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     try:
-        ledger_view.store().directory.mkdir(parents=True, exist_ok=True)  # bookable before reading
+        ledger_view.store().ensure_writable()  # bookable before reading
         after = compose_dp(ledger_view.total(cfg["identity"]), target)
     except (OSError, ValueError):
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be read or written: "

@@ -120,6 +120,13 @@ class LedgerStore:
         return self.directory / _filename(normalize_identity(dataset_id))
 
     # ------------------------------------------------------------------ writing
+    def ensure_writable(self) -> None:
+        """Create the directory and check that bookings can be written, BEFORE a run reads the
+        data (a run whose attempt cannot be booked must not start). Raises OSError otherwise."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not os.access(self.directory, os.W_OK | os.X_OK):
+            raise PermissionError(f"The ledger directory {self.directory} is not writable.")
+
     def book(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
              outcome: str, surface: str) -> None:
         """Book one attempt that read the data: its row-level (ε, δ), outcome and surface.
@@ -139,7 +146,7 @@ class LedgerStore:
             raise ValueError(f"delta must lie in [0, 1]; got {delta!r}.")
         entry = {"kind": "attempt", "time": _now(), "algorithm": str(algorithm), "epsilon": eps,
                  "delta": dlt, "outcome": outcome, "surface": surface}
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner only
         path = self.directory / _filename(normalized)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -138,3 +138,13 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     assert store.total("shared")[0] == 0.125 * workers * count  # exact: multiples of 1/8
     lines = [json.loads(x) for x in store.path("shared").read_text().splitlines()]
     assert sum(x["kind"] == "identity" for x in lines) == 1
+
+
+def test_ensure_writable_before_a_run(tmp_path):
+    store = LedgerStore(tmp_path / "a" / "b")
+    store.ensure_writable()
+    assert (tmp_path / "a" / "b").is_dir() and (tmp_path / "a" / "b").stat().st_mode & 0o777 == 0o700
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(OSError):
+        LedgerStore(blocked / "sub").ensure_writable()  # a file where the directory should be
