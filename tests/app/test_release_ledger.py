@@ -292,6 +292,21 @@ def test_explore_downloads_carry_no_fingerprint_or_count_of_an_upload():
     assert "sha256" not in text and ds.content_hash not in text
     assert "n" not in doc["dataset"] and str(N_UP) not in json.dumps(doc["dataset"])
     assert not downloads.storyboard_offered(ds) and "draws every row" in downloads.EXPLORE_CAPTION
+    # on the page: Explore's Downloads view of an upload offers no storyboard HTML
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("people.csv", _csv(_table()), "text/csv")
+    at.run()
+    at.number_input(key="csv_radius").set_value(10.0).run()
+    at.number_input(key="csv_declared_n").set_value(600).run()  # t = 30: the run is feasible
+    at.button(key="csv_use").click().run()
+    at.switch_page("views/explore.py").run()
+    at.segmented_control(key="explore_view").set_value("Downloads").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "uploaded" in texts(at)
+    keys = {getattr(b, "key", None) for b in at.get("download_button")}
+    assert "dl_config" in keys and "dl_figure" not in keys
+    assert "never included, but" not in texts(at) and "sha256" not in texts(at)
 
 
 def test_mixtures_runs_are_badged_as_simulations():
