@@ -28,7 +28,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from app.components import ledger_view, safe
@@ -328,8 +327,13 @@ def _show() -> None:
         if choice is not None:
             st.caption(safe.md(choice.data["sentence"]))
         if res.centers is not None:
-            st.dataframe(pd.DataFrame(res.centers, columns=[safe.csv_cell(c) for c in columns]),
-                         key="srv_centers")
+            from app.components import profiles
+
+            raw = types.SimpleNamespace(params={}, source="server", d=len(columns), feature_names=columns)
+            table, how = profiles.segment_profiles(res, raw, [safe.csv_cell(c) for c in columns])
+            st.markdown("**Segment profiles** (a private release)")
+            st.dataframe(table, hide_index=True, key="srv_centers")
+            st.caption(safe.md(how))
         else:
             st.markdown(f"The algorithm output ⊥ ({safe.md(res.failure)}): that is the release.")
         st.download_button("Download the release (JSON, no seed)", text, file_name="dpviz_release.json",

@@ -191,6 +191,9 @@ def test_upload_then_server_path_release_of_the_same_identity_compose(ledger_dir
     assert total.eps == pytest.approx(first[0] + res.guarantee.eps)
     es = LedgerStore(ledger_dir).entries(ID)
     assert [e["surface"] for e in es] == ["release-page", "server-path"]
+    profile = container(srv, "srv_output").dataframe[0].value  # segment profiles, raw units
+    np.testing.assert_allclose(profile[["a", "b"]].to_numpy(), res.centers)
+    assert list(profile.columns) == ["segment", "a", "a ± noise sd", "b", "b ± noise sd"]
     # and the Release page, reloaded, shows the composed total
     again = open_app("release", **SMALL)
     _fill_release(again)
