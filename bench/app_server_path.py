@@ -35,6 +35,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args()
     os.environ["DPVIZ_SERVER_DATA_DIR"] = str(Path(args.dir).resolve())
+    import tempfile
+
+    os.environ.setdefault("DPVIZ_LEDGER_DIR", tempfile.mkdtemp(prefix="dpviz_bench_ledgers_"))
     sys.path.insert(0, str(ROOT / "tests" / "app"))
     from streamlit.testing.v1 import AppTest
 
@@ -42,6 +45,7 @@ def main() -> None:
     at.run()
     at.switch_page("views/data.py").run()
     at.text_input(key="srv_path").input(args.path).run()
+    at.text_input(key="srv_dataset_id").input(f"bench {args.path}")
     at.selectbox(key="srv_algorithm").set_value(args.algorithm)
     at.number_input(key="srv_k").set_value(args.k)
     at.number_input(key="srv_eps").set_value(args.eps)

@@ -14,6 +14,7 @@ import streamlit as st
 
 import dpviz.data
 from app.components import cache, safe, state
+from dpviz.data import columns as _columns
 
 _LAST_GOOD = "_last_dataset"
 _ACTIVE_UPLOAD = "_active_upload"
@@ -159,3 +160,55 @@ def k_note(ds, k: int) -> str | None:
             + ("several centers split one group or sit almost on top of each other (the picture "
                "seems to show fewer)." if k > ds.k else "some groups must share a center.")
             + f" Set k = {ds.k} in the sidebar (or on the Data page) to match.")
+
+
+# ----------------------------------------------------------------------------- provenance
+# Where every public input of a release came from (issue 25, finding 4): "declared" (by the user
+# or a public recipe), "dp_estimate" (paid from the budget) or "data" (READ FROM THE ROWS: not
+# covered by the guarantee). The shape is ``dpviz.privacy.declared.Provenance.as_dict()``'s
+# ({input: {"source": ..., "note": ...}}), so the library's type can take it over unchanged.
+
+#: ``ds.params["radius_source"]`` when Λ was filled from the upload's own maximum row norm.
+RADIUS_FROM_DATA = "data"
+
+
+def provenance(ds, p: dict[str, Any] | None = None, *,
+               n_declared: int | None = None) -> dict[str, dict[str, str]]:
+    """{public input: {"source": declared | dp_estimate | data, "note": how}} for a release on
+    ``ds`` with Λ from :func:`radius_for` and the declared n (None: a DP count)."""
+    p = state.params() if p is None else p
+    prm = ds.params
+    out: dict[str, dict[str, str]] = {}
+    if p.get("radius") is not None:
+        out["radius"] = {"source": "declared", "note": "typed in the sidebar"}
+    elif prm.get("radius_source") == RADIUS_FROM_DATA:
+        out["radius"] = {"source": "data", "note": "filled from the upload's own largest row norm"}
+    else:
+        out["radius"] = {"source": "declared", "note": {
+            "generated": "the recipe's bound", "builtin": "√d of the public box [−1, 1]^d",
+            "upload": "typed on the Data page"}[ds.source]}
+    scaled = prm.get("scaled")
+    if ds.source == "builtin":
+        out["scaling"] = {"source": "data", "note": "standardized with the dataset's own mean and sd"}
+    elif scaled == _columns.SCALED_BY_BOUNDS:
+        out["bounds"] = ({"source": "data", "note": "suggested from the file's own range"}
+                         if prm.get("bounds_source") else {"source": "declared", "note": "per-column bounds"})
+    elif scaled:
+        out["scaling"] = {"source": "data", "note": "standardized with the file's own mean and sd"}
+    if prm.get("imputed"):
+        out["missing values"] = {"source": "declared", "note": "filled with declared constants"}
+    out["n"] = ({"source": "declared", "note": "typed on the Release page"} if n_declared
+                else {"source": "dp_estimate", "note": "a DP count paid from the budget"})
+    return out
+
+
+def data_derived(prov: dict[str, dict[str, str]]) -> list[str]:
+    """The inputs of ``prov`` read from the data."""
+    return [k for k, v in prov.items() if v["source"] == "data"]
+
+
+def describe_public(ds) -> str:
+    """:func:`describe` without the row count (the Release page: the true n is not public)."""
+    src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
+    n = f" · n = {ds.n:,} (from the recipe)" if ds.source == "generated" else ""
+    return f"**{safe.md(ds.name)}** · {src}{n} · d = {ds.d}"

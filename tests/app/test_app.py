@@ -163,9 +163,10 @@ def test_good_csv_upload_declare_radius_and_run():
     at.checkbox(key="csv_use_data_radius").check().run()
     assert "Not private" in texts(at)
     at.number_input(key="csv_radius").set_value(10.0).run()
+    at.number_input(key="csv_declared_n").set_value(400).run()  # public: t = 400 // (5·4) = 20
     at.button(key="csv_use").click().run()
     assert not at.exception
-    assert at.query_params["src"] == "upload"
+    assert at.query_params["src"] == "upload" and at.query_params["t"] == "20"
     at.switch_page("views/explore.py").run()
     assert not at.exception
     assert "uploaded" in texts(at) and "Λ used = 10" in texts(at)

@@ -46,7 +46,9 @@ def app_url(request: pytest.FixtureRequest,
     if not script.is_file():
         pytest.fail(f"app script {script} does not exist", pytrace=False)
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with streamlit_server(script, log=log) as url:
+    # The persistent release ledger of this server (never the user's ~/.dpviz).
+    ledgers = tmp_path_factory.mktemp("ledgers")
+    with streamlit_server(script, log=log, env={"DPVIZ_LEDGER_DIR": str(ledgers)}) as url:
         yield url
 
 

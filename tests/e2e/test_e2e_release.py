@@ -21,17 +21,28 @@ def _check(page: Page, key: str) -> None:
     rerun_after(page, box.click)
 
 
+def _identity(page: Page, name: str) -> None:
+    box = widget(page, "release_dataset_id").locator("input")
+    box.fill(name)
+    rerun_after(page, lambda: box.press("Enter"))
+
+
 def test_release_and_download_without_seed(page: Page, app_url: str, shoot, tmp_path) -> None:
-    open_app(page, f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1")
-    expect(widget(page, "release_preview")).to_contain_text("after this release")
+    url = f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1"
+    open_app(page, url)
+    _identity(page, "blobs e2e")
+    expect(widget(page, "release_preview")).to_contain_text("New dataset identity")
+    expect(widget(page, "release_preview")).to_contain_text("after this attempt")
     expect(widget(page, "release_button").locator("button")).to_be_disabled()
     fill_number(page, "release_n", 3000)
     for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
         _check(page, key)
     click_button(page, "release_button")
     expect(widget(page, "release_output")).to_be_visible(timeout=60_000)
-    # The session total now holds the release (its calibrated guarantee, within the target).
+    # The total now holds the release (its calibrated guarantee, within the target) ...
     expect(widget(page, "release_preview")).to_contain_text(re.compile(r"ε = 1, δ = \S+ now → ε = 2"))
+    # ... and a second release needs the new total accepted again (the box cleared).
+    expect(widget(page, "release_button").locator("button")).to_be_disabled()
     assert_no_exception(page)
     shoot("release_made")
 
@@ -46,3 +57,10 @@ def test_release_and_download_without_seed(page: Page, app_url: str, shoot, tmp_
     assert out["privacy"]["row_level_eps"] <= 1.0 + 1e-9
     assert out["dataset"]["n_declared"] == 3000
     assert out["centers"] is None or len(out["centers"]) == 4
+
+    # A reload (a new session) keeps the total: the ledger is keyed by the declared identity.
+    open_app(page, url)
+    _identity(page, "Blobs  E2E")
+    expect(widget(page, "release_preview")).to_contain_text("Known dataset identity")
+    expect(widget(page, "release_preview")).to_contain_text(re.compile(r"ε = 1, δ = \S+ now → ε = 2"))
+    expect(widget(page, "release_history")).to_contain_text("release-page")

@@ -39,7 +39,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pq.write_table(pa.table({"x": X[:, 0], "y": X[:, 1]}), base / "tables" / "small.parquet",
                    row_group_size=1000)
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with streamlit_server("app/main.py", log=log, env={"DPVIZ_SERVER_DATA_DIR": str(base)}) as url:
+    env = {"DPVIZ_SERVER_DATA_DIR": str(base), "DPVIZ_LEDGER_DIR": str(tmp_path_factory.mktemp("ledgers"))}
+    with streamlit_server("app/main.py", log=log, env=env) as url:
         yield url
 
 
@@ -54,6 +55,10 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     box.fill("tables/small.parquet")
     rerun_after(page, lambda: box.press("Enter"))
     expect(widget(page, "srv_panel")).to_contain_text("1 parquet file(s) · d = 2")
+    ident = widget(page, "srv_dataset_id").locator("input")
+    ident.fill("small table")
+    rerun_after(page, lambda: ident.press("Enter"))
+    expect(widget(page, "srv_preview")).to_contain_text("New dataset identity")
     # The default algorithm, auto: its public choice here is DP-Lloyd, which streams.
     fill_number(page, "srv_k", K)
     fill_number(page, "srv_n", N)
@@ -64,6 +69,7 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     expect(widget(page, "srv_output")).to_be_visible(timeout=60_000)
     expect(widget(page, "srv_output")).to_contain_text(
         "-differentially private for adding or removing one row")
+    expect(widget(page, "srv_history")).to_contain_text("server-path")  # booked in the store
     assert_no_exception(page)
     shoot("server_path_release")
 
