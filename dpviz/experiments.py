@@ -36,16 +36,14 @@ LEGACY_ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "d
 
 
 def algorithm_names() -> tuple[str, ...]:
-    """The names :func:`run_sweep` accepts: the legacy names, then the registered algorithms
-    whose budget a zCDP ρ determines (zCDP, pure ε at ε = √(2ρ), or the non-private reference).
+    """The names :func:`run_sweep` accepts: the legacy names, then every registered algorithm.
 
-    Approximate-DP algorithms have no ρ: compare them at a row-level (ε, δ) with
-    :func:`dpviz.compare.compare_sweep`.
+    Approximate-DP algorithms have no ρ: they run on a row-level ε axis (``row_level=True``) and
+    are a ValueError on a ρ axis, never dropped silently.
     """
     from dpviz.registry import algorithms
 
-    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms()
-                                     if s.budget_kind != "approx" and s.name not in LEGACY_ALGORITHMS)
+    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms() if s.name not in LEGACY_ALGORITHMS)
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "algorithm", "rho", "rep", "loss", "success", "center_error", "seconds", "n", "fallback",
@@ -95,7 +93,8 @@ def _diffprivlib(X: np.ndarray, k: int, *, rho: float, radius: float,
 
 
 def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, radius: float,
-                stages: dict, stage_rng: np.random.Generator, rng: np.random.Generator) -> Result:
+                stages: dict, stage_rng: np.random.Generator, rng: np.random.Generator,
+                row_eps: float | None = None) -> Result:
     """A registered algorithm at the zCDP budget ρ: its own ρ, or ε = √(2ρ) for a pure-ε one
     (ε-DP implies ε²/2-zCDP; Bun & Steinke 2016, Prop. 1.4). The sweep declares n = len(X) (a
     study tool on the caller's data). Its non-private stage is computed once per repetition."""
@@ -107,6 +106,12 @@ def _registered(X: np.ndarray, name: str, k: int, *, rho: float, delta: float, r
     pub = Public(n_declared=X.shape[0], d=X.shape[1], k=k, radius=radius)
     if spec.stage is not None and name not in stages:
         stages[name] = spec.stage(X, k, radius=radius, rng=stage_rng, pub=pub, params=params)
+    if spec.budget_kind == "approx" and row_eps is not None:  # its own (ε, δ), calibrated to the row target
+        from dpviz.registry import calibrate
+
+        budget = calibrate(spec, row_eps, delta, pub, params).budget
+        return spec.private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params,
+                            stage=stages.get(name))
     if spec.budget_kind == "approx":
         raise ValueError(f"'{name}' has an (ε, δ) budget of its own: compare it at a row-level target "
                          "with dpviz.compare.compare_sweep, not on a ρ axis.")
@@ -269,10 +274,19 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
                 stage_seconds=stage_seconds)
 
 
+def _approx(name: str) -> bool:
+    from dpviz.registry import get
+
+    return get(name).budget_kind == "approx"
+
+
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,
              rng: np.random.Generator, stages: dict | None = None,
              stage_rng: np.random.Generator | None = None) -> Result:
     delta = cfg.delta
+    if cfg.row_level and algorithm not in LEGACY_ALGORITHMS and _approx(algorithm):
+        return _registered(X, algorithm, cfg.k, rho=rho, delta=cfg.delta, radius=cfg.radius,
+                           stages={} if stages is None else stages, stage_rng=stage_rng, rng=rng, row_eps=rho)
     if cfg.row_level and algorithm != "nonprivate":
         own, delta = row_level_budget(algorithm, rho, cfg.delta, n_declared=cfg.n, d=cfg.d, k=cfg.k,
                                       radius=cfg.radius, n_tuples=cfg.n_tuples, r_min=cfg.r_min,

@@ -36,16 +36,24 @@ def _label(spec: AlgorithmSpec) -> str:
     return spec.title
 
 
-def algorithm_picker() -> AlgorithmSpec:
-    """The algorithm Explore shows (bound to the URL key ``alg``)."""
-    specs = {s.name: s for s in dpviz.algorithms(private_only=True)}
+def algorithm_picker(d: int) -> AlgorithmSpec:
+    """The algorithm Explore shows (bound to the URL key ``alg``): those that serve d-column data
+    (``dpviz.algorithms(applicable_to=d)``); the others are listed with the registry's reason."""
+    rows = dpviz.registry.applicability(int(d), private_only=True)
+    specs = {s.name: s for s, why in rows if why is None}
     state.seed_widget("alg", PICKER_KEY)
     if st.session_state.get(PICKER_KEY) not in specs:
-        st.session_state[PICKER_KEY] = "friendlycore"
+        first = "friendlycore" if "friendlycore" in specs else next(iter(specs))
+        st.session_state[PICKER_KEY] = first
+        state.update(alg=first)
     st.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
                  on_change=state.on_change("alg", PICKER_KEY, str),
                  help="Every registered private clustering algorithm. Each is run at the row-level "
                       "(ε, δ) you choose; FriendlyCore also has its paper's ρ-zCDP controls.")
+    left_out = [why for _, why in rows if why is not None]
+    if left_out:
+        with st.expander(f"{len(left_out)} algorithm(s) do not apply to this data"):
+            st.markdown("\n".join(f"- {why}" for why in left_out))
     return specs[state.get("alg")]
 
 

@@ -184,7 +184,7 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
     known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
-        s.name for s in dpviz.algorithms(private_only=True) if s.budget_kind in ("zcdp", "pure")}
+        s.name for s in dpviz.algorithms(private_only=True)}
     bad = [a for a in algos if a not in known]
     if bad or not algos:
         raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")

@@ -399,7 +399,7 @@ def main() -> None:
                "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
                "from the data.")
         return
-    spec = algorithm_view.algorithm_picker()
+    spec = algorithm_view.algorithm_picker(int(ds.d))
     st.caption(spec.description + " Every number says whether it is a **private** output or a "
                "**non-private diagnostic** (for you only).")
     if spec.name != "friendlycore":

@@ -33,7 +33,7 @@ def _fmt(g) -> str:
 def _form(ds, radius: float):
     """The settings of the release; returns them as a dict."""
     registry = dpviz.registry
-    specs = {s.name: s for s in registry.algorithms(private_only=True)}
+    specs = {s.name: s for s in registry.algorithms(private_only=True, applicable_to=int(ds.d))}
     p = state.params()
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
