@@ -49,6 +49,8 @@ VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads
 #: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
 PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
 NARRATION = dpviz.viz.storyboard.NARRATION
+#: The paper's step (FC_Clustering, Tsfadia et al. 2022 §5.2) each panel draws, as in its title.
+PAPER_STEP = {"b": 2, "c": 4, "d": 5, "e": 6, "g": 7}
 _STEP = "_story_step"
 
 
@@ -68,7 +70,10 @@ def _step_through(result, ds, proj, ref_centers) -> None:
               width="stretch")
     key = keys[i]
     with c3, st.container(key="step_narration"):
-        st.markdown(f"**Step {i + 1} of {len(keys)} — ({key})** {NARRATION[key]}")
+        # "Panel", not "Step": the panels' titles number the paper's steps (d is step 5; issue 27).
+        step = PAPER_STEP.get(key)
+        st.markdown(f"**Panel {i + 1} of {len(keys)} — ({key})**"
+                    + ("" if step is None else f" · paper step {step}") + f" {NARRATION[key]}")
     left, right = st.columns([3, 1])
     fn = dpviz.viz.storyboard.PANEL_FUNCTIONS[key]
     fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
@@ -317,7 +322,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with c2b:
         fallback = fallback_toggle()
     with rho_slot:
-        mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
+        mark = run.core_rho(ds, stage, replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
         rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
     stage_key = cfg.stage_key(ds)
