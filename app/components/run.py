@@ -190,14 +190,9 @@ def reference(ds, k: int) -> Reference:
     """The non-private reference for the normalized loss, cached per (content hash, k)."""
     def compute() -> Reference:
         t0 = time.perf_counter()
-        metrics = dpviz.metrics
-        if True:
-            res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
-            centers = np.asarray(res.centers, dtype=float)
-            cost = metrics.kmeans_cost(ds.X, centers)
-        else:
-            centers = None
-            cost = metrics.reference_kmeans_cost(ds.X, k, rng=0)
+        res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
+        centers = np.asarray(res.centers, dtype=float)
+        cost = dpviz.metrics.kmeans_cost(ds.X, centers)
         return Reference(centers, float(cost), time.perf_counter() - t0)
 
     return cache.memo("refcost", (ds.content_hash, int(k)), compute)
@@ -335,7 +330,3 @@ def statement(result_key: tuple, result, delta_prime: float):
     """
     return cache.memo("statement", (result_key, delta_prime),
                       lambda: _statement(result, delta_prime))
-
-
-# Moved to app/components/profiler.py (issue 11); kept importable here for callers written before.
-from app.components.profiler import Laps as Laps  # noqa: E402
