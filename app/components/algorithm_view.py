@@ -275,9 +275,9 @@ def _tiles(ds, result, ref) -> None:
         c3.caption("private output (simulation)")
 
 
-def _exploration(view, ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
-                 ref_centers, public: PublicHoldout | None = None) -> None:
-    """A family's registered extra view: its figure, built from cached simulations."""
+def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
+                        ref_centers, public: PublicHoldout | None = None) -> ExplorationContext:
+    """What a registered exploration of ``spec`` reads: the run on screen and cached simulations."""
     seed = int(state.get("seed"))
 
     def other(epsilon: float | None = None, delta_: float | None = None, seed_: int | None = None,
@@ -290,19 +290,29 @@ def _exploration(view, ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps
 
     X, _ = _rows(ds, public)
     labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
-    ctx = ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
-                             seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
-                             other(epsilon, delta, seed, **kw),
-                             reference_centers=ref_centers, labels=labels)
+    return ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
+                              seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
+                              other(epsilon, delta, seed, **kw),
+                              reference_centers=ref_centers, labels=labels)
+
+
+def show_exploration(view, ctx: ExplorationContext) -> None:
+    """One registered exploration of any algorithm: its help, then its figure(s) (two per row)."""
     if view.help:
         st.caption(view.help)
     try:
         with st.spinner(f"Simulating {view.title}…"):
-            fig = view.builder(ctx)
+            figs = view.builder(ctx)
     except ValueError as exc:
         st.error(safe.md(exc))
         return
-    st.plotly_chart(fig, key=f"alg_exploration_{view.title}", config={"displaylogo": False})
+    figs = list(figs) if isinstance(figs, (list, tuple)) else [figs]
+    with st.container(key="exploration"):
+        # two per row; an odd last one takes the full width
+        slots = [c for _ in range(len(figs) // 2) for c in st.columns(2)] + [st.container()] * (len(figs) % 2)
+        for i, (slot, fig) in enumerate(zip(slots, figs, strict=False)):
+            slot.plotly_chart(fig, key=f"alg_exploration_{view.title}" + (f"_{i}" if i else ""),
+                              config={"displaylogo": False})
 
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
@@ -346,7 +356,8 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
         st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
     elif view in extra:
-        _exploration(extra[view], ds, spec, p, pub, result, eps, delta, ref_centers, public)
+        show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
+                                                          public))
     elif view == "Privacy":
         _privacy(spec, result, delta, public)
     else:

@@ -230,11 +230,26 @@ def defaults() -> dict[str, Any]:
     return {name: p.default for name, p in PARAMS.items()}
 
 
+#: FriendlyCore's own parameters are namespaced in the URL like every algorithm's
+#: (``friendlycore.<name>``); the flat keys of links made before (``rho``, ``t``, …) still open the
+#: same run: :func:`parse_query` reads both, :func:`query_dict` writes the namespaced ones. The
+#: canonical dict keeps the flat names (the Budget page's FriendlyCore sweeps read them too).
+URL_NAMES: dict[str, str] = {
+    "rho": "friendlycore.rho", "t": "friendlycore.n_tuples", "oracle": "friendlycore.oracle",
+    "preset": "friendlycore.preset", "rmin": "friendlycore.r_min", "fb": "friendlycore.fallback",
+}
+_FROM_URL = {url: name for name, url in URL_NAMES.items()}
+
+
 def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Parameters read from a query string, and a notice for each value that was ignored."""
+    """Parameters read from a query string, and a notice for each value that was ignored.
+
+    A namespaced FriendlyCore key wins over its old flat alias when a link carries both."""
     values: dict[str, Any] = {}
     notices: list[str] = []
-    for name, raw in query.items():
+    items = sorted(query.items(), key=lambda kv: kv[0] in _FROM_URL)  # namespaced keys last
+    for url_name, raw in items:
+        name = _FROM_URL.get(url_name, url_name)
         p = PARAMS.get(name)
         text = raw[-1] if isinstance(raw, list) else str(raw)
         if p is None:
@@ -252,7 +267,7 @@ def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         try:
             values[name] = p.parse(text)
         except (ValueError, TypeError) as exc:
-            notices.append(f"URL parameter {name}={text!r} ignored: it {exc}.")
+            notices.append(f"URL parameter {url_name}={text!r} ignored: it {exc}.")
     return values, notices
 
 
@@ -322,7 +337,7 @@ def _format(name: str, value: Any) -> str:
 
 def query_dict(p: Mapping[str, Any] | None = None) -> dict[str, str]:
     p = params() if p is None else p
-    return {k: _format(k, v) for k, v in relevant(p).items()}
+    return {URL_NAMES.get(k, k): _format(k, v) for k, v in relevant(p).items()}
 
 
 def sync_url() -> None:

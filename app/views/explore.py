@@ -12,6 +12,7 @@ from dataclasses import replace
 import streamlit as st
 
 import dpviz.clustering.presets
+import dpviz.registry
 import dpviz.viz
 import dpviz.viz.data
 import dpviz.viz.filters
@@ -19,6 +20,7 @@ import dpviz.viz.noise
 import dpviz.viz.privacy
 import dpviz.viz.raster
 import dpviz.viz.storyboard
+import dpviz.viz.storyboards
 from app.components import (
     algorithm_view,
     controls,
@@ -44,7 +46,9 @@ st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
-VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
+#: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards, e.g. "Filters &
+#: radii" in dpviz/viz/filters.py) come before Downloads, rendered as every family's are.
+VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Downloads")
 
 #: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
 PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
@@ -127,6 +131,11 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
+def _views() -> tuple[str, ...]:
+    extra = tuple(v.title for v in dpviz.viz.storyboards.explorations("friendlycore"))
+    return (*VIEWS[:-1], *extra, VIEWS[-1])
+
+
 def _view_picker() -> str:
     """One view at a time, and only its elements are built and sent.
 
@@ -134,7 +143,7 @@ def _view_picker() -> str:
     on each ρ move, and inside tabs each costs about twice as much (a fragment of 40 captions:
     ~55 ms of page script per rerun, ~115 ms inside ``st.tabs``, headless chromium, 2 cores).
     """
-    return st.segmented_control("View", VIEWS, key=_VIEW, default=VIEWS[0], required=True,
+    return st.segmented_control("View", _views(), key=_VIEW, default=VIEWS[0], required=True,
                                 label_visibility="collapsed", width="stretch")
 
 
@@ -198,24 +207,6 @@ def _privacy_view(result, statement, cfg) -> None:
     # Static markdown tables, not st.dataframe: mounting the two grids took ~0.4 s of the
     # browser's time on every switch to this view, over the 0.5 s target (issue 16).
     ledger_view.ledger_table_view(result.ledger)
-
-
-def _filters_view(result) -> None:
-    viz = dpviz.viz
-    names = {s.name for s in result.trace}
-    c1, c2 = st.columns(2)
-    with c1:
-        if "match_core" in names:
-            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                                  key="filter_match_chart")
-    with c2:
-        if "dist_core" in names:
-            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
-                                  key="filter_dist_chart")
-    if "diameters" in names:
-        live_chart.live_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
-    st.caption("Scores and counts are internal, non-private diagnostics; the keep decisions and "
-               "the radii are what the private algorithm acts on.")
 
 
 def _cloud_view(ds, stage, cfg, result, ref) -> None:
@@ -291,6 +282,21 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                "on the **Release** page. Uploaded rows are never included, but for an upload the "
                "configuration carries the file name, column names, n, Λ and a sha256 fingerprint "
                "of the rows, none of them private.")
+
+
+def _exploration(title: str, ds, cfg: run.RunConfig, result, statement, ref) -> None:
+    """A registered exploration of FriendlyCore, rendered by the same code as every family's
+    (``algorithm_view.show_exploration``); its simulations go through the registry at the
+    row-level (ε, δ) of the run on screen."""
+    spec = dpviz.registry.get("friendlycore")
+    view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
+    p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
+                         r_min=cfg.r_min)
+    pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
+                                             statement.row.delta, ref_centers)
+    algorithm_view.show_exploration(view, ctx)
 
 
 def fallback_toggle(key: str = "fallback_toggle") -> bool:
@@ -371,9 +377,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     elif view == VIEWS[2]:
         _cloud_view(ds, stage, cfg, result, ref)
     elif view == VIEWS[3]:
-        _filters_view(result)
-    else:
         _downloads_view(ds, cfg, result, statement, ref)
+    else:
+        _exploration(view, ds, cfg, result, statement, ref)
     lap("view")
     state.sync_url()
     if not failed:
@@ -383,13 +389,15 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
 def main() -> None:
     profiler.Laps("explore.main (full rerun)").done()
-    explore_form.sidebar_form()
     choice = data_source.current()
+    ds = choice.dataset
+    # the picker first: the sidebar shows the chosen algorithm's parameters only
+    spec = None if ds is None else algorithm_view.algorithm_picker(int(ds.d))
+    explore_form.sidebar_form(friendlycore=spec is None or spec.name == "friendlycore")
     if choice.error:
         _error(choice.error)
     if choice.notice:
         st.info(choice.notice)
-    ds = choice.dataset
     if ds is None:
         st.info("No dataset yet: choose one on the **Data** page.")
         return
@@ -404,7 +412,6 @@ def main() -> None:
                "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
                "from the data.")
         return
-    spec = algorithm_view.algorithm_picker(int(ds.d))
     st.caption(spec.description + " Every number says whether it is a **private** output or a "
                "**non-private diagnostic** (for you only).")
     if spec.name != "friendlycore":

@@ -67,14 +67,15 @@ class Exploration:
 
     algorithm: str
     title: str
-    builder: Callable[[ExplorationContext], go.Figure]
+    builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]]  # one figure or several
     help: str = ""
 
 
 _EXPLORATIONS: dict[str, list[Exploration]] = {}
 
 
-def register_exploration(algorithm: str, title: str, builder: Callable[[ExplorationContext], go.Figure],
+def register_exploration(algorithm: str, title: str,
+                         builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]],
                          *, help: str = "") -> Exploration:
     """Add a view titled ``title`` to the Explore page of ``algorithm`` (replacing one of that title)."""
     view = Exploration(algorithm, title, builder, help)

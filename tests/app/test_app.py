@@ -60,7 +60,7 @@ def test_rho_move_changes_epsilon_and_centers_and_url():
     assert not at.exception
     assert paper_eps(at) != eps_before
     assert row_guarantee(at) != row_before
-    assert at.query_params["rho"] == "0.1"
+    assert at.query_params["friendlycore.rho"] == "0.1"
     centers_after = _centers(at)
     assert centers_after.shape == centers_before.shape
     assert not (centers_after == centers_before).all()
@@ -183,15 +183,16 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
     assert (p["rho"], p["delta"], p["oracle"], p["preset"], p["k"], p["seed"], p["dseed"]) == (
         0.25, 1e-08, "pca", "paper", 3, 7, 3)
     q = at.query_params
-    assert (q["rho"], q["delta"], q["oracle"], q["k"], q["seed"], q["n"]) == (
+    assert (q["friendlycore.rho"], q["delta"], q["friendlycore.oracle"], q["k"], q["seed"], q["n"]) == (
         "0.25", "1e-08", "pca", "3", "7", "3000")
+    assert not {"rho", "t", "oracle", "preset", "rmin", "fb"} & set(q)  # namespaced (issue 26)
     assert at.select_slider(key="rho_slider").value == 0.25
     # A second session opened on the written URL shows the same run.
     again = open_app(**{k: v for k, v in q.items()})
     assert (_centers(again) == _centers(at)).all()
 
     # A link followed inside the session (e.g. Learn's "what to try") updates the parameters.
-    at.query_params["rho"] = "0.05"
+    at.query_params["friendlycore.rho"] = "0.05"
     at.run()
     assert not at.exception
     assert at.session_state["params"]["rho"] == 0.05

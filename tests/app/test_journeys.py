@@ -55,7 +55,7 @@ def test_target_eps_sets_rho_and_the_readout_meets_it():
     at.button(key="eps_target_apply").click().run()
     assert not at.exception
     rho = at.select_slider(key="rho_slider").value
-    assert rho != rho_before and at.query_params["rho"] == repr(float(rho))
+    assert rho != rho_before and at.query_params["friendlycore.rho"] == repr(float(rho))
     eps, delta = row_guarantee(at)
     # the shown guarantee (from the new run's ledger) is the target, within the bisection width
     assert eps == pytest.approx(5.0, rel=2e-2) and delta <= 1e-6 * 1.01
@@ -108,7 +108,7 @@ def test_status_in_plain_words_and_the_fallback_switch():
     assert not at.exception
     status = _text(at, "run_status")
     assert "the backup method is off, so no centers were released" in status
-    assert _result(at).centers is None and at.query_params["fb"] == "false"
+    assert _result(at).centers is None and at.query_params["friendlycore.fallback"] == "false"
 
 
 # ----------------------------------------------------------------------------- teaching default
@@ -165,7 +165,7 @@ def test_out_of_range_sidebar_values_get_a_message_next_to_the_field_and_keep_th
     assert "k must be a whole number from 1 to 50 (got 0)" in _text(at, "ex_k_msg")
     assert at.session_state["params"]["t"] == 60 and at.session_state["params"]["k"] == 4
     assert (_result(at).centers == centers).all()
-    assert at.query_params["t"] == "60"
+    assert at.query_params["friendlycore.n_tuples"] == "60"
 
 
 def test_every_automatic_change_of_t_is_announced():

@@ -72,7 +72,7 @@ def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> N
     move_slider(page, "rho_slider", -3)  # 1 → 0.501 on the 10-per-decade grid
 
     assert slider_text(page, "rho_slider") == "0.501"
-    assert query_params(page)["rho"] == "0.501"
+    assert query_params(page)["friendlycore.rho"] == "0.501"
     expect(widget(page, "eps_readout")).not_to_have_text(eps)
     assert private_centers(page) != centers, "panel (f) was not redrawn after the ρ move"
     assert chart_traces(page, "storyboard_a") == data_panel, "the data panel must not change"
@@ -146,7 +146,7 @@ def test_rho_grid_ends_run_without_exception(page: Page, app_url: str, shoot) ->
         assert slider_text(page, "rho_slider") == rho
         shoot(f"explore_rho_{rho}")
         assert_no_exception(page)
-        assert query_params(page)["rho"] == f"{float(rho)!r}"
+        assert query_params(page)["friendlycore.rho"] == f"{float(rho)!r}"
         expect(widget(page, "run_status")).to_be_visible()
         expect(widget(page, "eps_readout")).to_be_visible()
 
@@ -159,7 +159,7 @@ def test_every_view_shows_and_the_storyboard_comes_back_drawn(page: Page, app_ur
     live = plotly_charts(widget(page, "storyboard_live"))
     revision = live.get_attribute("data-revision")
     for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "redraw_button"),
-                        ("Filters & radii", "find_diam_chart"), ("Downloads", "dl_centers"),
+                        ("Filters & radii", "exploration"), ("Downloads", "dl_centers"),
                         ("Storyboard", "storyboard_live")):
         rerun_after(page, widget(page, "explore_view").get_by_text(view, exact=True).click)
         expect(widget(page, shown)).to_be_visible()

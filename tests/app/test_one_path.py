@@ -1,0 +1,106 @@
+"""Explore's shared paths (issue 26): FriendlyCore's URL keys namespaced like every algorithm's (old
+flat links still open the same run), a sidebar with the chosen algorithm's parameters only, and one
+exploration renderer for FriendlyCore and every other family."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from apptest_helpers import SMALL, container, has_container, open_app
+
+from dpviz.viz import storyboards
+
+
+def _result(at):
+    return at.session_state["_explore_last_result"][1]
+
+
+def test_old_flat_friendlycore_keys_open_the_same_run_as_the_namespaced_ones():
+    flat = {**SMALL, "rho": "0.251", "oracle": "pca", "preset": "paper", "fb": "false", "rmin": "0.002"}
+    at = open_app(**flat)
+    assert not at.exception
+    p = at.session_state["params"]
+    assert (p["rho"], p["oracle"], p["preset"], p["fb"], p["rmin"], p["t"]) == (
+        0.251, "pca", "paper", False, 0.002, 60)
+    q = dict(at.query_params)
+    assert {"rho", "t", "oracle", "preset", "fb", "rmin"}.isdisjoint(q)  # written namespaced
+    assert (q["friendlycore.rho"], q["friendlycore.n_tuples"], q["friendlycore.oracle"],
+            q["friendlycore.fallback"]) == ("0.251", "60", "pca", "false")
+    again = open_app(**{k: v[-1] if isinstance(v, list) else v for k, v in q.items()})
+    assert not again.exception
+    a, b = _result(at), _result(again)
+    assert (a.centers is None) == (b.centers is None)
+    if a.centers is not None:
+        np.testing.assert_array_equal(a.centers, b.centers)
+    assert a.ledger.total() == b.ledger.total()
+
+
+def test_a_namespaced_key_wins_over_its_flat_alias():
+    at = open_app(**SMALL, rho="0.1", **{"friendlycore.rho": "0.2"})
+    assert at.session_state["params"]["rho"] == 0.2
+
+
+def test_sidebar_shows_only_the_chosen_algorithms_parameters():
+    fc_keys = ("ex_t", "ex_oracle", "ex_rmin", "ex_preset")
+    at = open_app(**SMALL)
+    assert not at.exception
+    shown = {w.key for w in at.sidebar.number_input} | {w.key for w in at.sidebar.selectbox}
+    assert set(fc_keys) <= shown
+    other = open_app(**SMALL, alg="dp_lloyd")
+    assert not other.exception
+    shown = {w.key for w in other.sidebar.number_input} | {w.key for w in other.sidebar.selectbox}
+    assert shown.isdisjoint(fc_keys), shown & set(fc_keys)
+    assert "algp_dp_lloyd_iters" in shown and {"ex_k", "ex_seed", "ex_radius"} <= shown
+    # Apply on another algorithm's form keeps FriendlyCore's knobs as they were
+    other.number_input(key="ex_k").set_value(3)
+    other.button(key="ex_apply").click().run()
+    assert not other.exception
+    p = other.session_state["params"]
+    assert (p["k"], p["t"], p["oracle"], p["preset"]) == (3, 60, "kmeans++", "practical")
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(e.proto.spec)["layout"].get("title", {}).get("text", "")
+            for e in at.get("plotly_chart")]
+
+
+def test_friendlycore_filters_are_a_registered_exploration_drawn_by_the_shared_renderer():
+    assert "Filters & radii" in [v.title for v in storyboards.explorations("friendlycore")]
+    at = open_app(**SMALL, rho="10")
+    at.segmented_control(key="explore_view").set_value("Filters & radii").run()
+    assert not at.exception
+    assert has_container(at, "exploration")
+    charts = container(at, "exploration").get("plotly_chart")
+    assert len(charts) == 3  # match core, dist core, FindDiam
+
+
+@pytest.fixture
+def toy_views():
+    """The same exploration registered for two other families: it simulates a second budget."""
+    seen = []
+
+    def builder(ctx):
+        other = ctx.simulate(epsilon=ctx.epsilon * 2)
+        seen.append((ctx.result.algorithm, ctx.epsilon, other.guarantee.eps))
+        return go.Figure(layout=dict(title=dict(text=f"toy view of {ctx.result.algorithm}")))
+
+    for name in ("dp_lloyd", "balcan"):
+        storyboards.register_exploration(name, "Toy view", builder)
+    yield seen
+    for name in ("dp_lloyd", "balcan"):
+        storyboards._EXPLORATIONS[name] = [v for v in storyboards._EXPLORATIONS.get(name, [])
+                                           if v.title != "Toy view"]
+
+
+@pytest.mark.parametrize("name", ["dp_lloyd", "balcan"])
+def test_other_families_explorations_use_the_same_renderer(toy_views, name):
+    at = open_app(**SMALL, alg=name, eps="2.0")
+    at.segmented_control(key="alg_view").set_value("Toy view").run()
+    assert not at.exception
+    assert has_container(at, "exploration")
+    assert f"toy view of {name}" in _titles(at)
+    algorithm, eps, other = toy_views[-1]
+    assert algorithm == name and eps == 2.0 and other <= 4.0 + 1e-9
