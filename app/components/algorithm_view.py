@@ -46,15 +46,22 @@ def algorithm_picker(d: int) -> AlgorithmSpec:
         first = "friendlycore" if "friendlycore" in specs else next(iter(specs))
         st.session_state[PICKER_KEY] = first
         state.update(alg=first)
-    st.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
-                 on_change=state.on_change("alg", PICKER_KEY, str),
-                 help="Every registered private clustering algorithm. Each is run at the row-level "
-                      "(ε, δ) you choose; FriendlyCore also has its paper's ρ-zCDP controls.")
+    # In the sidebar, above the run settings: the main area's first screen keeps the slider, the
+    # chart and the privacy sentence together at 1280×720 (issue 27, defect 3).
+    bar = st.sidebar
+    bar.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
+                  on_change=state.on_change("alg", PICKER_KEY, str),
+                  help="Every registered private clustering algorithm that serves this data. Each is "
+                       "run at the row-level (ε, δ) you choose; FriendlyCore also has its paper's "
+                       "ρ-zCDP controls.")
+    spec = specs[state.get("alg")]
+    bar.caption(spec.description + " Every number says whether it is a **private** output or a "
+                "**non-private diagnostic** (for you only).")
     left_out = [why for _, why in rows if why is not None]
     if left_out:
-        with st.expander(f"{len(left_out)} algorithm(s) do not apply to this data"):
+        with bar.expander(f"{len(left_out)} algorithm(s) do not apply to this data"):
             st.markdown("\n".join(f"- {why}" for why in left_out))
-    return specs[state.get("alg")]
+    return spec
 
 
 # ----------------------------------------------------------------------------- the form

@@ -42,7 +42,9 @@ from app.components import (
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         # the row-level "ε = 17.1 · δ = 0.0013" wraps in a narrow column instead of ending in "…"
         ".st-key-eps_readout [data-testid='stMetricValue'] * { white-space: normal; "
-        "overflow: visible; text-overflow: clip; }</style>")
+        "overflow: visible; text-overflow: clip; }"
+        # a smaller main number keeps the per-row sentence above the fold at 720 px (issue 27)
+        ".st-key-eps_readout [data-testid='stMetricValue'] { font-size: 1.75rem; }</style>")
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
@@ -412,8 +414,6 @@ def main() -> None:
                "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
                "from the data.")
         return
-    st.caption(spec.description + " Every number says whether it is a **private** output or a "
-               "**non-private diagnostic** (for you only).")
     if spec.name != "friendlycore":
         st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
         algorithm_view.render(ds, spec, radius)

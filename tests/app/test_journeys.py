@@ -130,7 +130,8 @@ def test_default_opens_at_a_sound_budget_and_the_mark_is_where_the_run_answers()
     assert "the backup method (a private grid summary of the rows) answered instead" in _text(
         at, "run_status")
     assert "▲ core forms from ρ ≈ 0.794" in page
-    assert "▲ ρ = 0.794: from here up FriendlyCore's core forms in this simulation" in page
+    assert "▲ ρ = 0.794: from here up FriendlyCore's core forms in this simulation" in (
+        at.select_slider(key="rho_slider").help)
     at.select_slider(key="rho_slider").set_value(0.794).run()
     assert _text(at, "run_status").startswith("FriendlyCore completed every step")
     at.select_slider(key="rho_slider").set_value(0.631).run()
