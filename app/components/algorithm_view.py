@@ -205,15 +205,40 @@ def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, de
     With ``public`` (a declared public split), the run sees only the private rows and receives
     the public ones as ``public_X``; ``pub.n_declared`` is then the private part's size.
     """
+    key, compute = _run_call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public)
+    return cache.memo("run", key, compute)
+
+
+def _run_call(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
+              seed: int, public: PublicHoldout | None = None):
+    """(cache key, the call) of one simulation: the same for a run made now or prefetched."""
     stage = _stage(ds, spec, p, pub, seed, public)
     X, public_X = _rows(ds, public)
     extra = {} if public_X is None else {"public_X": public_X}
     key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta),
            *_split_key(public))
-    return cache.memo("run", key, lambda: dpviz.run(
+    return key, lambda: dpviz.run(
         spec.name, X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
         n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed)[1]),
-        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)}))
+        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)})
+
+
+def prefetch_neighbours(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
+                        seed: int, public: PublicHoldout | None = None) -> list:
+    """Start the runs one ε step away in the background (:func:`cache.speculate`), for every
+    algorithm as FriendlyCore's page does for ρ: a step there then only waits for what is left.
+    The same seeds as :func:`simulate`, so the same noise; nothing is shown until picked."""
+    started = []
+    for eps in _neighbours(epsilon):
+        key, compute = _run_call(ds, spec, p, pub, epsilon=eps, delta=delta, seed=seed, public=public)
+        started.append(cache.speculate("run", key, compute))
+    return started
+
+
+def _neighbours(eps: float) -> tuple[float, ...]:
+    options = sorted(set(EPS_GRID) | {float(eps)})
+    i = options.index(float(eps))
+    return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
 
 
 # ----------------------------------------------------------------------------- the page
@@ -350,6 +375,8 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         with st.container(key="explore_error"):
             st.error(run.error_text(exc))
         return
+    prefetch_neighbours(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
+                        public=public)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
     _status(spec, result)

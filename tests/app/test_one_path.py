@@ -104,3 +104,21 @@ def test_other_families_explorations_use_the_same_renderer(toy_views, name):
     assert f"toy view of {name}" in _titles(at)
     algorithm, eps, other = toy_views[-1]
     assert algorithm == name and eps == 2.0 and other <= 4.0 + 1e-9
+
+
+def test_other_algorithms_prefetch_the_runs_one_eps_step_away_and_they_equal_runs_made_on_the_move(
+        monkeypatch):
+    """FriendlyCore's page prefetched its neighbouring ρ runs; every algorithm now does for ε."""
+    from concurrent.futures import Future
+
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    assert not at.exception
+    runs = at.session_state["_cache_run"]
+    pending = {key[5]: v for key, v in runs.items() if key[1] == "dp_lloyd" and isinstance(v, Future)}
+    assert set(pending) == {1.5, 3.0}
+    prefetched = pending[3.0].result(timeout=120)
+    monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+    cold = open_app(**SMALL, alg="dp_lloyd", eps="3.0")
+    _, made = next((k, v) for k, v in cold.session_state["_cache_run"].items()
+                   if k[1] == "dp_lloyd" and k[5] == 3.0)
+    np.testing.assert_array_equal(prefetched.centers, made.centers)  # the same seeds, the same run
