@@ -24,7 +24,7 @@ from app.components import cache, controls, downloads, ledger_view, live_chart, 
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
-from dpviz.viz.storyboards import ExplorationContext, explorations, storyboard_builder
+from dpviz.viz.storyboards import ExplorationContext, explorations, story_steps, storyboard_builder
 
 #: The row-level ε target on a log-like grid.
 EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
@@ -328,6 +328,36 @@ def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, ep
                               reference_centers=ref_centers, labels=labels)
 
 
+_STEP = "_story_step"
+
+
+def step_through(steps, result, X, *, reference_centers=None, projector=None) -> None:
+    """Prev/Next through an algorithm's registered steps (``dpviz.viz.storyboards.story_steps``),
+    one panel at a time with a sentence of narration; the list of steps shows where you are. The
+    header names the paper's step as the panel's title does ("Panel 4 of 7 — (d) · paper step 5")."""
+    i = int(st.session_state.get(_STEP, 0)) % len(steps)
+
+    def move(delta: int) -> None:
+        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(steps)
+
+    c1, c2, c3 = st.columns([1, 1, 6])
+    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0, width="stretch")
+    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(steps) - 1,
+              width="stretch")
+    step = steps[i]
+    with c3, st.container(key="step_narration"):
+        st.markdown(f"**Panel {i + 1} of {len(steps)} — ({step.key})**"
+                    + ("" if step.paper_step is None else f" · paper step {step.paper_step}")
+                    + f" {step.narration}")
+    left, right = st.columns([3, 1])
+    kw = {} if projector is None else {"projector": projector}
+    fig = step.builder(result, X, reference_centers=reference_centers, max_points=2_000, **kw)
+    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45), legend=dict(orientation="h", y=-0.15))
+    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
+    right.markdown("\n".join(f"- **▶ ({s.key}) {s.caption}**" if j == i else f"- ({s.key}) {s.caption}"
+                              for j, s in enumerate(steps)))
+
+
 def show_exploration(view, ctx: ExplorationContext) -> None:
     """One registered exploration of any algorithm: its help, then its figure(s) (two per row)."""
     if view.help:
@@ -387,8 +417,12 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
                                 default="Storyboard", required=True, label_visibility="collapsed")
     ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
-        fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
-        st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+        steps = story_steps(spec.name)
+        if steps and st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+            step_through(steps, result, _rows(ds, public)[0], reference_centers=ref_centers)
+        else:
+            fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
+            st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
     elif view in extra:
         show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
                                                           public))

@@ -52,42 +52,8 @@ _VIEW = "explore_view"  # the view picker: one view of the run at a time
 #: radii" in dpviz/viz/filters.py) come before Downloads, rendered as every family's are.
 VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Downloads")
 
-#: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
+#: The panels' captions (:mod:`dpviz.viz.storyboard.labels`).
 PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
-NARRATION = dpviz.viz.storyboard.NARRATION
-#: The paper's step (FC_Clustering, Tsfadia et al. 2022 §5.2) each panel draws, as in its title.
-PAPER_STEP = {"b": 2, "c": 4, "d": 5, "e": 6, "g": 7}
-_STEP = "_story_step"
-
-
-def _step_through(result, ds, proj, ref_centers) -> None:
-    """Prev/Next through panels (a)-(g), one at a time with a sentence of narration; the list
-    of steps shows where you are."""
-    keys = "abcdefg"
-    i = int(st.session_state.get(_STEP, 0)) % len(keys)
-
-    def move(delta: int) -> None:
-        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(keys)
-
-    c1, c2, c3 = st.columns([1, 1, 6])
-    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0,
-              width="stretch")
-    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(keys) - 1,
-              width="stretch")
-    key = keys[i]
-    with c3, st.container(key="step_narration"):
-        # "Panel", not "Step": the panels' titles number the paper's steps (d is step 5; issue 27).
-        step = PAPER_STEP.get(key)
-        st.markdown(f"**Panel {i + 1} of {len(keys)} — ({key})**"
-                    + ("" if step is None else f" · paper step {step}") + f" {NARRATION[key]}")
-    left, right = st.columns([3, 1])
-    fn = dpviz.viz.storyboard.PANEL_FUNCTIONS[key]
-    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
-    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45),
-                      legend=dict(orientation="h", y=-0.15))
-    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
-    right.markdown("\n".join(f"- **▶ ({k}) {PANEL_TEXT[k]}**" if j == i else f"- ({k}) {PANEL_TEXT[k]}"
-                              for j, k in enumerate(keys)))
 
 
 def _error(msg: str) -> None:
@@ -119,7 +85,8 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         if proj.method == "pca":
             st.caption(proj.note())
         if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
-            _step_through(result, ds, proj, ref_centers)
+            algorithm_view.step_through(dpviz.viz.storyboards.story_steps("friendlycore"), result, ds.X,
+                                        reference_centers=ref_centers, projector=proj)
             return
         # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
         for col, key in zip(st.columns(2), "ab", strict=True):

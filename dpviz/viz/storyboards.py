@@ -84,6 +84,35 @@ def register_exploration(algorithm: str, title: str,
     return view
 
 
+@dataclass(frozen=True)
+class StoryStep:
+    """One step of an algorithm's step-through: a panel, its caption, a sentence of narration,
+    and the paper's step it draws (named the same in the header and the panel's title).
+
+    ``builder(result, X, *, reference_centers=None, projector=None, max_points=2000) -> go.Figure``.
+    """
+
+    key: str
+    caption: str
+    narration: str
+    builder: Callable[..., go.Figure]
+    paper_step: int | None = None
+
+
+_STEPS: dict[str, tuple[StoryStep, ...]] = {}
+
+
+def register_steps(algorithm: str, steps: tuple[StoryStep, ...] | list[StoryStep]) -> None:
+    """Give ``algorithm`` a step-through (Prev/Next over ``steps`` on its Explore page)."""
+    _STEPS[algorithm] = tuple(steps)
+
+
+def story_steps(algorithm: str | None) -> tuple[StoryStep, ...]:
+    """The registered step-through of an algorithm (empty if it has none)."""
+    _discover()
+    return _STEPS.get(algorithm or "", ())
+
+
 def explorations(algorithm: str | None) -> list[Exploration]:
     """The registered extra views of an algorithm, in registration order."""
     _discover()
@@ -162,3 +191,15 @@ def _friendlycore_storyboard(result: Result, X: np.ndarray, *,
 
 
 register_storyboard("friendlycore", _friendlycore_storyboard)
+
+
+def _friendlycore_steps() -> tuple[StoryStep, ...]:
+    """FC_Clustering's panels (a)–(g) as a step-through (Tsfadia et al. 2022, §5.2 steps 2–7)."""
+    from dpviz.viz.storyboard import NARRATION, PANEL_FUNCTIONS, PANEL_TEXT
+
+    paper = {"b": 2, "c": 4, "d": 5, "e": 6, "g": 7}
+    return tuple(StoryStep(key, PANEL_TEXT[key], NARRATION[key], PANEL_FUNCTIONS[key], paper.get(key))
+                 for key in "abcdefg")
+
+
+register_steps("friendlycore", _friendlycore_steps())

@@ -122,3 +122,33 @@ def test_other_algorithms_prefetch_the_runs_one_eps_step_away_and_they_equal_run
     _, made = next((k, v) for k, v in cold.session_state["_cache_run"].items()
                    if k[1] == "dp_lloyd" and k[5] == 3.0)
     np.testing.assert_array_equal(prefetched.centers, made.centers)  # the same seeds, the same run
+
+
+@pytest.fixture
+def toy_steps():
+    from dpviz.viz.storyboards import StoryStep, generic_storyboard, register_steps
+
+    def panel(title):
+        return lambda result, X, **kw: generic_storyboard(result, X, title=title,
+                                                          reference_centers=kw.get("reference_centers"))
+
+    register_steps("dp_lloyd", [StoryStep("a", "the data", "First the rows.", panel("toy a"), None),
+                                StoryStep("b", "noisy sums", "Then noisy sums.", panel("toy b"), 3)])
+    yield
+    storyboards._STEPS.pop("dp_lloyd", None)
+
+
+def test_step_through_is_one_mechanism_for_any_registered_algorithm(toy_steps):
+    """FriendlyCore's Prev/Next step-through is registered steps (dpviz.viz.storyboards); any
+    family that registers steps gets the same control on its Explore page."""
+    assert [s.key for s in storyboards.story_steps("friendlycore")] == list("abcdefg")
+    assert storyboards.story_steps("friendlycore")[3].paper_step == 5
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    at.toggle(key="step_mode").set_value(True).run()
+    assert not at.exception
+    narration = " ".join(str(e.value) for e in container(at, "step_narration").markdown)
+    assert "Panel 1 of 2 — (a)" in narration and "First the rows." in narration
+    at.button(key="step_next").click().run()
+    narration = " ".join(str(e.value) for e in container(at, "step_narration").markdown)
+    assert "Panel 2 of 2 — (b)** · paper step 3" in narration
+    assert any(t.startswith("toy b") for t in _titles(at))
