@@ -257,6 +257,18 @@ def _eps_slider() -> float:
     return float(state.get("eps"))
 
 
+def own_budget_readout(spec: AlgorithmSpec, result) -> None:
+    """The algorithm's own budget under the row-level ε slider: a readout, not a control. It is the
+    budget the registry's calibration chose for this target (``Result.params["budget"]``, written
+    by ``dpviz.run``), e.g. ρ for a zCDP algorithm."""
+    budget = result.params.get("budget")
+    if budget is None:
+        return
+    kinds = {"zcdp": "ρ-zCDP", "pure": "pure ε-DP", "approx": "(ε, δ)-DP"}
+    kind = kinds.get(spec.budget_kind, spec.budget_kind)
+    st.caption(f"{spec.title}'s own budget ({kind}), calibrated to this row-level target: **{budget}**")
+
+
 def _status(spec: AlgorithmSpec, result) -> None:
     with st.container(key="run_status"):
         if result.centers is None:
@@ -407,6 +419,8 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         return
     prefetch_neighbours(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
                         public=public)
+    with c1, st.container(key="own_budget_readout"):
+        own_budget_readout(spec, result)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
     _status(spec, result)

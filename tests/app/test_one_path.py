@@ -152,3 +152,18 @@ def test_step_through_is_one_mechanism_for_any_registered_algorithm(toy_steps):
     narration = " ".join(str(e.value) for e in container(at, "step_narration").markdown)
     assert "Panel 2 of 2 — (b)** · paper step 3" in narration
     assert any(t.startswith("toy b") for t in _titles(at))
+
+
+def test_the_row_level_eps_slider_reads_out_the_algorithms_own_budget_from_the_calibration():
+    """The main control is the row-level ε; the algorithm's own budget (ρ for a zCDP one) is a
+    readout, computed by the registry's calibration (the lead switches it to registry.plan)."""
+    import dpviz
+    from dpviz.registry import Public, calibrate, get
+
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    assert not at.exception
+    spec = get("dp_lloyd")
+    cal = calibrate(spec, 2.0, 1e-6, Public(3000, 2, 4, 1.0), spec.make_params())
+    readout = " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
+    assert "(ρ-zCDP)" in readout and f"**{cal.budget}**" in readout
+    assert dpviz.registry.get("dp_lloyd").budget_kind == "zcdp"
