@@ -43,9 +43,13 @@ def algorithm_picker(d: int) -> AlgorithmSpec:
     specs = {s.name: s for s, why in rows if why is None}
     state.seed_widget("alg", PICKER_KEY)
     if st.session_state.get(PICKER_KEY) not in specs:
+        asked = st.session_state.get(PICKER_KEY)
         first = "friendlycore" if "friendlycore" in specs else next(iter(specs))
         st.session_state[PICKER_KEY] = first
         state.update(alg=first)
+        why = next((w for s, w in rows if s.name == asked and w is not None), None)
+        if why is not None:  # a link or the previous dataset chose it: say why it is not shown
+            st.warning(f"{why} Showing {specs[first].title} instead.", icon=":material/info:")
     # In the sidebar, above the run settings: the main area's first screen keeps the slider, the
     # chart and the privacy sentence together at 1280×720 (issue 27, defect 3).
     bar = st.sidebar

@@ -75,6 +75,7 @@ def test_every_registered_algorithm_renders_in_explore():
             assert at.selectbox(key="ex_algorithm").value == "friendlycore"
             assert spec.name not in at.selectbox(key="ex_algorithm").options
             assert why in texts(at)
+            assert any(why in str(w.value) and "instead" in str(w.value) for w in at.warning)
             continue
         assert at.selectbox(key="ex_algorithm").value == spec.name
         if spec.name != "friendlycore":
