@@ -13,6 +13,7 @@ stage fields, k, seed, Λ, declared n), so moving ε reruns only the private par
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -175,9 +176,12 @@ def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
 # ----------------------------------------------------------------------------- running
 
 
-def _seeds(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    """(non-private stage stream, private stage stream) of a simulation seed."""
+def _seeds(seed: int, draw: int = 0) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """(non-private stage stream, private stage stream) of a simulation seed; ``draw`` ≥ 1 gives
+    the draw-th fresh private stream on the same stage (a re-draw of the noise)."""
     a, b = np.random.SeedSequence(int(seed)).spawn(2)
+    if draw:
+        b = np.random.SeedSequence(entropy=b.entropy, spawn_key=(*b.spawn_key, 1, int(draw)))
     return a, b
 
 
@@ -203,27 +207,28 @@ def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
 
 
 def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
-             seed: int, public: PublicHoldout | None = None):
+             seed: int, public: PublicHoldout | None = None, draw: int = 0):
     """One seeded simulation of ``spec`` at the row-level target (cached per session).
 
     With ``public`` (a declared public split), the run sees only the private rows and receives
     the public ones as ``public_X``; ``pub.n_declared`` is then the private part's size.
     """
-    key, compute = _run_call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public)
-    return cache.memo("run", key, compute)
+    key, compute = _run_call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public,
+                             draw=draw)
+    return cache.memo("run" if not draw else "redraw", key, compute)
 
 
 def _run_call(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
-              seed: int, public: PublicHoldout | None = None):
+              seed: int, public: PublicHoldout | None = None, draw: int = 0):
     """(cache key, the call) of one simulation: the same for a run made now or prefetched."""
     stage = _stage(ds, spec, p, pub, seed, public)
     X, public_X = _rows(ds, public)
     extra = {} if public_X is None else {"public_X": public_X}
     key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta),
-           *_split_key(public))
+           *_split_key(public), *((("draw", int(draw)),) if draw else ()))
     return key, lambda: dpviz.run(
         spec.name, X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
-        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed)[1]),
+        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed, draw)[1]),
         **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)})
 
 
@@ -329,19 +334,42 @@ def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, ep
     seed = int(state.get("seed"))
 
     def other(epsilon: float | None = None, delta_: float | None = None, seed_: int | None = None,
-              **changes: Any):
+              draw: int | None = None, **changes: Any):
         q = spec.make_params(**{**{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)},
                                 **changes})
         return simulate(ds, spec, q, pub, epsilon=eps if epsilon is None else float(epsilon),
                         delta=delta if delta_ is None else float(delta_),
-                        seed=seed if seed_ is None else int(seed_), public=public)
+                        seed=seed if seed_ is None else int(seed_), public=public, draw=int(draw or 0))
 
     X, _ = _rows(ds, public)
     labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
+    memo = st.session_state.setdefault("_exploration_memo", {}).setdefault((ds.content_hash, spec.name), {})
     return ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
-                              seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
-                              other(epsilon, delta, seed, **kw),
-                              reference_centers=ref_centers, labels=labels)
+                              seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, draw=None,
+                              **kw: other(epsilon, delta, seed, draw, **kw),
+                              reference_centers=ref_centers, labels=labels, memo=memo)
+
+
+def _options(view) -> Any:
+    """The view's own settings as widgets (generated from its hinted dataclass), or None."""
+    if view.options is None:
+        return None
+    fields = param_fields(view.options)
+    cols = st.columns(len(fields)) if fields else []
+    values = {}
+    for col, (f, h) in zip(cols, fields, strict=True):
+        key = f"explore_opt_{view.algorithm}_{f.name}"
+        label = h.label or f.name
+        with col:
+            if isinstance(f.default, bool):
+                values[f.name] = st.toggle(label, value=f.default, key=key, help=h.help or None)
+            elif isinstance(f.default, int):
+                values[f.name] = int(st.number_input(label, min_value=int(h.low), max_value=int(h.high),
+                                                     value=f.default, step=int(h.step or 1), key=key,
+                                                     help=h.help or None))
+            else:
+                values[f.name] = st.number_input(label, value=f.default, key=key, help=h.help or None)
+    return view.options(**values)
 
 
 _STEP = "_story_step"
@@ -375,9 +403,21 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
 
 
 def show_exploration(view, ctx: ExplorationContext) -> None:
-    """One registered exploration of any algorithm: its help, then its figure(s) (two per row)."""
+    """One registered exploration of any algorithm: its help, its settings, then its figure(s)
+    (two per row); a view with a ``compute_label`` is built after its button is pressed, and
+    stays until the run or its settings change."""
     if view.help:
         st.caption(view.help)
+    options = _options(view)
+    ctx = dataclasses.replace(ctx, options=options)
+    if view.compute_label is not None:
+        want = (view.algorithm, view.title, ctx.epsilon, ctx.delta, ctx.seed, repr(ctx.params), repr(options),
+                ctx.pub)
+        if st.button(view.compute_label, key=f"explore_compute_{view.algorithm}", icon=":material/casino:"):
+            st.session_state["_exploration_for"] = want
+        if st.session_state.get("_exploration_for") != want:
+            st.info(f"Press **{view.compute_label}** to compute this view (a simulation).")
+            return
     try:
         with st.spinner(f"Simulating {view.title}…"):
             figs = view.builder(ctx)

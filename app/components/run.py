@@ -166,15 +166,18 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     return get
 
 
-def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
-    """``n_draws`` private outcomes on the same tuples with fresh noise (the third seed stream)."""
+def redraw(ds, stage, cfg: RunConfig, draw: int):
+    """The ``draw``-th re-draw of the private stage for ``cfg``: the same tuples and the exact ρ of
+    the run on screen, fresh noise from the third seed stream (cached). Registered explorations
+    get it as ``ctx.simulate(draw=i)`` on FriendlyCore's page."""
     def compute():
-        return dpviz.experiments.run_repeats(
-            ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
-            r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
-            n_declared=int(ds.n), fallback=cfg.fallback)
+        ss = seeds(cfg.seed)[2]
+        rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
+        return dpviz.clustering.friendlycore.fc_private_stage(
+            ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
+            preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback, rng=rng)
 
-    return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
+    return cache.memo("redraw", (*cfg.private_key(ds), int(draw)), compute)
 
 
 @dataclass(frozen=True)

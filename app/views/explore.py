@@ -48,9 +48,10 @@ st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
-#: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards, e.g. "Filters &
-#: radii" in dpviz/viz/filters.py) come before Downloads, rendered as every family's are.
-VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Downloads")
+#: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
+#: in dpviz/viz/filters.py, "Re-draw noise" in dpviz/viz/noise.py) come before Downloads, rendered
+#: as every family's are.
+VIEWS = ("Storyboard", "Privacy", "Downloads")
 
 #: The panels' captions (:mod:`dpviz.viz.storyboard.labels`).
 PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
@@ -178,51 +179,6 @@ def _privacy_view(result, statement, cfg) -> None:
     ledger_view.ledger_table_view(result.ledger)
 
 
-def _cloud_view(ds, stage, cfg, result, ref) -> None:
-    viz = dpviz.viz
-    c1, c2 = st.columns([1, 3])
-    n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
-                              key="redraw_n")
-    zoom = c1.toggle("Zoom into each cluster", value=True, key="redraw_zoom",
-                     help="One panel per cluster: at large ρ the noise is far smaller than the "
-                          "clusters and would be invisible on the full plot.")
-    fixed = c1.toggle("Same scale at every ρ", value=True, key="redraw_fixed",
-                      help="Every panel keeps the scale of the first cloud drawn on this data "
-                           "(at this k), so moving ρ shows the noise grow or shrink; off, each "
-                           "panel fits its own cloud and the clouds look alike at every ρ.")
-    if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
-        st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
-    want = (cfg.private_key(ds), int(n_draws))
-    if st.session_state.get("_cloud_for") != want:
-        c2.info("Press **Re-draw noise ×N** to run the private stage N more times on the same "
-                "tuples with fresh noise: the cloud shows what this run could have been. A "
-                "non-private diagnostic: N draws together cost N·ρ.")
-        return
-    with st.spinner(f"Drawing {n_draws} private outcomes…"):
-        draws = run.redraws(ds, stage, cfg, int(n_draws))
-    ref_centers = ref.centers if ref is not None and ref.centers is not None else ds.true_centers
-    if ref_centers is None:
-        c2.warning("No non-private reference centers to anchor the cloud.")
-        return
-    scale = None
-    if zoom and fixed:  # the first cloud's scale, kept for this data and k until switched off
-        locked = st.session_state.setdefault("_cloud_scale", {})
-        key = (ds.content_hash, cfg.k)
-        if key not in locked:
-            locked[key] = viz.noise.zoom_scale(draws, ref_centers, explore_live.projection(ds))
-        scale = locked[key]
-    elif not fixed:
-        st.session_state.pop("_cloud_scale", None)
-    fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom, scale=scale, projector=explore_live.projection(ds))
-    c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
-    ok = sum(r.centers is not None for r in draws)
-    c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
-               f"{len(draws)} draws together are one composed release costing {len(draws)}·ρ = "
-               f"{len(draws) * cfg.rho:.3g} (and {len(draws)}·δ) by composition, and they are "
-               "seeded (replayable); the black reference (non-private k-means++) is a diagnostic.")
-
-
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3, c4 = st.columns(4)
@@ -253,10 +209,11 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                "of the rows, none of them private.")
 
 
-def _exploration(title: str, ds, cfg: run.RunConfig, result, statement, ref) -> None:
+def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, ref) -> None:
     """A registered exploration of FriendlyCore, rendered by the same code as every family's
-    (``algorithm_view.show_exploration``); its simulations go through the registry at the
-    row-level (ε, δ) of the run on screen."""
+    (``algorithm_view.show_exploration``). Its simulations go through the registry at the
+    row-level (ε, δ) of the run on screen, except re-draws (``simulate(draw=i)``), which keep this
+    page's exact ρ and tuples (``run.redraw``): at a vacuous ρ no row-level target exists."""
     spec = dpviz.registry.get("friendlycore")
     view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
     p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
@@ -265,7 +222,14 @@ def _exploration(title: str, ds, cfg: run.RunConfig, result, statement, ref) -> 
     ref_centers = ref.centers if ref is not None else ds.true_centers
     ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
                                              statement.row.delta, ref_centers)
-    algorithm_view.show_exploration(view, ctx)
+    other = ctx.simulate
+
+    def simulate(epsilon=None, delta=None, seed=None, draw=None, **changes):
+        if draw and epsilon is None and delta is None and seed is None and not changes:
+            return run.redraw(ds, stage, cfg, int(draw))
+        return other(epsilon=epsilon, delta=delta, seed=seed, draw=draw, **changes)
+
+    algorithm_view.show_exploration(view, replace(ctx, simulate=simulate))
 
 
 def fallback_toggle(key: str = "fallback_toggle") -> bool:
@@ -344,11 +308,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     elif view == VIEWS[1]:
         _privacy_view(result, statement, cfg)
     elif view == VIEWS[2]:
-        _cloud_view(ds, stage, cfg, result, ref)
-    elif view == VIEWS[3]:
         _downloads_view(ds, cfg, result, statement, ref)
     else:
-        _exploration(view, ds, cfg, result, statement, ref)
+        _exploration(view, ds, stage, cfg, result, statement, ref)
     lap("view")
     state.sync_url()
     if not failed:

@@ -43,10 +43,12 @@ def register_storyboard(name: str, builder: Builder) -> Builder:
 class ExplorationContext:
     """What an exploration builder may read: the run on screen and a way to simulate others.
 
-    ``simulate(epsilon=None, delta=None, seed=None, **params)`` returns one seeded *simulation*
-    of the same algorithm on the same data and declarations, with any budget, seed or parameter
-    changed (the app caches it per session; the non-private stage is reused when the changed
-    parameters do not feed it). Every figure built from it is a simulation, never a release.
+    ``simulate(epsilon=None, delta=None, seed=None, draw=None, **params)`` returns one seeded
+    *simulation* of the same algorithm on the same data and declarations, with any budget, seed or
+    parameter changed (the app caches it per session; the non-private stage is reused when the
+    changed parameters do not feed it). ``draw=i`` (i ≥ 1) keeps everything, the non-private stage
+    included, and draws the private stage's noise afresh: the i-th of N re-draws. Every figure
+    built from it is a simulation, never a release.
     """
 
     result: Result
@@ -59,16 +61,26 @@ class ExplorationContext:
     simulate: Callable[..., Result]
     reference_centers: np.ndarray | None = None
     labels: np.ndarray | None = None
+    options: Any = None  # the view's own settings (an instance of Exploration.options), if any
+    memo: dict | None = None  # kept across reruns for this algorithm and data (e.g. a locked scale)
 
 
 @dataclass(frozen=True)
 class Exploration:
-    """An extra Explore view of one algorithm (e.g. "γ vs pass rate", "accuracy vs ε by d")."""
+    """An extra Explore view of one algorithm (e.g. "γ vs pass rate", "accuracy vs ε by d").
+
+    ``options``: a frozen dataclass of the view's own settings, its fields hinted like an
+    algorithm's parameters (:func:`dpviz.registry.hint`); the app draws a widget per field and
+    hands the values to the builder as ``ctx.options``. ``compute_label``: when set, the view is
+    built only after a button with this label is pressed (a costly simulation the user asks for).
+    """
 
     algorithm: str
     title: str
     builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]]  # one figure or several
     help: str = ""
+    options: type | None = None
+    compute_label: str | None = None
 
 
 _EXPLORATIONS: dict[str, list[Exploration]] = {}
@@ -76,9 +88,10 @@ _EXPLORATIONS: dict[str, list[Exploration]] = {}
 
 def register_exploration(algorithm: str, title: str,
                          builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]],
-                         *, help: str = "") -> Exploration:
+                         *, help: str = "", options: type | None = None,
+                         compute_label: str | None = None) -> Exploration:
     """Add a view titled ``title`` to the Explore page of ``algorithm`` (replacing one of that title)."""
-    view = Exploration(algorithm, title, builder, help)
+    view = Exploration(algorithm, title, builder, help, options, compute_label)
     views = [v for v in _EXPLORATIONS.get(algorithm, []) if v.title != title]
     _EXPLORATIONS[algorithm] = [*views, view]
     return view

@@ -255,12 +255,16 @@ def test_privacy_redraw_and_download_views():
     table = container(at, "ledger_table").markdown[0].value.splitlines()
     assert spends > 10 and len(table) == spends + 2  # header, rule, one line per spend
 
-    at.session_state["explore_view"] = "Re-draw noise"
+    at.session_state["explore_view"] = "Re-draw noise"  # a registered exploration (dpviz/viz/noise.py)
     at.run()
-    at.number_input(key="redraw_n").set_value(5)
-    at.button(key="redraw_button").click().run()
+    at.number_input(key="explore_opt_friendlycore_n_draws").set_value(5)
+    at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
-    assert "of 5 draws released centers" in texts(at)
+    import json
+
+    chart = container(at, "exploration").get("plotly_chart")[0]
+    title = json.loads(chart.proto.spec)["layout"]["title"]["text"]
+    assert "of 5 draws released centers" in title
 
     at.session_state["explore_view"] = "Downloads"
     at.run()

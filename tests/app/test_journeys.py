@@ -257,7 +257,7 @@ def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
 
 
 def test_noise_redraws_follow_the_fallback_switch():
-    """Re-draw noise ×N (run.redraws → run_repeats) draws with Explore's fallback setting: off,
+    """Re-draw noise ×N (run_repeats) draws with Explore's fallback setting: off,
     the draws whose core does not form release nothing."""
     import numpy as np
 
@@ -284,13 +284,19 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
     at = open_app(**SMALL, rho="10")
     at.session_state["explore_view"] = "Re-draw noise"
     at.run()
-    at.number_input(key="redraw_n").set_value(5)
-    at.button(key="redraw_button").click().run()
+    at.number_input(key="explore_opt_friendlycore_n_draws").set_value(5)
+    at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
-    (scale,) = at.session_state["_cloud_scale"].values()
+
+    def scales():
+        memos = at.session_state["_exploration_memo"]
+        (memo,) = [m for (_, name), m in memos.items() if name == "friendlycore"]
+        return [v for k, v in memo.items() if k[0] == "cloud_scale"]
+
+    (scale,) = scales()
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
     at.select_slider(key="rho_slider").set_value(1.0).run()
-    at.button(key="redraw_button").click().run()
+    at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
-    assert list(at.session_state["_cloud_scale"].values()) == [scale]
+    assert scales() == [scale]
     assert f"same scale (±{scale:.3g})" in _chart_title(at)

@@ -167,3 +167,40 @@ def test_the_row_level_eps_slider_reads_out_the_algorithms_own_budget_from_the_c
     readout = " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
     assert "(ρ-zCDP)" in readout and f"**{cal.budget}**" in readout
     assert dpviz.registry.get("dp_lloyd").budget_kind == "zcdp"
+
+
+@pytest.fixture
+def dp_lloyd_redraws():
+    from dpviz.viz.noise import REDRAW_HELP, REDRAW_TITLE, RedrawOptions, redraw_exploration
+
+    storyboards.register_exploration("dp_lloyd", REDRAW_TITLE, redraw_exploration, help=REDRAW_HELP,
+                                     options=RedrawOptions, compute_label="Re-draw noise ×N")
+    yield
+    storyboards._EXPLORATIONS["dp_lloyd"] = [v for v in storyboards._EXPLORATIONS.get("dp_lloyd", [])
+                                             if v.title != REDRAW_TITLE]
+
+
+def test_friendlycores_redraw_view_is_an_exploration_any_family_can_register(dp_lloyd_redraws):
+    """"Re-draw noise" (dpviz/viz/noise.py) with its settings and its compute button is drawn by
+    the shared renderer; registered for DP-Lloyd it works there too (fresh private noise per draw,
+    the same data and budget)."""
+    assert "Re-draw noise" in [v.title for v in storyboards.explorations("friendlycore")]
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    at.segmented_control(key="alg_view").set_value("Re-draw noise").run()
+    assert not at.exception
+    assert "Press **Re-draw noise ×N**" in " ".join(str(i.value) for i in at.info)
+    at.number_input(key="explore_opt_dp_lloyd_n_draws").set_value(4).run()
+    at.button(key="explore_compute_dp_lloyd").click().run()
+    assert not at.exception
+    assert any("4 of 4 draws released centers" in t for t in _titles(at))
+    draws = [v for k, v in at.session_state["_cache_redraw"].items() if k[1] == "dp_lloyd"]
+    assert len(draws) == 4
+    shown = _result_generic(at)
+    centers = [d.centers for d in draws] + [shown.centers]
+    assert all(not np.array_equal(a, b) for i, a in enumerate(centers) for b in centers[i + 1:])
+    assert {str(d.guarantee) for d in draws} == {str(shown.guarantee)}
+
+
+def _result_generic(at):
+    return next(v for k, v in at.session_state["_cache_run"].items()
+                if k[1] == "dp_lloyd" and k[5] == 2.0 and not hasattr(v, "done"))

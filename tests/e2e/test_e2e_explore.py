@@ -161,7 +161,7 @@ def test_every_view_shows_and_the_storyboard_comes_back_drawn(page: Page, app_ur
     open_app(page, app_url + EXPLORE)  # a run that completes: every view has its charts
     live = plotly_charts(widget(page, "storyboard_live"))
     revision = live.get_attribute("data-revision")
-    for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "redraw_button"),
+    for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "explore_compute_friendlycore"),
                         ("Filters & radii", "exploration"), ("Downloads", "dl_centers"),
                         ("Storyboard", "storyboard_live")):
         rerun_after(page, widget(page, "explore_view").get_by_text(view, exact=True).click)
