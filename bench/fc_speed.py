@@ -20,8 +20,9 @@ import tracemalloc
 
 from sklearn.cluster import KMeans
 
-from dpviz.clustering import friendlycore as fcm
-from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage, stage_match_graph
+from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
+from dpviz.clustering.tuples import stage_match_graph
+from dpviz.core import tuple_predicates as fcm
 from dpviz.data.generators import fig6_blobs
 
 RHO, DELTA, R_MIN = 1.0, 1e-8, 1e-3

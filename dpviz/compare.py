@@ -120,10 +120,10 @@ def _root_sequence(rng: RngLike) -> tuple[np.random.SeedSequence, int | None]:
 # ----------------------------------------------------------------------------- arguments
 
 
-def _resolve(algs: AlgorithmsArg, func: str) -> list[tuple[AlgorithmSpec, Any]]:
-    """(spec, params) per requested algorithm; None means every registered one."""
+def _resolve(algs: AlgorithmsArg, func: str, d: int | None = None) -> list[tuple[AlgorithmSpec, Any]]:
+    """(spec, params) per requested algorithm; None means every registered one that serves d."""
     if algs is None:
-        items: list[tuple[str, Mapping[str, Any]]] = [(s.name, {}) for s in algorithms()]
+        items: list[tuple[str, Mapping[str, Any]]] = [(s.name, {}) for s in algorithms(applicable_to=d)]
     elif isinstance(algs, Mapping):
         items = [(name, dict(p or {})) for name, p in algs.items()]
     else:
@@ -345,7 +345,7 @@ def compare_sweep(
     func = "compare_sweep"
     Xa = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=Xa.shape[0], integer=True)
-    specs = _resolve(algorithms, func)
+    specs = _resolve(algorithms, func, int(Xa.shape[1]))
     epsilons, delta = _check_targets(epsilons, delta, func)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)

@@ -36,16 +36,14 @@ LEGACY_ALGORITHMS: tuple[str, ...] = ("fc:practical", "fc:paper", "dp_lloyd", "d
 
 
 def algorithm_names() -> tuple[str, ...]:
-    """The names :func:`run_sweep` accepts: the legacy names, then the registered algorithms
-    whose budget a zCDP ρ determines (zCDP, pure ε at ε = √(2ρ), or the non-private reference).
+    """The names :func:`run_sweep` accepts: the legacy names, then every registered algorithm.
 
-    Approximate-DP algorithms have no ρ: compare them at a row-level (ε, δ) with
-    :func:`dpviz.compare.compare_sweep`.
+    Approximate-DP algorithms have no ρ: they run on a row-level ε axis (``row_level=True``) and
+    are a ValueError on a ρ axis, never dropped silently.
     """
     from dpviz.registry import algorithms
 
-    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms()
-                                     if s.budget_kind != "approx" and s.name not in LEGACY_ALGORITHMS)
+    return LEGACY_ALGORITHMS + tuple(s.name for s in algorithms() if s.name not in LEGACY_ALGORITHMS)
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "algorithm", "rho", "rep", "loss", "success", "center_error", "seconds", "n", "fallback",
@@ -262,6 +260,12 @@ def _row(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, rep: int, resu
                 success=result.centers is not None and not fb, center_error=err,
                 seconds=seconds, n=X.shape[0], fallback=fb, failure=reason,
                 stage_seconds=stage_seconds)
+
+
+def _approx(name: str) -> bool:
+    from dpviz.registry import get
+
+    return get(name).budget_kind == "approx"
 
 
 def _run_one(X: np.ndarray, cfg: _Config, algorithm: str, rho: float, stage: Any,

@@ -132,6 +132,25 @@ Guarantee = Callable[[Budget, Public, Any, float], ApproxDP]
 
 
 @dataclass(frozen=True)
+class DataShape:
+    """What a caller has to run on: the dimension, how many records are declared public, and
+    (optionally) which budget kinds the caller can state (e.g. a page that sweeps ρ only).
+
+    ``dpviz.algorithms(applicable_to=DataShape(d=1))`` lists the algorithms that serve it;
+    :func:`applicability` also says why each other one does not.
+    """
+
+    d: int
+    public_rows: int = 0
+    budget_kinds: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if int(self.d) < 1 or int(self.public_rows) < 0:
+            raise ValueError(f"A DataShape needs d ≥ 1 and public_rows ≥ 0. Got d = {self.d}, "
+                             f"public_rows = {self.public_rows}.")
+
+
+@dataclass(frozen=True)
 class AlgorithmSpec:
     """One registered algorithm.
 
@@ -169,6 +188,12 @@ class AlgorithmSpec:
         One or two sentences for the app.
     rank : int
         Listing order (lower first; ties in registration order).
+    dims : (int, int or None)
+        The data dimensions the algorithm serves, inclusive (None: no upper bound); e.g. (1, 1)
+        for a univariate learner. Other dimensions are listed with a reason, never run silently.
+    needs_public_data : bool
+        The algorithm cannot run without records the user declares PUBLIC (implies
+        ``uses_public_data``).
     uses_public_data : bool
         The algorithm can use records the user declares PUBLIC (e.g. k initial centres,
         Acs et al. footnote 3): :func:`run` then passes ``public_X`` to ``private`` (None when the
@@ -202,6 +227,8 @@ class AlgorithmSpec:
     uses_public_data: bool = False
     releasable: bool = True
     feasible: Callable[[Public, Any], None] | None = None
+    dims: tuple[int, int | None] = (1, None)
+    needs_public_data: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
@@ -216,6 +243,24 @@ class AlgorithmSpec:
         missing = set(self.stage_fields) - names
         if missing:
             raise ValueError(f"stage_fields {sorted(missing)} of {self.name!r} are not parameters.")
+        lo, hi = self.dims
+        if lo < 1 or (hi is not None and hi < lo):
+            raise ValueError(f"dims of {self.name!r} must be (low ≥ 1, high ≥ low or None). Got {self.dims}.")
+        if self.needs_public_data and not self.uses_public_data:
+            raise ValueError(f"{self.name!r} needs public data but does not take it (uses_public_data).")
+
+    def why_not(self, shape: DataShape) -> str | None:
+        """None when the algorithm serves ``shape``; otherwise one sentence saying why not."""
+        lo, hi = self.dims
+        if shape.d < lo or (hi is not None and shape.d > hi):
+            want = f"d = {lo}" if hi == lo else f"d ≥ {lo}" if hi is None else f"{lo} ≤ d ≤ {hi}"
+            return f"{self.title} serves {want} data; these rows have d = {shape.d}."
+        if self.needs_public_data and shape.public_rows < 1:
+            return f"{self.title} needs records declared PUBLIC; none are declared."
+        if shape.budget_kinds is not None and self.budget_kind not in shape.budget_kinds:
+            return (f"{self.title}'s budget is {self.budget_kind!r}; this view states "
+                    f"{', '.join(shape.budget_kinds)} budgets only.")
+        return None
 
     @property
     def is_private(self) -> bool:
@@ -285,11 +330,29 @@ def _discover() -> None:
             importlib.import_module(f"{pkg_name}.{info.name}")
 
 
-def algorithms(*, private_only: bool = False) -> tuple[AlgorithmSpec, ...]:
-    """Every registered spec, in registration order (``private_only`` drops references)."""
+def algorithms(*, private_only: bool = False,
+               applicable_to: DataShape | int | None = None) -> tuple[AlgorithmSpec, ...]:
+    """Every registered spec in rank order (``private_only`` drops references; ``applicable_to``,
+    a :class:`DataShape` or a dimension d, keeps those that serve it — :func:`applicability`
+    says why the others do not)."""
     _discover()
     specs = sorted(_REGISTRY.values(), key=lambda s: s.rank)  # stable: ties keep registration order
-    return tuple(s for s in specs if s.is_private or not private_only)
+    specs = [s for s in specs if s.is_private or not private_only]
+    if applicable_to is not None:
+        shape = _shape(applicable_to)
+        specs = [s for s in specs if s.why_not(shape) is None]
+    return tuple(specs)
+
+
+def _shape(applicable_to: DataShape | int) -> DataShape:
+    return applicable_to if isinstance(applicable_to, DataShape) else DataShape(d=int(applicable_to))
+
+
+def applicability(applicable_to: DataShape | int, *,
+                  private_only: bool = False) -> tuple[tuple[AlgorithmSpec, str | None], ...]:
+    """Every registered spec with None (it serves ``applicable_to``) or the reason it does not."""
+    shape = _shape(applicable_to)
+    return tuple((s, s.why_not(shape)) for s in algorithms(private_only=private_only))
 
 
 def releasable() -> tuple[AlgorithmSpec, ...]:
@@ -635,7 +698,7 @@ def markdown_table() -> str:
 
 
 __all__ = [
-    "AlgorithmSpec", "BudgetPlan", "Calibration", "ParamHint", "Public", "algorithms", "budget_from_rho",
-    "calibrate", "check_hinted", "check_public", "get", "hint", "markdown_table", "param_fields", "plan",
-    "plan_at_budget", "register", "releasable", "run", "unregister",
+    "AlgorithmSpec", "BudgetPlan", "Calibration", "DataShape", "ParamHint", "Public", "algorithms",
+    "applicability", "budget_from_rho", "calibrate", "check_hinted", "check_public", "get", "hint",
+    "markdown_table", "param_fields", "plan", "plan_at_budget", "register", "releasable", "run", "unregister",
 ]

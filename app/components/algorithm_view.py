@@ -13,6 +13,7 @@ stage fields, k, seed, Λ, declared n), so moving ε reruns only the private par
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -24,7 +25,7 @@ from app.components import cache, controls, downloads, ledger_view, live_chart, 
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
-from dpviz.viz.storyboards import ExplorationContext, explorations, storyboard_builder
+from dpviz.viz.storyboards import ExplorationContext, explorations, story_steps, storyboard_builder
 
 #: The row-level ε target on a log-like grid.
 EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
@@ -36,17 +37,36 @@ def _label(spec: AlgorithmSpec) -> str:
     return spec.title
 
 
-def algorithm_picker() -> AlgorithmSpec:
-    """The algorithm Explore shows (bound to the URL key ``alg``)."""
-    specs = {s.name: s for s in dpviz.algorithms(private_only=True)}
+def algorithm_picker(d: int) -> AlgorithmSpec:
+    """The algorithm Explore shows (bound to the URL key ``alg``): those that serve d-column data
+    (``dpviz.algorithms(applicable_to=d)``); the others are listed with the registry's reason."""
+    rows = dpviz.registry.applicability(int(d), private_only=True)
+    specs = {s.name: s for s, why in rows if why is None}
     state.seed_widget("alg", PICKER_KEY)
     if st.session_state.get(PICKER_KEY) not in specs:
-        st.session_state[PICKER_KEY] = "friendlycore"
-    st.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
-                 on_change=state.on_change("alg", PICKER_KEY, str),
-                 help="Every registered private clustering algorithm. Each is run at the row-level "
-                      "(ε, δ) you choose; FriendlyCore also has its paper's ρ-zCDP controls.")
-    return specs[state.get("alg")]
+        asked = st.session_state.get(PICKER_KEY)
+        first = "friendlycore" if "friendlycore" in specs else next(iter(specs))
+        st.session_state[PICKER_KEY] = first
+        state.update(alg=first)
+        why = next((w for s, w in rows if s.name == asked and w is not None), None)
+        if why is not None:  # a link or the previous dataset chose it: say why it is not shown
+            st.warning(f"{why} Showing {specs[first].title} instead.", icon=":material/info:")
+    # In the sidebar, above the run settings: the main area's first screen keeps the slider, the
+    # chart and the privacy sentence together at 1280×720 (issue 27, defect 3).
+    bar = st.sidebar
+    bar.selectbox("Algorithm", list(specs), format_func=lambda n: _label(specs[n]), key=PICKER_KEY,
+                  on_change=state.on_change("alg", PICKER_KEY, str),
+                  help="Every registered private clustering algorithm that serves this data. Each is "
+                       "run at the row-level (ε, δ) you choose; FriendlyCore also has its paper's "
+                       "ρ-zCDP controls.")
+    spec = specs[state.get("alg")]
+    bar.caption(spec.description + " Every number says whether it is a **private** output or a "
+                "**non-private diagnostic** (for you only).")
+    left_out = [why for _, why in rows if why is not None]
+    if left_out:
+        with bar.expander(f"{len(left_out)} algorithm(s) do not apply to this data"):
+            st.markdown("\n".join(f"- {why}" for why in left_out))
+    return spec
 
 
 # ----------------------------------------------------------------------------- the form
@@ -156,9 +176,12 @@ def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
 # ----------------------------------------------------------------------------- running
 
 
-def _seeds(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    """(non-private stage stream, private stage stream) of a simulation seed."""
+def _seeds(seed: int, draw: int = 0) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """(non-private stage stream, private stage stream) of a simulation seed; ``draw`` ≥ 1 gives
+    the draw-th fresh private stream on the same stage (a re-draw of the noise)."""
     a, b = np.random.SeedSequence(int(seed)).spawn(2)
+    if draw:
+        b = np.random.SeedSequence(entropy=b.entropy, spawn_key=(*b.spawn_key, 1, int(draw)))
     return a, b
 
 
@@ -184,21 +207,47 @@ def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
 
 
 def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
-             seed: int, public: PublicHoldout | None = None):
+             seed: int, public: PublicHoldout | None = None, draw: int = 0):
     """One seeded simulation of ``spec`` at the row-level target (cached per session).
 
     With ``public`` (a declared public split), the run sees only the private rows and receives
     the public ones as ``public_X``; ``pub.n_declared`` is then the private part's size.
     """
+    key, compute = _run_call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public,
+                             draw=draw)
+    return cache.memo("run" if not draw else "redraw", key, compute)
+
+
+def _run_call(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
+              seed: int, public: PublicHoldout | None = None, draw: int = 0):
+    """(cache key, the call) of one simulation: the same for a run made now or prefetched."""
     stage = _stage(ds, spec, p, pub, seed, public)
     X, public_X = _rows(ds, public)
     extra = {} if public_X is None else {"public_X": public_X}
     key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta),
-           *_split_key(public))
-    return cache.memo("run", key, lambda: dpviz.run(
+           *_split_key(public), *((("draw", int(draw)),) if draw else ()))
+    return key, lambda: dpviz.run(
         spec.name, X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
-        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed)[1]),
-        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)}))
+        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed, draw)[1]),
+        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)})
+
+
+def prefetch_neighbours(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
+                        seed: int, public: PublicHoldout | None = None) -> list:
+    """Start the runs one ε step away in the background (:func:`cache.speculate`), for every
+    algorithm as FriendlyCore's page does for ρ: a step there then only waits for what is left.
+    The same seeds as :func:`simulate`, so the same noise; nothing is shown until picked."""
+    started = []
+    for eps in _neighbours(epsilon):
+        key, compute = _run_call(ds, spec, p, pub, epsilon=eps, delta=delta, seed=seed, public=public)
+        started.append(cache.speculate("run", key, compute))
+    return started
+
+
+def _neighbours(eps: float) -> tuple[float, ...]:
+    options = sorted(set(EPS_GRID) | {float(eps)})
+    i = options.index(float(eps))
+    return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
 
 
 # ----------------------------------------------------------------------------- the page
@@ -215,6 +264,18 @@ def _eps_slider() -> float:
                           "one row changes the odds of any outcome by at most e^ε (except with "
                           "probability δ).")
     return float(state.get("eps"))
+
+
+def own_budget_readout(spec: AlgorithmSpec, result) -> None:
+    """The algorithm's own budget under the row-level ε slider: a readout, not a control. It is the
+    budget the registry's calibration chose for this target (``Result.params["budget"]``, written
+    by ``dpviz.run``), e.g. ρ for a zCDP algorithm."""
+    budget = result.params.get("budget")
+    if budget is None:
+        return
+    kinds = {"zcdp": "ρ-zCDP", "pure": "pure ε-DP", "approx": "(ε, δ)-DP"}
+    kind = kinds.get(spec.budget_kind, spec.budget_kind)
+    st.caption(f"{spec.title}'s own budget ({kind}), calibrated to this row-level target: **{budget}**")
 
 
 def _status(spec: AlgorithmSpec, result) -> None:
@@ -267,34 +328,109 @@ def _tiles(ds, result, ref) -> None:
         c3.caption("private output (simulation)")
 
 
-def _exploration(view, ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
-                 ref_centers, public: PublicHoldout | None = None) -> None:
-    """A family's registered extra view: its figure, built from cached simulations."""
+def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, eps: float, delta: float,
+                        ref_centers, public: PublicHoldout | None = None) -> ExplorationContext:
+    """What a registered exploration of ``spec`` reads: the run on screen and cached simulations."""
     seed = int(state.get("seed"))
 
     def other(epsilon: float | None = None, delta_: float | None = None, seed_: int | None = None,
-              **changes: Any):
+              draw: int | None = None, **changes: Any):
         q = spec.make_params(**{**{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)},
                                 **changes})
         return simulate(ds, spec, q, pub, epsilon=eps if epsilon is None else float(epsilon),
                         delta=delta if delta_ is None else float(delta_),
-                        seed=seed if seed_ is None else int(seed_), public=public)
+                        seed=seed if seed_ is None else int(seed_), public=public, draw=int(draw or 0))
 
     X, _ = _rows(ds, public)
     labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
-    ctx = ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
-                             seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, **kw:
-                             other(epsilon, delta, seed, **kw),
-                             reference_centers=ref_centers, labels=labels)
+    memo = st.session_state.setdefault("_exploration_memo", {}).setdefault((ds.content_hash, spec.name), {})
+    return ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
+                              seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, draw=None,
+                              **kw: other(epsilon, delta, seed, draw, **kw),
+                              reference_centers=ref_centers, labels=labels, memo=memo)
+
+
+def _options(view) -> Any:
+    """The view's own settings as widgets (generated from its hinted dataclass), or None."""
+    if view.options is None:
+        return None
+    fields = param_fields(view.options)
+    cols = st.columns(len(fields)) if fields else []
+    values = {}
+    for col, (f, h) in zip(cols, fields, strict=True):
+        key = f"explore_opt_{view.algorithm}_{f.name}"
+        label = h.label or f.name
+        with col:
+            if isinstance(f.default, bool):
+                values[f.name] = st.toggle(label, value=f.default, key=key, help=h.help or None)
+            elif isinstance(f.default, int):
+                values[f.name] = int(st.number_input(label, min_value=int(h.low), max_value=int(h.high),
+                                                     value=f.default, step=int(h.step or 1), key=key,
+                                                     help=h.help or None))
+            else:
+                values[f.name] = st.number_input(label, value=f.default, key=key, help=h.help or None)
+    return view.options(**values)
+
+
+_STEP = "_story_step"
+
+
+def step_through(steps, result, X, *, reference_centers=None, projector=None) -> None:
+    """Prev/Next through an algorithm's registered steps (``dpviz.viz.storyboards.story_steps``),
+    one panel at a time with a sentence of narration; the list of steps shows where you are. The
+    header names the paper's step as the panel's title does ("Panel 4 of 7 — (d) · paper step 5")."""
+    i = int(st.session_state.get(_STEP, 0)) % len(steps)
+
+    def move(delta: int) -> None:
+        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(steps)
+
+    c1, c2, c3 = st.columns([1, 1, 6])
+    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0, width="stretch")
+    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(steps) - 1,
+              width="stretch")
+    step = steps[i]
+    with c3, st.container(key="step_narration"):
+        st.markdown(f"**Panel {i + 1} of {len(steps)} — ({step.key})**"
+                    + ("" if step.paper_step is None else f" · paper step {step.paper_step}")
+                    + f" {step.narration}")
+    left, right = st.columns([3, 1])
+    kw = {} if projector is None else {"projector": projector}
+    fig = step.builder(result, X, reference_centers=reference_centers, max_points=2_000, **kw)
+    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45), legend=dict(orientation="h", y=-0.15))
+    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
+    right.markdown("\n".join(f"- **▶ ({s.key}) {s.caption}**" if j == i else f"- ({s.key}) {s.caption}"
+                              for j, s in enumerate(steps)))
+
+
+def show_exploration(view, ctx: ExplorationContext) -> None:
+    """One registered exploration of any algorithm: its help, its settings, then its figure(s)
+    (two per row); a view with a ``compute_label`` is built after its button is pressed, and
+    stays until the run or its settings change."""
     if view.help:
         st.caption(view.help)
+    options = _options(view)
+    ctx = dataclasses.replace(ctx, options=options)
+    if view.compute_label is not None:
+        want = (view.algorithm, view.title, ctx.epsilon, ctx.delta, ctx.seed, repr(ctx.params), repr(options),
+                ctx.pub)
+        if st.button(view.compute_label, key=f"explore_compute_{view.algorithm}", icon=":material/casino:"):
+            st.session_state["_exploration_for"] = want
+        if st.session_state.get("_exploration_for") != want:
+            st.info(f"Press **{view.compute_label}** to compute this view (a simulation).")
+            return
     try:
         with st.spinner(f"Simulating {view.title}…"):
-            fig = view.builder(ctx)
+            figs = view.builder(ctx)
     except ValueError as exc:
         st.error(safe.md(exc))
         return
-    st.plotly_chart(fig, key=f"alg_exploration_{view.title}", config={"displaylogo": False})
+    figs = list(figs) if isinstance(figs, (list, tuple)) else [figs]
+    with st.container(key="exploration"):
+        # two per row; an odd last one takes the full width
+        slots = [c for _ in range(len(figs) // 2) for c in st.columns(2)] + [st.container()] * (len(figs) % 2)
+        for i, (slot, fig) in enumerate(zip(slots, figs, strict=False)):
+            slot.plotly_chart(fig, key=f"alg_exploration_{view.title}" + (f"_{i}" if i else ""),
+                              config={"displaylogo": False})
 
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
@@ -325,6 +461,10 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
         with st.container(key="explore_error"):
             st.error(run.error_text(exc))
         return
+    prefetch_neighbours(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
+                        public=public)
+    with c1, st.container(key="own_budget_readout"):
+        own_budget_readout(spec, result)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
     _status(spec, result)
@@ -335,10 +475,15 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
                                 default="Storyboard", required=True, label_visibility="collapsed")
     ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
-        fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
-        st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+        steps = story_steps(spec.name)
+        if steps and st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+            step_through(steps, result, _rows(ds, public)[0], reference_centers=ref_centers)
+        else:
+            fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
+            st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
     elif view in extra:
-        _exploration(extra[view], ds, spec, p, pub, result, eps, delta, ref_centers, public)
+        show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
+                                                          public))
     elif view == "Privacy":
         _privacy(spec, result, delta, public)
     else:

@@ -38,30 +38,33 @@ def _with(grid: tuple[float, ...], value: float) -> list[float]:
 
 
 def feasibility_sentence(mark: float | None, t: int) -> str:
-    """One sentence on the slider's mark: where FriendlyCore's core is predicted to form."""
+    """One sentence on the slider's mark: from where this simulation's core forms."""
     if mark is None:
-        return (f"At no ρ on this slider is the core of t = {t} pieces predicted to form (the noise "
-                "on each piece's count of agreeing pieces exceeds what t pieces can give): the "
-                "backup method will answer; raise t or n.")
-    return (f"▲ ρ = {fmt_rho(mark)}: from here up FriendlyCore's core is predicted to form (its "
-            f"match-core margin is ≥ 0); below it the noise on how many of the t = {t} pieces "
-            "agree is larger than the agreement FriendlyCore must detect, so expect the backup "
-            "method to answer.")
+        return (f"At no ρ on this slider does the core of t = {t} pieces form in this simulation "
+                "(the noise on each piece's count of agreeing pieces exceeds what t pieces can "
+                "give): the backup method answers; raise t or n.")
+    return (f"▲ ρ = {fmt_rho(mark)}: from here up FriendlyCore's core forms in this simulation; "
+            "below it the backup method answers.")
 
 
 def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)",
                mark: float | None = None, t: int | None = None) -> float:
     """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels and, when ``t`` is
-    given, a mark at ``mark``: the smallest ρ at which FriendlyCore's core is predicted to form
-    (``presets.smallest_feasible_rho``, public inputs only), with one sentence of why."""
+    given, a mark at ``mark``: the smallest ρ from which FriendlyCore's core forms in this
+    simulation (``run.core_rho``: the run's own decision), with one sentence of why."""
     rho = float(state.get("rho"))
     options = _with(RHO_GRID, rho)
     state.seed_widget("rho", key)
+    why = "" if t is None else (
+        "\n\n" + feasibility_sentence(mark, t) + " The mark is found by running the private stage as "
+        "each slider step does (a non-private diagnostic of this seeded simulation; other noise may "
+        f"move it a step). Below it the noise on how many of the t = {t} pieces agree hides the "
+        "agreement FriendlyCore must detect.")
     st.select_slider(
         label, options=options, format_func=fmt_rho, key=key,
         on_change=state.on_change("rho", key, float),
         help="ρ-zCDP: smaller ρ adds more noise (stronger privacy). The slider is logarithmic: "
-             "each step multiplies ρ by about 1.26. Moving it reruns only the private stage.",
+             "each step multiplies ρ by about 1.26. Moving it reruns only the private stage." + why,
     )
     # One element for both end labels: every element of the live fragment is re-rendered by
     # the browser on each move.
@@ -75,7 +78,7 @@ def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP
     st.markdown(tick + "<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
                 "opacity:0.7'><span>← more privacy (more noise)</span>"
                 "<span>more accuracy (less privacy) →</span></div>", unsafe_allow_html=True)
-    if t is not None:
+    if t is not None and mark is None:  # no tick to show: say so in words
         st.caption(feasibility_sentence(mark, t))
     return float(state.get("rho"))
 

@@ -67,15 +67,22 @@ def field_errors() -> dict[str, str]:
     return st.session_state.get(_ERRORS, {})
 
 
+#: FriendlyCore's own knobs in this form (shown only when FriendlyCore is the algorithm): the URL
+#: parameter and its widget key.
+FC_FIELDS = {"t": "ex_t", "oracle": "ex_oracle", "rmin": "ex_rmin", "preset": "ex_preset"}
+
+
 def _check_limits() -> dict[str, str]:
     errors = {}
     for _name, key, label, low, high in LIMITS:
+        if key not in st.session_state:  # a field of another algorithm, not shown
+            continue
         v = st.session_state.get(key)
         if v is None or not float(v).is_integer() or not low <= v <= high:
             shown = "empty" if v is None else f"{v:g}"
             errors[key] = (f"{label} must be a whole number from {low:,} to {high:,} (got {shown}); "
                            "nothing was changed and the previous result stays.")
-    rmin = st.session_state.get("ex_rmin")
+    rmin = st.session_state.get("ex_rmin", 1.0)
     if rmin is None or not rmin > 0:
         errors["ex_rmin"] = "r_min must be above 0; nothing was changed."
     return errors
@@ -89,10 +96,10 @@ def _apply() -> None:
         return
     k_before = state.get("k")
     changed = _set_dataset(ss["ex_dataset"])
-    state.commit({"n": ("ex_n", int), "k": ("ex_k", int), "t": ("ex_t", int),
-                  "oracle": ("ex_oracle", str), "radius": ("ex_radius", _radius),
-                  "rmin": ("ex_rmin", float), "preset": ("ex_preset", str),
-                  "seed": ("ex_seed", int)})()
+    fields = {"n": ("ex_n", int), "k": ("ex_k", int), "t": ("ex_t", int),
+              "oracle": ("ex_oracle", str), "radius": ("ex_radius", _radius),
+              "rmin": ("ex_rmin", float), "preset": ("ex_preset", str), "seed": ("ex_seed", int)}
+    state.commit({name: f for name, f in fields.items() if f[0] in ss})()
     ss[_SUBMITTED] = {name: state.get(name) for name in ("t", "k", "rmin")}
     if changed:
         # The new dataset's suggestions (k, r_min, Λ = its declared one) apply unless the user
@@ -156,12 +163,18 @@ def _message(errors: dict[str, str], key: str) -> None:
             st.error(errors[key], icon=":material/error:")
 
 
-def sidebar_form() -> None:
+def sidebar_form(*, friendlycore: bool = True) -> None:
+    """The data and run settings; FriendlyCore's own knobs (t, oracle, r_min, preset) only when
+    ``friendlycore`` (another algorithm's parameters are its own form, generated from its spec)."""
     opts = dataset_options()
     if current_option() not in opts:
         opts[current_option()] = current_option()
-    keys = {"n": "ex_n", "k": "ex_k", "t": "ex_t", "oracle": "ex_oracle", "radius": "ex_radius",
-            "rmin": "ex_rmin", "preset": "ex_preset", "seed": "ex_seed"}
+    keys = {"n": "ex_n", "k": "ex_k", "radius": "ex_radius", "seed": "ex_seed"}
+    if friendlycore:
+        keys |= FC_FIELDS
+    else:  # not shown: their widget values would be committed by Apply
+        for key in FC_FIELDS.values():
+            st.session_state.pop(key, None)
     for name, key in keys.items():
         state.seed_widget(name, key)
     want = current_option()
@@ -178,22 +191,24 @@ def sidebar_form() -> None:
         with c1:
             st.number_input("k (clusters)", step=1, key="ex_k", help="1 to 50.")
             _message(errors, "ex_k")
-        with c2:
-            st.number_input("t (tuples)", step=10, key="ex_t",
-                            help="Number of pieces, 2 to 5,000. Each piece needs at least k rows; "
-                                 "the paper uses t = 200. More tuples make the private filters work "
-                                 "with less ρ but leave fewer rows per piece.")
-            _message(errors, "ex_t")
-        st.selectbox("Oracle (non-private, per piece)", list(ORACLES), format_func=ORACLES.get,
-                     key="ex_oracle")
+        if friendlycore:
+            with c2:
+                st.number_input("t (tuples)", step=10, key="ex_t",
+                                help="Number of pieces, 2 to 5,000. Each piece needs at least k rows; "
+                                     "the paper uses t = 200. More tuples make the private filters "
+                                     "work with less ρ but leave fewer rows per piece.")
+                _message(errors, "ex_t")
+            st.selectbox("Oracle (non-private, per piece)", list(ORACLES), format_func=ORACLES.get,
+                         key="ex_oracle")
         st.number_input("Public radius Λ (empty = the dataset's declared one)", min_value=0.0,
                         format="%.6g", key="ex_radius",
                         help="Rows with norm > Λ are removed (not clipped) before the private "
                              "steps. It must be public (not measured from the data).")
-        st.number_input("r_min (smallest radius searched)", format="%.4g", key="ex_rmin")
-        _message(errors, "ex_rmin")
-        st.selectbox("Budget split preset", list(PRESETS), format_func=PRESETS.get,
-                     key="ex_preset")
+        if friendlycore:
+            st.number_input("r_min (smallest radius searched)", format="%.4g", key="ex_rmin")
+            _message(errors, "ex_rmin")
+            st.selectbox("Budget split preset", list(PRESETS), format_func=PRESETS.get,
+                         key="ex_preset")
         st.number_input("Seed", step=1, key="ex_seed",
                         help="Seeds the pieces, the oracle and the noise. Same seed + same URL = "
                              "same picture.")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -97,14 +97,36 @@ def _private(ds, stage, cfg: RunConfig):
                                fallback=cfg.fallback, rng=np.random.default_rng(seeds(cfg.seed)[1]))
 
 
-def feasible_rho(cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
-    """The smallest ρ of the slider's grid at which FriendlyCore's match core is predicted to form
-    (``presets.smallest_feasible_rho``: public knobs only — t, k, δ, r_min, Λ, preset — never the
-    rows). Cached: the practical split is optimised once per grid point."""
-    key = (cfg.t, cfg.k, cfg.delta, cfg.r_min, cfg.radius, cfg.preset, cfg.fallback, grid)
-    return cache.memo("feasible_rho", key, lambda: dpviz.clustering.presets.smallest_feasible_rho(
-        grid, cfg.preset, t=cfg.t, k=cfg.k, delta=cfg.delta, r_min=cfg.r_min, radius=cfg.radius,
-        fallback=cfg.fallback))
+def core_forms(result) -> bool:
+    """Whether FriendlyCore's own core answered (the run's decision: its spec's structure step)."""
+    return bool(dpviz.registry.get("friendlycore").structure_ok(result))
+
+
+def core_rho(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
+    """The smallest ρ of the slider's grid from which this seeded simulation's core forms, found
+    the way the run decides: by running the private stage (cached, as a slider move would) and
+    reading its outcome, bisecting over the grid (about log₂(len(grid)) runs, once per stage, δ,
+    preset, r_min and fallback). None if the core does not form at the top of the grid.
+
+    A non-private diagnostic of this simulation (it reads the rows through the runs), shown as
+    one: the public prediction (``presets.smallest_feasible_rho``, expected match margin ≥ 0)
+    placed the mark a step or two early (0.631 where the run answered from 0.794, issue 27).
+    """
+    def ok(i: int) -> bool:
+        return core_forms(private_run(ds, stage, replace(cfg, rho=float(grid[i]))))
+
+    def compute() -> float | None:
+        lo, hi = 0, len(grid) - 1
+        if not ok(hi):
+            return None
+        if ok(lo):
+            return float(grid[lo])
+        while hi - lo > 1:  # invariant: the core does not form at lo and forms at hi
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        return float(grid[hi])
+
+    return cache.memo("core_rho", (*replace(cfg, rho=0.0).private_key(ds), grid), compute)
 
 
 def calibrate_fc(ds, cfg: RunConfig, epsilon: float, delta: float):
@@ -144,15 +166,18 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     return get
 
 
-def redraws(ds, stage, cfg: RunConfig, n_draws: int) -> list:
-    """``n_draws`` private outcomes on the same tuples with fresh noise (the third seed stream)."""
+def redraw(ds, stage, cfg: RunConfig, draw: int):
+    """The ``draw``-th re-draw of the private stage for ``cfg``: the same tuples and the exact ρ of
+    the run on screen, fresh noise from the third seed stream (cached). Registered explorations
+    get it as ``ctx.simulate(draw=i)`` on FriendlyCore's page."""
     def compute():
-        return dpviz.experiments.run_repeats(
-            ds.X, stage, repeats=n_draws, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
-            r_min=cfg.r_min, preset=cfg.preset, rng=np.random.default_rng(seeds(cfg.seed)[2]),
-            n_declared=int(ds.n), fallback=cfg.fallback)
+        ss = seeds(cfg.seed)[2]
+        rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
+        return dpviz.clustering.friendlycore.fc_private_stage(
+            ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
+            preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback, rng=rng)
 
-    return cache.memo("cloud", (*cfg.private_key(ds), int(n_draws)), compute)
+    return cache.memo("redraw", (*cfg.private_key(ds), int(draw)), compute)
 
 
 @dataclass(frozen=True)
@@ -168,14 +193,9 @@ def reference(ds, k: int) -> Reference:
     """The non-private reference for the normalized loss, cached per (content hash, k)."""
     def compute() -> Reference:
         t0 = time.perf_counter()
-        metrics = dpviz.metrics
-        if True:
-            res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
-            centers = np.asarray(res.centers, dtype=float)
-            cost = metrics.kmeans_cost(ds.X, centers)
-        else:
-            centers = None
-            cost = metrics.reference_kmeans_cost(ds.X, k, rng=0)
+        res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
+        centers = np.asarray(res.centers, dtype=float)
+        cost = dpviz.metrics.kmeans_cost(ds.X, centers)
         return Reference(centers, float(cost), time.perf_counter() - t0)
 
     return cache.memo("refcost", (ds.content_hash, int(k)), compute)
@@ -313,7 +333,3 @@ def statement(result_key: tuple, result, delta_prime: float):
     """
     return cache.memo("statement", (result_key, delta_prime),
                       lambda: _statement(result, delta_prime))
-
-
-# Moved to app/components/profiler.py (issue 11); kept importable here for callers written before.
-from app.components.profiler import Laps as Laps  # noqa: E402

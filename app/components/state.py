@@ -102,7 +102,9 @@ _DATA_PARAMS = (
 )
 # The private run (Explore) and the sweep (Budget).
 _RUN_PARAMS = (
-    Param("rho", 1.0, _float_in(0.0, 1e3, low_open=True), "zCDP budget ρ"),
+    # ρ = 0.0316 (10^-1.5, on the slider's grid): row-level ε ≈ 2.6, δ ≈ 5.6e-6 ≤ 1/n on the default
+    # data (issue 27, defect 3: ρ = 1 opened at ε = 17.1, δ = 1.3e-3 per row, a "weak" warning).
+    Param("rho", 0.0316, _float_in(0.0, 1e3, low_open=True), "zCDP budget ρ"),
     Param("delta", 1e-6, _float_in(0.0, 0.1, low_open=True), "δ"),
     Param("k", 8, _int_in(1, 50), "clusters"),
     Param("t", 200, _int_in(2, 5000), "tuples (pieces)"),
@@ -184,7 +186,7 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
 def _algorithms(text: str) -> str:
     algos = [a for a in text.split(",") if a]
     known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
-        s.name for s in dpviz.algorithms(private_only=True) if s.budget_kind in ("zcdp", "pure")}
+        s.name for s in dpviz.algorithms(private_only=True)}
     bad = [a for a in algos if a not in known]
     if bad or not algos:
         raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
@@ -228,11 +230,26 @@ def defaults() -> dict[str, Any]:
     return {name: p.default for name, p in PARAMS.items()}
 
 
+#: FriendlyCore's own parameters are namespaced in the URL like every algorithm's
+#: (``friendlycore.<name>``); the flat keys of links made before (``rho``, ``t``, …) still open the
+#: same run: :func:`parse_query` reads both, :func:`query_dict` writes the namespaced ones. The
+#: canonical dict keeps the flat names (the Budget page's FriendlyCore sweeps read them too).
+URL_NAMES: dict[str, str] = {
+    "rho": "friendlycore.rho", "t": "friendlycore.n_tuples", "oracle": "friendlycore.oracle",
+    "preset": "friendlycore.preset", "rmin": "friendlycore.r_min", "fb": "friendlycore.fallback",
+}
+_FROM_URL = {url: name for name, url in URL_NAMES.items()}
+
+
 def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Parameters read from a query string, and a notice for each value that was ignored."""
+    """Parameters read from a query string, and a notice for each value that was ignored.
+
+    A namespaced FriendlyCore key wins over its old flat alias when a link carries both."""
     values: dict[str, Any] = {}
     notices: list[str] = []
-    for name, raw in query.items():
+    items = sorted(query.items(), key=lambda kv: kv[0] in _FROM_URL)  # namespaced keys last
+    for url_name, raw in items:
+        name = _FROM_URL.get(url_name, url_name)
         p = PARAMS.get(name)
         text = raw[-1] if isinstance(raw, list) else str(raw)
         if p is None:
@@ -250,7 +267,7 @@ def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         try:
             values[name] = p.parse(text)
         except (ValueError, TypeError) as exc:
-            notices.append(f"URL parameter {name}={text!r} ignored: it {exc}.")
+            notices.append(f"URL parameter {url_name}={text!r} ignored: it {exc}.")
     return values, notices
 
 
@@ -320,7 +337,7 @@ def _format(name: str, value: Any) -> str:
 
 def query_dict(p: Mapping[str, Any] | None = None) -> dict[str, str]:
     p = params() if p is None else p
-    return {k: _format(k, v) for k, v in relevant(p).items()}
+    return {URL_NAMES.get(k, k): _format(k, v) for k, v in relevant(p).items()}
 
 
 def sync_url() -> None:

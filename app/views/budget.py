@@ -36,10 +36,10 @@ X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 
 def sweepable() -> dict[str, str]:
     """Name → label of everything this page can sweep: FriendlyCore's two splits, every
-    registered algorithm with a ρ or ε budget of its own, and the non-private reference."""
+    registered private algorithm (each calibrated to the row-level ε axis, whatever its budget
+    kind), and the non-private reference."""
     out = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)"}
-    out |= {s.name: s.title for s in dpviz.algorithms(private_only=True)
-            if s.budget_kind in ("zcdp", "pure") and s.name != "friendlycore"}
+    out |= {s.name: s.title for s in dpviz.algorithms(private_only=True) if s.name != "friendlycore"}
     out["nonprivate"] = "non-private k-means++ (ε = ∞)"
     return out
 

@@ -208,7 +208,7 @@ def main() -> None:
         st.error("Declare the public radius Λ first (Data page).")
         return
     st.markdown(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in Explore)")
-    specs = _settings(list(dpviz.algorithms()))
+    specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
     algos = tuple((n, p) for n, p in chosen if p is not None)
     p = state.params()

@@ -12,6 +12,7 @@ from dataclasses import replace
 import streamlit as st
 
 import dpviz.clustering.presets
+import dpviz.registry
 import dpviz.viz
 import dpviz.viz.data
 import dpviz.viz.filters
@@ -19,6 +20,7 @@ import dpviz.viz.noise
 import dpviz.viz.privacy
 import dpviz.viz.raster
 import dpviz.viz.storyboard
+import dpviz.viz.storyboards
 from app.components import (
     algorithm_view,
     controls,
@@ -40,43 +42,19 @@ from app.components import (
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         # the row-level "ε = 17.1 · δ = 0.0013" wraps in a narrow column instead of ending in "…"
         ".st-key-eps_readout [data-testid='stMetricValue'] * { white-space: normal; "
-        "overflow: visible; text-overflow: clip; }</style>")
+        "overflow: visible; text-overflow: clip; }"
+        # a smaller main number keeps the per-row sentence above the fold at 720 px (issue 27)
+        ".st-key-eps_readout [data-testid='stMetricValue'] { font-size: 1.75rem; }</style>")
 st.title("Explore: one private run, step by step")
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
-VIEWS = ("Storyboard", "Privacy", "Re-draw noise", "Filters & radii", "Downloads")
+#: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
+#: in dpviz/viz/filters.py, "Re-draw noise" in dpviz/viz/noise.py) come before Downloads, rendered
+#: as every family's are.
+VIEWS = ("Storyboard", "Privacy", "Downloads")
 
-#: The panels' captions and the step narration (:mod:`dpviz.viz.storyboard.labels`).
+#: The panels' captions (:mod:`dpviz.viz.storyboard.labels`).
 PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
-NARRATION = dpviz.viz.storyboard.NARRATION
-_STEP = "_story_step"
-
-
-def _step_through(result, ds, proj, ref_centers) -> None:
-    """Prev/Next through panels (a)-(g), one at a time with a sentence of narration; the list
-    of steps shows where you are."""
-    keys = "abcdefg"
-    i = int(st.session_state.get(_STEP, 0)) % len(keys)
-
-    def move(delta: int) -> None:
-        st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(keys)
-
-    c1, c2, c3 = st.columns([1, 1, 6])
-    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0,
-              width="stretch")
-    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(keys) - 1,
-              width="stretch")
-    key = keys[i]
-    with c3, st.container(key="step_narration"):
-        st.markdown(f"**Step {i + 1} of {len(keys)} — ({key})** {NARRATION[key]}")
-    left, right = st.columns([3, 1])
-    fn = dpviz.viz.storyboard.PANEL_FUNCTIONS[key]
-    fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000)
-    fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45),
-                      legend=dict(orientation="h", y=-0.15))
-    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
-    right.markdown("\n".join(f"- **▶ ({k}) {PANEL_TEXT[k]}**" if j == i else f"- ({k}) {PANEL_TEXT[k]}"
-                              for j, k in enumerate(keys)))
 
 
 def _error(msg: str) -> None:
@@ -108,7 +86,8 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         if proj.method == "pca":
             st.caption(proj.note())
         if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
-            _step_through(result, ds, proj, ref_centers)
+            algorithm_view.step_through(dpviz.viz.storyboards.story_steps("friendlycore"), result, ds.X,
+                                        reference_centers=ref_centers, projector=proj)
             return
         # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
         for col, key in zip(st.columns(2), "ab", strict=True):
@@ -122,6 +101,11 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
+def _views() -> tuple[str, ...]:
+    extra = tuple(v.title for v in dpviz.viz.storyboards.explorations("friendlycore"))
+    return (*VIEWS[:-1], *extra, VIEWS[-1])
+
+
 def _view_picker() -> str:
     """One view at a time, and only its elements are built and sent.
 
@@ -129,7 +113,7 @@ def _view_picker() -> str:
     on each ρ move, and inside tabs each costs about twice as much (a fragment of 40 captions:
     ~55 ms of page script per rerun, ~115 ms inside ``st.tabs``, headless chromium, 2 cores).
     """
-    return st.segmented_control("View", VIEWS, key=_VIEW, default=VIEWS[0], required=True,
+    return st.segmented_control("View", _views(), key=_VIEW, default=VIEWS[0], required=True,
                                 label_visibility="collapsed", width="stretch")
 
 
@@ -195,69 +179,6 @@ def _privacy_view(result, statement, cfg) -> None:
     ledger_view.ledger_table_view(result.ledger)
 
 
-def _filters_view(result) -> None:
-    viz = dpviz.viz
-    names = {s.name for s in result.trace}
-    c1, c2 = st.columns(2)
-    with c1:
-        if "match_core" in names:
-            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="match_core"),
-                                  key="filter_match_chart")
-    with c2:
-        if "dist_core" in names:
-            live_chart.live_chart(viz.filters.filter_scores_figure(result, step="dist_core"),
-                                  key="filter_dist_chart")
-    if "diameters" in names:
-        live_chart.live_chart(viz.filters.find_diam_figure(result), key="find_diam_chart")
-    st.caption("Scores and counts are internal, non-private diagnostics; the keep decisions and "
-               "the radii are what the private algorithm acts on.")
-
-
-def _cloud_view(ds, stage, cfg, result, ref) -> None:
-    viz = dpviz.viz
-    c1, c2 = st.columns([1, 3])
-    n_draws = c1.number_input("N draws", min_value=2, max_value=100, value=20, step=1,
-                              key="redraw_n")
-    zoom = c1.toggle("Zoom into each cluster", value=True, key="redraw_zoom",
-                     help="One panel per cluster: at large ρ the noise is far smaller than the "
-                          "clusters and would be invisible on the full plot.")
-    fixed = c1.toggle("Same scale at every ρ", value=True, key="redraw_fixed",
-                      help="Every panel keeps the scale of the first cloud drawn on this data "
-                           "(at this k), so moving ρ shows the noise grow or shrink; off, each "
-                           "panel fits its own cloud and the clouds look alike at every ρ.")
-    if c1.button("Re-draw noise ×N", key="redraw_button", icon=":material/casino:"):
-        st.session_state["_cloud_for"] = (cfg.private_key(ds), int(n_draws))
-    want = (cfg.private_key(ds), int(n_draws))
-    if st.session_state.get("_cloud_for") != want:
-        c2.info("Press **Re-draw noise ×N** to run the private stage N more times on the same "
-                "tuples with fresh noise: the cloud shows what this run could have been. A "
-                "non-private diagnostic: N draws together cost N·ρ.")
-        return
-    with st.spinner(f"Drawing {n_draws} private outcomes…"):
-        draws = run.redraws(ds, stage, cfg, int(n_draws))
-    ref_centers = ref.centers if ref is not None and ref.centers is not None else ds.true_centers
-    if ref_centers is None:
-        c2.warning("No non-private reference centers to anchor the cloud.")
-        return
-    scale = None
-    if zoom and fixed:  # the first cloud's scale, kept for this data and k until switched off
-        locked = st.session_state.setdefault("_cloud_scale", {})
-        key = (ds.content_hash, cfg.k)
-        if key not in locked:
-            locked[key] = viz.noise.zoom_scale(draws, ref_centers, explore_live.projection(ds))
-        scale = locked[key]
-    elif not fixed:
-        st.session_state.pop("_cloud_scale", None)
-    fig = viz.noise.noise_cloud_figure(ds, draws, ref_centers, current=result, max_points=2_000,
-                                       zoom=zoom, scale=scale, projector=explore_live.projection(ds))
-    c2.plotly_chart(fig, key="redraw_chart", config={"displaylogo": False})
-    ok = sum(r.centers is not None for r in draws)
-    c2.caption(f"{ok} of {len(draws)} draws released centers. **Non-private diagnostic:** the "
-               f"{len(draws)} draws together are one composed release costing {len(draws)}·ρ = "
-               f"{len(draws) * cfg.rho:.3g} (and {len(draws)}·δ) by composition, and they are "
-               "seeded (replayable); the black reference (non-private k-means++) is a diagnostic.")
-
-
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3, c4 = st.columns(4)
@@ -283,6 +204,29 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                            mime="text/html", key="dl_figure", on_click="ignore",
                            icon=":material/download:")
     st.caption(downloads.EXPLORE_CAPTION)
+
+
+def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, ref) -> None:
+    """A registered exploration of FriendlyCore, rendered by the same code as every family's
+    (``algorithm_view.show_exploration``). Its simulations go through the registry at the
+    row-level (ε, δ) of the run on screen, except re-draws (``simulate(draw=i)``), which keep this
+    page's exact ρ and tuples (``run.redraw``): at a vacuous ρ no row-level target exists."""
+    spec = dpviz.registry.get("friendlycore")
+    view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
+    p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
+                         r_min=cfg.r_min)
+    pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
+                                             statement.row.delta, ref_centers)
+    other = ctx.simulate
+
+    def simulate(epsilon=None, delta=None, seed=None, draw=None, **changes):
+        if draw and epsilon is None and delta is None and seed is None and not changes:
+            return run.redraw(ds, stage, cfg, int(draw))
+        return other(epsilon=epsilon, delta=delta, seed=seed, draw=draw, **changes)
+
+    algorithm_view.show_exploration(view, replace(ctx, simulate=simulate))
 
 
 def fallback_toggle(key: str = "fallback_toggle") -> bool:
@@ -314,7 +258,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with c2b:
         fallback = fallback_toggle()
     with rho_slot:
-        mark = run.feasible_rho(replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
+        mark = run.core_rho(ds, stage, replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
         rho = controls.rho_slider(mark=mark, t=cfg.t)
     cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
     stage_key = cfg.stage_key(ds)
@@ -361,11 +305,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     elif view == VIEWS[1]:
         _privacy_view(result, statement, cfg)
     elif view == VIEWS[2]:
-        _cloud_view(ds, stage, cfg, result, ref)
-    elif view == VIEWS[3]:
-        _filters_view(result)
-    else:
         _downloads_view(ds, cfg, result, statement, ref)
+    else:
+        _exploration(view, ds, stage, cfg, result, statement, ref)
     lap("view")
     state.sync_url()
     if not failed:
@@ -375,13 +317,15 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
 def main() -> None:
     profiler.Laps("explore.main (full rerun)").done()
-    explore_form.sidebar_form()
     choice = data_source.current()
+    ds = choice.dataset
+    # the picker first: the sidebar shows the chosen algorithm's parameters only
+    spec = None if ds is None else algorithm_view.algorithm_picker(int(ds.d))
+    explore_form.sidebar_form(friendlycore=spec is None or spec.name == "friendlycore")
     if choice.error:
         _error(choice.error)
     if choice.notice:
         st.info(choice.notice)
-    ds = choice.dataset
     if ds is None:
         st.info("No dataset yet: choose one on the **Data** page.")
         return
@@ -396,9 +340,6 @@ def main() -> None:
                "step) or in the sidebar: DP needs a bound on every row's norm that does not come "
                "from the data.")
         return
-    spec = algorithm_view.algorithm_picker()
-    st.caption(spec.description + " Every number says whether it is a **private** output or a "
-               "**non-private diagnostic** (for you only).")
     if spec.name != "friendlycore":
         st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
         algorithm_view.render(ds, spec, radius)

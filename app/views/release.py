@@ -43,7 +43,7 @@ def _fmt(g) -> str:
 def _form(ds, radius: float):
     """The settings of the release; returns them as a dict."""
     registry = dpviz.registry
-    specs = {s.name: s for s in registry.algorithms(private_only=True)}
+    specs = {s.name: s for s in registry.algorithms(private_only=True, applicable_to=int(ds.d))}
     p = state.params()
     dataset_id = st.text_input(
         "Dataset identity (declared; required)", key="release_dataset_id", max_chars=200,

@@ -2,15 +2,8 @@
 
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
 from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
-from dpviz.clustering.friendlycore import (
-    fc_clustering,
-    fc_private_stage,
-    fc_tuple_stage,
-    friendly_ord_tup_avg,
-    friendly_reorder,
-    noisy_lloyd_step,
-    stage_match_graph,
-)
+from dpviz.clustering.fc_steps import friendly_ord_tup_avg, friendly_reorder, noisy_lloyd_step
+from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
 from dpviz.clustering.presets import (
     FCBudget,
     FCSplit,
@@ -20,7 +13,7 @@ from dpviz.clustering.presets import (
     resolve_budget,
     resolve_split,
 )
-from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples, tuple_stage
+from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples, stage_match_graph, tuple_stage
 
 __all__ = [
     "FCBudget",

@@ -18,8 +18,8 @@ FriendlyOrdTupAvg, NoisyLloydStep) in :mod:`dpviz.clustering.fc_steps`; the budg
 the :class:`~dpviz.clustering.presets.FCBudget` every step reads in :mod:`dpviz.clustering.presets`;
 the tuple stage and its match-graph cache in :mod:`dpviz.clustering.tuples`. This module holds
 the pipeline: :func:`run_private_part` (steps 2–4, shared with the streamed pipeline through a
-:class:`RowAccess`), :func:`fc_private_stage` and :func:`fc_clustering`. The old names imported
-from here (``friendly_reorder``, ``noisy_lloyd_step``, ``stage_match_graph``, …) still work.
+:class:`RowAccess`), :func:`fc_private_stage` and :func:`fc_clustering`; import each step from
+its own module.
 """
 
 from __future__ import annotations
@@ -44,32 +44,16 @@ from dpviz._validation import (
     is_simulation,
 )
 from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
-from dpviz.clustering.fc_steps import (  # noqa: F401  (re-exported: the old import paths)
+from dpviz.clustering.fc_steps import (
     DIAM_BASE,
-    EMPTY_DIST_CORE,
-    EMPTY_MATCH_CORE,
     FC_FAILED,
-    NHAT_NONPOSITIVE,
-    LloydOutcome,
-    OrdTupAvgOutcome,
-    ReorderOutcome,
-    fc_avg_ord_tup,
     fc_k_tuple_clustering,
-    friendly_ord_tup_avg,
-    friendly_reorder,
     noisy_lloyd_from_sums,
-    noisy_lloyd_step,
     partition_sums,
 )
 from dpviz.clustering.presets import FCBudget, budget_margins, resolve_budget, suggest_n_tuples
-from dpviz.clustering.tuples import (  # noqa: F401  (re-exported: the old import paths)
-    AUTO_WITHOUT_SIZE,
-    TupleStage,
-    check_declared_rows,
-    stage_match_graph,
-    tuple_stage,
-)
-from dpviz.core.tuple_predicates import MatchGraph, match_graph  # noqa: F401  (re-exported)
+from dpviz.clustering.tuples import TupleStage, check_declared_rows, stage_match_graph, tuple_stage
+from dpviz.core.tuple_predicates import MatchGraph
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.declared import SIZE_FRACTION, DeclaredSize, record_size, resolve_size
 from dpviz.privacy.ledger import Ledger

@@ -20,7 +20,6 @@ declared ball first, so one row moves the sum by ≤ Λ and the upper triangle o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,11 +35,9 @@ from dpviz._validation import (
     is_simulation,
 )
 from dpviz.data.bounds import clip_to_ball
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
-from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result, Trace
 
 #: Share of ρ for the mean when the second moment is released too (a fixed, public split).
@@ -133,36 +130,3 @@ def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: i
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius, moments=moments,
                               n_declared=n_declared), seed=seed, simulation=is_simulation(rng))
-
-
-@dataclass(frozen=True)
-class GaussFitParams:
-    """How many moments to release (1: the mean only; 2: mean and second moment)."""
-
-    moments: int = field(default=2, metadata=hint(low=1, high=2, step=1, label="moments",
-                                                  help="1: all k centers at the noisy mean; 2: "
-                                                       "k-means of the private Gaussian fit"))
-
-    def __post_init__(self) -> None:
-        check_hinted(self, "gauss_fit")
-
-
-def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
-
-
-def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
-             pub: Public, params: GaussFitParams, stage: Any = None) -> Result:
-    return gauss_fit(X, k, rho=budget.rho, delta=budget.delta, radius=radius, n_declared=pub.n_declared,
-                     moments=params.moments, rng=rng)
-
-
-SPEC = register(AlgorithmSpec(
-    name="gauss_fit", title="k-means of a private Gaussian fit", budget_kind="zcdp", params=GaussFitParams,
-    paper="Dwork, Talwar, Thakurta, Zhang. Analyze Gauss: optimal bounds for privacy-preserving "
-          "principal component analysis. STOC 2014 (the noisy second moment)",
-    private=_private, guarantee=_guarantee, steps=("mean", "gaussian_fit", "gauss_fit_centers"),
-    rank=95,
-    description="Releases the noisy mean and second moment only; the centers quantize the fitted "
-                "Gaussian. The low-information answer for small, weakly clustered data.",
-))

@@ -278,9 +278,3 @@ class RBMPerExample:
         return {"W": -(self.X.T @ (self.Ph * c[:, None]) - s * self.M_W),
                 "b": -(c @ self.X - s * self.M_b),
                 "c": -(c @ self.Ph - s * self.M_c)}
-
-
-def negative_elbo(model: VAE, X: np.ndarray, rng: np.random.Generator) -> float:
-    """Mean −ELBO over rows of X (one z draw each). NON-PRIVATE if X is private: evaluate on public data."""
-    eps = rng.normal(size=(X.shape[0], model.latent))
-    return float(model.forward_backward(X, eps).loss.mean())

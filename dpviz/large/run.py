@@ -89,7 +89,7 @@ def run_stream(
     pub = Public(n_declared=n_declared, d=src.d, k=k, radius=radius)
     cal = plan(spec, epsilon, delta, pub, p)  # the run's one budget plan (Result.plan)
     kw = dict(rng=rng, scheduler=scheduler, n_jobs=n_jobs, progress=progress)
-    if algorithm == "auto":  # as dpviz.clustering.auto._private: the chosen spec, budget, params
+    if algorithm == "auto":  # as dpviz.clustering.auto_spec._private: the chosen spec, budget, params
         chosen = cal.budget
         res = STREAMERS[name](src, k, chosen.calibration.budget, pub, chosen.params, **kw)
         trace = res.trace

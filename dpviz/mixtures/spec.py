@@ -1,11 +1,8 @@
 """A registry spec for the univariate private GMM learner (``private_gmm_1d``, d = 1 data only).
 
-**Built but not registered at import.** The registry's consumers (Explore's picker, Compare,
-Release, the comparison benches) treat every registered algorithm as a clustering algorithm of
-d-dimensional data judged by clustering losses. This learner estimates a 1-D density in TV; it is
-not clustering, and on the app's d ≥ 2 datasets it can only answer ⊥. Registering it would list
-a density estimator among clustering algorithms, always failing. ``register_spec()`` adds it for
-callers that want ``dpviz.run("private_gmm_1d", ...)`` on 1-D data (the tests do).
+Registered like every family, with ``dims=(1, 1)``: the registry knows it serves one-column data
+only, so ``dpviz.algorithms(applicable_to=d)`` and the app's pages offer it on d = 1 and list it
+with that reason elsewhere (it estimates a 1-D density in TV; its centers are the selected means).
 
 The learner is (ε, δ)-DP for one added/removed row by itself (no tuples, no conversion), so its
 budget *is* the row-level target: calibration is the identity. On data with d ≠ 1 it answers ⊥
@@ -49,7 +46,7 @@ def gmm_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, rng: 
                           rng=rng, params=params)
 
 
-SPEC = AlgorithmSpec(
+SPEC = register(AlgorithmSpec(
     name="private_gmm_1d",
     title="Private univariate GMM (gap histogram + hypothesis selection)",
     paper="Ashtiani, Majid, Narayanan. Sample-efficient private learning of mixtures of Gaussians. "
@@ -64,9 +61,10 @@ SPEC = AlgorithmSpec(
                 "finds crude components without bounds on means or scales; private hypothesis "
                 "selection with a sensitivity-1 minimum-distance score refines them. Its centers are the "
                 "selected means; labels drawn from the mixture carry no guarantee.",
-)
-
-
-def register_spec() -> AlgorithmSpec:
-    """Add ``private_gmm_1d`` to the registry (idempotent); see the module doc for why it is opt-in."""
-    return register(SPEC, replace=True)
+    dims=(1, 1),
+    # Its learner (dpviz/mixtures/learner.py) returns every run as a simulation, even with the
+    # release sampler, and its draws have not been checked against SecureRNG's samplers: release
+    # pages must not offer it until they are.
+    releasable=False,
+    rank=300,
+))

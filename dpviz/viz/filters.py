@@ -242,3 +242,31 @@ def friends_matrix_figure(
         xaxis=dict(title=dict(text="tuple (sorted)"), constrain="domain"),
         yaxis=dict(title=dict(text="tuple (sorted)"), autorange="reversed", scaleanchor="x"))
     return go.Figure(data=data, layout=layout)
+
+
+# ----------------------------------------------------------------------------- Explore view
+
+FILTERS_TITLE = "Filters & radii"
+FILTERS_HELP = ("Scores and counts are internal, non-private diagnostics; the keep decisions and the radii "
+                "are what the private algorithm acts on.")
+
+
+def filters_exploration(ctx: Any) -> list[go.Figure]:
+    """FriendlyCore's filters and FindDiam for the run on screen (an Explore view registered
+    against its spec): the match-core and dist-core scores against their noisy thresholds, and
+    the radii probed (Tsfadia et al. 2022, zCDPFilter §4.2, FindDiam §5.2.3)."""
+    result = ctx.result
+    names = {s.name for s in result.trace}
+    figs = [filter_scores_figure(result, step=step) for step in ("match_core", "dist_core") if step in names]
+    if "diameters" in names:
+        figs.append(find_diam_figure(result))
+    return figs
+
+
+def _register() -> None:
+    from dpviz.viz.storyboards import register_exploration
+
+    register_exploration("friendlycore", FILTERS_TITLE, filters_exploration, help=FILTERS_HELP)
+
+
+_register()

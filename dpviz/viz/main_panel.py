@@ -50,6 +50,15 @@ def released_noise(result: Result) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
+def grid_count_sigma(result: Result) -> float | None:
+    """The Gaussian σ on each cell count of the backup's grid summary (from the run's ledger: the
+    ``grid counts`` spends, equal at every level), or None when no grid count was noised. It grows
+    as ρ shrinks (σ = 1/√(2ρ_level)): the backup's noise scale, which the panel states in words."""
+    scales = [s.noise_scale for _, s in result.ledger.spends()
+              if s.name.startswith("grid counts") and s.noise_scale is not None]
+    return float(max(scales)) if scales else None
+
+
 def cloud_magnification(sigma: np.ndarray, width: float, *, share: float = 0.12) -> float:
     """A round factor M (1, 2 or 5 × 10^m, at least 1) so that 2σ·M is about ``share`` of
     ``width``: large enough to see; the caller keeps one M per dataset so that clouds compare."""
@@ -159,7 +168,9 @@ def main_panel_spec(
     if C is None:
         note = "No centers were released at this budget."
     elif noise is None:
-        note = ("Another method answered (FriendlyCore's backup): its noise is not one Gaussian "
+        sigma = grid_count_sigma(result)
+        scale = "" if sigma is None else f"each grid cell's row count carries noise of σ = {sigma:.3g} rows; "
+        note = (f"Another method answered (FriendlyCore's backup): {scale}its noise is not one Gaussian "
                 "per center, so no cloud is drawn.")
     uri = raster.traces_image(background, foreground, window)
     stubs = [raster.legend_stub(tr) for tr in background + foreground]

@@ -9,12 +9,14 @@ centers (``align_colors``) so a cluster keeps its colour across draws.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpviz.registry import hint
 from dpviz.result import Result
 from dpviz.viz import colors
 from dpviz.viz.data import Projector, centers_trace, downsample_index, points_traces, project_2d
@@ -201,3 +203,61 @@ def _zoomed(
         title=dict(text=f"{title or 'What else could this release have been?'}<br><sup>{sub}</sup>"),
         template=colors.TEMPLATE, height=320 * rows + 120)
     return fig
+
+
+# ----------------------------------------------------------------------------- Explore view
+
+REDRAW_TITLE = "Re-draw noise"
+REDRAW_HELP = ("Runs the private stage N more times on the same non-private stage with fresh noise, at "
+               "the row-level guarantee on screen: the cloud shows what this run could have been. A "
+               "non-private diagnostic: N draws together are one composed release costing N times the "
+               "budget (by composition), and they are seeded (replayable); the black reference "
+               "(non-private k-means++) is a diagnostic.")
+
+
+@dataclass(frozen=True)
+class RedrawOptions:
+    """The re-draw view's settings (shown as widgets by the app)."""
+
+    n_draws: int = field(default=20, metadata=hint(low=2, high=100, step=1, label="N draws"))
+    zoom: bool = field(default=True, metadata=hint(
+        label="Zoom into each cluster",
+        help="One panel per cluster: at large budgets the noise is far smaller than the clusters and "
+             "would be invisible on the full plot."))
+    fixed: bool = field(default=True, metadata=hint(
+        label="Same scale at every budget",
+        help="Every panel keeps the scale of the first cloud drawn on this data (at this k), so "
+             "moving the budget shows the noise grow or shrink; off, each panel fits its own cloud."))
+
+
+def redraw_exploration(ctx: Any) -> go.Figure:
+    """N re-draws of the private stage as a cloud around the non-private centers (an Explore view
+    registered against FriendlyCore's spec; any family could register the same)."""
+    o = ctx.options or RedrawOptions()
+    if ctx.reference_centers is None:
+        raise ValueError("No non-private reference centers to anchor the cloud.")
+    draws = [ctx.simulate(draw=i) for i in range(1, int(o.n_draws) + 1)]
+    proj = project_2d(ctx.X)
+    scale = None
+    memo = ctx.memo if ctx.memo is not None else {}
+    key = ("cloud_scale", int(ctx.pub.k))
+    if o.zoom and o.fixed:  # the first cloud's scale, kept for this data and k until switched off
+        if key not in memo:
+            memo[key] = zoom_scale(draws, ctx.reference_centers, proj)
+        scale = memo[key]
+    elif not o.fixed:
+        memo.pop(key, None)
+    ok = sum(r.centers is not None for r in draws)
+    return noise_cloud_figure(ctx.X, draws, ctx.reference_centers, current=ctx.result, max_points=2_000,
+                              zoom=o.zoom, scale=scale, projector=proj,
+                              title=f"{ok} of {len(draws)} draws released centers")
+
+
+def _register() -> None:
+    from dpviz.viz.storyboards import register_exploration
+
+    register_exploration("friendlycore", REDRAW_TITLE, redraw_exploration, help=REDRAW_HELP,
+                         options=RedrawOptions, compute_label="Re-draw noise ×N")
+
+
+_register()

@@ -43,10 +43,12 @@ def register_storyboard(name: str, builder: Builder) -> Builder:
 class ExplorationContext:
     """What an exploration builder may read: the run on screen and a way to simulate others.
 
-    ``simulate(epsilon=None, delta=None, seed=None, **params)`` returns one seeded *simulation*
-    of the same algorithm on the same data and declarations, with any budget, seed or parameter
-    changed (the app caches it per session; the non-private stage is reused when the changed
-    parameters do not feed it). Every figure built from it is a simulation, never a release.
+    ``simulate(epsilon=None, delta=None, seed=None, draw=None, **params)`` returns one seeded
+    *simulation* of the same algorithm on the same data and declarations, with any budget, seed or
+    parameter changed (the app caches it per session; the non-private stage is reused when the
+    changed parameters do not feed it). ``draw=i`` (i ≥ 1) keeps everything, the non-private stage
+    included, and draws the private stage's noise afresh: the i-th of N re-draws. Every figure
+    built from it is a simulation, never a release.
     """
 
     result: Result
@@ -59,28 +61,69 @@ class ExplorationContext:
     simulate: Callable[..., Result]
     reference_centers: np.ndarray | None = None
     labels: np.ndarray | None = None
+    options: Any = None  # the view's own settings (an instance of Exploration.options), if any
+    memo: dict | None = None  # kept across reruns for this algorithm and data (e.g. a locked scale)
 
 
 @dataclass(frozen=True)
 class Exploration:
-    """An extra Explore view of one algorithm (e.g. "γ vs pass rate", "accuracy vs ε by d")."""
+    """An extra Explore view of one algorithm (e.g. "γ vs pass rate", "accuracy vs ε by d").
+
+    ``options``: a frozen dataclass of the view's own settings, its fields hinted like an
+    algorithm's parameters (:func:`dpviz.registry.hint`); the app draws a widget per field and
+    hands the values to the builder as ``ctx.options``. ``compute_label``: when set, the view is
+    built only after a button with this label is pressed (a costly simulation the user asks for).
+    """
 
     algorithm: str
     title: str
-    builder: Callable[[ExplorationContext], go.Figure]
+    builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]]  # one figure or several
     help: str = ""
+    options: type | None = None
+    compute_label: str | None = None
 
 
 _EXPLORATIONS: dict[str, list[Exploration]] = {}
 
 
-def register_exploration(algorithm: str, title: str, builder: Callable[[ExplorationContext], go.Figure],
-                         *, help: str = "") -> Exploration:
+def register_exploration(algorithm: str, title: str,
+                         builder: Callable[[ExplorationContext], go.Figure | list[go.Figure]],
+                         *, help: str = "", options: type | None = None,
+                         compute_label: str | None = None) -> Exploration:
     """Add a view titled ``title`` to the Explore page of ``algorithm`` (replacing one of that title)."""
-    view = Exploration(algorithm, title, builder, help)
+    view = Exploration(algorithm, title, builder, help, options, compute_label)
     views = [v for v in _EXPLORATIONS.get(algorithm, []) if v.title != title]
     _EXPLORATIONS[algorithm] = [*views, view]
     return view
+
+
+@dataclass(frozen=True)
+class StoryStep:
+    """One step of an algorithm's step-through: a panel, its caption, a sentence of narration,
+    and the paper's step it draws (named the same in the header and the panel's title).
+
+    ``builder(result, X, *, reference_centers=None, projector=None, max_points=2000) -> go.Figure``.
+    """
+
+    key: str
+    caption: str
+    narration: str
+    builder: Callable[..., go.Figure]
+    paper_step: int | None = None
+
+
+_STEPS: dict[str, tuple[StoryStep, ...]] = {}
+
+
+def register_steps(algorithm: str, steps: tuple[StoryStep, ...] | list[StoryStep]) -> None:
+    """Give ``algorithm`` a step-through (Prev/Next over ``steps`` on its Explore page)."""
+    _STEPS[algorithm] = tuple(steps)
+
+
+def story_steps(algorithm: str | None) -> tuple[StoryStep, ...]:
+    """The registered step-through of an algorithm (empty if it has none)."""
+    _discover()
+    return _STEPS.get(algorithm or "", ())
 
 
 def explorations(algorithm: str | None) -> list[Exploration]:
@@ -161,3 +204,15 @@ def _friendlycore_storyboard(result: Result, X: np.ndarray, *,
 
 
 register_storyboard("friendlycore", _friendlycore_storyboard)
+
+
+def _friendlycore_steps() -> tuple[StoryStep, ...]:
+    """FC_Clustering's panels (a)–(g) as a step-through (Tsfadia et al. 2022, §5.2 steps 2–7)."""
+    from dpviz.viz.storyboard import NARRATION, PANEL_FUNCTIONS, PANEL_TEXT
+
+    paper = {"b": 2, "c": 4, "d": 5, "e": 6, "g": 7}
+    return tuple(StoryStep(key, PANEL_TEXT[key], NARRATION[key], PANEL_FUNCTIONS[key], paper.get(key))
+                 for key in "abcdefg")
+
+
+register_steps("friendlycore", _friendlycore_steps())

@@ -37,7 +37,8 @@ def test_declaring_public_rows_excludes_them_and_says_so_in_the_privacy_statemen
     assert "600 rows were declared PUBLIC and have no privacy" in page
     assert "covers the other 2,400 rows" in page
     # the run the page shows used the public split (its params record the size, not the rows)
-    runs = list(at.session_state["_cache_run"].values())
+    # (runs one ε step away may still be prefetching: Futures, not shown)
+    runs = [r for r in at.session_state["_cache_run"].values() if hasattr(r, "params")]
     assert any(r.params.get("public_rows") == 600 and r.params["n_declared"] == 2400
                and r.params["init_from"] == "public records" for r in runs)
 

@@ -55,7 +55,7 @@ def test_target_eps_sets_rho_and_the_readout_meets_it():
     at.button(key="eps_target_apply").click().run()
     assert not at.exception
     rho = at.select_slider(key="rho_slider").value
-    assert rho != rho_before and at.query_params["rho"] == repr(float(rho))
+    assert rho != rho_before and at.query_params["friendlycore.rho"] == repr(float(rho))
     eps, delta = row_guarantee(at)
     # the shown guarantee (from the new run's ledger) is the target, within the bisection width
     assert eps == pytest.approx(5.0, rel=2e-2) and delta <= 1e-6 * 1.01
@@ -108,32 +108,34 @@ def test_status_in_plain_words_and_the_fallback_switch():
     assert not at.exception
     status = _text(at, "run_status")
     assert "the backup method is off, so no centers were released" in status
-    assert _result(at).centers is None and at.query_params["fb"] == "false"
+    assert _result(at).centers is None and at.query_params["friendlycore.fallback"] == "false"
 
 
 # ----------------------------------------------------------------------------- teaching default
 
 
-def test_default_lands_on_a_success_and_the_slider_marks_where_the_core_forms():
-    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200, ρ = 1; docs/app.md has the
-    measurements): FriendlyCore answers at the default ρ; the mark sits at the smallest slider ρ
-    with a predicted match-core margin ≥ 0 (public inputs only); below it the backup answers."""
-    from app.components.controls import RHO_GRID
-    from dpviz.clustering.presets import smallest_feasible_rho
-
+def test_default_opens_at_a_sound_budget_and_the_mark_is_where_the_run_answers():
+    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200) opens at ρ = 0.0316: row-level
+    ε ≈ 2.6 with δ below 1/n, no "weak guarantee" warning (issue 27, defect 3: ρ = 1 opened at
+    ε = 17.1, δ = 1.3e-3). The mark is found by running the private stage, as the run decides: the
+    core forms at the mark and not one step below (the public prediction said 0.631, the run
+    answered from 0.794)."""
     at = open_app()
     assert not at.exception
-    assert at.select_slider(key="rho_slider").value == 1.0
-    assert _text(at, "run_status").startswith("FriendlyCore completed every step: the 200 pieces agreed")
-    mark = smallest_feasible_rho(RHO_GRID, "practical", t=200, k=8, delta=1e-6, r_min=1e-3, radius=1.0)
-    assert mark == 0.631
+    assert at.select_slider(key="rho_slider").value == 0.0316
     page = texts(at)
-    assert "▲ core forms from ρ ≈ 0.631" in page
-    assert "▲ ρ = 0.631: from here up FriendlyCore's core is predicted to form" in page
-    # one stop below the first measured success (0.794; two below the default): the backup answers
-    at.select_slider(key="rho_slider").set_value(0.631).run()
+    assert [m.value for m in at.metric if m.label.startswith("Privacy per row")] == ["ε = 2.59 · δ = 5.6e-06"]
+    assert 5.6e-06 < 1 / 20_000 and "Privacy strength: **moderate**" in page
+    assert not [w for w in at.warning if "δ" in str(w.value) or "weak" in str(w.value).lower()]
     assert "the backup method (a private grid summary of the rows) answered instead" in _text(
         at, "run_status")
+    assert "▲ core forms from ρ ≈ 0.794" in page
+    assert "▲ ρ = 0.794: from here up FriendlyCore's core forms in this simulation" in (
+        at.select_slider(key="rho_slider").help)
+    at.select_slider(key="rho_slider").set_value(0.794).run()
+    assert _text(at, "run_status").startswith("FriendlyCore completed every step")
+    at.select_slider(key="rho_slider").set_value(0.631).run()
+    assert "answered instead" in _text(at, "run_status")
 
 
 # ----------------------------------------------------------------------------- bugs of issue 16
@@ -164,7 +166,7 @@ def test_out_of_range_sidebar_values_get_a_message_next_to_the_field_and_keep_th
     assert "k must be a whole number from 1 to 50 (got 0)" in _text(at, "ex_k_msg")
     assert at.session_state["params"]["t"] == 60 and at.session_state["params"]["k"] == 4
     assert (_result(at).centers == centers).all()
-    assert at.query_params["t"] == "60"
+    assert at.query_params["friendlycore.n_tuples"] == "60"
 
 
 def test_every_automatic_change_of_t_is_announced():
@@ -224,18 +226,23 @@ def test_step_through_shows_one_step_with_narration_and_prev_next():
     at = open_app(**SMALL, rho="10")
     at.toggle(key="step_mode").set_value(True).run()
     assert not at.exception
-    assert "Step 1 of 7 — (a)" in _text(at, "step_narration")
+    assert "Panel 1 of 7 — (a)" in _text(at, "step_narration")
     assert at.button(key="step_prev").disabled and not at.button(key="step_next").disabled
     for _ in range(4):
         at.button(key="step_next").click().run()
     narration = _text(at, "step_narration")
-    assert "Step 5 of 7 — (e)" in narration and "Gaussian noise" in narration
+    assert "Panel 5 of 7 — (e)** · paper step 6" in narration and "Gaussian noise" in narration
     assert "- **▶ (e)" in texts(at)
     at.button(key="step_prev").click().run()
-    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+    assert "Panel 4 of 7 — (d)** · paper step 5" in _text(at, "step_narration")
+    # the header and the panel's title name the same step (issue 27: "Step 4 of 7" over "(step 5)")
+    import json
+
+    titles = [json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart")]
+    assert any(t.startswith("d. reference tuple") and t.endswith("(paper step 5)") for t in titles)
     # a ρ move keeps the step (the teacher compares the noise of step (e) at two budgets)
     at.select_slider(key="rho_slider").set_value(1.0).run()
-    assert "Step 4 of 7 — (d)" in _text(at, "step_narration")
+    assert "Panel 4 of 7 — (d)** · paper step 5" in _text(at, "step_narration")
 
 
 def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
@@ -250,7 +257,7 @@ def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
 
 
 def test_noise_redraws_follow_the_fallback_switch():
-    """Re-draw noise ×N (run.redraws → run_repeats) draws with Explore's fallback setting: off,
+    """Re-draw noise ×N (run_repeats) draws with Explore's fallback setting: off,
     the draws whose core does not form release nothing."""
     import numpy as np
 
@@ -277,13 +284,19 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
     at = open_app(**SMALL, rho="10")
     at.session_state["explore_view"] = "Re-draw noise"
     at.run()
-    at.number_input(key="redraw_n").set_value(5)
-    at.button(key="redraw_button").click().run()
+    at.number_input(key="explore_opt_friendlycore_n_draws").set_value(5)
+    at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
-    (scale,) = at.session_state["_cloud_scale"].values()
+
+    def scales():
+        memos = at.session_state["_exploration_memo"]
+        (memo,) = [m for (_, name), m in memos.items() if name == "friendlycore"]
+        return [v for k, v in memo.items() if k[0] == "cloud_scale"]
+
+    (scale,) = scales()
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
     at.select_slider(key="rho_slider").set_value(1.0).run()
-    at.button(key="redraw_button").click().run()
+    at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
-    assert list(at.session_state["_cloud_scale"].values()) == [scale]
+    assert scales() == [scale]
     assert f"same scale (±{scale:.3g})" in _chart_title(at)

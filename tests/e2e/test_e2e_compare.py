@@ -92,10 +92,10 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
     page.mouse.click(x, y)
     expect(widget(page, "rho_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
     # FriendlyCore's Explore page is driven by its own budget: the click set the calibrated ρ of
-    # that run (far below the default ρ = 1 at a row-level ε of 1 or 10), and its δ share.
-    expect(page).to_have_url(re.compile(r"[?&]rho=0\.[0-9]+"), timeout=RERUN_TIMEOUT_MS)
+    # that run (at a row-level ε of 1 or 10), and its δ share.
+    expect(page).to_have_url(re.compile(r"[?&]friendlycore\.rho=0\.[0-9]+"), timeout=RERUN_TIMEOUT_MS)
     assert page.url != before
     got = query_params(page)
     assert got.get("alg", "friendlycore") == "friendlycore"
-    assert 0 < float(got["rho"]) < 0.5 and float(got["delta"]) < 1e-6
+    assert 0 < float(got["friendlycore.rho"]) < 0.5 and float(got["delta"]) < 1e-6
     assert_no_exception(page)

@@ -30,6 +30,8 @@ from st_e2e import (
     widget,
 )
 
+from app.components.state import URL_NAMES
+
 pytestmark = pytest.mark.e2e
 
 # Fig. 6 blobs at the app's default size: FriendlyCore completes every step at ρ = 1.
@@ -72,7 +74,7 @@ def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> N
     move_slider(page, "rho_slider", -3)  # 1 → 0.501 on the 10-per-decade grid
 
     assert slider_text(page, "rho_slider") == "0.501"
-    assert query_params(page)["rho"] == "0.501"
+    assert query_params(page)["friendlycore.rho"] == "0.501"
     expect(widget(page, "eps_readout")).not_to_have_text(eps)
     assert private_centers(page) != centers, "panel (f) was not redrawn after the ρ move"
     assert chart_traces(page, "storyboard_a") == data_panel, "the data panel must not change"
@@ -129,9 +131,10 @@ def test_shared_url_parameters_show_in_the_widgets(page: Page, app_url: str, sho
     assert "pca" in selectbox_value(page, "ex_oracle").lower()
     assert "paper" in selectbox_value(page, "ex_preset").lower()
     got = query_params(page)
-    for name, value in shared.items():
-        assert float(got[name]) == float(value) if name in ("rho", "delta") else \
-            got[name] == value, f"URL parameter {name}: {got.get(name)!r} != {value!r}"
+    for name, value in shared.items():  # FriendlyCore's keys come back namespaced (issue 26)
+        url = URL_NAMES.get(name, name)
+        assert float(got[url]) == float(value) if name in ("rho", "delta") else \
+            got[url] == value, f"URL parameter {url}: {got.get(url)!r} != {value!r}"
     # the run used them: six private centers at t = 150
     expect(widget(page, "metrics_tiles")).to_contain_text("/ 150")
     shoot("explore_shared_url")
@@ -146,7 +149,7 @@ def test_rho_grid_ends_run_without_exception(page: Page, app_url: str, shoot) ->
         assert slider_text(page, "rho_slider") == rho
         shoot(f"explore_rho_{rho}")
         assert_no_exception(page)
-        assert query_params(page)["rho"] == f"{float(rho)!r}"
+        assert query_params(page)["friendlycore.rho"] == f"{float(rho)!r}"
         expect(widget(page, "run_status")).to_be_visible()
         expect(widget(page, "eps_readout")).to_be_visible()
 
@@ -158,8 +161,8 @@ def test_every_view_shows_and_the_storyboard_comes_back_drawn(page: Page, app_ur
     open_app(page, app_url + EXPLORE)  # a run that completes: every view has its charts
     live = plotly_charts(widget(page, "storyboard_live"))
     revision = live.get_attribute("data-revision")
-    for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "redraw_button"),
-                        ("Filters & radii", "find_diam_chart"), ("Downloads", "dl_centers"),
+    for view, shown in (("Privacy", "privacy_statement"), ("Re-draw noise", "explore_compute_friendlycore"),
+                        ("Filters & radii", "exploration"), ("Downloads", "dl_centers"),
                         ("Storyboard", "storyboard_live")):
         rerun_after(page, widget(page, "explore_view").get_by_text(view, exact=True).click)
         expect(widget(page, shown)).to_be_visible()

@@ -65,19 +65,19 @@ def test_teacher_steps_through_and_sees_the_noise_grow_as_rho_shrinks(page: Page
     assert_no_exception(page)
     expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
     rerun_after(page, widget(page, "step_mode").locator("label").click)
-    expect(widget(page, "step_narration")).to_contain_text("Step 1 of 7 — (a)")
+    expect(widget(page, "step_narration")).to_contain_text("Panel 1 of 7 — (a)")
     for _ in range(4):
         click_button(page, "step_next")
-    expect(widget(page, "step_narration")).to_contain_text("Step 5 of 7 — (e)")
+    expect(widget(page, "step_narration")).to_contain_text("Panel 5 of 7 — (e) · paper step 6")
     noise_high = _noise(page)
     set_slider(page, "rho_slider", "1", options=RHO_OPTIONS)  # 10 steps down: ρ / 10
     assert_no_exception(page)
-    expect(widget(page, "step_narration")).to_contain_text("Step 5 of 7 — (e)")
+    expect(widget(page, "step_narration")).to_contain_text("Panel 5 of 7 — (e) · paper step 6")
     expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
     noise_low = _noise(page)
     # Gaussian noise sd ∝ 1/√ρ: ~3.2× at a tenth of the budget; ask for a visible 1.5×
     assert noise_low > 1.5 * noise_high, (noise_low, noise_high)
-    expect(page.get_by_text("▲ core forms from ρ ≈ 0.631")).to_be_visible()
+    expect(page.get_by_text("▲ core forms from ρ ≈ 0.794")).to_be_visible()  # where the run answers
     _docs_copy(page, shoot, "journey_teacher", 1900)
 
 

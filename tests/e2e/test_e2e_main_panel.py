@@ -95,3 +95,30 @@ def test_rho_slider_and_main_panel_on_one_screen_at_1280x720(page720: Page, app_
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path))
     shutil.copyfile(path, ROOT / "docs" / "explore_720p.png")
+
+
+def test_first_screen_opens_at_a_sound_budget_with_slider_chart_and_sentence_at_1280x720(
+        page720: Page, app_url: str) -> None:
+    """Issue 27, defect 3: a link with no parameters (the class's first screen) opens at a sound
+    budget (ρ = 0.0316: row-level ε ≈ 2.6, δ below 1/n, no "weak guarantee" warning), and the
+    slider, the main chart and the per-row privacy sentence are all in the 1280×720 viewport
+    without scrolling."""
+    page = page720
+    open_app(page, app_url + "/")
+    assert_no_exception(page)
+    _drawn(page)
+    assert slider_text(page, "rho_slider") == "0.0316"
+    readout = widget(page, "eps_readout")
+    expect(readout).to_contain_text("ε = 2.59 · δ = 5.6e-06")
+    expect(readout).not_to_contain_text("weak")
+    expect(readout).not_to_contain_text("vacuous")
+    _within_viewport(widget(page, "rho_slider"))
+    _within_viewport(widget(page, "main_panel_chart").locator(".nsewdrag").first)
+    _within_viewport(readout.get_by_text("Adding or removing any one row changes the probability"))
+    _within_viewport(readout.get_by_text("ε = 2.59 · δ = 5.6e-06"))
+    scrolled = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollTop")
+    assert scrolled == 0
+    path = ROOT / "tests" / "e2e" / "screenshots" / "explore_first_screen.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    shutil.copyfile(path, ROOT / "docs" / "explore_first_screen.png")

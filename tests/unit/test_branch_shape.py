@@ -14,7 +14,8 @@ import pytest
 import dpviz.clustering.fc_steps as fc
 import dpviz.clustering.tuples as tuples_mod
 from dpviz.clustering.fallback import grid_levels
-from dpviz.clustering.friendlycore import FC_FAILED, fc_private_stage, fc_tuple_stage
+from dpviz.clustering.fc_steps import FC_FAILED
+from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
 from dpviz.clustering.tuples import compute_tuples
 from dpviz.data.generators import fig6_blobs
 

@@ -7,18 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.clustering.friendlycore import (
-    EMPTY_DIST_CORE,
-    FC_FAILED,
-    fc_clustering,
-    fc_private_stage,
-    fc_tuple_stage,
-    friendly_ord_tup_avg,
-    friendly_reorder,
-    stage_match_graph,
-)
+from dpviz.clustering.fc_steps import EMPTY_DIST_CORE, FC_FAILED, friendly_ord_tup_avg, friendly_reorder
+from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
 from dpviz.clustering.presets import FRACTION_KEYS, PAPER_DELTA, resolve_split
-from dpviz.clustering.tuples import compute_tuples
+from dpviz.clustering.tuples import compute_tuples, stage_match_graph
 from dpviz.data.generators import fig3_three, fig6_blobs
 from dpviz.metrics import center_error, normalized_loss
 from dpviz.privacy.ledger import Ledger

@@ -241,11 +241,9 @@ def test_params_validate():
 @pytest.fixture
 def gmm_registered():
     import dpviz.registry as reg
-    from dpviz.mixtures.spec import register_spec
 
-    assert "private_gmm_1d" not in [s.name for s in reg.algorithms()]  # opt-in (spec.py doc)
-    yield register_spec()
-    reg.unregister("private_gmm_1d")
+    assert "private_gmm_1d" in [s.name for s in reg.algorithms()]  # registered by default (issue 26)
+    return reg.get("private_gmm_1d")
 
 
 def test_registry_runs_the_learner_at_the_row_level_target_and_answers_bottom_for_d2(gmm_registered):

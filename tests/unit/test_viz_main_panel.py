@@ -68,3 +68,28 @@ def test_no_cloud_and_a_note_when_the_backup_answered():
     assert not any("noise cloud" in n for n in _entries(fig))
     assert "backup" in fig.layout.annotations[0].text
     assert TRUE_CENTERS.shape[1] == 2
+
+
+def test_backup_note_states_its_count_noise_which_grows_as_rho_shrinks():
+    """Issue 27, defect 3: below the core's ρ the picture said only "another method answered" at
+    every ρ; it now states the grid counts' σ = 1/√(2ρ_level) from the run's ledger."""
+    import math
+
+    from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+    from dpviz.data import GENERATORS
+
+    ds = GENERATORS["fig6_blobs"](4000, rng=0)
+    radius = float(ds.radius)
+    stage = fc_tuple_stage(ds.X, 8, n_tuples=40, radius=radius, rng=np.random.default_rng(1))
+    sigmas = []
+    for rho in (0.001, 0.01):
+        res = fc_private_stage(ds.X, stage, rho=rho, delta=1e-6, radius=radius, r_min=1e-3 * radius,
+                               n_declared=4000, rng=np.random.default_rng(2))
+        assert mp.released_noise(res) is None and res.centers is not None  # the backup answered
+        spends = [s for _, s in res.ledger.spends() if s.name.startswith("grid counts")]
+        rho_level = spends[0].budget.rho
+        assert mp.grid_count_sigma(res) == pytest.approx(1 / math.sqrt(2 * rho_level), rel=1e-12)
+        note = mp.main_panel_figure(res, ds.X, magnification=5.0).layout.annotations[0].text
+        assert f"σ = {mp.grid_count_sigma(res):.3g} rows" in note.replace("<br>", " ")
+        sigmas.append(mp.grid_count_sigma(res))
+    assert sigmas[0] > 3 * sigmas[1]  # 10× less ρ: √10× more noise per count

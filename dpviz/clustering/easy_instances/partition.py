@@ -109,7 +109,7 @@ def private_test_close_tuples(
     """PrivateTestCloseTuples(T, Q, ε₁, ε₂, β, γ) (§4.1) with Q = T[sample].
 
     1. For Y ∈ Q: B_Y = {B(y_i, γλ_i)} [D]; ℓ_Y = #{X ∈ T not partitioned by B_Y} [S-skel];
-       ℓ̂_Y = ℓ_Y + Lap(1/ε₁); pass_Y = [ℓ̂_Y ≤ τ₁ = ln(2m/β)/ε₁] [D].
+       ℓ̂_Y = ℓ_Y + Lap(1/ε₁); pass_Y = 1{ℓ̂_Y ≤ τ₁ = ln(2m/β)/ε₁} [D].
     2. q = Σ pass_Y; q̂ = q + Lap(1/ε₂) [S-skel]. 3. Success iff q̂ ≥ τ₂ = m − ln(2/β)/ε₂ [D].
     4. Y* = the first passing Y in Q [S]. O(m·t·k²·d): one matrix product per sampled tuple.
 

@@ -173,7 +173,7 @@ def _panel_b(ctx: _Context) -> Panel:
     t, k = T.shape[0], T.shape[1]
     traces.append(_cloud(T, ctx.proj, name=release_label("points of all k-tuples", s.released),
                          marker=dict(size=5, color="#34495E", opacity=0.7)))
-    return Panel("b", f"b. points of all t={t} {k}-tuples (step 2)", tuple(traces))
+    return Panel("b", f"b. points of all t={t} {k}-tuples (paper step 2)", tuple(traces))
 
 
 def _panel_c(ctx: _Context) -> Panel:
@@ -190,7 +190,7 @@ def _panel_c(ctx: _Context) -> Panel:
                          name=release_label("removed tuples", s.released),
                          marker=dict(size=7, color=colors.REMOVED, symbol="x",
                                      line=dict(width=1.5, color=colors.REMOVED))))
-    return Panel("c", f"c. core: {int(keep.sum())} of {keep.size} tuples kept (step 4)",
+    return Panel("c", f"c. core: {int(keep.sum())} of {keep.size} tuples kept (paper step 4)",
                  tuple(traces))
 
 
@@ -209,7 +209,7 @@ def _panel_d(ctx: _Context) -> Panel:
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
                                 color=colors.REFERENCE, symbol="circle-open", size=16,
                                 line_color=colors.REFERENCE))
-    return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (step 5)",
+    return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (paper step 5)",
                  tuple(traces))
 
 
@@ -249,7 +249,7 @@ def _panel_e(ctx: _Context) -> Panel:
                                     line_color=colors.NONPRIVATE))
     traces.append(centers_trace(C2, name=release_label("private averages", s.released),
                                 color=colors.PRIVATE, symbol="x", size=13))
-    return Panel("e", "e. private averages (red) vs non-private ones (step 6)", tuple(traces))
+    return Panel("e", "e. private averages (red) vs non-private ones (paper step 6)", tuple(traces))
 
 
 def _fallback_trace(ctx: _Context) -> tuple[list[Any], tuple[str, ...]]:
@@ -300,7 +300,7 @@ def _panel_g(ctx: _Context) -> Panel:
                                                         s.released),
                                 color=colors.FINAL, symbol="star", size=17,
                                 line_color=colors.NONPRIVATE))
-    return Panel("g", f"g. after the private Lloyd step (step 7{note})", tuple(traces))
+    return Panel("g", f"g. after the private Lloyd step (paper step 7{note})", tuple(traces))
 
 
 _BUILDERS = {"a": _panel_a, "b": _panel_b, "c": _panel_c, "d": _panel_d, "e": _panel_e,

@@ -1,0 +1,206 @@
+"""Explore's shared paths (issue 26): FriendlyCore's URL keys namespaced like every algorithm's (old
+flat links still open the same run), a sidebar with the chosen algorithm's parameters only, and one
+exploration renderer for FriendlyCore and every other family."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from apptest_helpers import SMALL, container, has_container, open_app
+
+from dpviz.viz import storyboards
+
+
+def _result(at):
+    return at.session_state["_explore_last_result"][1]
+
+
+def test_old_flat_friendlycore_keys_open_the_same_run_as_the_namespaced_ones():
+    flat = {**SMALL, "rho": "0.251", "oracle": "pca", "preset": "paper", "fb": "false", "rmin": "0.002"}
+    at = open_app(**flat)
+    assert not at.exception
+    p = at.session_state["params"]
+    assert (p["rho"], p["oracle"], p["preset"], p["fb"], p["rmin"], p["t"]) == (
+        0.251, "pca", "paper", False, 0.002, 60)
+    q = dict(at.query_params)
+    assert {"rho", "t", "oracle", "preset", "fb", "rmin"}.isdisjoint(q)  # written namespaced
+    assert (q["friendlycore.rho"], q["friendlycore.n_tuples"], q["friendlycore.oracle"],
+            q["friendlycore.fallback"]) == ("0.251", "60", "pca", "false")
+    again = open_app(**{k: v[-1] if isinstance(v, list) else v for k, v in q.items()})
+    assert not again.exception
+    a, b = _result(at), _result(again)
+    assert (a.centers is None) == (b.centers is None)
+    if a.centers is not None:
+        np.testing.assert_array_equal(a.centers, b.centers)
+    assert a.ledger.total() == b.ledger.total()
+
+
+def test_a_namespaced_key_wins_over_its_flat_alias():
+    at = open_app(**SMALL, rho="0.1", **{"friendlycore.rho": "0.2"})
+    assert at.session_state["params"]["rho"] == 0.2
+
+
+def test_sidebar_shows_only_the_chosen_algorithms_parameters():
+    fc_keys = ("ex_t", "ex_oracle", "ex_rmin", "ex_preset")
+    at = open_app(**SMALL)
+    assert not at.exception
+    shown = {w.key for w in at.sidebar.number_input} | {w.key for w in at.sidebar.selectbox}
+    assert set(fc_keys) <= shown
+    other = open_app(**SMALL, alg="dp_lloyd")
+    assert not other.exception
+    shown = {w.key for w in other.sidebar.number_input} | {w.key for w in other.sidebar.selectbox}
+    assert shown.isdisjoint(fc_keys), shown & set(fc_keys)
+    assert "algp_dp_lloyd_iters" in shown and {"ex_k", "ex_seed", "ex_radius"} <= shown
+    # Apply on another algorithm's form keeps FriendlyCore's knobs as they were
+    other.number_input(key="ex_k").set_value(3)
+    other.button(key="ex_apply").click().run()
+    assert not other.exception
+    p = other.session_state["params"]
+    assert (p["k"], p["t"], p["oracle"], p["preset"]) == (3, 60, "kmeans++", "practical")
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(e.proto.spec)["layout"].get("title", {}).get("text", "")
+            for e in at.get("plotly_chart")]
+
+
+def test_friendlycore_filters_are_a_registered_exploration_drawn_by_the_shared_renderer():
+    assert "Filters & radii" in [v.title for v in storyboards.explorations("friendlycore")]
+    at = open_app(**SMALL, rho="10")
+    at.segmented_control(key="explore_view").set_value("Filters & radii").run()
+    assert not at.exception
+    assert has_container(at, "exploration")
+    charts = container(at, "exploration").get("plotly_chart")
+    assert len(charts) == 3  # match core, dist core, FindDiam
+
+
+@pytest.fixture
+def toy_views():
+    """The same exploration registered for two other families: it simulates a second budget."""
+    seen = []
+
+    def builder(ctx):
+        other = ctx.simulate(epsilon=ctx.epsilon * 2)
+        seen.append((ctx.result.algorithm, ctx.epsilon, other.guarantee.eps))
+        return go.Figure(layout=dict(title=dict(text=f"toy view of {ctx.result.algorithm}")))
+
+    for name in ("dp_lloyd", "balcan"):
+        storyboards.register_exploration(name, "Toy view", builder)
+    yield seen
+    for name in ("dp_lloyd", "balcan"):
+        storyboards._EXPLORATIONS[name] = [v for v in storyboards._EXPLORATIONS.get(name, [])
+                                           if v.title != "Toy view"]
+
+
+@pytest.mark.parametrize("name", ["dp_lloyd", "balcan"])
+def test_other_families_explorations_use_the_same_renderer(toy_views, name):
+    at = open_app(**SMALL, alg=name, eps="2.0")
+    at.segmented_control(key="alg_view").set_value("Toy view").run()
+    assert not at.exception
+    assert has_container(at, "exploration")
+    assert f"toy view of {name}" in _titles(at)
+    algorithm, eps, other = toy_views[-1]
+    assert algorithm == name and eps == 2.0 and other <= 4.0 + 1e-9
+
+
+def test_other_algorithms_prefetch_the_runs_one_eps_step_away_and_they_equal_runs_made_on_the_move(
+        monkeypatch):
+    """FriendlyCore's page prefetched its neighbouring ρ runs; every algorithm now does for ε."""
+    from concurrent.futures import Future
+
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    assert not at.exception
+    runs = at.session_state["_cache_run"]
+    pending = {key[5]: v for key, v in runs.items() if key[1] == "dp_lloyd" and isinstance(v, Future)}
+    assert set(pending) == {1.5, 3.0}
+    prefetched = pending[3.0].result(timeout=120)
+    monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+    cold = open_app(**SMALL, alg="dp_lloyd", eps="3.0")
+    _, made = next((k, v) for k, v in cold.session_state["_cache_run"].items()
+                   if k[1] == "dp_lloyd" and k[5] == 3.0)
+    np.testing.assert_array_equal(prefetched.centers, made.centers)  # the same seeds, the same run
+
+
+@pytest.fixture
+def toy_steps():
+    from dpviz.viz.storyboards import StoryStep, generic_storyboard, register_steps
+
+    def panel(title):
+        return lambda result, X, **kw: generic_storyboard(result, X, title=title,
+                                                          reference_centers=kw.get("reference_centers"))
+
+    register_steps("dp_lloyd", [StoryStep("a", "the data", "First the rows.", panel("toy a"), None),
+                                StoryStep("b", "noisy sums", "Then noisy sums.", panel("toy b"), 3)])
+    yield
+    storyboards._STEPS.pop("dp_lloyd", None)
+
+
+def test_step_through_is_one_mechanism_for_any_registered_algorithm(toy_steps):
+    """FriendlyCore's Prev/Next step-through is registered steps (dpviz.viz.storyboards); any
+    family that registers steps gets the same control on its Explore page."""
+    assert [s.key for s in storyboards.story_steps("friendlycore")] == list("abcdefg")
+    assert storyboards.story_steps("friendlycore")[3].paper_step == 5
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    at.toggle(key="step_mode").set_value(True).run()
+    assert not at.exception
+    narration = " ".join(str(e.value) for e in container(at, "step_narration").markdown)
+    assert "Panel 1 of 2 — (a)" in narration and "First the rows." in narration
+    at.button(key="step_next").click().run()
+    narration = " ".join(str(e.value) for e in container(at, "step_narration").markdown)
+    assert "Panel 2 of 2 — (b)** · paper step 3" in narration
+    assert any(t.startswith("toy b") for t in _titles(at))
+
+
+def test_the_row_level_eps_slider_reads_out_the_algorithms_own_budget_from_the_calibration():
+    """The main control is the row-level ε; the algorithm's own budget (ρ for a zCDP one) is a
+    readout, computed by the registry's calibration (the lead switches it to registry.plan)."""
+    import dpviz
+    from dpviz.registry import Public, calibrate, get
+
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    assert not at.exception
+    spec = get("dp_lloyd")
+    cal = calibrate(spec, 2.0, 1e-6, Public(3000, 2, 4, 1.0), spec.make_params())
+    readout = " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
+    assert "(ρ-zCDP)" in readout and f"**{cal.budget}**" in readout
+    assert dpviz.registry.get("dp_lloyd").budget_kind == "zcdp"
+
+
+@pytest.fixture
+def dp_lloyd_redraws():
+    from dpviz.viz.noise import REDRAW_HELP, REDRAW_TITLE, RedrawOptions, redraw_exploration
+
+    storyboards.register_exploration("dp_lloyd", REDRAW_TITLE, redraw_exploration, help=REDRAW_HELP,
+                                     options=RedrawOptions, compute_label="Re-draw noise ×N")
+    yield
+    storyboards._EXPLORATIONS["dp_lloyd"] = [v for v in storyboards._EXPLORATIONS.get("dp_lloyd", [])
+                                             if v.title != REDRAW_TITLE]
+
+
+def test_friendlycores_redraw_view_is_an_exploration_any_family_can_register(dp_lloyd_redraws):
+    """"Re-draw noise" (dpviz/viz/noise.py) with its settings and its compute button is drawn by
+    the shared renderer; registered for DP-Lloyd it works there too (fresh private noise per draw,
+    the same data and budget)."""
+    assert "Re-draw noise" in [v.title for v in storyboards.explorations("friendlycore")]
+    at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
+    at.segmented_control(key="alg_view").set_value("Re-draw noise").run()
+    assert not at.exception
+    assert "Press **Re-draw noise ×N**" in " ".join(str(i.value) for i in at.info)
+    at.number_input(key="explore_opt_dp_lloyd_n_draws").set_value(4).run()
+    at.button(key="explore_compute_dp_lloyd").click().run()
+    assert not at.exception
+    assert any("4 of 4 draws released centers" in t for t in _titles(at))
+    draws = [v for k, v in at.session_state["_cache_redraw"].items() if k[1] == "dp_lloyd"]
+    assert len(draws) == 4
+    shown = _result_generic(at)
+    centers = [d.centers for d in draws] + [shown.centers]
+    assert all(not np.array_equal(a, b) for i, a in enumerate(centers) for b in centers[i + 1:])
+    assert {str(d.guarantee) for d in draws} == {str(shown.guarantee)}
+
+
+def _result_generic(at):
+    return next(v for k, v in at.session_state["_cache_run"].items()
+                if k[1] == "dp_lloyd" and k[5] == 2.0 and not hasattr(v, "done"))
