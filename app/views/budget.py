@@ -136,7 +136,7 @@ def _fc_row_eps(ds, p, radius: float) -> float:
     return float(f"{g.eps:.3g}")
 
 
-def _origin_note(part: sweep.Partial) -> None:
+def _origin_note(part: sweep.Partial, key: str = "budget_origin") -> None:
     """Say where curves this session did not compute come from (issue 16: shared links open
     with the presets' curves drawn)."""
     if part.origin == "session":
@@ -144,7 +144,7 @@ def _origin_note(part: sweep.Partial) -> None:
     where = ("precomputed for this preset (`python -m app.precompute_sweeps`, for the code "
              f"version {sweep.code_hash()})" if part.origin == "precomputed"
              else "computed earlier on this server by another session")
-    with st.container(key="budget_origin"):
+    with st.container(key=key):  # one note per sweep shown: each needs its own key
         st.caption(f"**Simulation** on public synthetic data, {where}: a seeded sweep, so running "
                    "it again gives the same curves. Sweeps on uploaded data are never shared.")
 
@@ -223,7 +223,7 @@ def main() -> None:
     if running is not None and running == spec_n:
         progress = _progress_box(spec_n, part_n)
     if part_n is not None and part_n.done:
-        _origin_note(part_n)
+        _origin_note(part_n, key="budget_origin_n")
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.rho:.3g}")
         st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})

@@ -105,3 +105,24 @@ def test_the_committed_precomputed_file_matches_the_code():
     doc = json.loads(sweep.PRECOMPUTED.read_text())
     assert doc["code_hash"] == sweep.code_hash(), "stale app/precomputed/budget_sweeps.json: make precompute"
     assert len(sweep.load_precomputed()) >= 2
+
+
+def test_two_sessions_loss_vs_n_then_a_fresh_budget_page_does_not_crash():
+    """Issue 27, defect 1: once any session completed "Loss vs n" on public data, every new
+    session opening /budget hit StreamlitDuplicateElementKey 'budget_origin' (both the ε sweep and
+    the n sweep were drawn from the shared store, and both notes used one key)."""
+    args = {**TINY, "seed": "11"}
+    a = open_app("budget", **args)
+    a.button(key="budget_run").click().run()
+    while a.session_state["_sweep_running"] is not None:
+        a.run()
+    a.button(key="budget_loss_n_run").click().run()
+    while a.session_state["_sweep_running"] is not None:
+        a.run()
+    assert not a.exception
+    b = open_app("budget", **args)  # a second, concurrent session opening the same link
+    assert not b.exception, [e.value for e in b.exception]
+    assert has_container(b, "budget_origin") and has_container(b, "budget_origin_n")
+    assert any(getattr(c, "key", None) == "budget_loss_n" for c in b.get("plotly_chart"))
+    a.run()  # and the first session keeps working
+    assert not a.exception
