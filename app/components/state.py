@@ -195,10 +195,10 @@ def _algorithms(text: str) -> str:
 _BUDGET_PARAMS = (
     Param("balg", "fc:practical,dp_lloyd,diffprivlib,nonprivate", _algorithms, "algorithms",
           "budget"),
-    Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest ρ of the sweep", "budget"),
-    Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest ρ of the sweep", "budget"),
-    Param("bpts", 7, _int_in(2, 25), "ρ values in the sweep", "budget"),
-    Param("breps", 8, _int_in(1, 100), "repetitions per ρ", "budget"),
+    Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε of the sweep", "budget"),
+    Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε of the sweep", "budget"),
+    Param("bpts", 7, _int_in(2, 25), "row-level ε values in the sweep", "budget"),
+    Param("breps", 8, _int_in(1, 100), "repetitions per ε", "budget"),
 )
 
 
@@ -212,10 +212,11 @@ def _registered_list(text: str) -> str:
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
 # Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
-    Param("calg", "all", _registered_list, "algorithms compared (all = every registered one)",
+    Param("calg", "auto,friendlycore,dp_lloyd,diffprivlib,kmeans++", _registered_list,
+          "algorithms compared (all = every registered one; five by default)",
           "compare"),
     Param("celo", 0.5, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε", "compare"),
-    Param("cehi", 20.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
+    Param("cehi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
     Param("cpts", 4, _int_in(1, 12), "ε values compared", "compare"),
     Param("cdelta", 1e-6, _float_in(0.0, 0.1), "row-level δ", "compare"),
     Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),

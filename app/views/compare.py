@@ -12,9 +12,9 @@ import dataclasses
 import streamlit as st
 
 import dpviz
-from app.components import compare, controls, data_source, run, safe, state
-from dpviz.compare import REFERENCE, SIMULATION
+from app.components import compare, controls, data_source, jobs, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
+from dpviz.sweeps import REFERENCE, SIMULATION
 from dpviz.viz import compare as figures
 
 KIND_TEXT = {
@@ -25,6 +25,7 @@ KIND_TEXT = {
     "none": "no privacy guarantee: the non-private reference",
 }
 ACCURACY = ("loss", "labeling_failure", "center_error")
+SLOT = "compare"
 
 
 def _title(spec: AlgorithmSpec) -> str:
@@ -59,9 +60,9 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
                    format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
                    args=(names,))
     c1, c2 = st.columns([3, 2])
-    grid = sorted(set(compare.EPS_GRID) | {p["celo"], p["cehi"]})
+    grid = sorted(set(sweep.EPS_GRID) | {p["celo"], p["cehi"]})
     c1.select_slider("Row-level ε range (log scale)", options=grid, value=(p["celo"], p["cehi"]),
-                     format_func=compare.fmt_eps, key="compare_eps_range",
+                     format_func=sweep.fmt_eps, key="compare_eps_range",
                      on_change=_eps_range_changed,
                      help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of your data; "
                           "every algorithm is calibrated to it.")
@@ -141,18 +142,7 @@ def _open_explore(chart_key: str) -> None:
 # ----------------------------------------------------------------------------- results
 
 
-def _progress_box(part: compare.Partial | None, total: int):
-    box = st.container(key="compare_progress")
-    done = 0 if part is None else part.done
-    bar = box.progress(done / total, text=f"{done} of {total} runs of (repetition, algorithm)")
-
-    def progress(frac: float, msg: str) -> None:
-        bar.progress(min((done + frac) / total, 1.0), text=f"{done} of {total} done · {msg}")
-
-    return progress
-
-
-def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
+def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     frame = part.frame()
     st.session_state["_compare_shown"] = spec
     figs = figures.compare_figures(frame)
@@ -178,8 +168,8 @@ def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
                           if dpviz.registry.get(name).is_private), language="python")
 
 
-def part_summary(part: compare.Partial):
-    from dpviz.compare import summarize
+def part_summary(part: sweep.Partial):
+    from dpviz.sweeps import summarize
 
     s = summarize(part.frame())
     return s.rename(columns={"median": "median loss", "budget": "native budget (ρ or ε)"})
@@ -212,26 +202,28 @@ def main() -> None:
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
     algos = tuple((n, p) for n, p in chosen if p is not None)
     p = state.params()
-    spec = compare.CompareSpec(
-        ds.content_hash, algos, compare.eps_grid(p["celo"], p["cehi"], int(p["cpts"])),
+    spec = sweep.CompareSpec(
+        ds.content_hash, algos, sweep.eps_grid(p["celo"], p["cehi"], int(p["cpts"])),
         float(p["cdelta"]), int(p["creps"]), int(p["k"]), int(ds.d), float(radius), int(ds.n),
         int(p["seed"]))
-    run_col, stop_col, _ = st.columns([1, 1, 4])
-    running = compare.running()
-    if run_col.button("Run comparison", key="compare_run", type="primary",
-                      icon=":material/play_arrow:", disabled=running is not None or not algos):
-        compare.start(spec)
-        running = spec
-    stop_col.button("Stop", key="compare_stop", icon=":material/stop:", on_click=compare.stop,
-                    disabled=running is None)
-    if running is not None and running != spec:
-        compare.stop()  # the settings changed under a running comparison
+    running = jobs.running(SLOT)
+    if running is not None and running.key != spec:
+        jobs.stop(SLOT)  # the settings changed under a running comparison
         running = None
-    part = compare.partial(spec)
-    progress = _progress_box(part, len(spec.chunks)) if running is not None else None
+    part = sweep.partial(SLOT, spec)
+    resume = part if part is not None and part.stopped and not part.complete else None
+    if st.button("Continue comparison" if resume else "Run comparison", key="compare_run",
+                 type="primary", icon=":material/play_arrow:",
+                 disabled=running is not None or not algos):
+        _start(ds, spec, resume)
+        st.rerun()
+    jobs.panel(SLOT, unit="run")
+    job = jobs.current(SLOT)
+    if job is not None and job.error is not None and not job.running:
+        st.error(run.error_text(RuntimeError(job.error)))
     if part is None or part.done == 0:
         st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
-                f"{{{', '.join(compare.fmt_eps(e) for e in spec.epsilons)}}}, δ = "
+                f"{{{sweep.fmt_epsilons(spec.epsilons)}}}, δ = "
                 f"{controls.fmt_delta(spec.delta)}, {spec.reps} repetition(s) each. Results are "
                 "kept for this session and dataset.")
     else:
@@ -239,19 +231,16 @@ def main() -> None:
             st.warning(f"Stopped after {part.done} of {part.total} runs; the curves use the "
                        "finished ones.")
         _charts(spec, part)
-    if running is not None and progress is not None:
-        _run_chunk(ds, running, progress)
 
 
-def _run_chunk(ds, spec: compare.CompareSpec, progress) -> None:
-    """One (repetition, algorithm) of the running comparison, then a rerun for the next."""
-    try:
-        compare.run_chunk(ds, spec, run.reference(ds, spec.k).cost, progress)
-    except Exception as exc:  # ValueError: bad settings; anything else: a library bug
-        compare.stop()
-        st.error(run.error_text(exc))
-        return
-    st.rerun()
+def _start(ds, spec: sweep.CompareSpec, resume: sweep.Partial | None = None) -> None:
+    """Run ``spec`` as the page's job, one (repetition, algorithm) per piece."""
+    ref = run.reference(ds, spec.k).cost
+
+    def piece(i: int, cancel):
+        return sweep.compare_piece(ds, spec, i, ref, cancel=cancel)
+
+    sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 
 
 main()

@@ -1,6 +1,6 @@
 """Compare: every algorithm's accuracy, run time and structure success against the row-level ε.
 
-Figures of a :func:`dpviz.compare.compare_sweep` frame. Each private algorithm is a median line
+Figures of a :func:`dpviz.sweeps.sweep` frame. Each private algorithm is a median line
 with a quantile band over repetitions, on a log ε axis where ε is the **row-level** target every
 algorithm was calibrated to (not a nominal ρ); the non-private k-means++ reference is a dotted
 horizontal line. Every hover names the algorithm, the row-level (ε, δ), the algorithm's own
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.compare import REFERENCE, SIMULATION, quantile_names, summarize
+from dpviz.sweeps import REFERENCE, SIMULATION, quantile_names, summarize
 from dpviz.viz import colors
 
 METRICS: dict[str, str] = {
@@ -148,7 +148,7 @@ def metric_figure(
     Parameters
     ----------
     cmp : Comparison or DataFrame
-        :func:`dpviz.compare.compare_sweep`'s result (or its frame).
+        :func:`dpviz.sweeps.sweep`'s result (or its frame).
     metric : str
         A frame column: "loss", "labeling_failure", "center_error", "seconds".
     split : bool

@@ -18,7 +18,7 @@ def _train(at, *, k: int, epochs: int):
     at.number_input(key="dpgm_epochs").set_value(epochs)
     at.button(key="dpgm_train").click().run()
     assert not at.exception
-    job = at.session_state["_gen_job"]
+    job = at.session_state["_job_generate"]
     assert job.thread is not None and job.thread.daemon  # the real page trains in a thread
     start = time.monotonic()
     while not job.done.is_set():  # the page polls with a fragment; here we wait for the thread
@@ -78,7 +78,7 @@ def test_generate_page_cancel_button_stops_a_running_training():
     at.number_input(key="dpgm_k").set_value(2)
     at.number_input(key="dpgm_epochs").set_value(50)  # 1,200 steps: several seconds, long enough to cancel
     at.button(key="dpgm_train").click().run()
-    job = at.session_state["_gen_job"]
+    job = at.session_state["_job_generate"]
     assert not job.done.is_set(), "training finished before Cancel could be pressed"
     assert at.button(key="dpgm_train").disabled  # no second training while one runs
     at.button(key="dpgm_cancel").click().run()
