@@ -47,6 +47,7 @@ with right:
                             config={"displaylogo": False})
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
+        triage.clustering_panel(ds)
         triage.panel(ds)
 server_path.panel()  # only when DPVIZ_SERVER_DATA_DIR names a directory (off by default)
 st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
