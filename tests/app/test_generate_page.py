@@ -97,3 +97,15 @@ def test_the_data_page_generator_and_the_generate_page_do_not_share_widget_keys(
     at.switch_page("views/generate.py").run()
     assert not at.exception
     assert at.number_input(key="dpgm_k").value == 2
+
+
+def test_digit_results_do_not_stay_beside_another_data_source():
+    """Issue 27: after training on the digits, switching the source to the Data page's dataset
+    kept the digit results (images, ε, download) on screen."""
+    at = open_app("generate", **SMALL)
+    _train(at, k=2, epochs=1)
+    assert has_container(at, "dpgm_epsilon")
+    at.radio(key="dpgm_data").set_value("data").run()
+    assert not at.exception
+    assert not has_container(at, "dpgm_epsilon")
+    assert not any(getattr(c, "key", None) == "dpgm_samples" for c in at.get("plotly_chart"))
