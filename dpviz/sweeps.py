@@ -617,3 +617,34 @@ def summarize(frame: pd.DataFrame, *, by: Sequence[str] | None = None, metric: s
         runs=g[metric].size(),
     ).reset_index()
     return out[cols]
+
+
+def ranking(frame: pd.DataFrame, *, metric: str = "loss", at: float | None = None) -> pd.DataFrame:
+    """The private algorithms of an ε sweep ranked by their median ``metric`` (lower is better):
+    one row per algorithm, its median at each ε as a column ``"ε = <v>"``, ranked at ``at`` (the
+    largest ε of the sweep at most 10 when None; a tie is broken by the next smaller ε), with the
+    non-private reference's median as a last row (rank "—"). A table to answer "which method,
+    at which ε" at a glance."""
+    summ = summarize(frame, metric=metric)
+    if summ.empty:
+        return pd.DataFrame(columns=["rank", "method"])
+    priv = summ[summ["private"].astype(bool)]
+    eps = sorted(float(e) for e in priv["epsilon"].unique())
+    if at is None:
+        sound = [e for e in eps if e <= 10.0]
+        at = sound[-1] if sound else eps[0]
+    wide = priv.pivot_table(index="algorithm", columns="epsilon", values="median", sort=False)
+    order = sorted(wide.index, key=lambda a: tuple(
+        (wide.loc[a].get(e, math.inf) if np.isfinite(wide.loc[a].get(e, math.inf)) else math.inf)
+        for e in [at, *sorted((x for x in eps if x < at), reverse=True)]))
+    titles = priv.drop_duplicates("algorithm").set_index("algorithm")["title"]
+    rows = [{"rank": str(i + 1), "method": titles[a],
+             **{f"ε = {e:g}": wide.loc[a].get(e, math.nan) for e in eps}} for i, a in enumerate(order)]
+    ref = summ[~summ["private"].astype(bool)]
+    for _, r in ref.iterrows():
+        title = str(r["title"])
+        rows.append({"rank": "—", "method": title if "non-private" in title else f"{title} ({REFERENCE})",
+                     **{f"ε = {e:g}": float(r["median"]) for e in eps}})
+    out = pd.DataFrame(rows)
+    out.attrs["ranked_at"] = at
+    return out

@@ -45,6 +45,11 @@ def _algorithms_changed(names: list[str]) -> None:
     state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
 
 
+def _add_all(names: list[str]) -> None:
+    st.session_state["compare_algorithms"] = list(names)
+    state.update(calg="all")
+
+
 def _eps_range_changed() -> None:
     lo, hi = st.session_state["compare_eps_range"]
     state.update(celo=float(lo), cehi=float(hi))
@@ -56,9 +61,13 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
     state.seed_widget("calg", "compare_algorithms", lambda v: _chosen(names))
-    st.multiselect("Algorithms (every registered one by default)", names, key="compare_algorithms",
+    a1, a2 = st.columns([5, 1], vertical_alignment="bottom")
+    a1.multiselect("Algorithms (five by default)", names, key="compare_algorithms",
                    format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
                    args=(names,))
+    a2.button(f"All {len(names)}", key="compare_all", on_click=_add_all, args=(names,),
+              disabled=len(_chosen(names)) == len(names),
+              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     c1, c2 = st.columns([3, 2])
     grid = sorted(set(sweep.EPS_GRID) | {p["celo"], p["cehi"]})
     c1.select_slider("Row-level ε range (log scale)", options=grid, value=(p["celo"], p["cehi"]),
@@ -143,22 +152,33 @@ def _open_explore(chart_key: str) -> None:
 
 
 def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
+    """At a glance: the methods ranked, then one small panel per method; everything else (other
+    metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
     st.session_state["_compare_shown"] = spec
+    rank = dpviz.sweeps.ranking(frame)
+    at = rank.attrs.get("ranked_at")
+    with st.container(key="compare_ranking"):
+        st.markdown(f"**Ranked by median normalized loss at row-level ε = {at:g}** (0 = as good as "
+                    f"the {REFERENCE}; 1 = no better than no answer). Each cell: the median at that ε.")
+        eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
+        st.dataframe(rank, hide_index=True, key="compare_rank_table",
+                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
+    st.caption(f"Every private number is a **{SIMULATION}**: seeded runs on the same rows, measured "
+               f"exactly (non-private diagnostics), not a release. Dotted: the **{REFERENCE}** (no "
+               "privacy). Click a point to open that method and budget in Explore.")
+    st.plotly_chart(figures.small_multiples_figure(frame), key="compare_loss",
+                    on_select=lambda: _open_explore("compare_loss"), selection_mode="points",
+                    config={"displaylogo": False})
     figs = figures.compare_figures(frame)
-    st.caption(f"Every private curve is a **{SIMULATION}**: seeded runs on the same rows, "
-               "measured exactly (non-private diagnostics), not a release. The dotted line is the "
-               f"**{REFERENCE}** (no privacy). Click a point to open that algorithm and budget in "
-               "Explore.")
-    for metric in ACCURACY:
-        if metric in figs:
-            key = f"compare_{metric}"
-            st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
-                            selection_mode="points", config={"displaylogo": False})
-    c1, c2 = st.columns(2)
-    with c1:
+    with st.expander("More figures: other accuracy metrics, how often each structure succeeded, "
+                     "run time"):
+        for metric in ACCURACY[1:]:
+            if metric in figs:
+                key = f"compare_{metric}"
+                st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
+                                selection_mode="points", config={"displaylogo": False})
         st.plotly_chart(figs["structure"], key="compare_structure", config={"displaylogo": False})
-    with c2:
         st.plotly_chart(figs["seconds"], key="compare_seconds", config={"displaylogo": False})
     with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
         st.dataframe(part_summary(part), hide_index=True, key="compare_table")

@@ -73,7 +73,16 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
     assert {"compare_loss", "compare_labeling_failure", "compare_center_error", "compare_structure",
             "compare_seconds"} <= keys
-    summary = at.dataframe[0].value
+    # At a glance (issue 27): the methods ranked, and one panel per method instead of a legend.
+    rank = at.dataframe[0].value
+    assert list(rank["rank"]) == ["1", "2", "—"] and "non-private" in rank["method"].iloc[-1]
+    assert [c for c in rank.columns if c.startswith("ε = ")] == ["ε = 1", "ε = 10"]
+    loss = next(c for c in at.get("plotly_chart") if getattr(c, "key", None) == "compare_loss")
+    import json
+
+    layout = json.loads(loss.proto.spec)["layout"]
+    assert not layout.get("showlegend", True) and "xaxis2" in layout
+    summary = at.dataframe[-1].value  # the runs' table (the ranking is first)
     assert set(summary["algorithm"]) == {"page_toy", "dp_lloyd", "kmeans++"}
     toy = summary[summary.algorithm == "page_toy"]
     assert sorted(toy["epsilon"]) == [1.0, 10.0] and (toy["runs"] == 2).all()
@@ -171,7 +180,25 @@ def test_stop_keeps_the_finished_runs_and_says_so():
         assert not at.session_state["_job_compare"].running
         warning = " ".join(w.value for w in at.warning)
         assert "Stopped after 1 of 4 runs" in warning  # 2 algorithms × 2 repetitions
-        summary = at.dataframe[0].value
+        summary = at.dataframe[-1].value  # the runs' table (the ranking is first)
         assert list(summary["algorithm"]) == ["stopper"] and list(summary["runs"]) == [1]
     finally:
         unregister("stopper")
+
+
+def test_a_shared_compare_link_opens_drawn_without_recomputing():
+    """Issue 27: a shared Compare link recomputed (25–60 s). A complete comparison on public data
+    is shared on the server (and the presets' defaults are precomputed): another session opening
+    the same link sees it at once, with no job started."""
+    q = {**QUERY, "calg": "dp_lloyd,kmeans++", "creps": "1", "seed": "23"}
+    a = open_app("compare", **q)
+    a.button(key="compare_run").click().run()
+    finish_job(a, "compare")
+    ran = a.dataframe[-1].value
+    b = open_app("compare", **q)
+    assert not b.exception
+    assert "_job_compare" not in b.session_state or not b.session_state["_job_compare"].running
+    assert any(getattr(c, "key", None) == "compare_loss" for c in b.get("plotly_chart"))
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(b.dataframe[-1].value, ran)

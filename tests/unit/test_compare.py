@@ -307,3 +307,22 @@ def test_an_algorithm_that_refuses_the_inputs_is_a_row_and_the_others_still_run(
     assert f.loc["refuser", "failure"] == "refused: needs d ≥ k; got d = 2, k = 4"
     assert math.isnan(f.loc["refuser", "loss"]) and not f.loc["refuser", "released"]
     assert f.loc["toy", "released"]
+
+
+def test_ranking_orders_methods_by_median_loss_at_the_largest_sound_epsilon():
+    rows = []
+    for alg, title, losses in (("a", "A", {1.0: 0.9, 10.0: 0.3, 50.0: 0.0}),
+                               ("b", "B", {1.0: 0.5, 10.0: 0.1, 50.0: 0.2}),
+                               ("c", "C", {1.0: 0.4, 10.0: 0.1, 50.0: 0.1})):
+        for e, v in losses.items():
+            rows += [dict(algorithm=alg, title=title, private=True, epsilon=e, loss=v, rep=r,
+                          success=True, seconds=0.0, released=True, structure_ok=None) for r in range(2)]
+    rows += [dict(algorithm="kmeans++", title="k-means++ (non-private)", private=False,
+                  epsilon=math.inf, loss=0.0, rep=0, success=True, seconds=0.0, released=True,
+                  structure_ok=None)]
+    from dpviz.sweeps import ranking
+
+    r = ranking(pd.DataFrame(rows))
+    assert r.attrs["ranked_at"] == 10.0  # ε = 50 is outside sound territory: not the ranking's ε
+    assert list(r["method"]) == ["C", "B", "A", "k-means++ (non-private)"]  # B, C tie at 10: ε = 1 decides
+    assert list(r["rank"]) == ["1", "2", "3", "—"] and r.loc[0, "ε = 1"] == 0.4
