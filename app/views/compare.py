@@ -170,9 +170,10 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     st.plotly_chart(figures.small_multiples_figure(frame), key="compare_loss",
                     on_select=lambda: _open_explore("compare_loss"), selection_mode="points",
                     config={"displaylogo": False})
-    figs = figures.compare_figures(frame)
-    with st.expander("More figures: other accuracy metrics, how often each structure succeeded, "
-                     "run time"):
+    # Drawn only when asked: every chart costs the browser time (issue 27: the default view ≤ 10 s).
+    if st.toggle("More figures: other accuracy metrics, how often each structure succeeded, run "
+                 "time", key="compare_more"):
+        figs = figures.compare_figures(frame)
         for metric in ACCURACY[1:]:
             if metric in figs:
                 key = f"compare_{metric}"

@@ -71,6 +71,9 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     finish_job(at, "compare")
     assert not at.exception
     keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
+    assert keys == {"compare_loss"}  # at a glance: the rest one click away
+    at.toggle(key="compare_more").set_value(True).run()
+    keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
     assert {"compare_loss", "compare_labeling_failure", "compare_center_error", "compare_structure",
             "compare_seconds"} <= keys
     # At a glance (issue 27): the methods ranked, and one panel per method instead of a legend.
