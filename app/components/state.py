@@ -26,9 +26,18 @@ _NOTICES_KEY = "_url_notices"
 _LAST_QUERY_KEY = "_last_query"
 
 
+def _number(text: str, what: str) -> float:
+    """``float(text)``, with a message in the page's words (not Python's "could not convert")."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"must be {what}") from None
+
+
 def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
     def parse(text: str) -> float:
-        v = float(text)
+        bracket = "(" if low_open else "["
+        v = _number(text, f"a number in {bracket}{low:g}, {high:g}]")
         if not math.isfinite(v) or v < low or v > high or (low_open and v == low):
             bracket = "(" if low_open else "["
             raise ValueError(f"must be a number in {bracket}{low:g}, {high:g}]")
@@ -39,7 +48,7 @@ def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[s
 
 def _int_in(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        v = float(text)
+        v = _number(text, f"an integer in [{low}, {high}]")
         if not v.is_integer() or v < low or v > high:
             raise ValueError(f"must be an integer in [{low}, {high}]")
         return int(v)
