@@ -156,3 +156,12 @@ def test_no_verdict_of_the_previous_dataset_beside_a_new_or_failed_upload():
     at.button(key="csv_use").click().run()  # now it is the dataset in use: its verdict shows
     assert not at.exception
     assert has_container(at, "triage_verdict") and not has_container(at, "data_verdict_hidden")
+
+
+def test_learns_no_clusters_example_does_not_ask_for_k_8():
+    """Issue 27: Learn's "No clusters at all" example (uniform data, k = 3) said "set k = 8"."""
+    at = open_app(None, src="generate", gen="null_uniform", k="3", n="3000", t="60")
+    assert not at.exception
+    assert "Set k = 8" not in texts(at) and "has 8 clusters" not in texts(at)
+    at.switch_page("views/data.py").run()
+    assert "Set k = 8" not in texts(at) and not has_container(at, "triage_k_note")
