@@ -58,14 +58,21 @@ rows = []
 for delta in (1e-5, 1e-6, 1e-8):
     fc = _fc_row(rho, delta)
     rows.append({"δ": controls.fmt_delta(delta),
-                 "ε per row: a ρ-zCDP step on rows (tight)":
-                     round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
-                 "ε per row (simple bound)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
-                 "FriendlyCore at this ρ: (ε, δ) per row": f"({fc.eps:.3g}, {fc.delta:.2g})",
-                 "σ for a mean of 1 000 rows in the unit ball":
-                     round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
+                 "ε (tight)": round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
+                 "ε (simple)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
+                 "FriendlyCore (ε, δ)": f"({fc.eps:.3g}, {fc.delta:.2g})",
+                 "σ, mean of 1,000": round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
+#: Short headers so the table fits at 1280 px (issue 27: its last column was cut); the long
+#: meaning of each is its column's help.
+EPS_TABLE_HELP = {
+    "ε (tight)": "ε per row of a ρ-zCDP step on rows (the tight conversion)",
+    "ε (simple)": "ε per row of a ρ-zCDP step on rows (the simple bound ρ + 2√(ρ ln 1/δ))",
+    "FriendlyCore (ε, δ)": "FriendlyCore's row-level (ε, δ) at this ρ (its group-privacy step included)",
+    "σ, mean of 1,000": "Gaussian noise σ for the mean of 1,000 rows in the unit ball at this ρ",
+}
 with st.container(key="learn_eps_table"):
-    st.dataframe(rows, hide_index=True)
+    st.dataframe(rows, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.Column(c, help=h) for c, h in EPS_TABLE_HELP.items()})
     st.caption("Public guarantees, computed from ρ and δ only, all per ROW of the data (the unit "
                "Explore shows). FriendlyCore's column is its row-level guarantee on the live "
                "example below (n = 20,000, k = 3, t = 200, Λ = 1): its tuple stage is private per "

@@ -81,16 +81,18 @@ def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
 
     at = open_app("learn", **SMALL)
     assert not at.exception
-    frame = next(df.value for df in at.dataframe if "FriendlyCore at this ρ: (ε, δ) per row" in df.value)
+    frame = next(df.value for df in at.dataframe if "FriendlyCore (ε, δ)" in df.value)
     row = frame[frame["δ"] == "10⁻⁶"].iloc[0]
     ds = GENERATORS["fig3_three"](20_000, rng=0)
     stage = fc_tuple_stage(ds.X, 3, n_tuples=200, radius=1.0, rng=np.random.default_rng(0))
     result = fc_private_stage(ds.X, stage, rho=1.0, delta=1e-6, radius=1.0, r_min=0.001,
                               n_declared=20_000, rng=np.random.default_rng(0))
     fresh = row_level_statement(result.ledger, 1e-6).row
-    eps, delta = (float(v) for v in row["FriendlyCore at this ρ: (ε, δ) per row"].strip("()").split(","))
+    eps, delta = (float(v) for v in row["FriendlyCore (ε, δ)"].strip("()").split(","))
     assert eps == pytest.approx(fresh.eps, rel=5e-3) and delta == pytest.approx(fresh.delta, rel=5e-2)
     assert "per ROW" in texts(at)
+    # Issue 27: short headers so the last column is not cut at 1280 px (the meaning is each help).
+    assert max(len(c) for c in frame.columns) <= 20
 
 
 # ----------------------------------------------------------------------------- honest labels
