@@ -1,0 +1,37 @@
+"""Issue 27's goal: no exception on any page under two concurrent sessions, whatever the other
+session ran (defect 1 was Budget's DuplicateElementKey once another session ran "Loss vs n")."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_helpers import SMALL, finish_job, open_app
+
+PAGES = ("explore", "data", "budget", "compare", "learn", "release", "mixtures", "generate")
+ARGS = {**SMALL, "balg": "nonprivate,dp_lloyd", "blo": "0.5", "bhi": "2.0", "bpts": "2",
+        "breps": "1", "calg": "dp_lloyd,kmeans++", "cpts": "2", "creps": "1", "seed": "31"}
+
+
+@pytest.fixture(scope="module")
+def other_session():
+    """Session A runs every shared, long task there is on public data: Budget's ε sweep and loss
+    vs n, and a comparison (all then shared on the server)."""
+    a = open_app("budget", **ARGS)
+    a.button(key="budget_run").click().run()
+    finish_job(a, "budget")
+    a.button(key="budget_loss_n_run").click().run()
+    finish_job(a, "budget")
+    a.switch_page("views/compare.py").run()
+    a.button(key="compare_run").click().run()
+    finish_job(a, "compare")
+    assert not a.exception, [e.value for e in a.exception]
+    return a
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_without_an_exception_in_a_second_session(other_session, page):
+    b = open_app(None if page == "explore" else page, **ARGS)
+    assert not b.exception, [e.value for e in b.exception]
+    b.run()  # and reruns
+    assert not b.exception, [e.value for e in b.exception]
+    other_session.run()  # while the first session keeps working
+    assert not other_session.exception
