@@ -180,6 +180,34 @@ def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:
     return tuple(sorted({float(f"{v:.3g}") for v in vals}))
 
 
+def range_and_runs(range_col, points_col, reps_col, *, page: str, keys: tuple[str, str, str, str],
+                   points: tuple[int, int], max_reps: int, reps_help: str) -> None:
+    """A sweep page's row-level ε range slider, its number of ε values and its repetitions, bound
+    to the URL parameters ``keys`` = (lo, hi, points, reps); widgets keyed ``<page>_eps_range``,
+    ``<page>_points``, ``<page>_reps`` (Budget and Compare)."""
+    from app.components import state
+
+    lo, hi, pts, reps = keys
+    p = state.params()
+
+    def changed() -> None:
+        a, b = st.session_state[f"{page}_eps_range"]
+        state.update(**{lo: float(a), hi: float(b)})
+
+    # A range select_slider: its initial value must be passed as a pair (not seeded).
+    range_col.select_slider("Row-level ε range (log scale)", options=sorted(set(EPS_GRID) | {p[lo], p[hi]}),
+                            value=(p[lo], p[hi]), format_func=fmt_eps, key=f"{page}_eps_range",
+                            on_change=changed,
+                            help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of "
+                                 "your data; every algorithm is calibrated to it.")
+    state.seed_widget(pts, f"{page}_points")
+    points_col.number_input("ε values", min_value=points[0], max_value=points[1], step=1,
+                            key=f"{page}_points", on_change=state.on_change(pts, f"{page}_points", int))
+    state.seed_widget(reps, f"{page}_reps")
+    reps_col.number_input("Repetitions", min_value=1, max_value=max_reps, step=1, key=f"{page}_reps",
+                          on_change=state.on_change(reps, f"{page}_reps", int), help=reps_help)
+
+
 def fmt_eps(v: float) -> str:
     return "∞" if math.isinf(v) else f"{v:g}"
 

@@ -75,34 +75,20 @@ def _load_rho() -> None:
 
 
 def _settings():
-    """Algorithms, ρ range, points, repetitions (bound to URL parameters)."""
+    """Algorithms, row-level ε range, points, repetitions (bound to URL parameters)."""
     p = state.params()
     state.seed_widget("balg", "budget_algorithms", lambda v: [a for a in v.split(",") if a in ALGOS])
     c1, c2 = st.columns([3, 2])
     c1.multiselect("Algorithms", list(ALGOS), format_func=ALGOS.get, key="budget_algorithms",
                    on_change=state.on_change("balg", "budget_algorithms",
                                              lambda v: ",".join(v) or "nonprivate"))
-    grid = sorted(set(sweep.EPS_GRID) | {p["blo"], p["bhi"]})
-    # A range select_slider: its initial value must be passed as a pair (not seeded).
-    c2.select_slider("Row-level ε range (log scale)", options=grid, value=(p["blo"], p["bhi"]),
-                     format_func=sweep.fmt_eps, key="budget_eps_range",
-                     on_change=_range_changed)
     c3, c4, c5 = st.columns(3)
-    state.seed_widget("bpts", "budget_points")
-    c3.number_input("ε values", min_value=2, max_value=25, step=1, key="budget_points",
-                    on_change=state.on_change("bpts", "budget_points", int))
-    state.seed_widget("breps", "budget_reps")
-    c4.number_input("Repetitions", min_value=1, max_value=100, step=1, key="budget_reps",
-                    on_change=state.on_change("breps", "budget_reps", int),
-                    help="The paper uses 30; each repetition redraws the pieces and the noise.")
+    sweep.range_and_runs(c2, c3, c4, page="budget", keys=("blo", "bhi", "bpts", "breps"),
+                         points=(2, 25), max_reps=100,
+                         reps_help="The paper uses 30; each repetition redraws the pieces and the noise.")
     c5.markdown(f"δ = {controls.fmt_delta(p['delta'])}, k = {p['k']}, t = {p['t']}, "
                 f"r_min = {p['rmin']:g}, oracle = {p['oracle']}, seed = {p['seed']} "
                 "(from Explore)")
-
-
-def _range_changed() -> None:
-    lo, hi = st.session_state["budget_eps_range"]
-    state.update(blo=float(lo), bhi=float(hi))
 
 
 def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:

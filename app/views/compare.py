@@ -50,11 +50,6 @@ def _add_all(names: list[str]) -> None:
     state.update(calg="all")
 
 
-def _eps_range_changed() -> None:
-    lo, hi = st.session_state["compare_eps_range"]
-    state.update(celo=float(lo), cehi=float(hi))
-
-
 def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
     """Algorithms, row-level ε range and δ, points, repetitions (bound to URL parameters)."""
     p = state.params()
@@ -69,24 +64,14 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
               disabled=len(_chosen(names)) == len(names),
               help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     c1, c2 = st.columns([3, 2])
-    grid = sorted(set(sweep.EPS_GRID) | {p["celo"], p["cehi"]})
-    c1.select_slider("Row-level ε range (log scale)", options=grid, value=(p["celo"], p["cehi"]),
-                     format_func=sweep.fmt_eps, key="compare_eps_range",
-                     on_change=_eps_range_changed,
-                     help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of your data; "
-                          "every algorithm is calibrated to it.")
+    c3, c4, c5 = st.columns(3)
+    sweep.range_and_runs(c1, c3, c4, page="compare", keys=("celo", "cehi", "cpts", "creps"),
+                         points=(1, 12), max_reps=50,
+                         reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
     state.seed_widget("cdelta", "compare_delta")
     c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
                      format_func=controls.fmt_delta, key="compare_delta",
                      on_change=state.on_change("cdelta", "compare_delta", float))
-    c3, c4, c5 = st.columns(3)
-    state.seed_widget("cpts", "compare_points")
-    c3.number_input("ε values", min_value=1, max_value=12, step=1, key="compare_points",
-                    on_change=state.on_change("cpts", "compare_points", int))
-    state.seed_widget("creps", "compare_reps")
-    c4.number_input("Repetitions", min_value=1, max_value=50, step=1, key="compare_reps",
-                    on_change=state.on_change("creps", "compare_reps", int),
-                    help="Each repetition redraws every seeded random choice (pieces and noise).")
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
     return [by_name[n] for n in _chosen(names)]
 
