@@ -180,6 +180,33 @@ def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:
     return tuple(sorted({float(f"{v:.3g}") for v in vals}))
 
 
+def page_dataset():
+    """The dataset a sweep page runs on and its declared Λ, or None (with the reason shown)."""
+    from app.components import data_source
+
+    choice = data_source.current()
+    ds = choice.dataset
+    if choice.error:
+        st.error(choice.error)
+    if ds is None:
+        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+        return None
+    radius = data_source.radius_for(ds)
+    if radius is None:
+        st.error("Declare the public radius Λ first (Data page).")
+        return None
+    return ds, float(radius)
+
+
+def job_error(slot: str) -> None:
+    """The error a finished job of ``slot`` ended with, in the app's words."""
+    from app.components import run
+
+    job = jobs.current(slot)
+    if job is not None and job.error is not None and not job.running:
+        st.error(run.error_text(RuntimeError(job.error)))
+
+
 def range_and_runs(range_col, points_col, reps_col, *, page: str, keys: tuple[str, str, str, str],
                    points: tuple[int, int], max_reps: int, reps_help: str) -> None:
     """A sweep page's row-level ε range slider, its number of ε values and its repetitions, bound

@@ -161,25 +161,13 @@ def _start(ds, spec: sweep.SweepSpec, resume: sweep.Partial | None = None) -> No
     sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 
 
-def _job_error() -> None:
-    job = jobs.current(SLOT)
-    if job is not None and job.error is not None and not job.running:
-        st.error(run.error_text(RuntimeError(job.error)))
-
-
 def main() -> None:
     if st.session_state.pop("_goto_explore", False):
         st.switch_page(st.session_state["_pages"]["explore"])
-    choice = data_source.current()
-    ds = choice.dataset
-    if choice.error:
-        st.error(choice.error)
-    if ds is None:
-        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+    got = sweep.page_dataset()
+    if got is None:
         return
-    if data_source.radius_for(ds) is None:
-        st.error("Declare the public radius Λ first (Data page).")
-        return
+    ds, _ = got
     st.markdown(data_source.describe(ds))
     _settings()
     spec, spec_n = _spec(ds), _spec(ds, "n")
@@ -194,7 +182,7 @@ def main() -> None:
         _start(ds, spec, resume)
         st.rerun()
     jobs.panel(SLOT, unit="repetition")
-    _job_error()
+    sweep.job_error(SLOT)
     if part is None or part.done == 0:
         st.info(f"Press **Run sweep** to run {len(spec.algorithms)} algorithm(s) at "
                 f"{len(spec.epsilons)} row-level ε values ({sweep.fmt_epsilons(spec.epsilons)}), "

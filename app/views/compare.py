@@ -192,17 +192,10 @@ def main() -> None:
                 "sample-and-aggregate stage, where one row replaces one tuple, through group "
                 "privacy), so a lower curve is a better algorithm at the same promise to each person.",
                 icon=":material/balance:")
-    choice = data_source.current()
-    ds = choice.dataset
-    if choice.error:
-        st.error(choice.error)
-    if ds is None:
-        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+    got = sweep.page_dataset()
+    if got is None:
         return
-    radius = data_source.radius_for(ds)
-    if radius is None:
-        st.error("Declare the public radius Λ first (Data page).")
-        return
+    ds, radius = got
     st.markdown(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in Explore)")
     specs = _settings(list(dpviz.algorithms()))
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
@@ -224,9 +217,7 @@ def main() -> None:
         _start(ds, spec, resume)
         st.rerun()
     jobs.panel(SLOT, unit="run")
-    job = jobs.current(SLOT)
-    if job is not None and job.error is not None and not job.running:
-        st.error(run.error_text(RuntimeError(job.error)))
+    sweep.job_error(SLOT)
     if part is None or part.done == 0:
         st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
                 f"{{{sweep.fmt_epsilons(spec.epsilons)}}}, δ = "
