@@ -198,6 +198,21 @@ def page_dataset():
     return ds, float(radius)
 
 
+def run_button(slot: str, spec: Spec, *, noun: str, key: str, unit: str,
+               start: Callable[[Partial | None], None], disabled: bool = False) -> Partial | None:
+    """A sweep page's Run (or Continue, after a Stop) button, its job's progress panel and error;
+    returns the sweep for ``spec`` so far (None if there is none)."""
+    part = partial(slot, spec)
+    resume = part if part is not None and part.stopped and not part.complete else None
+    if st.button(f"{'Continue' if resume else 'Run'} {noun}", key=key, type="primary",
+                 icon=":material/play_arrow:", disabled=disabled or jobs.running(slot) is not None):
+        start(resume)
+        st.rerun()
+    jobs.panel(slot, unit=unit)
+    job_error(slot)
+    return part
+
+
 def job_error(slot: str) -> None:
     """The error a finished job of ``slot`` ended with, in the app's words."""
     from app.components import run

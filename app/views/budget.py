@@ -175,14 +175,8 @@ def main() -> None:
     if running is not None and running.key not in (spec, spec_n):
         jobs.stop(SLOT)  # the settings changed under a running sweep: stop it
         running = None
-    part = sweep.partial(SLOT, spec)
-    resume = part if part is not None and part.stopped and not part.complete else None
-    if st.button("Continue sweep" if resume else "Run sweep", key="budget_run", type="primary",
-                 icon=":material/play_arrow:", disabled=running is not None):
-        _start(ds, spec, resume)
-        st.rerun()
-    jobs.panel(SLOT, unit="repetition")
-    sweep.job_error(SLOT)
+    part = sweep.run_button(SLOT, spec, noun="sweep", key="budget_run", unit="repetition",
+                            start=lambda resume: _start(ds, spec, resume))
     if part is None or part.done == 0:
         st.info(f"Press **Run sweep** to run {len(spec.algorithms)} algorithm(s) at "
                 f"{len(spec.epsilons)} row-level ε values ({sweep.fmt_epsilons(spec.epsilons)}), "

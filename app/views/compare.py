@@ -209,15 +209,8 @@ def main() -> None:
     if running is not None and running.key != spec:
         jobs.stop(SLOT)  # the settings changed under a running comparison
         running = None
-    part = sweep.partial(SLOT, spec)
-    resume = part if part is not None and part.stopped and not part.complete else None
-    if st.button("Continue comparison" if resume else "Run comparison", key="compare_run",
-                 type="primary", icon=":material/play_arrow:",
-                 disabled=running is not None or not algos):
-        _start(ds, spec, resume)
-        st.rerun()
-    jobs.panel(SLOT, unit="run")
-    sweep.job_error(SLOT)
+    part = sweep.run_button(SLOT, spec, noun="comparison", key="compare_run", unit="run",
+                            start=lambda resume: _start(ds, spec, resume), disabled=not algos)
     if part is None or part.done == 0:
         st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
                 f"{{{sweep.fmt_epsilons(spec.epsilons)}}}, δ = "
