@@ -245,7 +245,7 @@ def loss_vs_n_figure(
     quantiles: tuple[float, float] = (0.1, 0.9),
     title: str | None = None,
 ) -> go.Figure:
-    """Metric vs n (from ``run_n_sweep``): median and band per algorithm, log-n axis.
+    """Metric vs n (from ``dpviz.sweeps.sweep_n``): median and band per algorithm, log-n axis.
 
     The non-private reference is drawn as a dotted line of its own (it also depends on n).
     """
