@@ -66,7 +66,9 @@ def test_nonprivate_line_and_current_rule():
 
 def test_summary_columns_and_success_rate():
     s = summarize(_frame())
-    assert list(s.columns) == ["algorithm", "rho", "median", "q10", "q90", "success_rate", "runs"]
+    # the one summarize (dpviz.sweeps): the ρ axis is read from the frame
+    assert list(s.columns) == ["algorithm", "rho", "median", "q10", "q90", "success_rate",
+                               "released_share", "structure_share", "seconds", "runs"]
     row = s[(s.algorithm == "dp_lloyd") & (s.rho == 0.01)].iloc[0]
     assert row.success_rate == pytest.approx(14 / 21) and row.runs == 21
     with pytest.raises(ValueError, match="quantiles"):
