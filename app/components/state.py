@@ -218,6 +218,13 @@ def _registered_list(text: str) -> str:
     return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
 
+# The Present page (two row-level ε side by side, large type).
+_PRESENT_PARAMS = (
+    Param("pa", 0.3, _float_in(0.0, 1e3, low_open=True), "left row-level ε", "present"),
+    Param("pb", 3.0, _float_in(0.0, 1e3, low_open=True), "right row-level ε", "present"),
+)
+
+
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
 # Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
@@ -231,7 +238,7 @@ _COMPARE_PARAMS = (
     Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),
 )
 PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS,
-                                                *_COMPARE_PARAMS)}
+                                                *_COMPARE_PARAMS, *_PRESENT_PARAMS)}
 
 
 def defaults() -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import SMALL, finish_job, open_app
 
-PAGES = ("explore", "data", "budget", "compare", "learn", "release", "mixtures", "generate")
+PAGES = ("explore", "data", "budget", "compare", "learn", "release", "mixtures", "generate", "present")
 ARGS = {**SMALL, "balg": "nonprivate,dp_lloyd", "blo": "0.5", "bhi": "2.0", "bpts": "2",
         "breps": "1", "calg": "dp_lloyd,kmeans++", "cpts": "2", "creps": "1", "seed": "31"}
 
@@ -35,3 +35,22 @@ def test_every_page_opens_without_an_exception_in_a_second_session(other_session
     assert not b.exception, [e.value for e in b.exception]
     other_session.run()  # while the first session keeps working
     assert not other_session.exception
+
+
+def test_presenter_mode_shows_two_budgets_side_by_side_in_large_type():
+    """Issue 27, "things no peer has": a presenter page (sidebar hidden, large type) with the same
+    data at two row-level ε, each with its guarantee as the odds factor e^ε."""
+    import math
+
+    from apptest_helpers import texts
+
+    at = open_app("present", **{**SMALL, "alg": "dp_lloyd", "pa": "0.3", "pb": "3.0"})
+    assert not at.exception, [e.value for e in at.exception]
+    page = texts(at)
+    assert "display: none" in page  # the sidebar is hidden
+    assert "## ε = 0.3" in page and "## ε = 3" in page
+    assert f"×{math.exp(3.0):.3g}" in page or f"×{math.exp(2.99):.3g}" in page
+    charts = [getattr(c, "key", None) for c in at.get("plotly_chart")]
+    assert charts == ["present_fig_a", "present_fig_b"]
+    at.select_slider(key="present_a").set_value(1.0).run()
+    assert not at.exception and "## ε = 1\\n" in texts(at).replace("\n", "\\n")

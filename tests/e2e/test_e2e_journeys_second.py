@@ -5,7 +5,7 @@ budget is needed): a shared Budget link opens with its curves drawn on a row-lev
 hover says ε), and a shared Compare link opens with the methods ranked and one panel per method.
 Analyst: a 5,000-row customers CSV (3 segments) is uploaded, bounded and used, and the Data page
 answers "will private clustering be useful here?" in one sentence, never outside sound territory.
-Screenshots: docs/journey_lecturer.png, docs/journey_manager.png, docs/journey_manager_compare.png,
+Screenshots: docs/journey_lecturer.png, docs/journey_lecturer_present.png, docs/journey_manager.png, docs/journey_manager_compare.png,
 docs/journey_analyst_verdict.png.
 """
 
@@ -64,6 +64,13 @@ def test_lecturer_sees_the_whole_eps_table_at_1280(page: Page, app_url: str) -> 
                              " return s ? s.scrollWidth - s.clientWidth : 0; }")
     assert overflow <= 1, overflow
     _shot(page, "journey_lecturer")
+    # Presenter mode: two budgets side by side, large type, no sidebar.
+    open_app(page, app_url + "/present?alg=dp_lloyd&pa=0.3&pb=3.0")
+    assert_no_exception(page)
+    expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
+    expect(plotly_charts(page)).to_have_count(2, timeout=120_000)
+    expect(page.get_by_text("ε = 0.3", exact=True)).to_be_visible()
+    _shot(page, "journey_lecturer_present")
 
 
 def test_manager_opens_budget_and_compare_links_and_reads_eps(page: Page, app_url: str) -> None:
