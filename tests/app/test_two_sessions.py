@@ -54,3 +54,44 @@ def test_presenter_mode_shows_two_budgets_side_by_side_in_large_type():
     assert charts == ["present_fig_a", "present_fig_b"]
     at.select_slider(key="present_a").set_value(1.0).run()
     assert not at.exception and "## ε = 1\\n" in texts(at).replace("\n", "\\n")
+
+
+def test_a_reloaded_budget_page_finds_its_running_sweep_instead_of_starting_again():
+    """The job controller is reload-safe on public data: a reload (a new session) of the same link
+    shows the sweep still running (its progress and Stop), and Stop there stops it."""
+    import time
+    from dataclasses import dataclass
+
+    import numpy as np
+
+    from dpviz.privacy.budget import ApproxDP
+    from dpviz.privacy.ledger import Ledger
+    from dpviz.registry import AlgorithmSpec, register, unregister
+    from dpviz.result import Result
+
+    @dataclass(frozen=True)
+    class SleepParams:
+        pass
+
+    def slow(X, k, budget, *, radius, rng, pub, params, stage=None):
+        time.sleep(0.4)
+        return Result(np.zeros((k, X.shape[1])), None, Ledger("sleeper", budget.to_zcdp()), ())
+
+    register(AlgorithmSpec(name="sleeper", title="Sleeper", paper="none", budget_kind="pure",
+                           params=SleepParams, private=slow,
+                           guarantee=lambda b, pub, p, dp: ApproxDP(b.eps, 0.0)))
+    try:
+        q = {**ARGS, "balg": "sleeper", "breps": "10", "seed": "41"}
+        a = open_app("budget", **q)
+        a.button(key="budget_run").click().run()
+        job = a.session_state["_job_budget"]
+        assert job.running
+        b = open_app("budget", **q)  # the reload: a new session on the same link
+        assert not b.exception
+        assert b.session_state["_job_budget"] is job  # found, not started again
+        b.button(key="budget_stop").click().run()
+        assert job.wait(30) and job.cancel.is_set() and len(job.parts) < 10
+        b.run()
+        assert "Stopped after" in " ".join(w.value for w in b.warning)
+    finally:
+        unregister("sleeper")
