@@ -277,9 +277,11 @@ def partial(slot: str, spec: Spec) -> Partial | None:
     return None
 
 
-def start(slot: str, spec: Spec, piece: Callable[[int, Callable[[], bool]], pd.DataFrame | None],
+def start(slot: str, spec: Spec,
+          piece: Callable[[int, Callable[[], bool], Callable[[float, str], None]], pd.DataFrame | None],
           *, public: bool, resume: Partial | None = None) -> jobs.Job:
-    """Run ``piece(i, cancel)`` for every piece i of ``spec`` not in ``resume`` as ``slot``'s job;
+    """Run ``piece(i, cancel, progress)`` for every piece i of ``spec`` not in ``resume`` as
+    ``slot``'s job (the engine's progress messages, e.g. "… at ε = 0.5", become the panel's text);
     a complete sweep on public data is then shared with the server's other sessions."""
     done = [] if resume is None else list(resume.frames)
 
@@ -289,7 +291,7 @@ def start(slot: str, spec: Spec, piece: Callable[[int, Callable[[], bool]], pd.D
         for i in range(len(job.parts), spec.total):
             if job.cancel.is_set():
                 return
-            frame = piece(i, job.cancel.is_set)
+            frame = piece(i, job.cancel.is_set, lambda f, msg: setattr(job, "message", msg))
             if frame is None:  # cancelled inside the piece
                 return
             job.parts.append(frame)
@@ -440,11 +442,12 @@ def make_data(ds, p: Mapping[str, Any], generator_kwargs: Mapping[str, Any]) -> 
 
 def repetition(ds, spec: SweepSpec, r: int, reference_cost: float, *,
                cancel: Callable[[], bool] | None = None,
-               make_data: Callable | None = None) -> pd.DataFrame | None:
+               make_data: Callable | None = None,
+               progress: Callable[[float, str], None] | None = None) -> pd.DataFrame | None:
     """Repetition ``r`` of a Budget sweep (None if cancelled): a pure function of its arguments,
     used by the page and by ``app.precompute_sweeps``."""
     common = dict(algorithms=spec.algorithm_params(), delta=spec.delta, radius=spec.radius,
-                  cancel=cancel)
+                  cancel=cancel, progress=progress)
     if spec.kind == "n":
         stream = np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(spec.reps)[r])
         sw = dpviz.sweeps.sweep_n(make_data, spec.ns, spec.k, epsilons=(spec.epsilon,), reps=1,
@@ -457,12 +460,14 @@ def repetition(ds, spec: SweepSpec, r: int, reference_cost: float, *,
 
 
 def compare_piece(ds, spec: CompareSpec, i: int, reference_cost: float, *,
-                  cancel: Callable[[], bool] | None = None) -> pd.DataFrame | None:
+                  cancel: Callable[[], bool] | None = None,
+                  progress: Callable[[float, str], None] | None = None) -> pd.DataFrame | None:
     """Piece ``i`` of a Compare sweep: one (repetition, algorithm) (None if cancelled)."""
     rep, name = spec.chunks[i]
     sw = dpviz.sweeps.sweep(ds.X, spec.k, algorithms={name: param_values(spec.params_of(name))},
                             epsilons=spec.epsilons, delta=spec.delta, radius=spec.radius,
                             n_declared=spec.n_declared, reps=spec.reps, rng=spec.seed,
                             labels=ds.labels, true_centers=ds.true_centers,
-                            reference_cost=reference_cost, only_reps=[rep], cancel=cancel)
+                            reference_cost=reference_cost, only_reps=[rep], cancel=cancel,
+                            progress=progress)
     return sw.frame if sw.complete else None

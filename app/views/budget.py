@@ -155,8 +155,8 @@ def _start(ds, spec: sweep.SweepSpec, resume: sweep.Partial | None = None) -> No
     if spec.kind == "n":
         make = sweep.make_data(ds, p, data_source.generator_kwargs(p) if p["src"] == "generate" else {})
 
-    def piece(r: int, cancel):
-        return sweep.repetition(ds, spec, r, ref, cancel=cancel, make_data=make)
+    def piece(r: int, cancel, progress):
+        return sweep.repetition(ds, spec, r, ref, cancel=cancel, make_data=make, progress=progress)
 
     sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 

@@ -227,8 +227,8 @@ def _start(ds, spec: sweep.CompareSpec, resume: sweep.Partial | None = None) -> 
     """Run ``spec`` as the page's job, one (repetition, algorithm) per piece."""
     ref = run.reference(ds, spec.k).cost
 
-    def piece(i: int, cancel):
-        return sweep.compare_piece(ds, spec, i, ref, cancel=cancel)
+    def piece(i: int, cancel, progress):
+        return sweep.compare_piece(ds, spec, i, ref, cancel=cancel, progress=progress)
 
     sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 

@@ -95,3 +95,14 @@ def test_a_reloaded_budget_page_finds_its_running_sweep_instead_of_starting_agai
         assert "Stopped after" in " ".join(w.value for w in b.warning)
     finally:
         unregister("sleeper")
+
+
+def test_the_progress_text_says_epsilon():
+    """Issue 27: Budget's progress text said ρ on an ε axis; the job panel now carries the
+    engine's own message ("… at ε = …")."""
+    q = {**ARGS, "breps": "1", "seed": "43"}
+    a = open_app("budget", **q)
+    a.button(key="budget_run").click().run()
+    job = a.session_state["_job_budget"]
+    assert job.wait(90)
+    assert " at ε = " in job.message and "ρ" not in job.message

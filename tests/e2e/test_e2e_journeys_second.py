@@ -5,7 +5,8 @@ budget is needed): a shared Budget link opens with its curves drawn on a row-lev
 hover says ε), and a shared Compare link opens with the methods ranked and one panel per method.
 Analyst: a 5,000-row customers CSV (3 segments) is uploaded, bounded and used, and the Data page
 answers "will private clustering be useful here?" in one sentence, never outside sound territory.
-Screenshots: docs/journey_lecturer.png, docs/journey_lecturer_present.png, docs/journey_manager.png, docs/journey_manager_compare.png,
+Screenshots: docs/journey_lecturer.png, docs/journey_lecturer_present.png, docs/journey_manager.png,
+docs/journey_manager_compare.png,
 docs/journey_analyst_verdict.png.
 """
 
