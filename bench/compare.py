@@ -32,8 +32,8 @@ K, RADIUS = 8, 1.0
 def run(ns: list[int], reps: int, epsilons: list[float], algorithms: list[str] | None) -> pd.DataFrame:
     from threadpoolctl import threadpool_limits
 
-    from dpviz.sweeps import summarize, sweep
     from dpviz.data.generators import fig6_blobs
+    from dpviz.sweeps import summarize, sweep
 
     out = []
     for n in ns:
