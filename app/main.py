@@ -128,6 +128,8 @@ PAGES = {
                         icon=":material/stacked_line_chart:", url_path="mixtures"),
     "generate": st.Page(HERE / "views/generate.py", title="Generate", icon=":material/auto_awesome:",
                         url_path="generate"),
+    "present": st.Page(HERE / "views/present.py", title="Present", icon=":material/co_present:",
+                       url_path="present"),
 }
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))

@@ -3,6 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--slider rho|delta]
         [--moves 10] [--url URL] [--no-prefetch] [--plotly-chart] [--vector] [--net]
         [--json PATH]
+    PYTHONPATH=. .venv/bin/python bench/app_latency.py --compare [OPENS]   # Compare's default view
 
 Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
 on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16; with ``--slider
@@ -345,6 +346,23 @@ def budget_sweep(page: Page, url: str) -> list[dict]:
              "runs": done["runs"]}]
 
 
+def compare_view(page: Page, url: str) -> dict:
+    """The Compare page's default view from a shared link (a new session): the time until the
+    ranked table and the small multiples are drawn (precomputed for the presets, or shared on this
+    server), or until the page invites a Run (then it is not precomputed here: ``drawn`` False)."""
+    t0 = time.perf_counter()
+    _open_idle(page, url + "/compare", ".st-key-compare_run button")
+    drawn = page.wait_for_function(
+        """() => document.querySelector('.st-key-compare_loss .js-plotly-plot')
+                   && document.querySelector('.st-key-compare_ranking') ? 'drawn'
+                 : Array.from(document.querySelectorAll("[data-testid='stAlertContentInfo']"))
+                     .some((el) => el.innerText.includes('Run comparison')) ? 'empty' : null""",
+        timeout=180_000, polling=50).json_value()
+    return {"what": "Compare link → default view drawn" if drawn == "drawn"
+            else "Compare link → not precomputed (Run comparison offered)",
+            "total_ms": 1000 * (time.perf_counter() - t0), "drawn": drawn == "drawn"}
+
+
 def _open_idle(page: Page, url: str, ready: str) -> None:
     page.goto(url)
     page.wait_for_function(
@@ -434,7 +452,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="--issue16: start the app with DPVIZ_PRECOMPUTED=0, so the Budget sweep "
                          "is computed on Run (not read from app/precomputed/)")
     ap.add_argument("--label", default="this checkout", help="--issue16: a name for the table")
+    ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
+                    help="instead: open the Compare page's default link OPENS times, each in a new "
+                         "session, and time its default view (issue 27's goal: ≤ 10 s)")
     args = ap.parse_args(argv)
+    if args.compare:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        server = nullcontext(args.url) if args.url else streamlit_server(ROOT / "app" / "main.py")
+        with server as url, sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            rows = [compare_view(new_app_page(browser, track=False), url.rstrip("/"))
+                    for _ in range(args.compare)]
+            browser.close()
+        print(f"Compare's default view (issue 27, goal ≤ 10 s; load average before: {load})")
+        print("| open | what | seconds |\n|---|---|---|")
+        for i, r in enumerate(rows, 1):
+            print(f"| {i} | {r['what']} | {r['total_ms'] / 1000:.1f} |")
+        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
     if args.issue16:
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         env16 = {"DPVIZ_PRECOMPUTED": "0"} if args.no_precomputed else {}

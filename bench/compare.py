@@ -4,7 +4,7 @@ Data: Tsfadia et al. 2022, §6.2, Fig. 6 test bed (``dpviz.data.generators.fig6_
 Gaussians, std 0.0221, in the unit ball, Λ = 1, d = 2), one dataset per n (seed 0). Every
 algorithm of ``dpviz.algorithms()`` (new families appear without an edit here) is calibrated to
 the row-level target (ε, δ = 1e-6) for adding or removing one row, with the declared size
-n_declared = n, and run ``reps`` times (``dpviz.compare.compare_sweep``; its seeds are keyed on
+n_declared = n, and run ``reps`` times (``dpviz.sweeps.sweep``; its seeds are keyed on
 (seed, repetition, algorithm, ε)). Columns: the native budget each algorithm got (ρ for zCDP, ε
 otherwise), the median normalized k-means loss 1 − X/Y with its 10–90% band, the share of runs
 whose private structure succeeded (FriendlyCore: the core formed, no fallback; algorithms without
@@ -32,15 +32,15 @@ K, RADIUS = 8, 1.0
 def run(ns: list[int], reps: int, epsilons: list[float], algorithms: list[str] | None) -> pd.DataFrame:
     from threadpoolctl import threadpool_limits
 
-    from dpviz.compare import compare_sweep, summarize
     from dpviz.data.generators import fig6_blobs
+    from dpviz.sweeps import summarize, sweep
 
     out = []
     for n in ns:
         ds = fig6_blobs(n, k=K, rng=0)
         t0 = time.perf_counter()
         with threadpool_limits(limits=1):  # a shared machine: one BLAS thread
-            cmp = compare_sweep(ds.X, K, algorithms=algorithms, epsilons=epsilons, delta=DELTA,
+            cmp = sweep(ds.X, K, algorithms=algorithms, epsilons=epsilons, delta=DELTA,
                                 radius=RADIUS, n_declared=n, reps=reps, rng=0, labels=ds.labels,
                                 true_centers=ds.true_centers)
         f = cmp.frame.assign(seconds=cmp.frame["seconds"] + cmp.frame["stage_seconds"])

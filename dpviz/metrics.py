@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_scalar
 from dpviz.geometry import nearest_center
 
 __all__ = ["center_error", "kmeans_cost", "labeling_failure", "match_centers", "nearest_center",
@@ -49,21 +49,16 @@ def kmeans_cost(X: np.ndarray, centers: np.ndarray) -> float:
 def reference_kmeans_cost(
     X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int = 3
 ) -> float:
-    """X of the normalized loss: the cost of non-private k-means++ (scikit-learn KMeans, best of
-    ``n_init`` seeded runs) on all of X. The app caches it per (data hash, k).
+    """X of the normalized loss: the cost of the one non-private reference clustering
+    (:func:`dpviz.clustering.baselines.reference_kmeans`) on all of X.
 
     Privacy
     -------
     NON-PRIVATE diagnostic.
     """
-    from sklearn.cluster import KMeans
+    from dpviz.clustering.baselines import reference_kmeans
 
-    X = check_data(X, "reference_kmeans_cost", allow_empty=False)
-    k = check_scalar(k, "k", "reference_kmeans_cost", low=1, high=X.shape[0], integer=True)
-    n_init = check_scalar(n_init, "n_init", "reference_kmeans_cost", low=1, high=100, integer=True)
-    gen, _ = check_rng(rng)
-    km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
-    return kmeans_cost(X, km.cluster_centers_)
+    return reference_kmeans(X, k, rng=rng, n_init=n_init)[1]
 
 
 def normalized_loss(

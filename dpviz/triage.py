@@ -412,3 +412,129 @@ def _suggest_t_and_n(ctx: _Triage, now: _Check, grid: Sequence[float]) -> list[S
             break
         tt //= 2
     return out
+
+
+# ------------------------------------------------------------- the verdict about private clustering
+
+#: Row-level ε values a verdict may SUGGEST (sound territory: at most 10).
+SOUND_EPS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+#: Beyond sound territory, looked at only to estimate the rows a sound ε would need (never suggested).
+BEYOND_EPS: tuple[float, ...] = (20.0, 50.0, 100.0)
+#: The largest ε a suggestion may carry without a red warning (issue 27).
+MAX_SOUND_EPS = 10.0
+
+
+@dataclass(frozen=True)
+class ClusteringVerdict:
+    """Whether private clustering will be useful here, for any registered method.
+
+    Attributes
+    ----------
+    sentence : str
+        The one-sentence answer (what the Data page shows).
+    method : str
+        The registered method ``auto`` runs at the suggested (or the target) ε.
+    epsilon : float or None
+        The smallest row-level ε (from :data:`SOUND_EPS`, ≤ 10) at which the median normalized
+        loss is within ``max_loss``; None when no sound ε reaches it.
+    delta : float
+        The row-level δ of every statement (< 1/n: never δ ≥ 1/n).
+    rows_needed : int or None
+        When no sound ε reaches ``max_loss``: an estimate of the rows the data would need at
+        ε = 10 (noise scales as 1/(nε), so n·ε* rows where ε* is the smallest ε that reached it).
+    target_eps, target_loss : float
+        The user's target ε and the median loss expected there.
+    losses : dict
+        ε → median normalized loss (non-private diagnostic: seeded runs on the rows).
+    """
+
+    sentence: str
+    method: str
+    epsilon: float | None
+    delta: float
+    rows_needed: int | None
+    target_eps: float
+    target_loss: float
+    losses: dict[float, float]
+    max_loss: float
+
+    @property
+    def sound(self) -> bool:
+        """Every suggestion is in sound territory: ε ≤ 10 and δ < 1/n."""
+        return self.epsilon is None or self.epsilon <= MAX_SOUND_EPS
+
+
+def sound_delta(delta: float, n_declared: int) -> float:
+    """δ for a statement about n rows: the given δ, lowered to 1/(10 n) when it is not < 1/n (a
+    δ ≥ 1/n allows publishing a row outright)."""
+    return float(min(delta, 0.1 / n_declared))
+
+
+def clustering_verdict(
+    X: np.ndarray, k: int, *, radius: float, n_declared: int, delta: float, target_eps: float,
+    max_loss: float = 0.1, reps: int = 3, rng: int = 0,
+) -> ClusteringVerdict:
+    """Will private clustering be useful on these rows? One sentence from public inputs plus a
+    labelled non-private diagnostic.
+
+    For each row-level ε of :data:`SOUND_EPS` (and, only to estimate the rows needed, of
+    :data:`BEYOND_EPS`), the best registered method for the public inputs — what
+    ``dpviz.clustering.auto`` runs (:func:`dpviz.clustering.auto.choose`) — runs ``reps`` seeded
+    times on the rows (``dpviz.sweeps.sweep``) and its median normalized k-means loss 1 − X/Y
+    (Tsfadia et al. 2022, §6.2) is read. The verdict is the smallest ε whose median loss is within
+    ``max_loss``; else the rows a sound ε would need; and the loss to expect at ``target_eps``.
+
+    Privacy
+    -------
+    A NON-PRIVATE DIAGNOSTIC for the data owner (the losses are exact functions of the rows);
+    the sentence says so. It suggests only sound budgets: ε ≤ 10 and δ < 1/n.
+    """
+    from dpviz.clustering.auto import choose
+    from dpviz.registry import get
+    from dpviz.sweeps import sweep
+
+    func = "clustering_verdict"
+    n_declared = check_scalar(n_declared, "n_declared", func, low=1, integer=True)
+    target_eps = check_scalar(target_eps, "target_eps", func, low=0.0, low_open=True)
+    d = int(np.shape(X)[1])
+    dl = sound_delta(delta, n_declared)
+    losses: dict[float, float] = {}
+
+    def run(eps: float) -> float:
+        if eps not in losses:
+            sw = sweep(X, k, algorithms=["auto"], epsilons=[eps], delta=dl, radius=radius,
+                       n_declared=n_declared, reps=reps, rng=rng)
+            losses[eps] = float(sw.frame["loss"].median())
+        return losses[eps]
+
+    grid = [*SOUND_EPS, *BEYOND_EPS]
+    ok = []
+    for e in grid:  # ascending: stop at the first ε that reaches max_loss
+        if run(e) <= max_loss:
+            ok.append(e)
+            break
+    run(float(target_eps))
+    sound_ok = [e for e in ok if e <= MAX_SOUND_EPS and e in SOUND_EPS]
+    eps = sound_ok[0] if sound_ok else None
+    rows = None
+    at = eps if eps is not None else float(target_eps)
+    method = get(choose(n_declared, d, k, at, dl).algorithm).title
+    t_loss = losses[float(target_eps)]
+    losses = dict(sorted(losses.items()))
+    diag = f"(non-private diagnostic: median of {reps} seeded runs on your rows per ε)"
+    if eps is not None:
+        head = (f"Private clustering is useful here from row-level ε = {eps:g} (δ = {dl:.0e}): "
+                f"{method}, the best registered method for these inputs, is expected within "
+                f"{max_loss:g} normalized loss of the non-private answer")
+    else:
+        beyond = [e for e in ok if e > MAX_SOUND_EPS]
+        if beyond:
+            rows = math.ceil(n_declared * beyond[0] / MAX_SOUND_EPS)
+            need = f"about {rows:,} rows (now {n_declared:,}) to get there at ε = 10"
+        else:
+            need = f"more than {int(n_declared * max(BEYOND_EPS) / MAX_SOUND_EPS):,} rows"
+        head = (f"No budget in sound territory (ε ≤ 10, δ = {dl:.0e}) brings {method} within "
+                f"{max_loss:g} normalized loss of the non-private answer on these rows: it would "
+                f"need {need}")
+    sentence = f"{head}; at your target ε = {float(target_eps):g} expect a loss of about {t_loss:.2f} {diag}."
+    return ClusteringVerdict(sentence, method, eps, dl, rows, float(target_eps), t_loss, losses, max_loss)

@@ -155,6 +155,8 @@ def k_note(ds, k: int) -> str | None:
     so the picture seems to show fewer (issue 16). Public: the suggestion is part of the recipe."""
     if ds is None or not ds.k or int(k) == int(ds.k):
         return None
+    if ds.labels is None and ds.true_centers is None:  # e.g. uniform data: no groups to match
+        return None
     what = "classes" if ds.source == "builtin" else "clusters"
     return (f"This dataset has {ds.k} {what}; the run asks for k = {k} centers, so "
             + ("several centers split one group or sit almost on top of each other (the picture "

@@ -26,9 +26,18 @@ _NOTICES_KEY = "_url_notices"
 _LAST_QUERY_KEY = "_last_query"
 
 
+def _number(text: str, what: str) -> float:
+    """``float(text)``, with a message in the page's words (not Python's "could not convert")."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"must be {what}") from None
+
+
 def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
     def parse(text: str) -> float:
-        v = float(text)
+        bracket = "(" if low_open else "["
+        v = _number(text, f"a number in {bracket}{low:g}, {high:g}]")
         if not math.isfinite(v) or v < low or v > high or (low_open and v == low):
             bracket = "(" if low_open else "["
             raise ValueError(f"must be a number in {bracket}{low:g}, {high:g}]")
@@ -39,7 +48,7 @@ def _float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[s
 
 def _int_in(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        v = float(text)
+        v = _number(text, f"an integer in [{low}, {high}]")
         if not v.is_integer() or v < low or v > high:
             raise ValueError(f"must be an integer in [{low}, {high}]")
         return int(v)
@@ -197,10 +206,10 @@ def _algorithms(text: str) -> str:
 _BUDGET_PARAMS = (
     Param("balg", "fc:practical,dp_lloyd,diffprivlib,nonprivate", _algorithms, "algorithms",
           "budget"),
-    Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest ρ of the sweep", "budget"),
-    Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest ρ of the sweep", "budget"),
-    Param("bpts", 7, _int_in(2, 25), "ρ values in the sweep", "budget"),
-    Param("breps", 8, _int_in(1, 100), "repetitions per ρ", "budget"),
+    Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε of the sweep", "budget"),
+    Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε of the sweep", "budget"),
+    Param("bpts", 7, _int_in(2, 25), "row-level ε values in the sweep", "budget"),
+    Param("breps", 8, _int_in(1, 100), "repetitions per ε", "budget"),
 )
 
 
@@ -211,19 +220,27 @@ def _registered_list(text: str) -> str:
     return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
 
+# The Present page (two row-level ε side by side, large type).
+_PRESENT_PARAMS = (
+    Param("pa", 0.3, _float_in(0.0, 1e3, low_open=True), "left row-level ε", "present"),
+    Param("pb", 3.0, _float_in(0.0, 1e3, low_open=True), "right row-level ε", "present"),
+)
+
+
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
 # Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
-    Param("calg", "all", _registered_list, "algorithms compared (all = every registered one)",
+    Param("calg", "auto,friendlycore,dp_lloyd,diffprivlib,kmeans++", _registered_list,
+          "algorithms compared (all = every registered one; five by default)",
           "compare"),
     Param("celo", 0.5, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε", "compare"),
-    Param("cehi", 20.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
+    Param("cehi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
     Param("cpts", 4, _int_in(1, 12), "ε values compared", "compare"),
     Param("cdelta", 1e-6, _float_in(0.0, 0.1), "row-level δ", "compare"),
     Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),
 )
 PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS,
-                                                *_COMPARE_PARAMS)}
+                                                *_COMPARE_PARAMS, *_PRESENT_PARAMS)}
 
 
 def defaults() -> dict[str, Any]:

@@ -1,16 +1,15 @@
-"""The Budget page's sweep, run one repetition per script run so it can be stopped.
+"""Sweeps on the app's pages (Budget and Compare): their specs, results and shared store.
 
-A sweep of R repetitions runs as R chunks: each chunk is ``run_sweep(..., reps=1)`` with the
-chunk's own seed stream (``SeedSequence(seed).spawn(R)[r]``), its frame is appended to the
-session's partial result, and the page reruns for the next chunk. A Stop click interrupts the
-current chunk (Streamlit stops a running script when a widget changes) and its callback marks the
-sweep stopped, so the finished repetitions stay on screen. Results are cached per session keyed
-on the dataset's content hash and the sweep settings.
+A sweep runs as a job (:mod:`app.components.jobs`: a background thread, a progress bar, Stop,
+reload-safe) over *pieces*: a Budget sweep's pieces are its repetitions, a Compare sweep's its
+(repetition, algorithm) pairs. Each piece is one call of the one engine,
+``dpviz.sweeps.sweep(..., only_reps=[r])``, whose seeds are keyed on (seed, repetition,
+algorithm, budget): the pieces together give the same frame as one call, in any order.
 
 Sweeps on PUBLIC data (generated from a recipe, or a built-in table) are also shared across the
 server's sessions once complete (:class:`SharedSweeps`), and the synthetic presets' default
-sweeps are precomputed into ``app/precomputed/budget_sweeps.json`` by
-``python -m app.precompute_sweeps`` (``make precompute``): a shared link to the Budget page then
+sweeps of both pages are precomputed into ``app/precomputed/budget_sweeps.json`` by
+``python -m app.precompute_sweeps`` (``make precompute``): a shared link to either page then
 opens with its curves drawn. They are seeded simulations, so a recomputation gives the same
 numbers; the file is used only while :func:`code_hash` (the library's source and the numeric
 packages' versions) is the one it was made with. A sweep on an upload is never shared or stored.
@@ -18,14 +17,16 @@ packages' versions) is the one it was made with. A sweep on an upload is never s
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
 import json
+import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -37,21 +38,26 @@ import streamlit as st
 
 import dpviz
 import dpviz.data
-import dpviz.experiments
+import dpviz.registry
+import dpviz.sweeps
 import dpviz.viz
 import dpviz.viz.sweeps
-from app.components import cache, controls
+from app.components import jobs
 
-_RUNNING = "_sweep_running"  # the key of the sweep being run, or None
+#: Row-level ε values the pages' range sliders offer (log grid; Budget adds its own ends).
+EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0,
+                               30.0, 50.0, 100.0)
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """Everything a budget sweep depends on (besides the rows)."""
+    """Everything a Budget sweep depends on (besides the rows): along the row-level ε axis
+    (``kind="epsilon"``, at ``epsilons``) or along n (``kind="n"``, at ``ns``, every algorithm at
+    the one row-level target ``epsilon``)."""
 
     data_hash: str
     algorithms: tuple[str, ...]
-    rhos: tuple[float, ...]
+    epsilons: tuple[float, ...]
     reps: int
     k: int
     t: int
@@ -60,17 +66,58 @@ class SweepSpec:
     r_min: float
     oracle: str
     seed: int
-    kind: str = "rho"  # "rho" | "n"
+    kind: str = "epsilon"  # "epsilon" | "n"
     ns: tuple[int, ...] = ()
-    rho: float = 0.0  # the budget of a loss-vs-n sweep
-    row_level: bool = True  # kind "rho": the x values are row-level ε targets (issue 10, finding 6)
+    epsilon: float = 0.0  # the row-level target of a loss-vs-n sweep
+
+    @property
+    def total(self) -> int:
+        """Pieces: one per repetition."""
+        return self.reps
+
+    def algorithm_params(self) -> dict[str, dict[str, Any]]:
+        """Each name's parameters for ``dpviz.sweeps.sweep`` (FriendlyCore's t, r_min, oracle)."""
+        fc = {"n_tuples": self.t, "r_min": self.r_min, "oracle": self.oracle}
+        return {a: (fc if a.startswith("fc:") else {}) for a in self.algorithms}
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """Everything a Compare sweep depends on besides the rows (hashable: a cache key)."""
+
+    data_hash: str
+    algorithms: tuple[tuple[str, Any], ...]  # (name, frozen params dataclass)
+    epsilons: tuple[float, ...]
+    delta: float
+    reps: int
+    k: int
+    d: int
+    radius: float
+    n_declared: int
+    seed: int
+
+    @property
+    def chunks(self) -> list[tuple[int, str]]:
+        """(repetition, algorithm) in run order: every algorithm's first repetition first."""
+        return [(r, name) for r in range(self.reps) for name, _ in self.algorithms]
+
+    @property
+    def total(self) -> int:
+        """Pieces: one per (repetition, algorithm)."""
+        return len(self.chunks)
+
+    def params_of(self, name: str) -> Any:
+        return dict(self.algorithms)[name]
+
+
+Spec = SweepSpec | CompareSpec
 
 
 @dataclass
 class Partial:
-    """A sweep in progress or done: the finished repetitions' frames."""
+    """A sweep in progress or done: the finished pieces' frames."""
 
-    spec: SweepSpec
+    spec: Spec
     frames: list[pd.DataFrame] = field(default_factory=list)
     stopped: bool = False
     #: "session" (run here), "server" (a complete sweep another session ran on this server) or
@@ -82,21 +129,25 @@ class Partial:
         return len(self.frames)
 
     @property
+    def total(self) -> int:
+        return self.spec.total
+
+    @property
     def complete(self) -> bool:
-        return self.done >= self.spec.reps
+        return self.done >= self.total
 
     def frame(self) -> pd.DataFrame:
         if not self.frames:
-            return pd.DataFrame(columns=list(dpviz.experiments.FRAME_COLUMNS))
+            return pd.DataFrame(columns=list(dpviz.sweeps.COLUMNS))
         return pd.concat(self.frames, ignore_index=True)
 
-    def sweep(self):
-        exp = dpviz.experiments
-        return exp.Sweep(self.frame(), params=dict(self.spec.__dict__), complete=self.complete)
+    def sweep(self) -> dpviz.sweeps.Sweep:
+        return dpviz.sweeps.Sweep(self.frame(), params=dict(self.spec.__dict__), complete=self.complete)
 
 
-def rho_from_selection(event) -> float | None:
-    """The ρ of the first clicked median point in a plotly selection event (None if none)."""
+def budget_from_selection(event) -> float | None:
+    """The budget (the x value: a row-level ε on the pages' axes) of the first clicked median
+    point in a plotly selection event (None if none)."""
     if not event:
         return None
     selection = event.get("selection", {}) if hasattr(event, "get") else {}
@@ -107,39 +158,148 @@ def rho_from_selection(event) -> float | None:
         if isinstance(cd, Mapping):
             # Streamlit delivers an array customdata as {"0": ..., "1": ...}.
             pt["customdata"] = [cd[k] for k in sorted(cd, key=lambda s: int(s))]
-        rho = viz.sweeps.clicked_rho(pt)
-        if rho is None and pt.get("customdata") is None:
-            rho = viz.sweeps.clicked_rho({"customdata": pt.get("x")})
-        if rho is not None:
-            return float(rho)
+        value = viz.sweeps.clicked_budget(pt)
+        if value is None and pt.get("customdata") is None:
+            value = viz.sweeps.clicked_budget({"customdata": pt.get("x")})
+        if value is not None:
+            return float(value)
     return None
 
 
 def spec_for(ds, p: Mapping[str, Any], radius: float, algorithms: tuple[str, ...]) -> SweepSpec:
-    """The Budget page's ρ sweep for the parameters ``p`` (the URL's) on ``ds``."""
-    return SweepSpec(ds.content_hash, algorithms, rho_grid(p["blo"], p["bhi"], p["bpts"]),
+    """The Budget page's ε sweep for the parameters ``p`` (the URL's) on ``ds``."""
+    return SweepSpec(ds.content_hash, algorithms, eps_grid(p["blo"], p["bhi"], p["bpts"]),
                      int(p["breps"]), int(p["k"]), int(p["t"]), float(p["delta"]), float(radius),
                      float(p["rmin"]), p["oracle"], int(p["seed"]))
 
 
-def rho_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:
-    """``points`` values of ρ evenly spaced in log between lo and hi (3 significant digits)."""
+def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:
+    """``points`` row-level ε values evenly spaced in log between lo and hi (3 significant digits)."""
     lo, hi = min(lo, hi), max(lo, hi)
-    vals = np.geomspace(lo, hi, int(points)) if hi > lo else np.array([lo])
+    vals = np.geomspace(lo, hi, int(points)) if hi > lo and points > 1 else np.array([hi])
     return tuple(sorted({float(f"{v:.3g}") for v in vals}))
 
 
-def partial(spec: SweepSpec) -> Partial | None:
-    """This session's sweep for ``spec``, else a complete one shared on this server (public data
-    only: :class:`SharedSweeps` holds nothing else)."""
-    part = cache.peek("sweep", spec)
-    if part is None:
+def page_dataset():
+    """The dataset a sweep page runs on and its declared Λ, or None (with the reason shown)."""
+    from app.components import data_source
+
+    choice = data_source.current()
+    ds = choice.dataset
+    if choice.error:
+        st.error(choice.error)
+    if ds is None:
+        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+        return None
+    radius = data_source.radius_for(ds)
+    if radius is None:
+        st.error("Declare the public radius Λ first (Data page).")
+        return None
+    return ds, float(radius)
+
+
+def run_button(slot: str, spec: Spec, *, noun: str, key: str, unit: str,
+               start: Callable[[Partial | None], None], disabled: bool = False) -> Partial | None:
+    """A sweep page's Run (or Continue, after a Stop) button, its job's progress panel and error;
+    returns the sweep for ``spec`` so far (None if there is none)."""
+    part = partial(slot, spec)
+    resume = part if part is not None and part.stopped and not part.complete else None
+    if st.button(f"{'Continue' if resume else 'Run'} {noun}", key=key, type="primary",
+                 icon=":material/play_arrow:", disabled=disabled or jobs.running(slot) is not None):
+        start(resume)
+        st.rerun()
+    jobs.panel(slot, unit=unit)
+    job_error(slot)
+    return part
+
+
+def job_error(slot: str) -> None:
+    """The error a finished job of ``slot`` ended with, in the app's words."""
+    from app.components import run
+
+    job = jobs.current(slot)
+    if job is not None and job.error is not None and not job.running:
+        st.error(run.error_text(RuntimeError(job.error)))
+
+
+def range_and_runs(range_col, points_col, reps_col, *, page: str, keys: tuple[str, str, str, str],
+                   points: tuple[int, int], max_reps: int, reps_help: str) -> None:
+    """A sweep page's row-level ε range slider, its number of ε values and its repetitions, bound
+    to the URL parameters ``keys`` = (lo, hi, points, reps); widgets keyed ``<page>_eps_range``,
+    ``<page>_points``, ``<page>_reps`` (Budget and Compare)."""
+    from app.components import state
+
+    lo, hi, pts, reps = keys
+    p = state.params()
+
+    def changed() -> None:
+        a, b = st.session_state[f"{page}_eps_range"]
+        state.update(**{lo: float(a), hi: float(b)})
+
+    # A range select_slider: its initial value must be passed as a pair (not seeded).
+    range_col.select_slider("Row-level ε range (log scale)", options=sorted(set(EPS_GRID) | {p[lo], p[hi]}),
+                            value=(p[lo], p[hi]), format_func=fmt_eps, key=f"{page}_eps_range",
+                            on_change=changed,
+                            help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of "
+                                 "your data; every algorithm is calibrated to it.")
+    state.seed_widget(pts, f"{page}_points")
+    points_col.number_input("ε values", min_value=points[0], max_value=points[1], step=1,
+                            key=f"{page}_points", on_change=state.on_change(pts, f"{page}_points", int))
+    state.seed_widget(reps, f"{page}_reps")
+    reps_col.number_input("Repetitions", min_value=1, max_value=max_reps, step=1, key=f"{page}_reps",
+                          on_change=state.on_change(reps, f"{page}_reps", int), help=reps_help)
+
+
+def fmt_eps(v: float) -> str:
+    return "∞" if math.isinf(v) else f"{v:g}"
+
+
+def fmt_epsilons(values) -> str:
+    return ", ".join(fmt_eps(v) for v in values)
+
+
+# ------------------------------------------------------------------------ results and jobs ---
+
+
+def partial(slot: str, spec: Spec) -> Partial | None:
+    """The sweep for ``spec``: this session's job, else a complete one shared on this server or
+    precomputed, else a job still running on public data that a reloaded page (a new session)
+    left behind (attached here, so its progress and Stop work)."""
+    job = jobs.current(slot)
+    if job is None or job.key != spec:
         shared = shared_sweeps().get(spec)
         if shared is not None:
             origin, frames = shared
-            part = Partial(spec, list(frames), origin=origin)
-            cache.put("sweep", spec, part)
-    return part
+            return Partial(spec, list(frames), origin=origin)
+        job = jobs.find(slot, spec)
+    if job is not None:
+        return Partial(spec, list(job.parts), stopped=job.stopped and not job.running)
+    return None
+
+
+def start(slot: str, spec: Spec,
+          piece: Callable[[int, Callable[[], bool], Callable[[float, str], None]], pd.DataFrame | None],
+          *, public: bool, resume: Partial | None = None) -> jobs.Job:
+    """Run ``piece(i, cancel, progress)`` for every piece i of ``spec`` not in ``resume`` as
+    ``slot``'s job (the engine's progress messages, e.g. "… at ε = 0.5", become the panel's text);
+    a complete sweep on public data is then shared with the server's other sessions."""
+    done = [] if resume is None else list(resume.frames)
+
+    def work(job: jobs.Job) -> None:
+        job.parts.extend(done)
+        job.step = len(job.parts)
+        for i in range(len(job.parts), spec.total):
+            if job.cancel.is_set():
+                return
+            frame = piece(i, job.cancel.is_set, lambda f, msg: setattr(job, "message", msg))
+            if frame is None:  # cancelled inside the piece
+                return
+            job.parts.append(frame)
+            job.step = len(job.parts)
+        if public:
+            shared_sweeps().put(spec, job.parts)
+
+    return jobs.start(slot, spec, work, shared=public, total=spec.total)
 
 
 # ----------------------------------------------------------------- shared across sessions ---
@@ -172,15 +332,28 @@ def code_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def spec_to_json(spec: SweepSpec) -> dict:
-    return asdict(spec)
+def spec_to_json(spec: Spec) -> dict:
+    if isinstance(spec, CompareSpec):
+        d = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+        d["algorithms"] = [[name, param_values(params)] for name, params in spec.algorithms]
+        return {"page": "compare", **d}
+    return {"page": "budget", **asdict(spec)}
 
 
-def spec_from_json(d: Mapping[str, Any]) -> SweepSpec:
+def spec_from_json(d: Mapping[str, Any]) -> Spec:
     d = dict(d)
-    for name in ("algorithms", "rhos", "ns"):
+    if d.pop("page", "budget") == "compare":
+        d["algorithms"] = tuple((name, dpviz.registry.get(name).make_params(**values))
+                                for name, values in d["algorithms"])
+        d["epsilons"] = tuple(d["epsilons"])
+        return CompareSpec(**d)
+    for name in ("algorithms", "epsilons", "ns"):
         d[name] = tuple(d[name])
     return SweepSpec(**d)
+
+
+def param_values(params: Any) -> dict[str, Any]:
+    return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
 
 
 class SharedSweeps:
@@ -190,18 +363,18 @@ class SharedSweeps:
     def __init__(self, size: int = 32, path: Path = PRECOMPUTED) -> None:
         self._lock = threading.Lock()
         self._size = size
-        self._items: OrderedDict[SweepSpec, tuple[str, tuple[pd.DataFrame, ...]]] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[str, tuple[pd.DataFrame, ...]]] = OrderedDict()
         for spec, frames in load_precomputed(path):
             self._items[spec] = ("precomputed", frames)
 
-    def get(self, spec: SweepSpec) -> tuple[str, tuple[pd.DataFrame, ...]] | None:
+    def get(self, spec: Hashable) -> tuple[str, tuple[pd.DataFrame, ...]] | None:
         with self._lock:
             hit = self._items.get(spec)
             if hit is not None:
                 self._items.move_to_end(spec)
             return hit
 
-    def put(self, spec: SweepSpec, frames: list[pd.DataFrame]) -> None:
+    def put(self, spec: Hashable, frames: list[pd.DataFrame]) -> None:
         with self._lock:
             if spec in self._items:
                 return
@@ -215,7 +388,7 @@ def shared_sweeps() -> SharedSweeps:
     return SharedSweeps()
 
 
-def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[SweepSpec, tuple[pd.DataFrame, ...]]]:
+def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[Spec, tuple[pd.DataFrame, ...]]]:
     """The precomputed sweeps of ``path`` (none if it is missing, made under another
     :func:`code_hash`, or ``DPVIZ_PRECOMPUTED=0`` is set, e.g. to time the computation)."""
     if os.environ.get("DPVIZ_PRECOMPUTED", "1") == "0":
@@ -233,13 +406,13 @@ def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[SweepSpec, tuple[pd
     return out
 
 
-def save_precomputed(entries: list[tuple[SweepSpec, list[pd.DataFrame]]], recipes: list[dict],
+def save_precomputed(entries: list[tuple[Spec, list[pd.DataFrame]]], recipes: list[dict],
                      path: Path = PRECOMPUTED) -> None:
     """Write ``entries`` (complete sweeps) with the current :func:`code_hash`."""
     doc = {
-        "kind": "SIMULATION: seeded Budget-page sweeps on public synthetic data (never a user's "
-                "data, never a release). Made by `python -m app.precompute_sweeps`; used only "
-                "while code_hash matches the running code.",
+        "kind": "SIMULATION: seeded Budget- and Compare-page sweeps on public synthetic data (never "
+                "a user's data, never a release). Made by `python -m app.precompute_sweeps`; used "
+                "only while code_hash matches the running code.",
         "code_hash": code_hash(),
         "recipes": recipes,
         "sweeps": [{"spec": spec_to_json(spec),
@@ -250,22 +423,7 @@ def save_precomputed(entries: list[tuple[SweepSpec, list[pd.DataFrame]]], recipe
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
-def start(spec: SweepSpec) -> None:
-    cache.put("sweep", spec, Partial(spec))
-    st.session_state[_RUNNING] = spec
-
-
-def stop() -> None:
-    spec = st.session_state.get(_RUNNING)
-    if spec is not None:
-        p = partial(spec)
-        if p is not None:
-            p.stopped = True
-    st.session_state[_RUNNING] = None
-
-
-def running() -> SweepSpec | None:
-    return st.session_state.get(_RUNNING)
+# ----------------------------------------------------------------------------- the pieces ---
 
 
 def make_data(ds, p: Mapping[str, Any], generator_kwargs: Mapping[str, Any]) -> Callable:
@@ -282,56 +440,34 @@ def make_data(ds, p: Mapping[str, Any], generator_kwargs: Mapping[str, Any]) -> 
     return subset
 
 
-def run_chunk(ds, spec: SweepSpec, progress: Callable[[float, str], None],
-              make_data: Callable | None = None) -> None:
-    """Run the next repetition of the running sweep and append it (a complete sweep on public
-    data is then shared with the server's other sessions)."""
-    part = partial(spec)
-    if part is None or part.complete:
-        st.session_state[_RUNNING] = None
-        return
-
-    def should_stop() -> bool:
-        return running() != spec
-
-    part.frames.append(repetition(ds, spec, part.done, _reference_cost(ds, spec.k), progress,
-                                  should_stop=should_stop, make_data=make_data))
-    if part.complete:
-        st.session_state[_RUNNING] = None
-        if ds.source in PUBLIC_SOURCES:
-            shared_sweeps().put(spec, part.frames)
-
-
-def repetition(ds, spec: SweepSpec, r: int, reference_cost: float,
-               progress: Callable[[float, str], None] | None = None, *,
-               should_stop: Callable[[], bool] | None = None,
-               make_data: Callable | None = None) -> pd.DataFrame:
-    """Repetition ``r`` of ``spec`` (its own seed stream ``SeedSequence(seed).spawn(reps)[r]``):
-    a pure function of its arguments, used by the page and by ``app.precompute_sweeps``."""
-    exp = dpviz.experiments
-    stream = np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(spec.reps)[r])
-    if spec.kind == "rho":
-        sw = exp.run_sweep(ds, spec.k, algorithms=spec.algorithms, rhos=spec.rhos, reps=1,
-                           delta=spec.delta, n_tuples=spec.t, radius=spec.radius,
-                           r_min=spec.r_min, rng=stream, progress=progress,
-                           should_stop=should_stop, oracle=spec.oracle,
-                           reference_cost=reference_cost, row_level=spec.row_level)
+def repetition(ds, spec: SweepSpec, r: int, reference_cost: float, *,
+               cancel: Callable[[], bool] | None = None,
+               make_data: Callable | None = None,
+               progress: Callable[[float, str], None] | None = None) -> pd.DataFrame | None:
+    """Repetition ``r`` of a Budget sweep (None if cancelled): a pure function of its arguments,
+    used by the page and by ``app.precompute_sweeps``."""
+    common = dict(algorithms=spec.algorithm_params(), delta=spec.delta, radius=spec.radius,
+                  cancel=cancel, progress=progress)
+    if spec.kind == "n":
+        stream = np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(spec.reps)[r])
+        sw = dpviz.sweeps.sweep_n(make_data, spec.ns, spec.k, epsilons=(spec.epsilon,), reps=1,
+                                  rng=stream, **common)
     else:
-        sw = exp.run_n_sweep(make_data, spec.ns, spec.k, algorithms=spec.algorithms,
-                             rho=spec.rho, reps=1, delta=spec.delta, n_tuples=spec.t,
-                             radius=spec.radius, r_min=spec.r_min, rng=stream,
-                             progress=progress, should_stop=should_stop, oracle=spec.oracle,
-                             row_level=spec.row_level)
-    frame = sw.frame.copy()
-    frame["rep"] = r
-    return frame
+        sw = dpviz.sweeps.sweep(ds.X, spec.k, epsilons=spec.epsilons, reps=spec.reps,
+                                only_reps=[r], rng=spec.seed, reference_cost=reference_cost,
+                                labels=ds.labels, true_centers=ds.true_centers, **common)
+    return sw.frame if sw.complete else None
 
 
-def _reference_cost(ds, k: int) -> float:
-    from app.components import run
-
-    return run.reference(ds, k).cost
-
-
-def fmt_rhos(rhos) -> str:
-    return ", ".join(controls.fmt_rho(r) for r in rhos)
+def compare_piece(ds, spec: CompareSpec, i: int, reference_cost: float, *,
+                  cancel: Callable[[], bool] | None = None,
+                  progress: Callable[[float, str], None] | None = None) -> pd.DataFrame | None:
+    """Piece ``i`` of a Compare sweep: one (repetition, algorithm) (None if cancelled)."""
+    rep, name = spec.chunks[i]
+    sw = dpviz.sweeps.sweep(ds.X, spec.k, algorithms={name: param_values(spec.params_of(name))},
+                            epsilons=spec.epsilons, delta=spec.delta, radius=spec.radius,
+                            n_declared=spec.n_declared, reps=spec.reps, rng=spec.seed,
+                            labels=ds.labels, true_centers=ds.true_centers,
+                            reference_cost=reference_cost, only_reps=[rep], cancel=cancel,
+                            progress=progress)
+    return sw.frame if sw.complete else None

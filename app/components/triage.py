@@ -10,6 +10,7 @@ the page then says what changed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import streamlit as st
@@ -110,3 +111,35 @@ def panel(ds) -> None:
                                f"(based on {label}).", icon=":material/tune:")
             else:
                 st.caption(f"{s.text} (based on {label})")
+
+
+def clustering_panel(ds) -> None:
+    """The verdict about private clustering (any registered method, what ``auto`` runs): one
+    sentence, computed on request (a non-private diagnostic of seeded runs on the rows)."""
+    radius = data_source.radius_for(ds)
+    if radius is None:
+        return
+    p = state.params()
+    key = (ds.content_hash, int(p["k"]), float(p["delta"]), float(p["eps"]), float(radius))
+    with st.container(key="clustering_verdict", border=True):
+        st.markdown("#### Will private clustering be useful here?")
+        done = cache.peek("clustering_verdict", key)
+        if done is None:
+            if not st.button(f"Check (k = {p['k']}, target row-level ε = {p['eps']:g})",
+                             key="clustering_verdict_run", icon=":material/rule:",
+                             help="Runs the best registered method for these inputs (what `auto` "
+                                  "runs) a few seeded times per ε on your rows: a non-private "
+                                  "diagnostic for you, never released."):
+                return
+            with st.spinner("Seeded runs at ε = 0.1 … 10 (non-private diagnostic)…"):
+                done = dpviz.triage.clustering_verdict(
+                    ds.X, int(p["k"]), radius=float(radius), n_declared=int(ds.n),
+                    delta=float(p["delta"]), target_eps=float(p["eps"]))
+            cache.put("clustering_verdict", key, done)
+        (st.success if done.epsilon is not None else st.warning)(done.sentence)
+        if done.target_eps > MAX_SOUND_EPS:
+            st.error(f"Your target ε = {done.target_eps:g} is above 10: a guarantee that weak "
+                     "(e^ε ≈ {:.3g}) hardly protects a row.".format(math.exp(min(done.target_eps, 700))))
+
+
+MAX_SOUND_EPS = dpviz.triage.MAX_SOUND_EPS

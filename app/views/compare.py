@@ -12,9 +12,9 @@ import dataclasses
 import streamlit as st
 
 import dpviz
-from app.components import compare, controls, data_source, run, safe, state
-from dpviz.compare import REFERENCE, SIMULATION
+from app.components import compare, controls, data_source, jobs, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
+from dpviz.sweeps import REFERENCE, SIMULATION
 from dpviz.viz import compare as figures
 
 KIND_TEXT = {
@@ -25,6 +25,7 @@ KIND_TEXT = {
     "none": "no privacy guarantee: the non-private reference",
 }
 ACCURACY = ("loss", "labeling_failure", "center_error")
+SLOT = "compare"
 
 
 def _title(spec: AlgorithmSpec) -> str:
@@ -44,9 +45,9 @@ def _algorithms_changed(names: list[str]) -> None:
     state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
 
 
-def _eps_range_changed() -> None:
-    lo, hi = st.session_state["compare_eps_range"]
-    state.update(celo=float(lo), cehi=float(hi))
+def _add_all(names: list[str]) -> None:
+    st.session_state["compare_algorithms"] = list(names)
+    state.update(calg="all")
 
 
 def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
@@ -55,28 +56,22 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
     state.seed_widget("calg", "compare_algorithms", lambda v: _chosen(names))
-    st.multiselect("Algorithms (every registered one by default)", names, key="compare_algorithms",
+    a1, a2 = st.columns([5, 1], vertical_alignment="bottom")
+    a1.multiselect("Algorithms (five by default)", names, key="compare_algorithms",
                    format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
                    args=(names,))
+    a2.button(f"All {len(names)}", key="compare_all", on_click=_add_all, args=(names,),
+              disabled=len(_chosen(names)) == len(names),
+              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     c1, c2 = st.columns([3, 2])
-    grid = sorted(set(compare.EPS_GRID) | {p["celo"], p["cehi"]})
-    c1.select_slider("Row-level ε range (log scale)", options=grid, value=(p["celo"], p["cehi"]),
-                     format_func=compare.fmt_eps, key="compare_eps_range",
-                     on_change=_eps_range_changed,
-                     help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of your data; "
-                          "every algorithm is calibrated to it.")
+    c3, c4, c5 = st.columns(3)
+    sweep.range_and_runs(c1, c3, c4, page="compare", keys=("celo", "cehi", "cpts", "creps"),
+                         points=(1, 12), max_reps=50,
+                         reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
     state.seed_widget("cdelta", "compare_delta")
     c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
                      format_func=controls.fmt_delta, key="compare_delta",
                      on_change=state.on_change("cdelta", "compare_delta", float))
-    c3, c4, c5 = st.columns(3)
-    state.seed_widget("cpts", "compare_points")
-    c3.number_input("ε values", min_value=1, max_value=12, step=1, key="compare_points",
-                    on_change=state.on_change("cpts", "compare_points", int))
-    state.seed_widget("creps", "compare_reps")
-    c4.number_input("Repetitions", min_value=1, max_value=50, step=1, key="compare_reps",
-                    on_change=state.on_change("creps", "compare_reps", int),
-                    help="Each repetition redraws every seeded random choice (pieces and noise).")
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
     return [by_name[n] for n in _chosen(names)]
 
@@ -141,34 +136,35 @@ def _open_explore(chart_key: str) -> None:
 # ----------------------------------------------------------------------------- results
 
 
-def _progress_box(part: compare.Partial | None, total: int):
-    box = st.container(key="compare_progress")
-    done = 0 if part is None else part.done
-    bar = box.progress(done / total, text=f"{done} of {total} runs of (repetition, algorithm)")
-
-    def progress(frac: float, msg: str) -> None:
-        bar.progress(min((done + frac) / total, 1.0), text=f"{done} of {total} done · {msg}")
-
-    return progress
-
-
-def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
+def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
+    """At a glance: the methods ranked, then one small panel per method; everything else (other
+    metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
     st.session_state["_compare_shown"] = spec
-    figs = figures.compare_figures(frame)
-    st.caption(f"Every private curve is a **{SIMULATION}**: seeded runs on the same rows, "
-               "measured exactly (non-private diagnostics), not a release. The dotted line is the "
-               f"**{REFERENCE}** (no privacy). Click a point to open that algorithm and budget in "
-               "Explore.")
-    for metric in ACCURACY:
-        if metric in figs:
-            key = f"compare_{metric}"
-            st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
-                            selection_mode="points", config={"displaylogo": False})
-    c1, c2 = st.columns(2)
-    with c1:
+    rank = dpviz.sweeps.ranking(frame)
+    at = rank.attrs.get("ranked_at")
+    with st.container(key="compare_ranking"):
+        st.markdown(f"**Ranked by median normalized loss at row-level ε = {at:g}** (0 = as good as "
+                    f"the {REFERENCE}; 1 = no better than no answer). Each cell: the median at that ε.")
+        eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
+        st.dataframe(rank, hide_index=True, key="compare_rank_table",
+                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
+    st.caption(f"Every private number is a **{SIMULATION}**: seeded runs on the same rows, measured "
+               f"exactly (non-private diagnostics), not a release. Dotted: the **{REFERENCE}** (no "
+               "privacy). Click a point to open that method and budget in Explore.")
+    st.plotly_chart(figures.small_multiples_figure(frame), key="compare_loss",
+                    on_select=lambda: _open_explore("compare_loss"), selection_mode="points",
+                    config={"displaylogo": False})
+    # Drawn only when asked: every chart costs the browser time (issue 27: the default view ≤ 10 s).
+    if st.toggle("More figures: other accuracy metrics, how often each structure succeeded, run "
+                 "time", key="compare_more"):
+        figs = figures.compare_figures(frame)
+        for metric in ACCURACY[1:]:
+            if metric in figs:
+                key = f"compare_{metric}"
+                st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
+                                selection_mode="points", config={"displaylogo": False})
         st.plotly_chart(figs["structure"], key="compare_structure", config={"displaylogo": False})
-    with c2:
         st.plotly_chart(figs["seconds"], key="compare_seconds", config={"displaylogo": False})
     with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
         st.dataframe(part_summary(part), hide_index=True, key="compare_table")
@@ -178,8 +174,8 @@ def _charts(spec: compare.CompareSpec, part: compare.Partial) -> None:
                           if dpviz.registry.get(name).is_private), language="python")
 
 
-def part_summary(part: compare.Partial):
-    from dpviz.compare import summarize
+def part_summary(part: sweep.Partial):
+    from dpviz.sweeps import summarize
 
     s = summarize(part.frame())
     return s.rename(columns={"median": "median loss", "budget": "native budget (ρ or ε)"})
@@ -196,42 +192,28 @@ def main() -> None:
                 "sample-and-aggregate stage, where one row replaces one tuple, through group "
                 "privacy), so a lower curve is a better algorithm at the same promise to each person.",
                 icon=":material/balance:")
-    choice = data_source.current()
-    ds = choice.dataset
-    if choice.error:
-        st.error(choice.error)
-    if ds is None:
-        st.info(choice.notice or "No dataset yet: choose one on the Data page.")
+    got = sweep.page_dataset()
+    if got is None:
         return
-    radius = data_source.radius_for(ds)
-    if radius is None:
-        st.error("Declare the public radius Λ first (Data page).")
-        return
+    ds, radius = got
     st.markdown(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in Explore)")
     specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
     algos = tuple((n, p) for n, p in chosen if p is not None)
     p = state.params()
-    spec = compare.CompareSpec(
-        ds.content_hash, algos, compare.eps_grid(p["celo"], p["cehi"], int(p["cpts"])),
+    spec = sweep.CompareSpec(
+        ds.content_hash, algos, sweep.eps_grid(p["celo"], p["cehi"], int(p["cpts"])),
         float(p["cdelta"]), int(p["creps"]), int(p["k"]), int(ds.d), float(radius), int(ds.n),
         int(p["seed"]))
-    run_col, stop_col, _ = st.columns([1, 1, 4])
-    running = compare.running()
-    if run_col.button("Run comparison", key="compare_run", type="primary",
-                      icon=":material/play_arrow:", disabled=running is not None or not algos):
-        compare.start(spec)
-        running = spec
-    stop_col.button("Stop", key="compare_stop", icon=":material/stop:", on_click=compare.stop,
-                    disabled=running is None)
-    if running is not None and running != spec:
-        compare.stop()  # the settings changed under a running comparison
+    running = jobs.running(SLOT)
+    if running is not None and running.key != spec:
+        jobs.stop(SLOT)  # the settings changed under a running comparison
         running = None
-    part = compare.partial(spec)
-    progress = _progress_box(part, len(spec.chunks)) if running is not None else None
+    part = sweep.run_button(SLOT, spec, noun="comparison", key="compare_run", unit="run",
+                            start=lambda resume: _start(ds, spec, resume), disabled=not algos)
     if part is None or part.done == 0:
         st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
-                f"{{{', '.join(compare.fmt_eps(e) for e in spec.epsilons)}}}, δ = "
+                f"{{{sweep.fmt_epsilons(spec.epsilons)}}}, δ = "
                 f"{controls.fmt_delta(spec.delta)}, {spec.reps} repetition(s) each. Results are "
                 "kept for this session and dataset.")
     else:
@@ -239,19 +221,16 @@ def main() -> None:
             st.warning(f"Stopped after {part.done} of {part.total} runs; the curves use the "
                        "finished ones.")
         _charts(spec, part)
-    if running is not None and progress is not None:
-        _run_chunk(ds, running, progress)
 
 
-def _run_chunk(ds, spec: compare.CompareSpec, progress) -> None:
-    """One (repetition, algorithm) of the running comparison, then a rerun for the next."""
-    try:
-        compare.run_chunk(ds, spec, run.reference(ds, spec.k).cost, progress)
-    except Exception as exc:  # ValueError: bad settings; anything else: a library bug
-        compare.stop()
-        st.error(run.error_text(exc))
-        return
-    st.rerun()
+def _start(ds, spec: sweep.CompareSpec, resume: sweep.Partial | None = None) -> None:
+    """Run ``spec`` as the page's job, one (repetition, algorithm) per piece."""
+    ref = run.reference(ds, spec.k).cost
+
+    def piece(i: int, cancel, progress):
+        return sweep.compare_piece(ds, spec, i, ref, cancel=cancel, progress=progress)
+
+    sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 
 
 main()

@@ -25,6 +25,18 @@ with left:
 choice = data_source.current()
 ds = choice.dataset
 dataset_picker.sync_run_defaults(ds)
+
+
+def _pending_upload() -> bool:
+    """A file sits in the uploader that is not the dataset in use (new and not yet used, or one
+    that failed to read): verdicts about the dataset in use must not stand next to it (issue 27)."""
+    up = st.session_state.get("csv_upload")
+    file_id = getattr(up, "file_id", None)
+    seen = st.session_state.setdefault("_data_file_at_use", {})
+    if ds is not None and ds.content_hash not in seen:
+        seen[ds.content_hash] = file_id  # the file in the uploader when this dataset came into use
+    return src == "upload" and up is not None and (ds is None or seen.get(ds.content_hash) != file_id)
+
 with right:
     if choice.error:
         with st.container(key="data_error"):
@@ -47,7 +59,13 @@ with right:
                             config={"displaylogo": False})
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
-        triage.panel(ds)
+        if choice.error or _pending_upload():
+            with st.container(key="data_verdict_hidden"):
+                st.info("The verdicts are about the dataset in use, not the file above: use the "
+                        "new file (or fix it) to check it.")
+        else:
+            triage.clustering_panel(ds)
+            triage.panel(ds)
 server_path.panel()  # only when DPVIZ_SERVER_DATA_DIR names a directory (off by default)
 st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
              icon=":material/insights:")

@@ -16,13 +16,13 @@ the declared size. Tabular results are a scatter of synthetic vs real rows per c
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from app.components import cache, data_source, modes, safe
+from app.components import cache, data_source, jobs, modes, safe
 from app.components.synthetic import guarantee_text, synthetic_csv, synthetic_table_csv
 from dpviz.generative import AcsSetting, DPGMParams, binary_digits, calibrate_sigma_g, dpgm
 from dpviz.generative.data import UnitBox, encoded_without_public, tabular_split
@@ -32,7 +32,7 @@ DELTA = 1e-5
 BATCH = 64  # expected batch L: q = L / n_declared
 SIGMA_K, SIGMA_C, T_K = 3.0, 4.0, 5
 EPS_GRID = (2.0, 3.0, 5.0, 8.0, 10.0, 20.0, 50.0)
-JOB = "_gen_job"
+SLOT = "generate"  # the page's job (app.components.jobs)
 CANCEL = "dpgm_cancel_event"  # the Event the next training receives; the Cancel button sets it
 GRID_SAMPLES = 10  # synthetic images per cluster in the grid
 SOURCE = "dpgm_data"  # which data: the built-in binarized digits or the Data page's dataset
@@ -128,50 +128,29 @@ def _eps_curve(n_declared: int, k: int, epochs: float, sigma_g: float):
     return epsilon_vs_epochs_figure(_setting(n_declared, k, epochs, sigma_g), grid, k=k)
 
 
-@dataclass
-class Job:
-    """One training: its thread, cancel event and what the thread reports (no Streamlit calls in it)."""
-
-    config: dict[str, Any]
-    cancel: threading.Event
-    thread: threading.Thread | None = None
-    step: int = 0
-    total: int = 0
-    result: Any = None
-    error: str | None = None
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-def _train(job: Job, inp: GenInput, params: DPGMParams) -> None:
+def _train(job: jobs.Job, inp: GenInput, params: DPGMParams) -> Any:
     """The background worker: public progress (step counts) only; never touches Streamlit."""
     def progress(p) -> None:
         job.step, job.total = p.step, p.total_steps
 
-    try:
-        init = inp.public_init(params.k, rng=job.config["seed"]) if params.k > 1 else None
-        job.result = dpgm(inp.X, params=params, public_init=init, n_declared=job.config["n_declared"],
-                          delta=DELTA, rng=job.config["seed"], X_public=inp.X_public,
-                          progress=progress, progress_every=1, cancel=job.cancel)
-    except Exception as exc:  # reported on the page, not raised in a thread
-        job.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        job.done.set()
+    cfg = job.info
+    init = inp.public_init(params.k, rng=cfg["seed"]) if params.k > 1 else None
+    return dpgm(inp.X, params=params, public_init=init, n_declared=cfg["n_declared"], delta=DELTA,
+                rng=cfg["seed"], X_public=inp.X_public, progress=progress, progress_every=1,
+                cancel=job.cancel)
 
 
 def _start(config: dict[str, Any], sigma_g: float, inp: GenInput) -> None:
     params = DPGMParams(k=config["k"], T_K=T_K, sigma_K=SIGMA_K, sigma_C=SIGMA_C, sigma_G=sigma_g,
                         batch_size=float(BATCH), epochs=float(config["epochs"]), lr=3e-3, n_features=50)
-    job = Job(config=config, cancel=st.session_state[CANCEL])
-    job.thread = threading.Thread(target=_train, args=(job, inp, params), name="dpviz-generate",
-                                  daemon=True)
-    st.session_state[JOB] = job
-    job.thread.start()
+    jobs.start(SLOT, ("dpgm", id(inp), tuple(sorted((k, v) for k, v in config.items() if k != "input"))),
+               lambda job: _train(job, inp, params), cancel=st.session_state[CANCEL], info=config)
 
 
-def _results(job: Job) -> None:
+def _results(job: jobs.Job) -> None:
     res = job.result
     acc = res.account
-    cfg = job.config
+    cfg = job.info
     mode = "simulation (seeded)" if res.simulation else "release"
     if res.cancelled:
         total = round(res.extra["steps_per_epoch"] * cfg["epochs"])
@@ -219,9 +198,9 @@ def _results(job: Job) -> None:
                        " The first line of the file states it."))
 
 
-def _user_results(job: Job, inp: GenInput, mode: str) -> None:
+def _user_results(job: jobs.Job, inp: GenInput, mode: str) -> None:
     """The Data page's dataset: synthetic vs real per cluster (images for 8×8 data) and the CSV."""
-    res, cfg = job.result, job.config
+    res, cfg = job.result, job.info
     acc = res.account
     n = cfg["n_declared"]
     rng = np.random.default_rng(cfg["seed"])
@@ -250,32 +229,6 @@ def _user_results(job: Job, inp: GenInput, mode: str) -> None:
                        " The first line of the file states it."))
 
 
-def _progress_panel() -> None:
-    job: Job | None = st.session_state.get(JOB)
-    if job is None or job.done.is_set():
-        return
-    total = job.total or 1
-    st.progress(min(job.step / total, 1.0),
-                text=f"Training… DP-SGD step {job.step} of {job.total or '?'}"
-                     + (" (cancelling)" if job.cancel.is_set() else ""))
-    if st.button("Cancel", key="dpgm_cancel"):
-        job.cancel.set()
-
-
-@st.fragment(run_every=0.5)
-def _live() -> None:
-    """Polls the background job; reruns the whole page once it is done."""
-    job: Job | None = st.session_state.get(JOB)
-    if job is None:
-        return
-    if job.done.is_set():
-        if not st.session_state.get("_gen_shown"):
-            st.session_state["_gen_shown"] = True
-            st.rerun()
-        return
-    _progress_panel()
-
-
 st.title("Generate: a private mixture of generative networks")
 st.caption("Acs, Melis, Castelluccia, De Cristofaro. Differentially Private Mixture of Generative Neural "
            "Networks. IEEE TKDE. DP kernel k-means on public seeds, then one VAE per cluster trained with "
@@ -300,10 +253,19 @@ else:
 n_declared = inp.n_declared if inp is not None else 0
 
 
+def _source_key() -> tuple:
+    """What the trained model's data was: the source and, for the Data page's, its content and
+    public share (a result shown beside other data would be stale)."""
+    if st.session_state.get(SOURCE) == "digits":
+        return ("digits",)
+    ds = data_source.current().dataset
+    return ("data", None if ds is None else ds.content_hash, st.session_state.get(PUBLIC_PCT))
+
+
 def _on_train() -> None:
     """The Train button's callback: runs before the page, so the page already shows the job running."""
-    job = st.session_state.get(JOB)
-    if job is not None and not job.done.is_set():
+    job = jobs.current(SLOT)
+    if job is not None and job.running:
         return
     ss = st.session_state
     if job is not None and job.cancel is ss[CANCEL]:  # a finished job's event is spent (maybe set)
@@ -311,7 +273,7 @@ def _on_train() -> None:
     if inp is None:
         return
     config = dict(k=int(ss["dpgm_k"]), eps=float(ss["dpgm_eps"]), epochs=int(ss["dpgm_epochs"]),
-                  seed=int(ss["dpgm_seed"]), n_declared=n_declared, input=inp)
+                  seed=int(ss["dpgm_seed"]), n_declared=n_declared, input=inp, source=_source_key())
     if config["k"] > 1 and (inp.X_public is None or inp.X_public.shape[0] < config["k"]):
         have = 0 if inp.X_public is None else inp.X_public.shape[0]
         ss["_gen_error"] = (f"k = {config['k']} clusters start from {config['k']} public records, and "
@@ -323,12 +285,16 @@ def _on_train() -> None:
         ss["_gen_error"] = str(exc)
         return
     ss["_gen_error"] = None
-    ss["_gen_shown"] = False
     _start(config, sigma_g, inp)
 
 
-job: Job | None = st.session_state.get(JOB)
-running = job is not None and not job.done.is_set()
+job = jobs.current(SLOT)
+if job is not None and job.info.get("source") != _source_key():
+    # The data changed under a trained (or training) model: its results are of other data
+    # (issue 27: stale digit results stayed after switching to the Data page's dataset).
+    jobs.forget(SLOT)
+    job = None
+running = job is not None and job.running
 
 if input_error:
     st.info(input_error)
@@ -346,9 +312,8 @@ if st.session_state.get("_gen_error"):
     st.error(safe.md(st.session_state["_gen_error"]))
 
 if running:
-    _live()
+    jobs.panel(SLOT, unit="DP-SGD step", stop_label="Cancel", stop_key="dpgm_cancel")
 elif job is not None:
-    st.session_state["_gen_shown"] = True
     st.session_state[CANCEL] = threading.Event()  # the finished job's event is spent; the next gets a new one
     if job.error is not None:
         st.error(safe.md(f"Training failed: {job.error}"))

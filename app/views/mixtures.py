@@ -226,6 +226,5 @@ with right:
             f"{th.CAVEAT}. At d = 1, k = {int(k)}: Thm 1.5 ≈ {float(d1):,.0f} samples, lower bound ≈ "
             f"{float(th.lower_bound(1, int(k), alpha, eps, delta, logs)):,.0f}, [AAL21] ≈ "
             f"{float(th.aal21(1, int(k), alpha, eps, delta, logs)):,.0f}. Thm 1.4 is optimal for "
-            f"d ≥ d* = k²·ln²(1/δ) ≈ {float(th.d_star(int(k), delta)):,.0f}. Formulas as reconstructed in "
-            "the seed note (§3); check against arXiv:2411.02298 before quoting them."
+            f"d ≥ d* = k²·ln²(1/δ) ≈ {float(th.d_star(int(k), delta)):,.0f}."
         )

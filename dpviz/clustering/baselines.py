@@ -38,6 +38,30 @@ _DIFFPRIVLIB_RHO = 0.225
 # ----------------------------------------------------------------------------- non-private
 
 
+def reference_kmeans(
+    X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int = 3
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """The one non-private reference clustering: scikit-learn k-means++ (best of ``n_init``
+    seeded runs) on all of X. Returns (centers (k, d), cost on X, labels). Its cost is the X of
+    the normalized loss (Tsfadia et al. 2022, §6.2); :func:`nonprivate_kmeans` wraps it
+    as a Result; ``dpviz.metrics.reference_kmeans_cost`` and the sweeps read it from here.
+
+    Privacy
+    -------
+    NON-PRIVATE diagnostic.
+    """
+    from sklearn.cluster import KMeans
+
+    X = check_data(X, "reference_kmeans", allow_empty=False)
+    k = check_scalar(k, "k", "reference_kmeans", low=1, high=X.shape[0], integer=True)
+    n_init = check_scalar(n_init, "n_init", "reference_kmeans", low=1, high=100, integer=True)
+    gen, _ = check_rng(rng)
+    km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
+    centers = km.cluster_centers_.copy()
+    d2 = nearest_center(X, centers)[1]
+    return centers, float(d2.sum()), km.labels_.astype(np.int64)
+
+
 def nonprivate_kmeans(X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int = 3) -> Result:
     """scikit-learn k-means++ (best of ``n_init`` seeded runs): the non-private reference.
 
@@ -54,20 +78,17 @@ def nonprivate_kmeans(X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int
     ----------
     Arthur & Vassilvitskii 2007 (k-means++); Tsfadia et al. 2022, §6.2 (the X of 1 − X/Y).
     """
-    from sklearn.cluster import KMeans
-
     func = "nonprivate_kmeans"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=X.shape[0], integer=True)
     n_init = check_scalar(n_init, "n_init", func, low=1, high=100, integer=True)
     gen, seed = check_rng(rng)
-    km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
+    centers, cost, labels = reference_kmeans(X, k, rng=gen, n_init=n_init)
     ledger = Ledger(func, ZCDP(0.0, 0.0), note="non-private: no privacy guarantee")
     trace = Trace()
     trace.add("kmeans", released=False, note="Non-private k-means++: no privacy guarantee.",
-              centers=km.cluster_centers_.copy(), labels=km.labels_.astype(np.int64),
-              inertia=float(km.inertia_))
-    return Result(centers=km.cluster_centers_.copy(), failure=None, ledger=ledger,
+              centers=centers.copy(), labels=labels, inertia=float(cost))
+    return Result(centers=centers, failure=None, ledger=ledger,
                   trace=trace.freeze(), params=dict(algorithm=func, k=k, n_init=n_init), seed=seed)
 
 

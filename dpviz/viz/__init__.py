@@ -35,7 +35,7 @@ from dpviz.viz.storyboard import (
     storyboard_figure,
     storyboard_panels,
 )
-from dpviz.viz.sweeps import accuracy_figure, clicked_rho, loss_vs_n_figure, success_figure
+from dpviz.viz.sweeps import accuracy_figure, clicked_budget, loss_vs_n_figure, success_figure
 
 __all__ = [
     "PALETTE",
@@ -46,7 +46,7 @@ __all__ = [
     "accuracy_figure",
     "align_colors",
     "aligned_draws",
-    "clicked_rho",
+    "clicked_budget",
     "cluster_color",
     "data_figure",
     "downsample_index",

@@ -1,6 +1,6 @@
 """Compare: every algorithm's accuracy, run time and structure success against the row-level ε.
 
-Figures of a :func:`dpviz.compare.compare_sweep` frame. Each private algorithm is a median line
+Figures of a :func:`dpviz.sweeps.sweep` frame. Each private algorithm is a median line
 with a quantile band over repetitions, on a log ε axis where ε is the **row-level** target every
 algorithm was calibrated to (not a nominal ρ); the non-private k-means++ reference is a dotted
 horizontal line. Every hover names the algorithm, the row-level (ε, δ), the algorithm's own
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.compare import REFERENCE, SIMULATION, quantile_names, summarize
+from dpviz.sweeps import REFERENCE, SIMULATION, quantile_names, summarize
 from dpviz.viz import colors
 
 METRICS: dict[str, str] = {
@@ -148,7 +148,7 @@ def metric_figure(
     Parameters
     ----------
     cmp : Comparison or DataFrame
-        :func:`dpviz.compare.compare_sweep`'s result (or its frame).
+        :func:`dpviz.sweeps.sweep`'s result (or its frame).
     metric : str
         A frame column: "loss", "labeling_failure", "center_error", "seconds".
     split : bool
@@ -274,3 +274,63 @@ def clicked_point(point: Mapping[str, Any]) -> tuple[str, float] | None:
     if not isinstance(name, str) or not math.isfinite(eps) or eps <= 0:
         return None
     return name, eps
+
+
+def small_multiples_figure(cmp: Any, metric: str = "loss", *,
+                           quantiles: tuple[float, float] = (0.1, 0.9), cols: int = 3) -> go.Figure:
+    """``metric`` vs row-level ε as small multiples: one panel per private algorithm (its median
+    line and quantile band; an algorithm with a fallback shows both lines), the non-private
+    reference dotted in every panel, shared axes, panel titles instead of a legend (issue 27:
+    13 overlapping lines whose legend collided with the axis titles). Median markers carry the
+    same ``customdata`` as :func:`metric_figure`, so a click opens that point in Explore."""
+    from plotly.subplots import make_subplots
+
+    frame = split_fallback(_frame(cmp))
+    qlo, qhi = quantile_names(quantiles)
+    summ = _private_summary(frame, metric, quantiles)
+    palette = algorithm_colors(frame) if not frame.empty else {}
+    bases = list(dict.fromkeys(str(a).split("|")[0] for a in summ["algorithm"])) if not summ.empty else []
+    cols = max(1, min(cols, len(bases)))
+    rows = max(1, math.ceil(len(bases) / cols))
+    titles = [str(summ[summ["algorithm"].astype(str).str.split("|").str[0] == b]["title"].iloc[0]).split(
+        " alone")[0].split(" with fallback")[0] for b in bases]
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True, shared_yaxes=True,
+                        subplot_titles=titles, horizontal_spacing=0.04, vertical_spacing=0.12)
+    refs = _reference_summary(frame, metric)
+    xr = _x_range(summ)
+    for i, base in enumerate(bases):
+        r, c = i // cols + 1, i % cols + 1
+        for name, g in summ[summ["algorithm"].astype(str).str.split("|").str[0] == base].groupby(
+                "algorithm", sort=False):
+            g = g.sort_values("epsilon")
+            color, label = palette[name], str(g["title"].iloc[0])
+            x = g["epsilon"].to_numpy(float)
+            for tr in _band(x, g[qlo].to_numpy(float), g[qhi].to_numpy(float), color, name):
+                fig.add_trace(tr, row=r, col=c)
+            fig.add_trace(go.Scatter(
+                x=x, y=g["median"].to_numpy(float), mode="lines+markers", name=label, meta=name,
+                showlegend=False, line=dict(color=color, width=2), marker=dict(size=7, color=color),
+                customdata=_customdata(g, qlo, qhi),
+                hovertemplate=(f"<b>{label}</b><br>row-level ε = %{{customdata[0]:.3g}}<br>median = "
+                               f"%{{y:.3g}}; {qlo}–{qhi}: %{{customdata[6]:.3g}} – %{{customdata[7]:.3g}}"
+                               f"<br>{SIMULATION}<extra>click to open in Explore</extra>")),
+                row=r, col=c)
+        for _, ref in refs.iterrows():
+            fig.add_trace(go.Scatter(
+                x=list(xr), y=[float(ref["median"])] * 2, mode="lines", showlegend=False,
+                name=f"{ref['title']} ({REFERENCE})", line=dict(color=colors.NONPRIVATE, width=1.5,
+                                                                 dash="dot"),
+                hovertemplate=f"{REFERENCE}: median = {float(ref['median']):.3g}<extra></extra>"),
+                row=r, col=c)
+    fig.update_xaxes(type="log")
+    for c in range(1, cols + 1):
+        fig.update_xaxes(title_text="row-level ε", row=rows, col=c)
+    fig.update_yaxes(title_text=METRICS.get(metric, metric).split(" (")[0], col=1)
+    reps = int(frame["rep"].nunique()) if not frame.empty else 0
+    fig.update_layout(
+        title=dict(text=f"{METRICS.get(metric, metric)} vs row-level ε, one panel per method"
+                        f"<br><sup>median and {qlo}–{qhi} band over {reps} repetitions; dotted: the "
+                        f"{REFERENCE}; simulation (seeded, not a release)</sup>"),
+        template=colors.TEMPLATE, hovermode="closest", clickmode="event+select", showlegend=False,
+        height=260 * rows + 120, margin=dict(t=110))
+    return fig

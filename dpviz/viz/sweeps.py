@@ -2,7 +2,9 @@
 
 The layout follows Google's DP clustering plots: one median line per algorithm with a quantile
 band over repetitions, log-scaled budget axis, and the non-private result as the ε = ∞
-horizontal reference. Median points carry ``customdata = ρ`` so the app can load a clicked ρ.
+horizontal reference. The budget axis is the frame's (``dpviz.sweeps.axis_of``): a row-level ε
+target (the app's) or a nominal ρ (the paper's), and every label and hover says which. Median
+points carry ``customdata = budget`` so the app can load a clicked point.
 All metrics are non-private diagnostics.
 """
 
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.experiments import quantile_names, summarize
+from dpviz.sweeps import axis_of, quantile_names, summarize
 from dpviz.viz import colors
 
 ALGORITHM_LABELS: dict[str, str] = {
@@ -24,10 +26,11 @@ ALGORITHM_LABELS: dict[str, str] = {
     "dp_lloyd": "DP-Lloyd",
     "diffprivlib": "diffprivlib KMeans (patched: every cluster noised)",
     "nonprivate": "non-private k-means++ (ε = ∞)",
+    "kmeans++": "non-private k-means++ (ε = ∞)",
 }
 ALGORITHM_COLORS: dict[str, str] = {
     "fc:practical": "#0072B2", "fc:paper": "#56B4E9", "dp_lloyd": "#E69F00",
-    "diffprivlib": "#CC79A7", "nonprivate": "#111111",
+    "diffprivlib": "#CC79A7", "nonprivate": "#111111", "kmeans++": "#111111",
 }
 METRIC_LABELS: dict[str, str] = {
     "loss": "normalized k-means loss 1 − X/Y",
@@ -35,7 +38,11 @@ METRIC_LABELS: dict[str, str] = {
     "seconds": "seconds (private stage)",
 }
 NONPRIVATE_RULE = "non-private (ε = ∞)"
-CURRENT_RULE = "current ρ"
+CURRENT_RULE = "current"
+#: The symbol and axis title of each budget axis.
+AXIS_SYMBOL = {"epsilon": "ε", "rho": "ρ"}
+AXIS_TITLE = {"epsilon": "row-level ε target (log scale): more privacy ← → more accuracy",
+              "rho": "ρ (zCDP budget, log scale): more privacy ← → more accuracy"}
 
 
 #: Suffixes of the two lines a FriendlyCore sweep is drawn as (:func:`split_fallback`).
@@ -55,7 +62,7 @@ def algorithm_label(name: str) -> str:
     from dpviz.registry import get
 
     try:
-        return get(name).title  # any other registered algorithm a ρ sweep runs
+        return get(name).title  # any other registered algorithm
     except ValueError:
         return name
 
@@ -128,37 +135,40 @@ def accuracy_figure(
     current_rho: float | None = None,
     title: str | None = None,
 ) -> go.Figure:
-    """Metric vs ρ: per algorithm a median line over repetitions and a quantile band.
+    """Metric vs the budget axis (ε or ρ): per algorithm a median line over repetitions and a
+    quantile band.
 
     FriendlyCore is drawn twice (:func:`split_fallback`): alone, and with its fallback.
 
     Parameters
     ----------
     sweep : Sweep or DataFrame
-        ``run_sweep``'s result (or its frame). Rows with ``rho = inf`` (the non-private
+        ``dpviz.sweeps.sweep``'s result (or its frame). Rows at ``inf`` (the non-private
         reference) become a horizontal line labelled "non-private (ε = ∞)".
     metric : str
         A frame column: "loss" (default), "center_error", "seconds".
     quantiles : (lo, hi)
         The band; (0.1, 0.9) is the 10–90% band.
     current_rho : float, optional
-        Drawn as a vertical rule (the ρ loaded in Explore).
+        Drawn as a vertical rule (a budget on the frame's axis).
 
     Notes
     -----
-    Each median marker's ``customdata`` is its ρ (``customdata[0]``), followed by the band
-    edges and the success rate, so a click can load that ρ.
+    Each median marker's ``customdata`` is its budget (``customdata[0]``), followed by the band
+    edges and the success rate, so a click can load that budget.
     """
     frame = split_fallback(_frame(sweep))
+    ax = axis_of(frame)
+    sym = AXIS_SYMBOL[ax]
     summ = summarize(frame, metric=metric, quantiles=quantiles)
     qlo, qhi = quantile_names(quantiles)
     fig = go.Figure()
-    finite = summ[np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    finite = summ[np.isfinite(summ[ax].astype(float))] if not summ.empty else summ
     ys: list[np.ndarray] = []
     for i, (alg, g) in enumerate(finite.groupby("algorithm", sort=False)):
-        g = g.sort_values("rho")
+        g = g.sort_values(ax)
         color, label = algorithm_color(alg, i), algorithm_label(alg)
-        x = g["rho"].to_numpy(float)
+        x = g[ax].to_numpy(float)
         lo, hi, med = (g[c].to_numpy(float) for c in (qlo, qhi, "median"))
         ys += [lo, hi, med]
         for tr in _band_traces(x, lo, hi, color=color, group=alg, name=label):
@@ -167,34 +177,34 @@ def accuracy_figure(
             x=x, y=med, mode="lines+markers", name=label, legendgroup=alg,
             line=dict(color=color, width=2), marker=dict(size=7, color=color),
             customdata=np.c_[x, lo, hi, g["success_rate"].to_numpy(float), g["runs"]],
-            hovertemplate=(f"<b>{label}</b><br>ρ = %{{customdata[0]:.3g}}<br>median = %{{y:.3g}}"
+            hovertemplate=(f"<b>{label}</b><br>{sym} = %{{customdata[0]:.3g}}<br>median = %{{y:.3g}}"
                            f"<br>{qlo}–{qhi}: %{{customdata[1]:.3g}} – %{{customdata[2]:.3g}}"
                            "<br>success rate %{customdata[3]:.0%} of %{customdata[4]} runs"
-                           "<extra>click to load this ρ</extra>")))
-    rho_vals = finite["rho"].to_numpy(float) if not finite.empty else np.array([])
+                           f"<extra>click to load this {sym}</extra>")))
+    rho_vals = finite[ax].to_numpy(float) if not finite.empty else np.array([])
     if current_rho is not None:
         rho_vals = np.append(rho_vals, float(current_rho))
     xr = (float(rho_vals.min()), float(rho_vals.max())) if rho_vals.size else (0.01, 10.0)
-    nonpriv = summ[~np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    nonpriv = summ[~np.isfinite(summ[ax].astype(float))] if not summ.empty else summ
     for _, row in nonpriv.iterrows():
         ys.append(np.array([row["median"]]))
         fig.add_trace(go.Scatter(
             x=list(xr), y=[row["median"], row["median"]], mode="lines",
             name=NONPRIVATE_RULE if row["algorithm"] == "nonprivate"
-            else f"{algorithm_label(row['algorithm'])} (ρ = ∞)",
+            else f"{algorithm_label(row['algorithm'])} ({sym} = ∞)",
             line=dict(color=algorithm_color(row["algorithm"]), width=2, dash="dot"),
             hovertemplate=f"non-private median = {row['median']:.3g}<extra></extra>"))
     yr = _y_range(ys)
     if current_rho is not None:
-        fig.add_trace(_rule(float(current_rho), yr, f"{CURRENT_RULE} = {current_rho:.3g}"))
+        fig.add_trace(_rule(float(current_rho), yr, f"{CURRENT_RULE} {sym} = {current_rho:.3g}"))
     reps = int(frame["rep"].nunique()) if "rep" in frame and not frame.empty else 0
     sub = (f"median and {qlo}–{qhi} band over {reps} repetitions; "
            "non-private diagnostic; lower is better")
     fig.update_layout(
-        title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs budget ρ'}"
+        title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs ' + sym}"
                         f"<br><sup>{sub}</sup>"),
         template=colors.TEMPLATE, hovermode="closest",
-        xaxis=dict(type="log", title="ρ (zCDP budget, log scale): more privacy ← → more accuracy"),
+        xaxis=dict(type="log", title=AXIS_TITLE[ax]),
         yaxis=dict(title=METRIC_LABELS.get(metric, metric), range=list(yr)),
         clickmode="event+select")
     return fig
@@ -202,26 +212,28 @@ def accuracy_figure(
 
 def success_figure(sweep: Any, *, current_rho: float | None = None,
                    title: str | None = None) -> go.Figure:
-    """Success rate vs ρ per algorithm (FC: released centers without its fallback)."""
+    """Success rate vs the budget axis per algorithm (FC: released centers without its fallback)."""
     frame = _frame(sweep)
+    ax = axis_of(frame)
+    sym = AXIS_SYMBOL[ax]
     summ = summarize(frame, metric="loss")
     fig = go.Figure()
-    finite = summ[np.isfinite(summ["rho"].astype(float))] if not summ.empty else summ
+    finite = summ[np.isfinite(summ[ax].astype(float))] if not summ.empty else summ
     for i, (alg, g) in enumerate(finite.groupby("algorithm", sort=False)):
-        g = g.sort_values("rho")
-        x = g["rho"].to_numpy(float)
+        g = g.sort_values(ax)
+        x = g[ax].to_numpy(float)
         fig.add_trace(go.Scatter(
             x=x, y=g["success_rate"], mode="lines+markers",
             name=algorithm_label(alg + ALONE if str(alg).startswith("fc:") else alg),
             line=dict(color=algorithm_color(alg, i)), customdata=np.c_[x, g["runs"]],
-            hovertemplate="ρ = %{customdata[0]:.3g}<br>success %{y:.0%} of %{customdata[1]} runs"
-                          "<extra></extra>"))
+            hovertemplate=f"{sym} = %{{customdata[0]:.3g}}"
+                          "<br>success %{y:.0%} of %{customdata[1]} runs<extra></extra>"))
     if current_rho is not None:
-        fig.add_trace(_rule(float(current_rho), (0.0, 1.05), f"{CURRENT_RULE} = {current_rho:.3g}"))
+        fig.add_trace(_rule(float(current_rho), (0.0, 1.05), f"{CURRENT_RULE} {sym} = {current_rho:.3g}"))
     fig.update_layout(
         title=dict(text=f"{title or 'How often the algorithm succeeds'}<br><sup>FriendlyCore "
                         "counts as failed when its fallback released the centers</sup>"),
-        template=colors.TEMPLATE, xaxis=dict(type="log", title="ρ (zCDP budget, log scale)"),
+        template=colors.TEMPLATE, xaxis=dict(type="log", title=AXIS_TITLE[ax]),
         yaxis=dict(title="success rate", range=[0, 1.05], tickformat=".0%"))
     return fig
 
@@ -233,7 +245,7 @@ def loss_vs_n_figure(
     quantiles: tuple[float, float] = (0.1, 0.9),
     title: str | None = None,
 ) -> go.Figure:
-    """Metric vs n (from ``run_n_sweep``): median and band per algorithm, log-n axis.
+    """Metric vs n (from ``dpviz.sweeps.sweep_n``): median and band per algorithm, log-n axis.
 
     The non-private reference is drawn as a dotted line of its own (it also depends on n).
     """
@@ -250,10 +262,11 @@ def loss_vs_n_figure(
             fig.add_trace(tr)
         fig.add_trace(go.Scatter(
             x=x, y=g["median"], mode="lines+markers", name=label, legendgroup=alg,
-            line=dict(color=color, width=2, dash="dot" if alg == "nonprivate" else "solid"),
+            line=dict(color=color, width=2, dash="dot" if alg in ("nonprivate", "kmeans++") else "solid"),
             customdata=x, hovertemplate="n = %{x:,}<br>median = %{y:.3g}<extra></extra>"))
-    rho = frame["rho"][np.isfinite(frame["rho"].astype(float))] if not frame.empty else []
-    at = f" at ρ = {float(pd.Series(rho).iloc[0]):.3g}" if len(rho) else ""
+    ax = axis_of(frame)
+    vals = frame[ax][np.isfinite(frame[ax].astype(float))] if not frame.empty else []
+    at = f" at {AXIS_SYMBOL[ax]} = {float(pd.Series(vals).iloc[0]):.3g}" if len(vals) else ""
     fig.update_layout(
         title=dict(text=f"{title or METRIC_LABELS.get(metric, metric) + ' vs n' + at}"
                         f"<br><sup>median and {qlo}–{qhi} band; non-private diagnostic</sup>"),
@@ -262,8 +275,9 @@ def loss_vs_n_figure(
     return fig
 
 
-def clicked_rho(point: dict) -> float | None:
-    """The ρ of a clicked median point (a plotly selection point dict), or None."""
+def clicked_budget(point: dict) -> float | None:
+    """The budget (the axis value: ε or ρ) of a clicked median point (a plotly selection point
+    dict), or None."""
     cd = point.get("customdata")
     if cd is None:
         return None

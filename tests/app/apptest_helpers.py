@@ -75,3 +75,11 @@ def paper_eps(at: AppTest) -> float:
     if m is None:
         raise AssertionError("No per-tuple ε line on the page")
     return float(m.group(1))
+
+
+def finish_job(at: AppTest, slot: str) -> None:
+    """Wait for the page's background job (app.components.jobs) to end, then rerun the page (a
+    browser's polling fragment does that rerun by itself)."""
+    job = at.session_state[f"_job_{slot}"]
+    assert job.wait(TIMEOUT), f"the {slot} job did not finish in {TIMEOUT} s"
+    at.run()

@@ -8,7 +8,16 @@ from concurrent.futures import Future
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, container, has_container, open_app, paper_eps, row_guarantee, texts
+from apptest_helpers import (
+    SMALL,
+    container,
+    finish_job,
+    has_container,
+    open_app,
+    paper_eps,
+    row_guarantee,
+    texts,
+)
 
 from dpviz.privacy import row_level_statement
 
@@ -166,7 +175,7 @@ def test_good_csv_upload_declare_radius_and_run():
     at.number_input(key="csv_declared_n").set_value(400).run()  # public: t = 400 // (5·4) = 20
     at.button(key="csv_use").click().run()
     assert not at.exception
-    assert at.query_params["src"] == "upload" and at.query_params["t"] == "20"
+    assert at.query_params["src"] == "upload" and at.query_params["friendlycore.n_tuples"] == "20"
     at.switch_page("views/explore.py").run()
     assert not at.exception
     assert "uploaded" in texts(at) and "Λ used = 10" in texts(at)
@@ -214,16 +223,18 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
                   bpts="2", breps="1")
     assert not at.exception
     at.button(key="budget_run").click().run()
+    finish_job(at, "budget")
     assert not at.exception
     assert len(at.get("plotly_chart")) >= 2  # accuracy and success charts
     summary = at.dataframe[0].value
     assert set(summary["algorithm"]) == {"fc:practical", "nonprivate"}
     # Loss vs n at the current ρ (one repetition, five sizes up to n).
     at.button(key="budget_loss_n_run").click().run()
+    finish_job(at, "budget")
     assert not at.exception
     assert any(getattr(c, "key", None) == "budget_loss_n" for c in at.get("plotly_chart"))
     # A click on a median point (the chart's selection event) loads its ρ into Explore.
-    from app.components.sweep import rho_from_selection
+    from app.components.sweep import budget_from_selection as rho_from_selection
 
     assert rho_from_selection({"selection": {"points": [{"customdata": [0.316, 1]}]}}) == 0.316
     # What Streamlit actually delivers for an array customdata (seen in chromium):

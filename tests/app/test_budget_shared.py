@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
-from apptest_helpers import SMALL, container, has_container, open_app
+from apptest_helpers import SMALL, container, finish_job, has_container, open_app
 
 from app.components import sweep
 
@@ -23,8 +23,7 @@ def test_a_complete_public_sweep_opens_drawn_in_another_session():
     a = open_app("budget", **TINY)
     assert not has_container(a, "budget_origin")
     a.button(key="budget_run").click().run()
-    while a.session_state["_sweep_running"] is not None:  # one repetition per script run
-        a.run()
+    finish_job(a, "budget")
     assert not a.exception
     ran = _summary(a)
     # B opens the same link: the curves are there without pressing Run, labelled as shared.
@@ -48,14 +47,12 @@ def test_a_sweep_on_an_upload_is_never_shared():
     a.button(key="csv_use").click().run()
     a.switch_page("views/budget.py").run()
     a.button(key="budget_run").click().run()
-    while a.session_state["_sweep_running"] is not None:
-        a.run()
+    finish_job(a, "budget")
     assert not a.exception
-    specs = [k for k in a.session_state["_cache_sweep"] if k.data_hash]
-    upload_hashes = {s.data_hash for s in specs}
-    assert upload_hashes, "the upload's sweep ran in its session"
-    shared = sweep.shared_sweeps()
-    assert all(shared.get(s) is None for s in specs)
+    spec = a.session_state["_job_budget"].key
+    assert spec.data_hash and a.session_state["_job_budget"].parts, "the upload's sweep ran in its session"
+    assert sweep.shared_sweeps().get(spec) is None
+    assert sweep.jobs._shared().get(spec) is None  # nor is its job findable by another session
 
 
 def _frames(seed: int) -> list[pd.DataFrame]:
@@ -70,16 +67,18 @@ def _frames(seed: int) -> list[pd.DataFrame]:
 
 SPEC = sweep.SweepSpec("abc", ("nonprivate", "dp_lloyd"), (0.1,), 2, 4, 60, 1e-6, 1.0, 1e-3,
                        "kmeans++", 7)
+CSPEC = sweep.CompareSpec("abc", (("dp_lloyd", __import__("dpviz").registry.get("dp_lloyd").make_params()),),
+                          (0.5, 2.0), 1e-6, 2, 4, 2, 1.0, 3000, 7)
 
 
 def test_precomputed_file_round_trips_and_is_ignored_under_another_code_hash(tmp_path):
     path = tmp_path / "sweeps.json"
     frames = _frames(0)
-    sweep.save_precomputed([(SPEC, frames)], [{"gen": "x"}], path=path)
+    sweep.save_precomputed([(SPEC, frames), (CSPEC, frames)], [{"gen": "x"}], path=path)
     doc = json.loads(path.read_text())
     assert doc["kind"].startswith("SIMULATION") and doc["code_hash"] == sweep.code_hash()
-    (spec, got), = sweep.load_precomputed(path)
-    assert spec == SPEC
+    (spec, got), (cspec, _) = sweep.load_precomputed(path)
+    assert spec == SPEC and cspec == CSPEC  # both pages' sweeps round-trip
     for a, b in zip(got, frames, strict=True):
         pd.testing.assert_frame_equal(a, b, check_dtype=False)
     assert sweep.SharedSweeps(path=path).get(SPEC)[0] == "precomputed"
@@ -91,7 +90,7 @@ def test_precomputed_file_round_trips_and_is_ignored_under_another_code_hash(tmp
 
 def test_shared_store_is_bounded_and_keeps_the_first_complete_sweep():
     store = sweep.SharedSweeps(size=2, path=sweep.PRECOMPUTED.with_name("missing.json"))
-    specs = [SPEC, *(sweep.SweepSpec(**{**sweep.spec_to_json(SPEC), "seed": s}) for s in (8, 9))]
+    specs = [SPEC, *(sweep.spec_from_json({**sweep.spec_to_json(SPEC), "seed": s}) for s in (8, 9))]
     for s in specs:
         store.put(s, _frames(0))
     assert store.get(specs[0]) is None and store.get(specs[2]) is not None
@@ -105,3 +104,22 @@ def test_the_committed_precomputed_file_matches_the_code():
     doc = json.loads(sweep.PRECOMPUTED.read_text())
     assert doc["code_hash"] == sweep.code_hash(), "stale app/precomputed/budget_sweeps.json: make precompute"
     assert len(sweep.load_precomputed()) >= 2
+
+
+def test_two_sessions_loss_vs_n_then_a_fresh_budget_page_does_not_crash():
+    """Issue 27, defect 1: once any session completed "Loss vs n" on public data, every new
+    session opening /budget hit StreamlitDuplicateElementKey 'budget_origin' (both the ε sweep and
+    the n sweep were drawn from the shared store, and both notes used one key)."""
+    args = {**TINY, "seed": "11"}
+    a = open_app("budget", **args)
+    a.button(key="budget_run").click().run()
+    finish_job(a, "budget")
+    a.button(key="budget_loss_n_run").click().run()
+    finish_job(a, "budget")
+    assert not a.exception
+    b = open_app("budget", **args)  # a second, concurrent session opening the same link
+    assert not b.exception, [e.value for e in b.exception]
+    assert has_container(b, "budget_origin") and has_container(b, "budget_origin_n")
+    assert any(getattr(c, "key", None) == "budget_loss_n" for c in b.get("plotly_chart"))
+    a.run()  # and the first session keeps working
+    assert not a.exception

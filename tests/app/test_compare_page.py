@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, container, open_app, texts
+from apptest_helpers import SMALL, container, finish_job, open_app, texts
 
-from dpviz.compare import REFERENCE, SIMULATION
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
 from dpviz.registry import AlgorithmSpec, check_hinted, hint, register, unregister
 from dpviz.result import Result, Trace
+from dpviz.sweeps import REFERENCE, SIMULATION
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,24 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     assert at.selectbox(key="cmp_page_toy_mode").options == ["mean", "zero"]
     at.number_input(key="cmp_page_toy_shift").set_value(0.5)
     at.button(key="compare_run").click().run()
+    finish_job(at, "compare")
     assert not at.exception
+    keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
+    assert keys == {"compare_loss"}  # at a glance: the rest one click away
+    at.toggle(key="compare_more").set_value(True).run()
     keys = {getattr(c, "key", None) for c in at.get("plotly_chart")}
     assert {"compare_loss", "compare_labeling_failure", "compare_center_error", "compare_structure",
             "compare_seconds"} <= keys
-    summary = at.dataframe[0].value
+    # At a glance (issue 27): the methods ranked, and one panel per method instead of a legend.
+    rank = at.dataframe[0].value
+    assert list(rank["rank"]) == ["1", "2", "—"] and "non-private" in rank["method"].iloc[-1]
+    assert [c for c in rank.columns if c.startswith("ε = ")] == ["ε = 1", "ε = 10"]
+    loss = next(c for c in at.get("plotly_chart") if getattr(c, "key", None) == "compare_loss")
+    import json
+
+    layout = json.loads(loss.proto.spec)["layout"]
+    assert not layout.get("showlegend", True) and "xaxis2" in layout
+    summary = at.dataframe[-1].value  # the runs' table (the ranking is first)
     assert set(summary["algorithm"]) == {"page_toy", "dp_lloyd", "kmeans++"}
     toy = summary[summary.algorithm == "page_toy"]
     assert sorted(toy["epsilon"]) == [1.0, 10.0] and (toy["runs"] == 2).all()
@@ -80,8 +93,8 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     page = texts(at)
     assert SIMULATION in page and REFERENCE in page
     # The sweep used the form's parameters: the chunks ran with shift = 0.5.
-    part = next(v for k, v in at.session_state["_cache_compare"].items() if k.algorithms[0][0] == "page_toy")
-    assert part.spec.params_of("page_toy").shift == 0.5 and part.complete
+    job = at.session_state["_job_compare"]
+    assert job.key.params_of("page_toy").shift == 0.5 and len(job.parts) == job.key.total
     # A click on the toy's ε = 10 point opens it in Explore at that row-level ε with its parameters.
     from app.components.compare import explore_params
 
@@ -101,6 +114,7 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
 def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget():
     at = open_app("compare", **{**QUERY, "calg": "friendlycore", "creps": "1", "cpts": "1", "cehi": "5.0"})
     at.button(key="compare_run").click().run()
+    finish_job(at, "compare")
     assert not at.exception
     spec = at.session_state["_compare_shown"]
     from app.components.compare import explore_params
@@ -135,6 +149,7 @@ def test_the_budget_page_lists_every_registered_algorithm_a_rho_sweep_can_run(pa
 def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
     at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1", "cehi": "2.0"})
     at.button(key="compare_run").click().run()
+    finish_job(at, "compare")
     spec = at.session_state["_compare_shown"]
     from app.components.compare import explore_params
 
@@ -150,9 +165,9 @@ def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
 
 def _stopping_private(X, k, budget, *, radius, rng, pub, params, stage=None):
     """The page toy, pressing Stop while it runs (what a Stop click's callback does)."""
-    from app.components import compare
+    from app.components import jobs
 
-    compare.stop()
+    jobs.this_job().cancel.set()
     return _private(X, k, budget, radius=radius, rng=rng, pub=pub, params=params, stage=stage)
 
 
@@ -163,11 +178,30 @@ def test_stop_keeps_the_finished_runs_and_says_so():
     try:
         at = open_app("compare", **{**QUERY, "calg": "stopper,origin", "cpts": "1", "creps": "2"})
         at.button(key="compare_run").click().run()
+        finish_job(at, "compare")
         assert not at.exception
-        assert at.session_state["_compare_running"] is None
+        assert not at.session_state["_job_compare"].running
         warning = " ".join(w.value for w in at.warning)
         assert "Stopped after 1 of 4 runs" in warning  # 2 algorithms × 2 repetitions
-        summary = at.dataframe[0].value
+        summary = at.dataframe[-1].value  # the runs' table (the ranking is first)
         assert list(summary["algorithm"]) == ["stopper"] and list(summary["runs"]) == [1]
     finally:
         unregister("stopper")
+
+
+def test_a_shared_compare_link_opens_drawn_without_recomputing():
+    """Issue 27: a shared Compare link recomputed (25–60 s). A complete comparison on public data
+    is shared on the server (and the presets' defaults are precomputed): another session opening
+    the same link sees it at once, with no job started."""
+    q = {**QUERY, "calg": "dp_lloyd,kmeans++", "creps": "1", "seed": "23"}
+    a = open_app("compare", **q)
+    a.button(key="compare_run").click().run()
+    finish_job(a, "compare")
+    ran = a.dataframe[-1].value
+    b = open_app("compare", **q)
+    assert not b.exception
+    assert "_job_compare" not in b.session_state or not b.session_state["_job_compare"].running
+    assert any(getattr(c, "key", None) == "compare_loss" for c in b.get("plotly_chart"))
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(b.dataframe[-1].value, ran)

@@ -18,7 +18,7 @@ def _train(at, *, k: int, epochs: int):
     at.number_input(key="dpgm_epochs").set_value(epochs)
     at.button(key="dpgm_train").click().run()
     assert not at.exception
-    job = at.session_state["_gen_job"]
+    job = at.session_state["_job_generate"]
     assert job.thread is not None and job.thread.daemon  # the real page trains in a thread
     start = time.monotonic()
     while not job.done.is_set():  # the page polls with a fragment; here we wait for the thread
@@ -78,7 +78,7 @@ def test_generate_page_cancel_button_stops_a_running_training():
     at.number_input(key="dpgm_k").set_value(2)
     at.number_input(key="dpgm_epochs").set_value(50)  # 1,200 steps: several seconds, long enough to cancel
     at.button(key="dpgm_train").click().run()
-    job = at.session_state["_gen_job"]
+    job = at.session_state["_job_generate"]
     assert not job.done.is_set(), "training finished before Cancel could be pressed"
     assert at.button(key="dpgm_train").disabled  # no second training while one runs
     at.button(key="dpgm_cancel").click().run()
@@ -97,3 +97,15 @@ def test_the_data_page_generator_and_the_generate_page_do_not_share_widget_keys(
     at.switch_page("views/generate.py").run()
     assert not at.exception
     assert at.number_input(key="dpgm_k").value == 2
+
+
+def test_digit_results_do_not_stay_beside_another_data_source():
+    """Issue 27: after training on the digits, switching the source to the Data page's dataset
+    kept the digit results (images, ε, download) on screen."""
+    at = open_app("generate", **SMALL)
+    _train(at, k=2, epochs=1)
+    assert has_container(at, "dpgm_epsilon")
+    at.radio(key="dpgm_data").set_value("data").run()
+    assert not at.exception
+    assert not has_container(at, "dpgm_epsilon")
+    assert not any(getattr(c, "key", None) == "dpgm_samples" for c in at.get("plotly_chart"))

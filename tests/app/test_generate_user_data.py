@@ -17,7 +17,7 @@ DEADLINE = 60.0
 
 
 def _wait(at):
-    job = at.session_state["_gen_job"]
+    job = at.session_state["_job_generate"]
     start = time.monotonic()
     while not job.done.is_set():
         assert time.monotonic() - start < DEADLINE, "training did not finish"
@@ -42,9 +42,9 @@ def test_generate_trains_on_the_data_pages_dataset_with_a_public_split():
     job = _wait(at)
     res = job.result
     assert job.error is None and not res.cancelled
-    inp = job.config["input"]
+    inp = job.info["input"]
     assert inp.X.shape == (2550, 2) and inp.X_public.shape == (450, 2)
-    assert job.config["n_declared"] == 2550 and res.extra["n_declared"] == 2550
+    assert job.info["n_declared"] == 2550 and res.extra["n_declared"] == 2550
     assert res.extra["q"] == 64 / 2550  # the sampling rate uses the private part's declared size
     assert np.all((inp.X >= 0) & (inp.X <= 1))  # rows scaled into [0, 1] by the public box
     acc = res.account
@@ -78,13 +78,13 @@ def test_zero_public_rows_needs_k_1_and_then_uses_the_declared_radius():
     at.number_input(key="dpgm_k").set_value(2)
     at.button(key="dpgm_train").click().run()
     assert "0 rows are declared public: declare more public rows or set k = 1" in texts(at).replace("\\", "")
-    assert "_gen_job" not in at.session_state
+    assert "_job_generate" not in at.session_state
     at.number_input(key="dpgm_k").set_value(1)
     at.number_input(key="dpgm_epochs").set_value(1)
     at.button(key="dpgm_train").click().run()
     job = _wait(at)
-    assert job.error is None and job.config["n_declared"] == 3000
-    assert job.config["input"].box.source.startswith("the declared radius")
+    assert job.error is None and job.info["n_declared"] == 3000
+    assert job.info["input"].box.source.startswith("the declared radius")
 
 
 def test_a_formula_like_column_name_is_neutralised_in_the_csv():
@@ -109,7 +109,7 @@ def test_64_column_data_is_shown_as_8x8_images():
     at.number_input(key="dpgm_epochs").set_value(1)
     at.button(key="dpgm_train").click().run()
     job = _wait(at)
-    assert job.error is None and job.config["input"].image
+    assert job.error is None and job.info["input"].image
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     grid = next(c for c in charts if "Synthetic 8×8 rows per cluster" in c["layout"]["title"]["text"])
     zspec = grid["data"][0]["z"]  # plotly's typed-array encoding: base64 bytes, dtype and shape

@@ -7,7 +7,7 @@ and the bugs the issue lists. Small data (apptest_helpers.SMALL) keeps each test
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import SMALL, container, open_app, paper_eps, row_guarantee, texts
+from apptest_helpers import SMALL, container, metric, open_app, paper_eps, row_guarantee, texts
 from streamlit.testing.v1 import AppTest
 
 from dpviz.privacy import row_level_statement
@@ -81,16 +81,18 @@ def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
 
     at = open_app("learn", **SMALL)
     assert not at.exception
-    frame = next(df.value for df in at.dataframe if "FriendlyCore at this ρ: (ε, δ) per row" in df.value)
+    frame = next(df.value for df in at.dataframe if "FriendlyCore (ε, δ)" in df.value)
     row = frame[frame["δ"] == "10⁻⁶"].iloc[0]
     ds = GENERATORS["fig3_three"](20_000, rng=0)
     stage = fc_tuple_stage(ds.X, 3, n_tuples=200, radius=1.0, rng=np.random.default_rng(0))
     result = fc_private_stage(ds.X, stage, rho=1.0, delta=1e-6, radius=1.0, r_min=0.001,
                               n_declared=20_000, rng=np.random.default_rng(0))
     fresh = row_level_statement(result.ledger, 1e-6).row
-    eps, delta = (float(v) for v in row["FriendlyCore at this ρ: (ε, δ) per row"].strip("()").split(","))
+    eps, delta = (float(v) for v in row["FriendlyCore (ε, δ)"].strip("()").split(","))
     assert eps == pytest.approx(fresh.eps, rel=5e-3) and delta == pytest.approx(fresh.delta, rel=5e-2)
     assert "per ROW" in texts(at)
+    # Issue 27: short headers so the last column is not cut at 1280 px (the meaning is each help).
+    assert max(len(c) for c in frame.columns) <= 20
 
 
 # ----------------------------------------------------------------------------- honest labels
@@ -300,3 +302,19 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
     assert not at.exception
     assert scales() == [scale]
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
+
+
+def test_the_membership_game_makes_e_eps_concrete():
+    """Issue 27, "things no peer has": the best attacker's success e^ε/(1+e^ε) and an empirical
+    run of the game on a Laplace count, which never beats the bound (beyond sampling error)."""
+    import math
+
+    at = open_app("learn", **SMALL)
+    assert not at.exception
+    for eps in (0.5, 1.0, 5.0):
+        at.select_slider(key="learn_mia_eps").set_value(eps).run()
+        bound = float(metric(at, "Best possible attacker").rstrip("%")) / 100
+        seen = float(metric(at, "This attacker, 4,000 games").rstrip("%")) / 100
+        assert bound == pytest.approx(math.exp(eps) / (1 + math.exp(eps)), abs=6e-4)
+        assert seen == pytest.approx(1 - 0.5 * math.exp(-eps / 2), abs=0.03)  # the threshold test
+        assert seen <= bound + 0.02  # 4,000 games: sd ≈ 0.8%

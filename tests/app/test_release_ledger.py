@@ -353,7 +353,7 @@ def test_an_uploads_url_t_does_not_come_from_its_row_count():
     seen = set()
     for rows in (600, 599, 240):
         at = _use_upload(open_app("data", **SMALL), _table()[:rows])
-        seen.add(at.query_params["t"])
+        seen.add(at.query_params["friendlycore.n_tuples"])
     assert seen == {"200"}
     at = open_app("data", **SMALL)
     at.radio(key="source_radio").set_value("upload").run()
@@ -362,4 +362,4 @@ def test_an_uploads_url_t_does_not_come_from_its_row_count():
     at.number_input(key="csv_radius").set_value(10.0).run()
     at.number_input(key="csv_declared_n").set_value(1000).run()
     at.button(key="csv_use").click().run()
-    assert at.query_params["t"] == str(1000 // (5 * 4))  # k = 4 from the URL
+    assert at.query_params["friendlycore.n_tuples"] == str(1000 // (5 * 4))  # k = 4 from the URL

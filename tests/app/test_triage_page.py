@@ -3,7 +3,7 @@ non-private parts labelled apart, and a suggestion button that applies itself an
 
 from __future__ import annotations
 
-from apptest_helpers import container, has_container, open_app, texts
+from apptest_helpers import SMALL, container, has_container, open_app, texts
 
 LESSON = {"src": "generate", "gen": "fig6_blobs", "n": "20000", "gk": "8", "k": "8", "t": "200"}
 
@@ -138,3 +138,30 @@ def test_iris_with_k8_is_announced_and_one_click_sets_k3():
     assert not has_container(at, "triage_k_note")
     at2 = open_app(None, src="builtin", builtin="iris", k="8", t="3")
     assert "This dataset has 3 classes; the run asks for k = 8 centers" in texts(at2)
+
+
+def test_no_verdict_of_the_previous_dataset_beside_a_new_or_failed_upload():
+    """Issue 27: the Data page kept the previous dataset's green verdict next to a new or failed
+    upload."""
+    from test_hostile_app import _csv, _rows, _upload
+
+    at = open_app("data", **SMALL)
+    assert has_container(at, "triage_verdict")  # the generated dataset's verdict
+    _upload(at, "broken.csv", b"a,b\n1,2\n3\n4,5,6,7\n")  # a file that fails to read
+    assert not at.exception
+    assert not has_container(at, "triage_verdict") and has_container(at, "data_verdict_hidden")
+    _upload(at, "fine.csv", _csv(["a", "b"], _rows(seed=2)))  # readable but not used yet
+    assert not has_container(at, "triage_verdict") and has_container(at, "data_verdict_hidden")
+    at.number_input(key="csv_radius").set_value(50.0).run()
+    at.button(key="csv_use").click().run()  # now it is the dataset in use: its verdict shows
+    assert not at.exception
+    assert has_container(at, "triage_verdict") and not has_container(at, "data_verdict_hidden")
+
+
+def test_learns_no_clusters_example_does_not_ask_for_k_8():
+    """Issue 27: Learn's "No clusters at all" example (uniform data, k = 3) said "set k = 8"."""
+    at = open_app(None, src="generate", gen="null_uniform", k="3", n="3000", t="60")
+    assert not at.exception
+    assert "Set k = 8" not in texts(at) and "has 8 clusters" not in texts(at)
+    at.switch_page("views/data.py").run()
+    assert "Set k = 8" not in texts(at) and not has_container(at, "triage_k_note")

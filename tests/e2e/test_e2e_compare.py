@@ -56,7 +56,11 @@ def test_a_small_comparison_draws_every_algorithm(page: Page, app_url: str, shoo
                 assert all(y is not None for y in curve["y"])
         else:
             assert any(n.startswith(spec.title) and "non-private reference" in n for n in names)
-    expect(widget(page, "compare_structure")).to_be_visible()
+    # At a glance (issue 27): the ranking, one panel per method; the rest one click away.
+    expect(widget(page, "compare_ranking")).to_be_visible()
+    expect(widget(page, "compare_structure")).to_have_count(0)
+    widget(page, "compare_more").locator("label").click()
+    expect(widget(page, "compare_structure")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
     expect(widget(page, "compare_seconds")).to_be_visible()
     shoot("compare")
 
@@ -72,10 +76,12 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
     chart.scroll_into_view_if_needed()
     x, y = chart.evaluate(
         """(graph, title) => {
-             const xa = graph._fullLayout.xaxis, ya = graph._fullLayout.yaxis;
              const box = graph.getBoundingClientRect();
-             const pos = (t, j) => [box.left + xa._offset + xa.c2p(t.x[j]),
-                                    box.top + ya._offset + ya.c2p(t.y[j])];
+             const axes = (t) => [graph._fullLayout['xaxis' + (t.xaxis || 'x').slice(1)],
+                                  graph._fullLayout['yaxis' + (t.yaxis || 'y').slice(1)]];
+             const pos = (t, j) => { const [xa, ya] = axes(t);  // small multiples: its panel's axes
+                                     return [box.left + xa._offset + xa.c2p(t.x[j]),
+                                             box.top + ya._offset + ya.c2p(t.y[j])]; };
              const medians = graph._fullData.filter((t) => t.mode === 'lines+markers' && t.visible === true);
              const fc = medians.find((t) => t.name === title);
              const others = medians.filter((t) => t !== fc)

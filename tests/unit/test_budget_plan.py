@@ -162,12 +162,12 @@ def test_release_page_exports_without_a_second_delta_prime():
 def test_compare_axis_and_sweep_budgets_are_the_plan():
     """Compare's rows and the Budget sweep's own budgets are the plan's (no other translation)."""
     from dpviz import experiments
-    from dpviz.compare import compare_sweep
+    from dpviz.sweeps import sweep
 
     X = _data(600)
     names = ["dp_lloyd", "balcan", "easy_instances"]
-    cmp_ = compare_sweep(X, K, algorithms=names, epsilons=[2.0], delta=1e-6, radius=RADIUS, n_declared=600,
-                         reps=1, rng=0)
+    cmp_ = sweep(X, K, algorithms=names, epsilons=[2.0], delta=1e-6, radius=RADIUS, n_declared=600,
+                 reps=1, rng=0)
     pub = Public(600, D, K, RADIUS)
     for name in names:
         row = cmp_.frame[cmp_.frame.algorithm == name].iloc[0]

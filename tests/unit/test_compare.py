@@ -1,4 +1,4 @@
-"""compare_sweep: every registered algorithm at the same row-level (ε, δ), a tidy frame.
+"""dpviz.sweeps.sweep: every registered algorithm at the same row-level (ε, δ), a tidy frame.
 
 Toy algorithms registered inside the tests pin the sweep's own behaviour (calibration per
 algorithm, the non-private stage shared across ε, seeds, chunks, cancel); one test runs the real
@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 
 import dpviz
-from dpviz.compare import COLUMNS, compare_sweep, summarize
 from dpviz.data import fig6_blobs
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian, laplace
 from dpviz.registry import CALIBRATION_RTOL, AlgorithmSpec, check_hinted, get, hint, register, unregister
 from dpviz.result import Result, Trace
+from dpviz.sweeps import COLUMNS, summarize, sweep
 
 DELTA = 1e-6
 DS = fig6_blobs(2000, k=4, rng=0)
@@ -89,7 +89,7 @@ def _sweep(algorithms, **kw):
     args = dict(epsilons=[0.25, 1.0, 4.0], delta=DELTA, radius=1.0, n_declared=2000, reps=3, rng=5,
                 reference_cost=REF)
     args.update(kw)
-    return compare_sweep(DS.X, 4, algorithms=algorithms, **args)
+    return sweep(DS.X, 4, algorithms=algorithms, **args)
 
 
 def test_every_registered_algorithm_by_default_with_the_reference(toys):
@@ -152,8 +152,8 @@ def test_metrics_match_dpviz_metrics(toys):
     cmp = _sweep({"toy": {}}, epsilons=[4.0], reps=1, labels=DS.labels, true_centers=DS.true_centers)
     row = cmp.frame.iloc[0]
     # rerun the same seeds by hand: stage and private run through the spec
-    from dpviz.compare import _child, _key, _root_sequence
     from dpviz.registry import Public
+    from dpviz.sweeps import _child, _key, _root_sequence
 
     root, _ = _root_sequence(5)
     spec, params = get("toy"), ToyParams()
@@ -200,7 +200,7 @@ def test_progress_and_cancel(toys):
 
 def test_friendlycore_and_lloyd_at_the_same_row_level_target():
     ds = fig6_blobs(4000, rng=1)
-    cmp = compare_sweep(ds.X, 8, algorithms=["friendlycore", "dp_lloyd"], epsilons=[3.0], delta=DELTA,
+    cmp = sweep(ds.X, 8, algorithms=["friendlycore", "dp_lloyd"], epsilons=[3.0], delta=DELTA,
                         radius=1.0, n_declared=4000, reps=1, rng=0)
     f = cmp.frame.set_index("algorithm")
     for name in ("friendlycore", "dp_lloyd"):
@@ -213,7 +213,7 @@ def test_friendlycore_and_lloyd_at_the_same_row_level_target():
 
 
 def test_a_target_an_algorithm_cannot_meet_is_a_row():
-    cmp = compare_sweep(DS.X, 4, algorithms=["friendlycore", "diffprivlib"], epsilons=[1.0], delta=0.0,
+    cmp = sweep(DS.X, 4, algorithms=["friendlycore", "diffprivlib"], epsilons=[1.0], delta=0.0,
                         radius=1.0, n_declared=2000, reps=1, rng=0, reference_cost=REF)
     f = cmp.frame.set_index("algorithm")
     assert f.loc["friendlycore", "failure"].startswith("cannot meet the target")
@@ -236,9 +236,9 @@ def test_errors_are_clear(toys):
         _sweep(["nope"])
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['bogus'\]"):
         _sweep({"toy": {"bogus": 1}})
-    with pytest.raises(ValueError, match="'epsilons' parameter of compare_sweep"):
-        _sweep(["toy"], epsilons=[])
-    with pytest.raises(ValueError, match="'epsilons' parameter of compare_sweep"):
+    with pytest.raises(ValueError, match="'epsilons' parameter of sweep"):
+        _sweep(["toy"], epsilons=[0.0])
+    with pytest.raises(ValueError, match="'epsilons' parameter of sweep"):
         _sweep(["toy"], epsilons=[-1.0])
     with pytest.raises(ValueError, match="'only_reps' parameter"):
         _sweep(["toy"], only_reps=[3])
@@ -262,24 +262,36 @@ def test_structure_ok_of_the_registry():
     assert get("dp_lloyd").structure_ok(Result(C, None, ledger, ())) is None
 
 
-def test_run_sweep_iterates_the_registry_and_keeps_the_old_names(toys):
-    """experiments.run_sweep (ρ sweeps) takes registered names beside its legacy ones."""
-    import dpviz.experiments as ex
-
-    names = ex.algorithm_names()
-    assert names[:5] == ex.LEGACY_ALGORITHMS and {"toy", "toy_z", "friendlycore", "kmeans++"} <= set(names)
+def test_the_rho_axis_and_the_budget_pages_old_names_run_on_the_same_engine(toys):
+    """One engine (issue 26, finding 3): the nominal-ρ axis (the paper's) and the Budget page's
+    old names ("fc:<preset>", "nonprivate") run through dpviz.sweeps.sweep like every name."""
     CALLS["stage"] = 0
-    sw = ex.run_sweep(DS.X, 4, algorithms=["toy", "toy_z", "kmeans++", "fc:practical"], rhos=[0.02, 2.0],
-                      reps=2, delta=DELTA, n_tuples=20, radius=1.0, r_min=1e-3, rng=0, reference_cost=REF)
+    sw = sweep(DS.X, 4, algorithms={"toy": {}, "toy_z": {}, "nonprivate": {},
+                                    "fc:practical": {"n_tuples": 20, "r_min": 1e-3}},
+               rhos=[0.02, 2.0], reps=2, delta=DELTA, radius=1.0, rng=0, reference_cost=REF)
     f = sw.frame
+    assert "rho" in f.columns and "epsilon" not in f.columns
     assert CALLS["stage"] == 2  # the toy's stage: once per repetition, shared by both ρ
-    assert len(f[f.algorithm == "kmeans++"]) == 2 and (f[f.algorithm == "kmeans++"]["rho"] == math.inf).all()
+    ref = f[f.algorithm == "nonprivate"]
+    assert len(ref) == 2 and (ref["rho"] == math.inf).all() and (ref["title"] == get("kmeans++").title).all()
     toy = f[f.algorithm == "toy"]  # pure ε at ε = √(2ρ): 0.2 < 0.5 gives ⊥, 2 gives centers
     assert toy[toy.rho == 0.02]["failure"].eq("too little budget").all()
     assert toy[toy.rho == 2.0]["success"].all()
-    assert len(f[f.algorithm == "fc:practical"]) == 4
-    with pytest.raises(ValueError, match="unknown name"):
-        ex.run_sweep(DS.X, 4, algorithms=["nope"], rhos=[1.0], reps=1, delta=DELTA, radius=1.0, r_min=1e-3)
+    assert np.allclose(toy["budget"], np.sqrt(2 * toy["rho"]))
+    fc = f[f.algorithm == "fc:practical"]
+    assert len(fc) == 4 and (fc["budget_kind"] == "zcdp").all() and np.allclose(fc["budget"], fc["rho"])
+    assert set(summarize(f)["algorithm"]) == {"toy", "toy_z", "nonprivate", "fc:practical"}
+    with pytest.raises(ValueError, match="Unknown algorithm 'nope'"):
+        sweep(DS.X, 4, algorithms=["nope"], rhos=[1.0], reps=1, delta=DELTA, radius=1.0)
+    with pytest.raises(ValueError, match="exactly one budget axis"):
+        sweep(DS.X, 4, algorithms=["toy"], rhos=[1.0], epsilons=[1.0], reps=1, delta=DELTA, radius=1.0)
+
+
+def test_parallel_repetitions_give_the_same_frame():
+    one = _sweep(["dp_lloyd", "kmeans++"], reps=3).frame
+    par = _sweep(["dp_lloyd", "kmeans++"], reps=3, n_jobs=2).frame
+    pd.testing.assert_frame_equal(one.drop(columns=["seconds", "stage_seconds"]),
+                                  par.drop(columns=["seconds", "stage_seconds"]))
 
 
 def test_an_algorithm_that_refuses_the_inputs_is_a_row_and_the_others_still_run(toys):
@@ -296,3 +308,22 @@ def test_an_algorithm_that_refuses_the_inputs_is_a_row_and_the_others_still_run(
     assert f.loc["refuser", "failure"] == "refused: needs d ≥ k; got d = 2, k = 4"
     assert math.isnan(f.loc["refuser", "loss"]) and not f.loc["refuser", "released"]
     assert f.loc["toy", "released"]
+
+
+def test_ranking_orders_methods_by_median_loss_at_the_largest_sound_epsilon():
+    rows = []
+    for alg, title, losses in (("a", "A", {1.0: 0.9, 10.0: 0.3, 50.0: 0.0}),
+                               ("b", "B", {1.0: 0.5, 10.0: 0.1, 50.0: 0.2}),
+                               ("c", "C", {1.0: 0.4, 10.0: 0.1, 50.0: 0.1})):
+        for e, v in losses.items():
+            rows += [dict(algorithm=alg, title=title, private=True, epsilon=e, loss=v, rep=r,
+                          success=True, seconds=0.0, released=True, structure_ok=None) for r in range(2)]
+    rows += [dict(algorithm="kmeans++", title="k-means++ (non-private)", private=False,
+                  epsilon=math.inf, loss=0.0, rep=0, success=True, seconds=0.0, released=True,
+                  structure_ok=None)]
+    from dpviz.sweeps import ranking
+
+    r = ranking(pd.DataFrame(rows))
+    assert r.attrs["ranked_at"] == 10.0  # ε = 50 is outside sound territory: not the ranking's ε
+    assert list(r["method"]) == ["C", "B", "A", "k-means++ (non-private)"]  # B, C tie at 10: ε = 1 decides
+    assert list(r["rank"]) == ["1", "2", "3", "—"] and r.loc[0, "ε = 1"] == 0.4

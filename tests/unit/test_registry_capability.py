@@ -80,15 +80,14 @@ def test_gmm_runs_through_dpviz_run_on_one_column_without_opting_in():
 
 def test_budget_sweep_keeps_approx_algorithms_on_its_row_level_axis():
     """Budget's sweep used to drop every "approx" algorithm from its list (issue 26)."""
-    from dpviz.experiments import algorithm_names, run_sweep
+    from dpviz.sweeps import sweep
 
-    assert "private_gmm_1d" in algorithm_names()
     x = np.concatenate([np.random.default_rng(4).normal(-5, 1, 3000),
                         np.random.default_rng(5).normal(5, 1, 3000)])[:, None]
-    sw = run_sweep(x, 2, algorithms=["private_gmm_1d", "dp_lloyd"], rhos=[1.0, 4.0], reps=1, delta=1e-6,
-                   radius=20.0, r_min=0.02, rng=6, row_level=True)
+    sw = sweep(x, 2, epsilons=[1.0, 4.0], reps=1, delta=1e-6, radius=20.0, rng=6)
+    assert "private_gmm_1d" in set(sw.frame["algorithm"])  # every algorithm that serves d = 1
     got = sw.frame[sw.frame["algorithm"] == "private_gmm_1d"]
-    assert sorted(got["rho"]) == [1.0, 4.0]
-    with pytest.raises(ValueError, match="row-level"):
-        run_sweep(x, 2, algorithms=["private_gmm_1d"], rhos=[1.0], reps=1, delta=1e-6, radius=20.0,
-                  r_min=0.02, rng=6)
+    assert sorted(got["epsilon"]) == [1.0, 4.0]
+    on_rho = sweep(x, 2, algorithms=["private_gmm_1d"], rhos=[1.0], reps=1, delta=1e-6, radius=20.0, rng=6)
+    row = on_rho.frame.iloc[0]  # a ρ axis has no point for it: a refused row that says why, not a drop
+    assert not row["released"] and "row-level target" in row["failure"]

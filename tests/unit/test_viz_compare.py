@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.compare import COLUMNS, REFERENCE, SIMULATION, summarize
+from dpviz.sweeps import COLUMNS, REFERENCE, SIMULATION, summarize
 from dpviz.viz.compare import (
     available_metrics,
     clicked_point,

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.experiments import summarize
+from dpviz.sweeps import summarize
 from dpviz.viz.sweeps import (
     CURRENT_RULE,
     NONPRIVATE_RULE,
     accuracy_figure,
-    clicked_rho,
+    clicked_budget,
     loss_vs_n_figure,
     success_figure,
 )
@@ -59,14 +59,16 @@ def test_nonprivate_line_and_current_rule():
     np_line = by_name[NONPRIVATE_RULE]
     assert list(np_line.y) == [pytest.approx(0.1)] * 2  # median of 0.00, 0.01, ..., 0.20
     assert list(np_line.x) == [0.01, 1.0]
-    rule = by_name[f"{CURRENT_RULE} = 0.3"]
+    rule = by_name[f"{CURRENT_RULE} ρ = 0.3"]
     assert list(rule.x) == [0.3, 0.3]
     assert fig.layout.xaxis.type == "log"
 
 
 def test_summary_columns_and_success_rate():
     s = summarize(_frame())
-    assert list(s.columns) == ["algorithm", "rho", "median", "q10", "q90", "success_rate", "runs"]
+    # the one summarize (dpviz.sweeps): the ρ axis is read from the frame
+    assert list(s.columns) == ["algorithm", "rho", "median", "q10", "q90", "success_rate",
+                               "released_share", "structure_share", "seconds", "runs"]
     row = s[(s.algorithm == "dp_lloyd") & (s.rho == 0.01)].iloc[0]
     assert row.success_rate == pytest.approx(14 / 21) and row.runs == 21
     with pytest.raises(ValueError, match="quantiles"):
@@ -85,23 +87,23 @@ def test_success_and_loss_vs_n_figures():
     assert med.y[1] == pytest.approx(med.y[0] / 2)
 
 
-def test_clicked_rho():
-    assert clicked_rho({"customdata": [0.1, 0.2, 0.3]}) == 0.1
-    assert clicked_rho({"x": 3}) is None
-    assert clicked_rho({"customdata": [float("inf")]}) is None
+def test_clicked_budget():
+    assert clicked_budget({"customdata": [0.1, 0.2, 0.3]}) == 0.1
+    assert clicked_budget({"x": 3}) is None
+    assert clicked_budget({"customdata": [float("inf")]}) is None
 
 
 def test_empty_and_reference_only_sweeps_still_draw():
-    from dpviz.experiments import FRAME_COLUMNS, Sweep
+    from dpviz.sweeps import Sweep, columns
 
-    empty = Sweep(pd.DataFrame(columns=list(FRAME_COLUMNS)))  # a sweep stopped before any run
+    empty = Sweep(pd.DataFrame(columns=list(columns("rho"))))  # a sweep stopped before any run
     assert len(accuracy_figure(empty).data) == 0
     assert len(success_figure(empty).data) == 0
     assert len(loss_vs_n_figure(empty).data) == 0
     only = _frame()
     only = only[only.algorithm == "nonprivate"]
     names = [t.name for t in accuracy_figure(only, current_rho=1.0).data]
-    assert names == [NONPRIVATE_RULE, f"{CURRENT_RULE} = 1"]
+    assert names == [NONPRIVATE_RULE, f"{CURRENT_RULE} ρ = 1"]
 
 
 def test_friendlycore_alone_and_with_fallback_are_separate_lines():
@@ -122,3 +124,17 @@ def test_friendlycore_alone_and_with_fallback_are_separate_lines():
     assert alone.y[0] > with_fb.y[0]  # a third of the runs fell back at ρ = 0.01: alone is worse
     assert alone.y[2] == with_fb.y[2]  # none fell back at ρ = 1
     assert alone.line.color != with_fb.line.color
+
+
+def test_an_epsilon_axis_says_epsilon_in_hover_axis_and_title():
+    """Issue 27: Budget's hover said ρ on a row-level ε axis."""
+    df = _frame().rename(columns={"rho": "epsilon"})
+    fig = accuracy_figure(df)
+    med = {t.name: t for t in fig.data}["DP-Lloyd"]
+    assert "ε = " in med.hovertemplate and "ρ" not in med.hovertemplate
+    assert "ε" in fig.layout.xaxis.title.text and "ρ" not in fig.layout.xaxis.title.text
+    assert "ρ" not in fig.layout.title.text
+    succ = success_figure(df)
+    assert all("ρ" not in (t.hovertemplate or "") for t in succ.data)
+    n_fig = loss_vs_n_figure(df[df.epsilon == 0.1].assign(n=[500] * int((df.epsilon == 0.1).sum())))
+    assert "ε = 0.1" in n_fig.layout.title.text

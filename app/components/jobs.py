@@ -1,0 +1,184 @@
+"""The one job controller for every long page task (Budget's and Compare's sweeps, Generate's
+training): a background thread, a progress bar, a Stop button, partial results, reload-safe.
+
+A job runs ``work(job)`` in a daemon thread. The worker reports through the :class:`Job` only
+(``step``/``total``/``message``, finished pieces appended to ``parts``, its return value in
+``result``, an exception's text in ``error``) and never calls Streamlit. It polls
+``job.cancel`` (a ``threading.Event``) between pieces; Stop sets it, and the pieces finished so
+far stay. The page shows the job with :func:`panel`, a fragment that polls every half second and
+reruns the page when a piece lands (partial curves are drawn as they come) and when the job ends.
+
+Each page has a *slot* (``"budget"``, ``"compare"``, ``"generate"``): one job per slot and
+session. A job is keyed on what it computes (a sweep's spec); a page shows the job whose key is
+its current settings. Jobs on PUBLIC data (``shared=True``: generated from a recipe or a built-in
+table, never an upload) are also registered server-wide by key, so a reloaded page (a new
+session) finds the job still running, or its finished pieces, instead of starting again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+
+@dataclass
+class Job:
+    """One long task: its thread, cancel event and what the worker reports."""
+
+    key: Hashable
+    #: What the page needs to show the result (e.g. Generate's configuration); never shared.
+    info: dict[str, Any] = field(default_factory=dict)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    step: int = 0
+    total: int = 0
+    message: str = ""
+    parts: list[Any] = field(default_factory=list)
+    result: Any = None
+    error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and not self.done.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """Stop was pressed (the job may still be finishing its current piece)."""
+        return self.cancel.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the worker ends (tests and scripts; a page polls with :func:`panel`)."""
+        return self.done.wait(timeout)
+
+
+class _Shared:
+    """Jobs on public data by key, server-wide (bounded, thread-safe)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._jobs: dict[Hashable, Job] = {}
+
+    def get(self, key: Hashable) -> Job | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def put(self, job: Job) -> None:
+        with self._lock:
+            self._jobs[job.key] = job
+            for old in list(self._jobs)[:-self._size] if len(self._jobs) > self._size else []:
+                if not self._jobs[old].running:
+                    del self._jobs[old]
+
+
+@st.cache_resource(show_spinner=False)
+def _shared() -> _Shared:
+    return _Shared()
+
+
+def _slot(slot: str) -> str:
+    return f"_job_{slot}"
+
+
+def current(slot: str) -> Job | None:
+    """This session's job in ``slot`` (running or finished), if any."""
+    return st.session_state.get(_slot(slot))
+
+
+def find(slot: str, key: Hashable) -> Job | None:
+    """The job computing ``key``: this session's, else one a reloaded or other session started on
+    public data (then attached to this session, so Stop and the progress bar work here)."""
+    job = current(slot)
+    if job is not None and job.key == key:
+        return job
+    shared = _shared().get(key)
+    if shared is not None and (job is None or not job.running):
+        st.session_state[_slot(slot)] = shared
+    return shared
+
+
+def running(slot: str) -> Job | None:
+    job = current(slot)
+    return job if job is not None and job.running else None
+
+
+def _work(job: Job, work: Callable[[Job], Any]) -> None:
+    threading.current_thread().dpviz_job = job  # type: ignore[attr-defined]  # see this_job()
+    try:
+        job.result = work(job)
+    except Exception as exc:  # reported on the page, not raised in a thread
+        job.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        job.done.set()
+
+
+def this_job() -> Job | None:
+    """The job whose worker is the calling thread (None elsewhere): lets code deep in a worker
+    ask to stop, as a Stop click would."""
+    return getattr(threading.current_thread(), "dpviz_job", None)
+
+
+def start(slot: str, key: Hashable, work: Callable[[Job], Any], *, shared: bool = False,
+          cancel: threading.Event | None = None, total: int = 0,
+          info: dict[str, Any] | None = None) -> Job:
+    """Start ``work(job)`` in a thread as ``slot``'s job (a running one is stopped first)."""
+    stop(slot)
+    job = Job(key, dict(info or {}), cancel=cancel if cancel is not None else threading.Event(),
+              total=total)
+    job.thread = threading.Thread(target=_work, args=(job, work), name=f"dpviz-{slot}", daemon=True)
+    st.session_state[_slot(slot)] = job
+    if shared:
+        _shared().put(job)
+    job.thread.start()
+    return job
+
+
+def stop(slot: str) -> None:
+    """Stop ``slot``'s running job (its finished pieces stay)."""
+    job = current(slot)
+    if job is not None and job.running:
+        job.cancel.set()
+
+
+def forget(slot: str) -> None:
+    """Drop ``slot``'s job from this session (e.g. when its inputs changed)."""
+    stop(slot)
+    st.session_state.pop(_slot(slot), None)
+
+
+def panel(slot: str, *, unit: str = "step", key: str | None = None, stop_label: str = "Stop",
+          stop_key: str | None = None) -> None:
+    """Progress bar and Stop button of ``slot``'s running job, polled every half second; the
+    page reruns when a new piece lands or the job ends. Nothing when no job runs."""
+    key = key or f"{slot}_progress"
+
+    @st.fragment(run_every=0.5)
+    def _poll() -> None:
+        job = current(slot)
+        if job is None:
+            return
+        seen = st.session_state.get(f"_job_seen_{slot}")
+        now = (id(job), len(job.parts), job.done.is_set())
+        if seen is not None and seen != now:
+            st.session_state[f"_job_seen_{slot}"] = now
+            st.rerun()  # a piece landed or the job ended: redraw the page with it
+        st.session_state[f"_job_seen_{slot}"] = now
+        if job.done.is_set():
+            return
+        with st.container(key=key):
+            total = job.total or 1
+            text = f"{job.step} of {job.total or '?'} {unit}s"
+            if job.message:
+                text += f" · {job.message}"
+            if job.cancel.is_set():
+                text += " (stopping after the current one)"
+            st.progress(min(job.step / total, 1.0), text=text)
+            st.button(stop_label, key=stop_key or f"{slot}_stop", icon=":material/stop:",
+                      on_click=stop, args=(slot,), disabled=job.cancel.is_set())
+
+    _poll()

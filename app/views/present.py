@@ -1,0 +1,94 @@
+"""Present: two budgets side by side in large type, the sidebar hidden (a projector in a lecture).
+
+The current dataset (Data page) and the algorithm of the URL (``alg``, FriendlyCore by default)
+run at two row-level ε chosen here (URL keys ``pa`` and ``pb``); each side shows its released
+centers over the data and its guarantee in one large sentence. Every run is a seeded simulation
+on the same rows (badged), through the registry (``dpviz.run``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+import dpviz
+import dpviz.viz
+from app.components import cache, modes, safe, state, sweep
+
+#: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
+PRESENTER_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"]
+  { display: none !important; }
+.stMainBlockContainer { padding-top: 1rem; max-width: 100%; }
+.stMainBlockContainer p, .stMainBlockContainer li { font-size: 1.45rem; line-height: 1.4; }
+.stMainBlockContainer h1 { font-size: 2.4rem; }
+.stMainBlockContainer h2 { font-size: 2rem; }
+</style>
+"""
+BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
+    p = state.params()
+    spec = dpviz.registry.get(name)
+
+    def compute():
+        return dpviz.run(name, ds.X, int(p["k"]), epsilon=float(eps), delta=float(p["delta"]),
+                         radius=radius, n_declared=int(ds.n), rng=int(p["seed"]) + 1)
+
+    try:
+        result = cache.memo("present", (ds.content_hash, name, eps, p["k"], p["delta"], p["seed"]),
+                            compute)
+    except ValueError as exc:  # a target this algorithm cannot meet on these inputs
+        st.error(safe.md(exc))
+        return
+    from dpviz.viz.data import project_2d
+
+    proj = project_2d(ds.X)  # the data and the centers in the same 2-D view
+    fig = dpviz.viz.data_figure(ds, projector=proj, max_points=4_000, title=" ",
+                                show_true_centers=False)
+    if result.centers is not None:
+        C = proj.transform(np.asarray(result.centers, float))
+        fig.add_trace(go.Scatter(x=C[:, 0], y=C[:, 1], mode="markers", name="private centers",
+                                 marker=dict(size=22, symbol="x", color="#D55E00",
+                                             line=dict(width=2, color="white"))))
+    fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
+                      font=dict(size=18))
+    st.plotly_chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
+    g = result.guarantee
+    what = "no centers (too little budget here)" if result.centers is None else \
+        f"{len(result.centers)} private centers"
+    st.markdown(f"## ε = {eps:g}\n{spec.title}: {what}. One person's row changes the odds of any "
+                f"outcome by at most **×{math.exp(g.eps):.3g}** (δ = {g.delta:.0e}).")
+
+
+def main() -> None:
+    st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+    got = sweep.page_dataset()
+    if got is None:
+        return
+    ds, radius = got
+    name = state.get("alg")
+    st.title(f"Same data, two privacy budgets — {dpviz.registry.get(name).title}")
+    modes.simulation_badge("present_badge")
+    state.seed_widget("pa", "present_a")
+    state.seed_widget("pb", "present_b")
+    c1, c2 = st.columns(2)
+    c1.select_slider("Left: row-level ε", options=BUDGETS, key="present_a",
+                     on_change=state.on_change("pa", "present_a", float))
+    c2.select_slider("Right: row-level ε", options=BUDGETS, key="present_b",
+                     on_change=state.on_change("pb", "present_b", float))
+    left, right = st.columns(2, gap="large")
+    with left:
+        _side(ds, radius, name, float(state.get("pa")), "a")
+    with right:
+        _side(ds, radius, name, float(state.get("pb")), "b")
+    st.caption(f"{safe.md(ds.name)} · n = {ds.n:,} · seeded simulation on the same rows (not a "
+               "release) · the Explore page has every detail.")
+
+
+main()

@@ -1,0 +1,42 @@
+"""Issue 27, defect 2: the verdict is about private clustering (what auto runs), and it never
+suggests outside sound territory (ε ≤ 10 without a warning, δ < 1/n)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.triage import MAX_SOUND_EPS, clustering_verdict, sound_delta
+
+
+def customers(n: int = 5000, seed: int = 4) -> np.ndarray:
+    """A customers table in its units: 3 segments of (age, income k$, visits/month), centered and
+    scaled as the upload path does (per-column z-scores), as an analyst's CSV would be."""
+    rng = np.random.default_rng(seed)
+    means = np.array([[28, 35, 2], [45, 80, 6], [63, 50, 12]], float)
+    sd = np.array([[4, 8, 1], [5, 12, 1.5], [5, 10, 2]], float)
+    seg = rng.integers(0, 3, n)
+    X = means[seg] + rng.normal(size=(n, 3)) * sd[seg]
+    return (X - X.mean(0)) / X.std(0)
+
+
+def test_customers_verdict_stays_in_sound_territory_even_for_an_unsound_request():
+    X = customers()
+    radius = float(np.linalg.norm(X, axis=1).max())
+    # k = 8 (the issue's default), and a δ = 1e-3 ≥ 1/n asked for: neither may leak into a suggestion.
+    v = clustering_verdict(X, 8, radius=radius, n_declared=5000, delta=1e-3, target_eps=1.0, reps=2)
+    assert v.delta < 1 / 5000 and v.delta == sound_delta(1e-3, 5000)
+    assert v.epsilon is None or v.epsilon <= MAX_SOUND_EPS
+    assert v.sound and "ε" in v.sentence and "non-private diagnostic" in v.sentence
+    assert "44" not in v.sentence and "δ = 1 " not in v.sentence  # the old suggestion (ε = 44.2)
+    print(v.sentence)
+
+
+def test_three_segments_at_k3_answer_with_a_sound_epsilon():
+    X = customers()
+    radius = float(np.linalg.norm(X, axis=1).max())
+    v = clustering_verdict(X, 3, radius=radius, n_declared=5000, delta=1e-6, target_eps=1.0, reps=2)
+    assert v.epsilon is not None and v.epsilon <= MAX_SOUND_EPS
+    assert v.losses[v.epsilon] <= v.max_loss
+    assert all(v.losses[e] > v.max_loss for e in v.losses if e < v.epsilon)  # the smallest
+    assert f"ε = {v.epsilon:g}" in v.sentence
+    print(v.sentence)
