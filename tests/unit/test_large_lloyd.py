@@ -24,7 +24,8 @@ RHO = 0.4
 @pytest.fixture(scope="module")
 def rows():
     X = fig6_blobs(N, k=K, d=D, rng=1).X.copy()
-    X[:7] *= 4.0  # seven rows outside the Λ-ball: removed per row by both paths
+    # Seven rows outside the Λ-ball (norm 2): removed per row by both paths.
+    X[:7] *= 2.0 / np.linalg.norm(X[:7], axis=1, keepdims=True)
     return X
 
 
