@@ -115,6 +115,34 @@ def full_table(records: list[dict]) -> str:
     return "\n".join(out)
 
 
+def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
+    """Idealized losses on a bundled table (NOT a private algorithm; issue 18's noise floor): the
+    optimal partition (best of 3 k-means++) given for free with exact counts and all of DP-Lloyd's
+    ρ (T = 1, calibrated to the row-level (ε, δ)) on the k cluster sums, and the noisy mean (all of
+    ρ on the sum) as one center. Medians of ``draws`` draws from the harness's reference stream."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+
+    from bench.harness import excess_loss, stream
+    from dpviz.registry import Public, calibrate, get
+
+    X, k, radius = EVAL_ROWS[row].data(0)
+    n, d = X.shape
+    km = min((KMeans(k, n_init=1, random_state=s).fit(X) for s in range(3)), key=lambda m: m.inertia_)
+    spec = get("dp_lloyd")
+    rho = calibrate(spec, eps, DELTA, Public(n, d, k, radius), spec.make_params(iters=1)).budget.rho
+    sigma = radius / np.sqrt(2 * rho)
+    gen = stream(0, "floor", row)
+    counts = np.bincount(km.labels_, minlength=k)
+    sums = np.stack([X[km.labels_ == j].sum(axis=0) for j in range(k)])
+    part = [excess_loss(X, (sums + sigma * gen.standard_normal(sums.shape)) / counts[:, None], km.inertia_)
+            for _ in range(draws)]
+    mean = [excess_loss(X, ((X.sum(axis=0) + sigma * gen.standard_normal(d)) / n)[None, :], km.inertia_)
+            for _ in range(draws)]
+    return dict(rho=rho, origin=excess_loss(X, None, km.inertia_), partition=statistics.median(part),
+                mean=statistics.median(mean))
+
+
 def cmd_table(args: argparse.Namespace) -> None:
     records = [json.loads(line) for line in Path(args.out).read_text().splitlines()]
     commits = sorted({r["commit"] for r in records})
