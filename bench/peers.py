@@ -144,9 +144,10 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
 
 
 def cmd_table(args: argparse.Namespace) -> None:
-    records = [json.loads(line) for line in Path(args.out).read_text().splitlines()]
+    files = args.files or [args.out]
+    records = [json.loads(line) for p in files for line in Path(p).read_text().splitlines()]
     commits = sorted({r["commit"] for r in records})
-    print(f"From {args.out} (commits {commits}; {len(records)} runs)\n")
+    print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
     print()
     print(full_table(records))
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="stop a run slower than this × one KMeans (recorded as stopped)")
     ap.add_argument("--time-repeats", type=int, default=3, help="interleaved repeats timing auto (big rows)")
     ap.add_argument("--out", default="bench/results/peers.jsonl")
+    ap.add_argument("--files", nargs="*", default=None, help="table: JSONL files to read (default --out)")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 
