@@ -7,7 +7,8 @@ first draws; DP-Lloyd's public start is ``uniform_ball(k, d, Λ, gen)`` as *its*
 seeds were domain-separated (dpviz._validation.check_rng), the same int ``s`` gave both the same
 stream: the start was the true centers times 8/7 and one noisy Lloyd step scored ≈ 4e-4 relative
 excess loss, against 8–12 with any other seed (commit c0e8a0a, before the fix). Since the fix both
-columns are 7–20 and the largest cosine is 0.40–0.48 (commit d0ba3b7). Prints, per data seed, DP-Lloyd's loss with the
+columns are 7–20 and the largest cosine is 0.40–0.48 (commit d0ba3b7). Prints, per data seed,
+DP-Lloyd's loss with the
 same seed and with a different one, and the largest cosine between the start and a true center.
 """
 
