@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 import dpviz
+from bench.harness import stream  # issue 24: data, reference and algorithm streams apart
 from dpviz.clustering.easy_instances import averages_plan, noisy_centers_plan
 from dpviz.clustering.easy_instances.applications import calibrate_scale, kmeans_guarantee
 from dpviz.data.generators import fig6_blobs, fig7_gmm
@@ -57,8 +58,8 @@ def fig6(ns: list[int], seeds: int, eps: float, delta: float) -> None:
     for n in ns:
         rows: dict[str, list[tuple[bool, float, float]]] = {}
         for seed in range(seeds):
-            ds = fig6_blobs(n, k=k, d=d, rng=seed)
-            ref = reference_kmeans_cost(ds.X, k, rng=seed)
+            ds = fig6_blobs(n, k=k, d=d, rng=stream(seed, "data", "fig6", str(n)))
+            ref = reference_kmeans_cost(ds.X, k, rng=stream(seed, "reference", "fig6", str(n)))
             runs = {"friendlycore": dict(),
                     "easy_instances (NoisyCenters)": dict(n_tuples=t_nc, gamma=2e-3 / k),
                     "easy_instances (Averages)": dict(aggregator="averages", n_tuples=min(t_av, n // k))}
@@ -68,7 +69,8 @@ def fig6(ns: list[int], seeds: int, eps: float, delta: float) -> None:
                     rows.setdefault(name, []).append((True, 1.0, 0.0))  # t·k > n: < 1 row per center
                     continue
                 t0 = time.perf_counter()
-                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=1.0, n_declared=n, rng=seed,
+                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=1.0, n_declared=n,
+                              rng=stream(seed, "algorithm", alg, str(n)),
                               **kw)
                 secs = time.perf_counter() - t0
                 loss = 1.0 if r.centers is None else normalized_loss(ds.X, r.centers, reference_cost=ref)
@@ -91,7 +93,7 @@ def fig7(ns: list[int], seeds: int, eps: float, delta: float) -> None:
     for n in ns:
         rows: dict[str, list[tuple[bool, float, float]]] = {}
         for seed in range(seeds):
-            ds = fig7_gmm(n, k=k, d=d, rng=seed)
+            ds = fig7_gmm(n, k=k, d=d, rng=stream(seed, "data", "fig7", str(n)))
             runs = {"friendlycore (PCA oracle)": ("friendlycore", dict(oracle="pca")),
                     "easy_instances_gmm (NoisyCenters)": ("easy_instances_gmm", dict(n_tuples=t_nc,
                                                                                    gamma=2e-3 / k)),
@@ -102,7 +104,8 @@ def fig7(ns: list[int], seeds: int, eps: float, delta: float) -> None:
                     rows.setdefault(name, []).append((True, 1.0, 0.0))  # |S¹| < t·k
                     continue
                 t0 = time.perf_counter()
-                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=radius, n_declared=n, rng=seed,
+                r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=radius, n_declared=n,
+                              rng=stream(seed, "algorithm", alg, str(n)),
                               **kw)
                 secs = time.perf_counter() - t0
                 if r.centers is None:

@@ -95,7 +95,7 @@ def run_repeats(
     func = "run_repeats"
     Xa = check_data(getattr(X, "X", X), func, allow_empty=False)
     repeats = check_scalar(repeats, "repeats", func, low=1, integer=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "experiments:run_repeats")
     out: list[Result] = []
     for i, child in enumerate(gen.spawn(repeats)):
         if should_stop is not None and should_stop():

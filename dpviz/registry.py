@@ -618,7 +618,7 @@ def run(
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
     public = check_public(public_X, X.shape[1], spec, func)
-    gen, _ = check_rng(rng)
+    gen, seed = check_rng(rng, f"algorithm:{name}")
     count_ledger: Ledger | None = None
     if n_declared is None and spec.is_private:
         n_declared, count_ledger = _declared_size(X, COUNT_EPS_FRACTION * epsilon, gen)
@@ -650,7 +650,8 @@ def run(
                                                           "budget": str(cal.budget)}
                                | ({"public_rows": 0 if public is None else int(public.shape[0])}
                                   if spec.uses_public_data else {}),
-                               simulation=res.simulation or is_simulation(rng))
+                               simulation=res.simulation or is_simulation(rng),
+                               seed=res.seed if seed is None else seed)
 
 
 #: The one failure text of a run stopped by its DP-counted size (no data-dependent count quoted).

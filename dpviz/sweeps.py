@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, seed_sequence
 from dpviz.clustering.baselines import reference_kmeans
 from dpviz.geometry import nearest_center
 from dpviz.metrics import center_error, labeling_failure
@@ -156,9 +156,9 @@ def _child(root: np.random.SeedSequence, *path: int) -> np.random.Generator:
 
 
 def _root_sequence(rng: RngLike) -> tuple[np.random.SeedSequence, int | None]:
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "sweep")
     if seed is not None:
-        return np.random.SeedSequence(seed), seed
+        return seed_sequence(seed, "sweep"), seed
     return np.random.SeedSequence(int(gen.integers(2**63 - 1))), None
 
 
@@ -555,7 +555,7 @@ def sweep_n(make_data: Callable[..., Any], ns: Sequence[int], k: int, *, rng: Rn
     ns = [check_scalar(n, "ns", "sweep_n", low=1, integer=True) for n in ns]
     if not ns:
         raise ValueError("The 'ns' parameter of sweep_n must hold at least one size n.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "sweep_n")
     children = gen.spawn(2 * len(ns))
     frames, complete = [], True
     for i, n in enumerate(ns):
