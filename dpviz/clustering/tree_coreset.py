@@ -253,7 +253,7 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
     rho = check_rho(rho, func)
     delta = check_delta(delta, func, allow_zero=True)
     radius = check_radius(radius, "radius", func)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:tree_coreset")
     split = tree_split(rho, radius, p)
     Xc = clip_to_ball(X, radius)
     ledger = Ledger(func, ZCDP(rho, delta))
