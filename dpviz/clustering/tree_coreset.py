@@ -94,6 +94,13 @@ class TreeCoresetParams:
     max_point_noise: float = field(default=0.5, metadata=hint(
         low=0.05, high=5.0, step=0.05, label="max coreset point noise (× Λ)",
         help="a coreset cell is kept when its mean's expected noise is at most this × Λ"))
+    coreset: str = field(default="leaves", metadata=hint(
+        choices=("leaves", "all"), label="coreset cells",
+        help="leaves: only cells of nodes without an active child (pure); all: every cell"))
+    oversample: float = field(default=1.0, metadata=hint(
+        low=1.0, high=4.0, step=0.25, label="oversampling k′/k",
+        help="k-means on the coreset seeds k′ = ⌈oversample·k⌉ centers; after the first refinement "
+             "step they are merged to k (weighted by noisy counts)"))
     restarts: int = field(default=4, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
                                                    help="weighted k-means++ restarts on the coreset"))
 
@@ -217,6 +224,19 @@ def grow_tree(chunks: np.ndarray, *, bits: int, threshold: float, max_nodes: int
     return cell, cell_codes, stats
 
 
+def leaf_cells(codes: list[np.ndarray], bits: int) -> np.ndarray:
+    """Which cells are leaves of the active tree (no active child): a function of the released tree.
+
+    An inner node's cell holds the rows left in it by children under the threshold, fragments of
+    possibly several clusters, so its mean may lie between clusters.
+    """
+    out = []
+    for lv, c in enumerate(codes):
+        nxt = codes[lv + 1] >> bits if lv + 1 < len(codes) else np.zeros(0, dtype=np.int64)
+        out.append(~np.isin(c, nxt))
+    return np.concatenate(out)
+
+
 def weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, restarts: int, gen: Any) -> np.ndarray:
     """k centers of the weighted coreset (weighted k-means++ and Lloyd; post-processing)."""
     m, d = P.shape
@@ -287,18 +307,21 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                           name="cell counts", note="one row moves one cell's count by 1")
     min_weight = max(p.threshold_sds * split.sigma_cell_count,
                      split.sigma_cell_sum * math.sqrt(d) / (p.max_point_noise * radius), 1.0)
-    keep = noisy_counts >= min_weight
+    leaf = leaf_cells(codes, p.bits)
+    keep = (noisy_counts >= min_weight) & (leaf if p.coreset == "leaves" else True)
     points = clip_to_ball(noisy_sums[keep] / noisy_counts[keep, None], radius) if np.any(keep) \
         else np.zeros((0, d))
     weights = noisy_counts[keep]
     trace.add("coreset", released=True, points=points.copy(), weights=weights.copy(), min_weight=min_weight,
+              leaves=int(leaf.sum()),
               sigma_sum=split.sigma_cell_sum, sigma_count=split.sigma_cell_count, cells=int(m))
 
-    # 4. k-means on the coreset (post-processing)
-    C = clip_to_ball(weighted_kmeans(points, weights, k, p.restarts, gen), radius)
+    # 4. k-means on the coreset (post-processing): k′ = ⌈oversample·k⌉ seeds when a refinement follows
+    k_seed = k if p.refine_steps == 0 else max(k, math.ceil(p.oversample * k))
+    C = clip_to_ball(weighted_kmeans(points, weights, k_seed, p.restarts, gen), radius)
     trace.add("coreset_centers", released=True, centers=C.copy(), coreset_points=int(points.shape[0]))
 
-    # 5. refinement: noisy Lloyd steps on the rows
+    # 5. refinement: noisy Lloyd steps on the rows; after the first, k′ centers are merged to k
     labels = nearest_center(Xc, C)[0] if n else np.zeros(0, dtype=np.int64)
     if p.refine_steps > 0:
         rho_step = split.rho_step_sum + split.rho_step_count
@@ -306,7 +329,8 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                                 note=f"{p.refine_steps} noisy Lloyd step(s) on the rows")
         min_count = max(1.0, split.sigma_step_sum * math.sqrt(d) / radius)
         for t in range(p.refine_steps):
-            s, c = _group_sums(Xc, labels, k)
+            kk = C.shape[0]
+            s, c = _group_sums(Xc, labels, kk)
             step = ref_node.child(f"step {t + 1}", ZCDP(rho_step))
             ns = _noisy(s, sensitivity=radius, rho=split.rho_step_sum, gen=gen, ledger=step,
                         name="cluster sums", note="one row moves one cluster's sum by ≤ Λ")
@@ -319,7 +343,11 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
             trace.add("refine", released=True, index=t, centers=C.copy(), noisy_counts=nc.copy(),
                       moved=ok.copy(), sigma_sum=split.sigma_step_sum, sigma_count=split.sigma_step_count,
                       min_count=min_count)
-            labels = nearest_center(Xc, C)[0]
+            if kk > k:  # merge the k′ refined centers to k, weighted by their noisy counts
+                C = clip_to_ball(weighted_kmeans(C, np.maximum(nc, 1e-3), k, p.restarts, gen), radius)
+                trace.add("merge", released=True, centers=C.copy(), from_centers=kk,
+                          note="Post-processing: weighted k-means of the refined k′ centers.")
+            labels = nearest_center(Xc, C)[0] if n else labels
     trace.add("tree_coreset_partition", released=False, labels=labels.astype(np.int64),
               note="Non-private: each row's nearest released center.")
     if delta > 0:
@@ -347,7 +375,7 @@ SPEC = register(AlgorithmSpec(
           "LSH-tree coreset, as in Google's DP clustering library); Charikar 2002 (SimHash); "
           "Su et al. 2016 (noisy Lloyd steps)",
     private=_private, guarantee=_guarantee,
-    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "tree_coreset_partition"),
+    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "merge", "tree_coreset_partition"),
     rank=60,
     description="A prefix tree of random-hyperplane hashes grown where noisy counts clear the noise, "
                 "noisy cell means as a weighted coreset, k-means on it, then noisy Lloyd on the rows. "

@@ -202,3 +202,14 @@ def test_storyboard_builds_from_a_run_and_matches_its_trace(mix):
     names = {t.name for t in fig.data}
     assert {"k-means on the coreset", "released (after refinement)"} <= names
     fig.to_json()
+
+
+def test_oversampled_seeds_are_merged_to_k_after_the_first_step(mix):
+    p = TreeCoresetParams(oversample=2.0, refine_steps=2)
+    res = tree_coreset(mix.X, 6, rho=0.5, radius=1.0, params=p, rng=71)
+    assert res.step("coreset_centers").data["centers"].shape == (12, 12)
+    refine = res.steps("refine")
+    assert [r.data["centers"].shape[0] for r in refine] == [12, 6]  # k′ in step 1, k in step 2
+    assert res.step("merge").data["centers"].shape == (6, 12)
+    assert res.centers.shape == (6, 12)
+    assert res.ledger.total().rho == pytest.approx(0.5, rel=1e-12)
