@@ -38,12 +38,14 @@ from ρ alone (CKS20 conversion), i.e. from public inputs only.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 
 from dpviz._validation import (
     MAX_CLUSTERS,
@@ -82,26 +84,26 @@ class TreeCoresetParams:
         help="a node grows when its noisy count clears this many noise standard deviations"))
     max_nodes: int = field(default=2048, metadata=hint(low=16, high=16384, step=16, scale="log",
                                                        label="max nodes per level"))
-    tree_share: float = field(default=0.2, metadata=hint(low=0.02, high=0.9, step=0.01,
+    tree_share: float = field(default=0.15, metadata=hint(low=0.02, high=0.9, step=0.01,
                                                          label="tree share of ρ"))
-    cell_share: float = field(default=0.35, metadata=hint(low=0.02, high=0.9, step=0.01,
+    cell_share: float = field(default=0.3, metadata=hint(low=0.02, high=0.9, step=0.01,
                                                           label="coreset share of ρ"))
-    count_frac: float = field(default=0.1, metadata=hint(
+    count_frac: float = field(default=0.05, metadata=hint(
         low=0.01, high=0.9, step=0.01, label="count fraction",
         help="share of a sum/count release spent on the counts"))
     refine_steps: int = field(default=1, metadata=hint(low=0, high=10, step=1, label="refinement steps",
                                                        help="noisy Lloyd steps on the rows at the end"))
-    max_point_noise: float = field(default=0.5, metadata=hint(
+    max_point_noise: float = field(default=0.8, metadata=hint(
         low=0.05, high=5.0, step=0.05, label="max coreset point noise (× Λ)",
         help="a coreset cell is kept when its mean's expected noise is at most this × Λ"))
     coreset: str = field(default="leaves", metadata=hint(
         choices=("leaves", "all"), label="coreset cells",
         help="leaves: only cells of nodes without an active child (pure); all: every cell"))
-    oversample: float = field(default=1.0, metadata=hint(
+    oversample: float = field(default=1.5, metadata=hint(
         low=1.0, high=4.0, step=0.25, label="oversampling k′/k",
         help="k-means on the coreset seeds k′ = ⌈oversample·k⌉ centers; after the first refinement "
              "step they are merged to k (weighted by noisy counts)"))
-    restarts: int = field(default=4, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
+    restarts: int = field(default=10, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
                                                    help="weighted k-means++ restarts on the coreset"))
 
     def __post_init__(self) -> None:
@@ -245,7 +247,8 @@ def weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, restarts: int, gen: An
     if m <= k:
         mean = (w[:, None] * P).sum(axis=0) / w.sum()
         return np.vstack([P, np.repeat(mean[None, :], k - m, axis=0)])
-    with one_thread():
+    with one_thread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # duplicate seeds: fewer distinct centers
         km = KMeans(k, n_init=restarts, random_state=int(gen.integers(2**31 - 1))).fit(P, sample_weight=w)
     return km.cluster_centers_.copy()
 

@@ -160,7 +160,7 @@ def test_zero_refinement_steps_gives_the_coreset_centers(mix):
     np.testing.assert_array_equal(res.centers, res.step("coreset_centers").data["centers"])
     assert res.find("refine") is None
     assert res.ledger.total().rho == pytest.approx(0.2, rel=1e-12)
-    assert tree_split(0.2, 1.0, p).sigma_cell_sum == gaussian_sigma_zcdp(1.0, 0.2 * 0.7 * 0.9)
+    assert tree_split(0.2, 1.0, p).sigma_cell_sum == gaussian_sigma_zcdp(1.0, 0.2 * 0.7 * (1 - p.count_frac))
 
 
 def test_params_are_checked():
