@@ -160,9 +160,9 @@ def hyperplanes(levels: int, bits: int, d: int, gen: Any) -> np.ndarray:
 
 def level_chunks(X: np.ndarray, G: np.ndarray, levels: int, bits: int) -> np.ndarray:
     """(levels, n) int64: the ``bits``-bit SimHash chunk of each row at each level."""
-    B = (X @ G.T >= 0.0).astype(np.int64)  # (n, levels·bits)
-    weights = 1 << np.arange(bits - 1, -1, -1, dtype=np.int64)
-    return (B.reshape(X.shape[0], levels, bits) @ weights).T.copy()
+    B = (X @ G.T >= 0.0).astype(np.float64)  # (n, levels·bits); float products are exact here
+    weights = np.exp2(np.arange(bits - 1, -1, -1, dtype=np.float64))
+    return np.ascontiguousarray((B.reshape(X.shape[0], levels, bits) @ weights).T).astype(np.int64)
 
 
 def _noisy(value: np.ndarray, *, sensitivity: float, rho: float, gen: Any, ledger: Ledger, name: str,
@@ -350,9 +350,10 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                 C = clip_to_ball(weighted_kmeans(C, np.maximum(nc, 1e-3), k, p.restarts, gen), radius)
                 trace.add("merge", released=True, centers=C.copy(), from_centers=kk,
                           note="Post-processing: weighted k-means of the refined k′ centers.")
-            labels = nearest_center(Xc, C)[0] if n else labels
+            if t + 1 < p.refine_steps and n:  # the next step's partition
+                labels = nearest_center(Xc, C)[0]
     trace.add("tree_coreset_partition", released=False, labels=labels.astype(np.int64),
-              note="Non-private: each row's nearest released center.")
+              note="Non-private: the partition of the rows the last step summed (nearest seeds).")
     if delta > 0:
         ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="tree_coreset is pure ρ-zCDP.")
     ledger.check()
