@@ -9,6 +9,7 @@ and reference streams from distinct keys). Google is re-run through bench/google
 
     PYTHONPATH=. .venv/bin/python bench/hd_coreset.py                    # evaluation rows
     PYTHONPATH=. .venv/bin/python bench/hd_coreset.py --rows google --seeds 0
+    PYTHONPATH=. .venv/bin/python bench/hd_coreset.py --floor --rows google   # leak check (below)
     PYTHONPATH=. .venv/bin/python bench/hd_coreset.py --calibrate \
         --configs "" "levels=6,bits=3" "tree_share=0.3"                 # tuning, calibration rows only
 
@@ -100,6 +101,49 @@ def evaluate(rows: list[str], seeds: tuple[int, ...], epsilons: list[float], rep
               f"| {f(gq)} | {f(tr)} |")
 
 
+def floor(rows: list[str], seeds: tuple[int, ...], epsilons: list[float], label: str) -> None:
+    """What the last refinement step could reach given the TRUE partition (not private; a check).
+
+    tree_coreset's released centers are one noisy Lloyd step on its own partition with the
+    refinement's σ's; with the generator's true partition instead (read without privacy) the
+    same noise gives this loss. tree_coreset below it would mean a leak; far above it, missed
+    clusters. A different algorithm stream ("floor") and the same data streams as the evaluation.
+    """
+    import numpy as np
+
+    from bench.harness import excess_loss, reference_cost, stream
+    from dpviz.clustering.tree_coreset import tree_split
+    from dpviz.data.ball_mixture import ball_mixture
+    from dpviz.registry import Public, get
+    from dpviz.registry import calibrate as cal
+
+    name, params = parse_label(label)
+    spec = get(name)
+    p = spec.make_params(**params)
+    for row_name in rows:
+        row = EVAL_ROWS[row_name]
+        for seed in seeds:
+            gen = stream(seed, "data", row.name)
+            X, k, radius = row.data(seed)
+            shape = dict(google=(100_000, 100, 64, None), unbal=(200_000, 10, 5, (1, 10, 100, 10, 1)),
+                         large=(1_000_000, 20, 16, None))[row_name]
+            ds = ball_mixture(shape[0], d=shape[1], k=shape[2], weights=shape[3], rng=gen)
+            assert np.array_equal(ds.X, X)  # the same rows as the evaluation
+            ref = reference_cost(X, k, stream(seed, "reference", row.name))
+            for eps in epsilons:
+                rho = cal(spec, eps, 1e-6, Public(X.shape[0], X.shape[1], k, radius), p).budget.rho
+                sp = tree_split(rho, radius, p)
+                g = stream(seed, "floor", row.name, f"{eps:g}")
+                lab = ds.labels
+                sums = np.stack([np.bincount(lab, weights=X[:, j], minlength=k)
+                                 for j in range(X.shape[1])], 1)
+                cnt = np.bincount(lab, minlength=k)
+                C = (sums + sp.sigma_step_sum * g.standard_normal(sums.shape)) / (
+                    cnt + sp.sigma_step_count * g.standard_normal(k))[:, None]
+                print(f"floor {row_name} seed {seed} ε={eps:g}: {excess_loss(X, C, ref):.4g} "
+                      f"(σ_sum {sp.sigma_step_sum:.3g}, σ_count {sp.sigma_step_count:.3g})", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calibrate", action="store_true")
@@ -107,12 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", nargs="*", default=None)
     ap.add_argument("--seeds", nargs="*", type=int, default=None)
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
+    ap.add_argument("--floor", action="store_true", help="the true-partition floor (a leak check)")
     ap.add_argument("--repeats", type=int, default=1, help="interleaved timing repeats")
     args = ap.parse_args(argv)
     if args.calibrate:
         calibrate(args.configs, args.rows or list(CALIBRATION_ROWS), args.eps)
         return 0
     label = _labels(args.configs[:1])[0]
+    if args.floor:
+        floor(args.rows or ["google", "unbal", "large"], tuple(args.seeds or EVAL_SEEDS), args.eps, label)
+        return 0
     evaluate(args.rows or ["google", "unbal", "large"], tuple(args.seeds or EVAL_SEEDS), args.eps,
              args.repeats, label)
     return 0
