@@ -193,36 +193,34 @@ def grow_tree(chunks: np.ndarray, *, bits: int, threshold: float, max_nodes: int
     levels, n = chunks.shape
     fan = 1 << bits
     active = np.zeros(1, dtype=np.int64)  # the root's code
-    code = np.zeros(n, dtype=np.int64)
-    inside = np.ones(n, dtype=bool)  # rows whose current node is active
+    rows = np.arange(n)  # rows whose current node is active ...
+    node = np.zeros(n, dtype=np.int64)  # ... and that node's index in ``active``
     cell = np.zeros(n, dtype=np.int64)
     cell_codes: list[np.ndarray] = [active.copy()]
     stats: list[dict] = []
     offset = 1
     sigma = gaussian_sigma_zcdp(1.0, rho_level)
     for lv in range(levels):
-        code = (code << bits) | chunks[lv]
         cand = (active[:, None] * fan + np.arange(fan, dtype=np.int64)[None, :]).ravel()  # sorted
-        rows = np.flatnonzero(inside)
-        pos = np.searchsorted(cand, code[rows])
-        counts = np.bincount(pos, minlength=cand.size).astype(np.float64)[: cand.size]
+        pos = node * fan + chunks[lv, rows]  # each inside row's child, as an index into ``cand``
+        counts = np.bincount(pos, minlength=cand.size).astype(np.float64)
         noisy = _noisy(counts, sensitivity=1.0, rho=rho_level, gen=gen, ledger=ledger,
                        name=f"level {lv + 1} counts",
                        note=f"{cand.size} children of the active nodes; a row lies in one child")
         passed = np.flatnonzero(noisy >= threshold)
         if passed.size > max_nodes:  # post-processing of the noisy counts: keep the largest
             passed = np.sort(passed[np.argsort(noisy[passed])[::-1][:max_nodes]])
-        new_active = cand[passed]
-        moved = np.isin(np.arange(cand.size), passed)[pos]
-        idx = np.searchsorted(new_active, code[rows[moved]])
-        cell[rows[moved]] = offset + idx
-        inside[:] = False
-        inside[rows[moved]] = True
-        offset += new_active.size
-        cell_codes.append(new_active)
-        stats.append(dict(level=lv + 1, candidates=int(cand.size), active=int(new_active.size),
+        new_index = np.full(cand.size, -1, dtype=np.int64)
+        new_index[passed] = np.arange(passed.size)
+        nxt = new_index[pos]
+        moved = nxt >= 0
+        rows, node = rows[moved], nxt[moved]
+        cell[rows] = offset + node
+        offset += passed.size
+        active = cand[passed]
+        cell_codes.append(active)
+        stats.append(dict(level=lv + 1, candidates=int(cand.size), active=int(active.size),
                           sigma=sigma, noisy_counts=noisy[passed].copy()))
-        active = new_active
     return cell, cell_codes, stats
 
 
