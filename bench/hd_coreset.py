@@ -70,9 +70,9 @@ def calibrate(configs: list[str], rows: list[str], epsilons: list[float]) -> Non
 
 
 def evaluate(rows: list[str], seeds: tuple[int, ...], epsilons: list[float], repeats: int,
-             label: str) -> None:
-    has_google = google_adapter() is not None
-    algs = [label, *BASELINES] + (["google"] if has_google else [])
+             label: str, baselines: bool = True) -> None:
+    has_google = google_adapter() is not None and baselines
+    algs = [label, *(BASELINES if baselines else ())] + (["google"] if has_google else [])
     timed = Runner(epsilons=tuple(epsilons), time_repeats=repeats, verbose=True)
     untimed = Runner(epsilons=tuple(epsilons), verbose=True)
     print(f"# commit {git_commit()}; {load_text()}; Google {'re-run' if has_google else 'quoted'}",
@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", nargs="*", type=int, default=None)
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--floor", action="store_true", help="the true-partition floor (a leak check)")
+    ap.add_argument("--ours-only", action="store_true", help="skip DP-Lloyd and Google (timing runs)")
     ap.add_argument("--repeats", type=int, default=1, help="interleaved timing repeats")
     args = ap.parse_args(argv)
     if args.calibrate:
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         floor(args.rows or ["google", "unbal", "large"], tuple(args.seeds or EVAL_SEEDS), args.eps, label)
         return 0
     evaluate(args.rows or ["google", "unbal", "large"], tuple(args.seeds or EVAL_SEEDS), args.eps,
-             args.repeats, label)
+             args.repeats, label, baselines=not args.ours_only)
     return 0
 
 
