@@ -87,7 +87,8 @@ def evaluate(rows: list[str], seeds: tuple[int, ...], epsilons: list[float], rep
                      and getattr(r, key) is not None]
                 return statistics.median(v) if v else None
             g = med("google") if has_google else None
-            gq = GOOGLE_QUOTED[name][0 if eps == 1 else 1] if eps in (1, 3) else None
+            quoted = GOOGLE_QUOTED.get(name)
+            gq = quoted[0 if eps == 1 else 1] if quoted and eps in (1, 3) else None
             table.append((name, eps, med(label), med("dp_lloyd"), med("dp_lloyd[iters=1]"), g, gq,
                           med(label, "time_ratio")))
     print(f"\n# {load_text()}")
