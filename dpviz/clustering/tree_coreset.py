@@ -38,12 +38,14 @@ from ρ alone (CKS20 conversion), i.e. from public inputs only.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 
 from dpviz._validation import (
     MAX_CLUSTERS,
@@ -82,19 +84,26 @@ class TreeCoresetParams:
         help="a node grows when its noisy count clears this many noise standard deviations"))
     max_nodes: int = field(default=2048, metadata=hint(low=16, high=16384, step=16, scale="log",
                                                        label="max nodes per level"))
-    tree_share: float = field(default=0.2, metadata=hint(low=0.02, high=0.9, step=0.01,
+    tree_share: float = field(default=0.15, metadata=hint(low=0.02, high=0.9, step=0.01,
                                                          label="tree share of ρ"))
-    cell_share: float = field(default=0.35, metadata=hint(low=0.02, high=0.9, step=0.01,
+    cell_share: float = field(default=0.3, metadata=hint(low=0.02, high=0.9, step=0.01,
                                                           label="coreset share of ρ"))
-    count_frac: float = field(default=0.1, metadata=hint(
+    count_frac: float = field(default=0.05, metadata=hint(
         low=0.01, high=0.9, step=0.01, label="count fraction",
         help="share of a sum/count release spent on the counts"))
     refine_steps: int = field(default=1, metadata=hint(low=0, high=10, step=1, label="refinement steps",
                                                        help="noisy Lloyd steps on the rows at the end"))
-    max_point_noise: float = field(default=0.5, metadata=hint(
+    max_point_noise: float = field(default=0.8, metadata=hint(
         low=0.05, high=5.0, step=0.05, label="max coreset point noise (× Λ)",
         help="a coreset cell is kept when its mean's expected noise is at most this × Λ"))
-    restarts: int = field(default=4, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
+    coreset: str = field(default="leaves", metadata=hint(
+        choices=("leaves", "all"), label="coreset cells",
+        help="leaves: only cells of nodes without an active child (pure); all: every cell"))
+    oversample: float = field(default=1.5, metadata=hint(
+        low=1.0, high=4.0, step=0.25, label="oversampling k′/k",
+        help="k-means on the coreset seeds k′ = ⌈oversample·k⌉ centers; after the first refinement "
+             "step they are merged to k (weighted by noisy counts)"))
+    restarts: int = field(default=10, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
                                                    help="weighted k-means++ restarts on the coreset"))
 
     def __post_init__(self) -> None:
@@ -151,9 +160,9 @@ def hyperplanes(levels: int, bits: int, d: int, gen: Any) -> np.ndarray:
 
 def level_chunks(X: np.ndarray, G: np.ndarray, levels: int, bits: int) -> np.ndarray:
     """(levels, n) int64: the ``bits``-bit SimHash chunk of each row at each level."""
-    B = (X @ G.T >= 0.0).astype(np.int64)  # (n, levels·bits)
-    weights = 1 << np.arange(bits - 1, -1, -1, dtype=np.int64)
-    return (B.reshape(X.shape[0], levels, bits) @ weights).T.copy()
+    B = (X @ G.T >= 0.0).astype(np.float64)  # (n, levels·bits); float products are exact here
+    weights = np.exp2(np.arange(bits - 1, -1, -1, dtype=np.float64))
+    return np.ascontiguousarray((B.reshape(X.shape[0], levels, bits) @ weights).T).astype(np.int64)
 
 
 def _noisy(value: np.ndarray, *, sensitivity: float, rho: float, gen: Any, ledger: Ledger, name: str,
@@ -184,37 +193,48 @@ def grow_tree(chunks: np.ndarray, *, bits: int, threshold: float, max_nodes: int
     levels, n = chunks.shape
     fan = 1 << bits
     active = np.zeros(1, dtype=np.int64)  # the root's code
-    code = np.zeros(n, dtype=np.int64)
-    inside = np.ones(n, dtype=bool)  # rows whose current node is active
+    rows = np.arange(n)  # rows whose current node is active ...
+    node = np.zeros(n, dtype=np.int64)  # ... and that node's index in ``active``
     cell = np.zeros(n, dtype=np.int64)
     cell_codes: list[np.ndarray] = [active.copy()]
     stats: list[dict] = []
     offset = 1
     sigma = gaussian_sigma_zcdp(1.0, rho_level)
     for lv in range(levels):
-        code = (code << bits) | chunks[lv]
         cand = (active[:, None] * fan + np.arange(fan, dtype=np.int64)[None, :]).ravel()  # sorted
-        rows = np.flatnonzero(inside)
-        pos = np.searchsorted(cand, code[rows])
-        counts = np.bincount(pos, minlength=cand.size).astype(np.float64)[: cand.size]
+        pos = node * fan + chunks[lv, rows]  # each inside row's child, as an index into ``cand``
+        counts = np.bincount(pos, minlength=cand.size).astype(np.float64)
         noisy = _noisy(counts, sensitivity=1.0, rho=rho_level, gen=gen, ledger=ledger,
                        name=f"level {lv + 1} counts",
                        note=f"{cand.size} children of the active nodes; a row lies in one child")
         passed = np.flatnonzero(noisy >= threshold)
         if passed.size > max_nodes:  # post-processing of the noisy counts: keep the largest
             passed = np.sort(passed[np.argsort(noisy[passed])[::-1][:max_nodes]])
-        new_active = cand[passed]
-        moved = np.isin(np.arange(cand.size), passed)[pos]
-        idx = np.searchsorted(new_active, code[rows[moved]])
-        cell[rows[moved]] = offset + idx
-        inside[:] = False
-        inside[rows[moved]] = True
-        offset += new_active.size
-        cell_codes.append(new_active)
-        stats.append(dict(level=lv + 1, candidates=int(cand.size), active=int(new_active.size),
+        new_index = np.full(cand.size, -1, dtype=np.int64)
+        new_index[passed] = np.arange(passed.size)
+        nxt = new_index[pos]
+        moved = nxt >= 0
+        rows, node = rows[moved], nxt[moved]
+        cell[rows] = offset + node
+        offset += passed.size
+        active = cand[passed]
+        cell_codes.append(active)
+        stats.append(dict(level=lv + 1, candidates=int(cand.size), active=int(active.size),
                           sigma=sigma, noisy_counts=noisy[passed].copy()))
-        active = new_active
     return cell, cell_codes, stats
+
+
+def leaf_cells(codes: list[np.ndarray], bits: int) -> np.ndarray:
+    """Which cells are leaves of the active tree (no active child): a function of the released tree.
+
+    An inner node's cell holds the rows left in it by children under the threshold, fragments of
+    possibly several clusters, so its mean may lie between clusters.
+    """
+    out = []
+    for lv, c in enumerate(codes):
+        nxt = codes[lv + 1] >> bits if lv + 1 < len(codes) else np.zeros(0, dtype=np.int64)
+        out.append(~np.isin(c, nxt))
+    return np.concatenate(out)
 
 
 def weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, restarts: int, gen: Any) -> np.ndarray:
@@ -225,7 +245,8 @@ def weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, restarts: int, gen: An
     if m <= k:
         mean = (w[:, None] * P).sum(axis=0) / w.sum()
         return np.vstack([P, np.repeat(mean[None, :], k - m, axis=0)])
-    with one_thread():
+    with one_thread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # duplicate seeds: fewer distinct centers
         km = KMeans(k, n_init=restarts, random_state=int(gen.integers(2**31 - 1))).fit(P, sample_weight=w)
     return km.cluster_centers_.copy()
 
@@ -287,18 +308,21 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                           name="cell counts", note="one row moves one cell's count by 1")
     min_weight = max(p.threshold_sds * split.sigma_cell_count,
                      split.sigma_cell_sum * math.sqrt(d) / (p.max_point_noise * radius), 1.0)
-    keep = noisy_counts >= min_weight
+    leaf = leaf_cells(codes, p.bits)
+    keep = (noisy_counts >= min_weight) & (leaf if p.coreset == "leaves" else True)
     points = clip_to_ball(noisy_sums[keep] / noisy_counts[keep, None], radius) if np.any(keep) \
         else np.zeros((0, d))
     weights = noisy_counts[keep]
     trace.add("coreset", released=True, points=points.copy(), weights=weights.copy(), min_weight=min_weight,
+              leaves=int(leaf.sum()),
               sigma_sum=split.sigma_cell_sum, sigma_count=split.sigma_cell_count, cells=int(m))
 
-    # 4. k-means on the coreset (post-processing)
-    C = clip_to_ball(weighted_kmeans(points, weights, k, p.restarts, gen), radius)
+    # 4. k-means on the coreset (post-processing): k′ = ⌈oversample·k⌉ seeds when a refinement follows
+    k_seed = k if p.refine_steps == 0 else max(k, math.ceil(p.oversample * k))
+    C = clip_to_ball(weighted_kmeans(points, weights, k_seed, p.restarts, gen), radius)
     trace.add("coreset_centers", released=True, centers=C.copy(), coreset_points=int(points.shape[0]))
 
-    # 5. refinement: noisy Lloyd steps on the rows
+    # 5. refinement: noisy Lloyd steps on the rows; after the first, k′ centers are merged to k
     labels = nearest_center(Xc, C)[0] if n else np.zeros(0, dtype=np.int64)
     if p.refine_steps > 0:
         rho_step = split.rho_step_sum + split.rho_step_count
@@ -306,7 +330,8 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                                 note=f"{p.refine_steps} noisy Lloyd step(s) on the rows")
         min_count = max(1.0, split.sigma_step_sum * math.sqrt(d) / radius)
         for t in range(p.refine_steps):
-            s, c = _group_sums(Xc, labels, k)
+            kk = C.shape[0]
+            s, c = _group_sums(Xc, labels, kk)
             step = ref_node.child(f"step {t + 1}", ZCDP(rho_step))
             ns = _noisy(s, sensitivity=radius, rho=split.rho_step_sum, gen=gen, ledger=step,
                         name="cluster sums", note="one row moves one cluster's sum by ≤ Λ")
@@ -319,9 +344,14 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
             trace.add("refine", released=True, index=t, centers=C.copy(), noisy_counts=nc.copy(),
                       moved=ok.copy(), sigma_sum=split.sigma_step_sum, sigma_count=split.sigma_step_count,
                       min_count=min_count)
-            labels = nearest_center(Xc, C)[0]
+            if kk > k:  # merge the k′ refined centers to k, weighted by their noisy counts
+                C = clip_to_ball(weighted_kmeans(C, np.maximum(nc, 1e-3), k, p.restarts, gen), radius)
+                trace.add("merge", released=True, centers=C.copy(), from_centers=kk,
+                          note="Post-processing: weighted k-means of the refined k′ centers.")
+            if t + 1 < p.refine_steps and n:  # the next step's partition
+                labels = nearest_center(Xc, C)[0]
     trace.add("tree_coreset_partition", released=False, labels=labels.astype(np.int64),
-              note="Non-private: each row's nearest released center.")
+              note="Non-private: the partition of the rows the last step summed (nearest seeds).")
     if delta > 0:
         ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="tree_coreset is pure ρ-zCDP.")
     ledger.check()
@@ -347,7 +377,7 @@ SPEC = register(AlgorithmSpec(
           "LSH-tree coreset, as in Google's DP clustering library); Charikar 2002 (SimHash); "
           "Su et al. 2016 (noisy Lloyd steps)",
     private=_private, guarantee=_guarantee,
-    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "tree_coreset_partition"),
+    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "merge", "tree_coreset_partition"),
     rank=60,
     description="A prefix tree of random-hyperplane hashes grown where noisy counts clear the noise, "
                 "noisy cell means as a weighted coreset, k-means on it, then noisy Lloyd on the rows. "

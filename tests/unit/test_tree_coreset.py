@@ -160,7 +160,7 @@ def test_zero_refinement_steps_gives_the_coreset_centers(mix):
     np.testing.assert_array_equal(res.centers, res.step("coreset_centers").data["centers"])
     assert res.find("refine") is None
     assert res.ledger.total().rho == pytest.approx(0.2, rel=1e-12)
-    assert tree_split(0.2, 1.0, p).sigma_cell_sum == gaussian_sigma_zcdp(1.0, 0.2 * 0.7 * 0.9)
+    assert tree_split(0.2, 1.0, p).sigma_cell_sum == gaussian_sigma_zcdp(1.0, 0.2 * 0.7 * (1 - p.count_frac))
 
 
 def test_params_are_checked():
@@ -178,3 +178,38 @@ def test_release_with_the_secure_sampler(mix):
                     n_declared=800, levels=2, bits=2)
     assert not res.simulation and res.seed is None
     assert res.centers.shape == (3, 12) and np.all(np.isfinite(res.centers))
+
+
+def test_storyboard_builds_from_a_run_and_matches_its_trace(mix):
+    import plotly.graph_objects as go
+
+    from dpviz.viz import tree_coreset as vt
+    from dpviz.viz.storyboards import storyboard_builder
+
+    res = dpviz.run("tree_coreset", mix.X, 6, epsilon=3.0, delta=DELTA, radius=1.0, rng=61,
+                    n_declared=mix.X.shape[0])
+    assert storyboard_builder("tree_coreset") is vt.tree_coreset_storyboard
+    fig = vt.tree_coreset_storyboard(res, mix.X, reference_centers=mix.true_centers)
+    assert isinstance(fig, go.Figure)
+    assert [a.text for a in fig.layout.annotations][: len(vt.PANELS)] == list(vt.PANELS)
+    assert "ε=3" in fig.layout.title.text
+    tree = res.step("tree").data
+    bars = vt.tree_traces(res)
+    assert list(bars[1].y) == list(tree["active_per_level"])
+    pts = vt.count_traces(res)[0]
+    assert len(pts.y) == sum(len(c) for c in tree["level_noisy_counts"])
+    assert np.all(np.asarray(pts.y) >= tree["threshold"])  # only nodes that cleared it are active
+    names = {t.name for t in fig.data}
+    assert {"k-means on the coreset", "released (after refinement)"} <= names
+    fig.to_json()
+
+
+def test_oversampled_seeds_are_merged_to_k_after_the_first_step(mix):
+    p = TreeCoresetParams(oversample=2.0, refine_steps=2)
+    res = tree_coreset(mix.X, 6, rho=0.5, radius=1.0, params=p, rng=71)
+    assert res.step("coreset_centers").data["centers"].shape == (12, 12)
+    refine = res.steps("refine")
+    assert [r.data["centers"].shape[0] for r in refine] == [12, 6]  # k′ in step 1, k in step 2
+    assert res.step("merge").data["centers"].shape == (6, 12)
+    assert res.centers.shape == (6, 12)
+    assert res.ledger.total().rho == pytest.approx(0.5, rel=1e-12)
