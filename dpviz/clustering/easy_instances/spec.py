@@ -224,10 +224,15 @@ def auto_values(budget: ApproxDP, pub: Public, params: Any, tuple_budget: Approx
     """"automatic (value)" for each automatic field, or why no value (the registry's hook)."""
     try:
         s = settings(pub, params, tuple_budget, n_rows)
+        t = f"{s.t:,}"
     except ValueError:
-        return {name: f"{AUTO} (none: too few rows)" for name in ("n_tuples", "gamma", "r_min")
-                if not getattr(params, name)}
-    vals = {"n_tuples": f"{s.t:,}", "gamma": f"{s.gamma:.3g}", "r_min": f"{s.r_min:.3g}"}
+        try:  # γ and r_min do not depend on the rows: show them, and why t has no value
+            s = settings(pub, params, tuple_budget, math.inf)
+            t = f"{s.t:,} needs ≥ {MIN_ROWS_PER_CLUSTER * pub.k * s.t / (n_rows / pub.n_declared):,.0f} rows"
+        except ValueError:
+            return {name: f"{AUTO} (none)" for name in ("n_tuples", "gamma", "r_min")
+                    if not getattr(params, name)}
+    vals = {"n_tuples": t, "gamma": f"{s.gamma:.3g}", "r_min": f"{s.r_min:.3g}"}
     return {name: f"{AUTO} ({vals[name]})" for name in s.auto}
 
 
