@@ -37,18 +37,33 @@ DELTA = 1e-6
 METHODS = ("balcan", "SuLQ", "DP-Lloyd", "FriendlyCore", "diffprivlib", "k-means++")
 
 
+#: Stream keys (issue 28): the data and each method's randomness come from distinct SeedSequence
+#: keys. The comparisons before this fix passed the SAME int to mixture64 and to the baselines, so
+#: SuLQ's and DP-Lloyd's "random" starts drew the very normals that ARE the true means (retracted).
+DATA_KEY, ALGO_KEY = 0xDA7A, 0xA160
+
+
+def data_rng(seed: int, *tags: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([DATA_KEY, seed, *tags]))
+
+
+def algo_rng(method: str, seed: int, *tags: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([ALGO_KEY, METHODS.index(method), seed, *tags]))
+
+
 def mixture64(n: int, d: int = 100, sd: float = 0.05, seed: int = 0) -> np.ndarray:
-    """The synthetic recipe of the module docstring (64 components, Λ = 1.5)."""
+    """The synthetic recipe of the module docstring (64 components, Λ = 1.5); its own data stream."""
     from dpviz.data.bounds import clip_to_ball
 
-    rng = np.random.default_rng(seed)
+    rng = data_rng(seed, n, d)
     mu = rng.standard_normal((64, d))
     mu /= np.linalg.norm(mu, axis=1, keepdims=True)
     X = mu[rng.integers(0, 64, n)] + sd * rng.standard_normal((n, d))
     return clip_to_ball(X, 1.5)
 
 
-def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed: int) -> tuple[float, float]:
+def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float,
+               seed: int) -> tuple[float, float]:
     """(k-means objective / n, seconds) of one method on X."""
     import dpviz
     from dpviz.clustering.balcan import balcan_kmeans, sulq_kmeans
@@ -56,6 +71,7 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed
     from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
     from dpviz.metrics import kmeans_cost
 
+    seed = algo_rng(name, seed, X.shape[0], X.shape[1], k, round(eps * 1000))  # never the data's
     t0 = time.perf_counter()
     if name == "balcan":
         res = balcan_kmeans(X, k, epsilon=eps, radius=radius, n_declared=X.shape[0], rng=seed)
