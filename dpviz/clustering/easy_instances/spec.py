@@ -185,9 +185,10 @@ def settings(pub: Public, params: Any, tuple_budget: ApproxDP, n_rows: float) ->
         if a is not None and params.n_tuples:  # the user's t: the best split private at it, if any
             a = auto_noisy_centers(k, d, float(eps), float(delta), float(params.beta),
                                    int(params.n_tuples)) or dataclasses.replace(a, split=NoisyCentersSplit())
-        if a is None:
-            raise ValueError(f"Easy Instances (PrivatekNoisyCenters) has no private number of tuples at "
-                             f"the tuple stage's (ε = {eps:.3g}, δ = {delta:.2g}); raise ε or δ.")
+        if a is None:  # no private t at all (e.g. δ₀ underflows at huge ε): the aggregator's own ⊥,
+            # decided from public inputs before reading the tuples, says so
+            return Settings(int(params.n_tuples or 2), float(params.gamma or DEFAULT_GAMMA["noisy_centers"]),
+                            float(r_min), None, auto)
         split = a.split
         gamma = params.gamma or a.gamma
         t = params.n_tuples or a.t
