@@ -6,6 +6,7 @@ range (0, inf). Got -1.0 instead."
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -133,12 +134,32 @@ def check_data(X: Any, func: str, *, allow_empty: bool = True) -> np.ndarray:
     return arr
 
 
-def check_rng(rng: RngLike) -> tuple[np.random.Generator, int | None]:
+def stable_int(domain: str) -> int:
+    """A stable 64-bit key of a name: the first 8 bytes of its SHA-256 (Python's hash() is salted
+    per process, so it could not make a seed replayable)."""
+    return int.from_bytes(hashlib.sha256(domain.encode("utf-8")).digest()[:8], "big")
+
+
+def seed_sequence(seed: int, domain: str) -> np.random.SeedSequence:
+    """The stream an int ``seed`` means for the consumer ``domain`` (issue 24).
+
+    ``SeedSequence(seed, spawn_key=(stable_int(domain),))``: the same int given to a data
+    generator ("data:<recipe>") and to an algorithm ("algorithm:<name>") yields two independent
+    streams, so an algorithm's public draws can never replay the data's (before, DP-Lloyd's public
+    start *was* ``ball_mixture``'s true centers when both got the same int).
+    """
+    return np.random.SeedSequence(int(seed), spawn_key=(stable_int(domain),))
+
+
+def check_rng(rng: RngLike, domain: str) -> tuple[np.random.Generator, int | None]:
     """Normalize ``rng`` once at a public boundary; return the Generator and a replay seed.
 
-    An int seeds a new Generator and is returned as the replay seed (``Result.seed``: the run is
-    a *simulation*, anyone with the seed can replay its noise). None draws fresh OS entropy and
-    keeps no seed. A Generator is used as given (seed unknown: None). The release sampler
+    An int is never used raw: it seeds the stream of its consumer, ``domain`` (one key per data
+    generator, "data:<recipe>"; per registered algorithm, "algorithm:<name>", also when its
+    function is called directly; "reference" for the reference k-means; see :func:`seed_sequence`),
+    and is returned as the replay seed (``Result.seed``: the run is a *simulation*, anyone with the
+    seed can replay its noise). None draws fresh OS entropy and keeps no seed. A Generator is used
+    as given (seed unknown: None); the caller owns its stream. The release sampler
     (:class:`dpviz.privacy.release.SecureRNG`) is passed through unchanged and has no seed.
     """
     if isinstance(rng, np.random.Generator) or getattr(rng, "is_secure_sampler", False):
@@ -147,7 +168,7 @@ def check_rng(rng: RngLike) -> tuple[np.random.Generator, int | None]:
         # Fresh entropy; the seed is never kept, so it cannot leak through a Result.
         return np.random.default_rng(np.random.SeedSequence()), None
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
-        return np.random.default_rng(int(rng)), int(rng)
+        return np.random.default_rng(seed_sequence(int(rng), domain)), int(rng)
     raise ValueError(
         f"The 'rng' parameter must be a numpy.random.Generator, a non-negative int seed, None or "
         f"a dpviz.privacy.release.SecureRNG. Got {rng!r} instead."

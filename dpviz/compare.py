@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpviz._validation import RngLike, check_data, check_rng, check_scalar
+from dpviz._validation import RngLike, check_data, check_rng, check_scalar, seed_sequence
 from dpviz.geometry import nearest_center
 from dpviz.metrics import center_error, labeling_failure, reference_kmeans_cost
 from dpviz.privacy.budget import ZCDP, ApproxDP
@@ -111,9 +111,9 @@ def _child(root: np.random.SeedSequence, *path: int) -> np.random.Generator:
 
 
 def _root_sequence(rng: RngLike) -> tuple[np.random.SeedSequence, int | None]:
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "compare")
     if seed is not None:
-        return np.random.SeedSequence(seed), seed
+        return seed_sequence(seed, "compare"), seed
     return np.random.SeedSequence(int(gen.integers(2**63 - 1))), None
 
 

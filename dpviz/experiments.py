@@ -451,7 +451,7 @@ def run_sweep(
     radius = check_radius(radius, "radius", func)
     r_min = check_radius(r_min, "r_min", func)
     n_jobs = check_scalar(n_jobs, "n_jobs", func, low=-1, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "experiments:run_sweep")
     ref_rng, *rep_rngs = gen.spawn(1 + reps)
     ref_cost = ref_centers = None
     if reference_cost is not None:
@@ -540,7 +540,7 @@ def run_n_sweep(
     ns = [check_scalar(n, "ns", "run_n_sweep", low=1, integer=True) for n in ns]
     if not ns:
         raise ValueError("The 'ns' parameter of run_n_sweep must hold at least one size n.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "experiments:run_n_sweep")
     children = gen.spawn(2 * len(ns))
     frames, complete = [], True
     for i, n in enumerate(ns):
@@ -602,7 +602,7 @@ def run_repeats(
     func = "run_repeats"
     Xa = check_data(getattr(X, "X", X), func, allow_empty=False)
     repeats = check_scalar(repeats, "repeats", func, low=1, integer=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "experiments:run_repeats")
     out: list[Result] = []
     for i, child in enumerate(gen.spawn(repeats)):
         if should_stop is not None and should_stop():

@@ -61,7 +61,7 @@ def reference_kmeans_cost(
     X = check_data(X, "reference_kmeans_cost", allow_empty=False)
     k = check_scalar(k, "k", "reference_kmeans_cost", low=1, high=X.shape[0], integer=True)
     n_init = check_scalar(n_init, "n_init", "reference_kmeans_cost", low=1, high=100, integer=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "reference")
     km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
     return kmeans_cost(X, km.cluster_centers_)
 

@@ -462,7 +462,7 @@ def run(
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
     public = check_public(public_X, X.shape[1], spec, func)
-    gen, _ = check_rng(rng)
+    gen, seed = check_rng(rng, f"algorithm:{name}")
     count_ledger: Ledger | None = None
     eps_alg = epsilon
     if n_declared is None and spec.is_private:
@@ -489,7 +489,8 @@ def run(
                                                           "budget": str(cal.budget)}
                                | ({"public_rows": 0 if public is None else int(public.shape[0])}
                                   if spec.uses_public_data else {}),
-                               simulation=res.simulation or is_simulation(rng))
+                               simulation=res.simulation or is_simulation(rng),
+                               seed=res.seed if seed is None else seed)
 
 
 def check_public(public_X: Any, d: int, spec: AlgorithmSpec, func: str) -> np.ndarray | None:

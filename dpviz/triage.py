@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from dpviz._validation import check_scalar
+from dpviz._validation import check_rng, check_scalar
 from dpviz.averaging.diameter import find_diam_calls
 from dpviz.clustering import presets
 from dpviz.clustering.friendlycore import DIAM_BASE, fc_tuple_stage, stage_match_graph
@@ -238,7 +238,7 @@ def triage(
 
         def stage_fn(kk: int, tt: int) -> TupleStage:
             return fc_tuple_stage(X, kk, n_tuples=tt, radius=radius, oracle=oracle,
-                                  rng=np.random.default_rng(seed), n_declared=n)
+                                  rng=check_rng(seed, "algorithm:friendlycore")[0], n_declared=n)
 
     ctx = _Triage(X, n=n, delta=delta, radius=radius, r_min=r_min, preset=preset,
                   fallback=fallback, stage_fn=stage_fn)

@@ -132,7 +132,7 @@ def coinpress_mean(
         if center.shape != (d,) or not np.all(np.isfinite(center)):
             raise ValueError(f"The 'c' parameter of {func} must be a finite array of shape ({d},). "
                              f"Got shape {center.shape}.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:coinpress_mean")
     ledger = Ledger("CoinPress", ZCDP(rho),
                     note="replace-one neighbours with public n (BDKU20)")
     trace = Trace()

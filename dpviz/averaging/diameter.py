@@ -197,7 +197,7 @@ def check_diam(
     X = check_data(X, func)
     rho, beta = check_rho(rho, func), _check_beta(beta, func)
     r = check_radius(r, "r", func, allow_zero=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:check_diam")
     ledger = Ledger("CheckDiam", ZCDP(rho))
     probe = check_diam_core(X, rho=rho, beta=beta, r=r, rng=gen, ledger=ledger)
     ledger.check()
@@ -260,7 +260,7 @@ def find_diam(
         )
     base = check_scalar(base, "base", func, low=1.0, high=math.inf, low_open=True,
                         high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:find_diam")
     ledger = Ledger("FindDiam", ZCDP(rho))
     out = find_diam_core(X, rho=rho, beta=beta, r_min=r_min, r_max=r_max, base=base, rng=gen,
                          ledger=ledger)

@@ -119,7 +119,7 @@ def fc_avg(
     if n_public is not None:
         # A declared dataset size: at least one row (1e-300 rows made ρ₁ = ρ/2 silently).
         n_public = check_scalar(n_public, "n_public", func, low=1.0, high=math.inf, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:fc_avg")
     ledger = Ledger("FC_Avg", ZCDP(rho, delta))
     trace = Trace()
     estimate, failure = _fc_avg(X, budget=ZCDP(rho, delta), r=r, rng=gen, ledger=ledger,
@@ -183,7 +183,7 @@ def fc_avg_unknown_diam(
             f"r_max={r_max:g}."
         )
     beta = check_scalar(beta, "beta", func, low=0.0, high=1.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:fc_avg_unknown_diam")
     budget = ZCDP(rho, delta)
     parts = budget.split(UNKNOWN_DIAM_FRACTIONS, UNKNOWN_DIAM_DELTA_FRACTIONS)
     ledger = Ledger("FC_Avg_UnknownDiam", budget)

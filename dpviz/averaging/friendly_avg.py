@@ -194,7 +194,7 @@ def friendly_avg(
     if n_public is not None:
         # A declared dataset size: at least one row (1e-300 rows made ρ₁ = ρ/2 silently).
         n_public = check_scalar(n_public, "n_public", func, low=1.0, high=math.inf, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "averaging:friendly_avg")
     ledger = Ledger("FriendlyAvg", ZCDP(rho, delta))
     out = friendly_avg_core(X, rho=rho, delta=delta, r=r, rng=gen, ledger=ledger,
                             n_public=n_public)

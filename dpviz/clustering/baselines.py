@@ -60,7 +60,7 @@ def nonprivate_kmeans(X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=X.shape[0], integer=True)
     n_init = check_scalar(n_init, "n_init", func, low=1, high=100, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:kmeans++")
     km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
     ledger = Ledger(func, ZCDP(0.0, 0.0), note="non-private: no privacy guarantee")
     trace = Trace()
@@ -196,7 +196,7 @@ def dp_lloyd(
     delta = check_delta(delta, func, allow_zero=True)
     radius = check_radius(radius, "radius", func)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:dp_lloyd")
     C, init_note = dp_lloyd_init(k, d, radius, init, gen, func)
     ledger = Ledger(func, ZCDP(rho, delta))
     trace = Trace()
@@ -334,7 +334,7 @@ def diffprivlib_kmeans(
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
     if n < k:
         raise ValueError(f"diffprivlib_kmeans needs at least k={k} rows; got n={n}.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:diffprivlib")
 
     class _FixedIters(DPKMeans):
         def _calc_iters(self, n_dims: int, n_samples: int, rho: float = _DIFFPRIVLIB_RHO) -> int:

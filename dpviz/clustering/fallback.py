@@ -72,6 +72,8 @@ class FallbackOutcome:
     points: np.ndarray  # coreset points (m, p), p = d or the projection dimension
     weights: np.ndarray  # their noisy weights (private)
     levels: tuple[int, ...]  # grid levels used (cells per axis = 2**level)
+    basis: np.ndarray | None = None  # (d, p) private subspace of the d > 3 branch (a DP output)
+    labels: np.ndarray | None = None  # internal: each row's group in the d > 3 branch (not released)
 
 
 def grid_levels(d: int, n: int, rho: float) -> tuple[int, ...]:
@@ -236,9 +238,11 @@ def _private_top_subspace(
 
 def fallback_centers(
     X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int,
-    rng: np.random.Generator, ledger: Ledger,
+    rng: np.random.Generator, ledger: Ledger, projection_dim: int = PROJECTION_DIM,
 ) -> FallbackOutcome:
     """Private k centers of the rows X (all inside the Λ-ball) with budget ρ (pure zCDP).
+
+    ``projection_dim`` (public) caps the private-PCA dimension p = min(k, d, projection_dim).
 
     Privacy
     -------
@@ -258,7 +262,7 @@ def fallback_centers(
                                w, levels)
     # d > 3: private PCA (Gaussian noise on the second-moment matrix), quadtree coreset on the
     # top-p subspace, then each group's mean in the full space. Budget 0.2 / 0.4 / 0.4.
-    p = min(k, d, PROJECTION_DIM)
+    p = min(k, d, projection_dim)
     part = projected_budget(rho)
     V = _private_top_subspace(X, p, rho=part["subspace"].rho, radius=radius, rng=rng, ledger=ledger)
     Z = X @ V  # ||z|| ≤ ||x|| ≤ Λ
@@ -282,4 +286,4 @@ def fallback_centers(
     C = np.where(norms > radius, C * radius / np.maximum(norms, 1e-300), C)
     how = f"private PCA to {p}-D" if d <= MAX_PCA_DIM else f"random {p}-D subspace (d > {MAX_PCA_DIM})"
     return FallbackOutcome(C, f"{how} + grid coreset + noisy group means",
-                           P * 2 * radius - radius, w, PROJECTED_LEVELS)
+                           P * 2 * radius - radius, w, PROJECTED_LEVELS, basis=V, labels=labels)

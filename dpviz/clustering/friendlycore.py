@@ -326,7 +326,7 @@ def fc_private_stage(
     func = "fc_private_stage"
     X, rho, delta, radius, r_min = _validate_private_inputs(X, stage, rho, delta, radius, r_min, func)
     fallback = check_bool(fallback, "fallback", func)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     n = X.shape[0]
     t, k = stage.n_pieces, stage.k
     root = Ledger("fc_clustering", ZCDP(rho, delta), unit="row")
@@ -424,7 +424,7 @@ def fc_clustering(
     check_radius(radius, "radius", func)
     check_radius(r_min, "r_min", func)
     fallback = check_bool(fallback, "fallback", func)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     t0 = time.perf_counter()
     # The size comes first: the tuple stage's method="auto" reads it (finding 4, issue 10).
     size = resolve_size(n_declared, func, n_rows=X.shape[0], rho=SIZE_FRACTION * rho, rng=gen)

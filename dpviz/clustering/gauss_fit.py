@@ -98,7 +98,7 @@ def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: i
     if moments == 2 and d > MAX_DIM_SECOND_MOMENT:
         raise ValueError(f"The 'moments' parameter of {func} must be 1 when d > {MAX_DIM_SECOND_MOMENT} "
                          f"(the second moment is a d × d matrix). Got d = {d}.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:gauss_fit")
     Xc = clip_to_ball(X, radius)
     ledger = Ledger(func, ZCDP(rho, delta))
     trace = Trace()

@@ -197,7 +197,7 @@ def kernel_kmeans_sigma(
                          f"Got {P.shape[1]}.")
     sigma_K = check_scalar(sigma_K, "sigma_K", func, low=0.0, low_open=True, high_open=True)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "algorithm:kernel_kmeans")
     gamma = gamma_from_public(P) if gamma is None else gamma
     rff = RandomFourierFeatures.draw(X.shape[1], n_features, gamma, gen)
     led = ledger if ledger is not None else Ledger(func)
@@ -292,7 +292,7 @@ def dp_kernel_kmeans(
     if gamma is None:
         gamma = gamma_from_public(P)
     gamma = check_scalar(gamma, "gamma", func, low=0.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:kernel_kmeans")
 
     rho_K = (1.0 - input_share) * rho
     rho_in = input_share * rho

@@ -629,7 +629,7 @@ def compute_tuples(
         raise ValueError(
             f"n_tuples={t} with k={k} needs at least {t * k} rows; got n={n}. "
             f"Use n_tuples <= {max(n // k, 1)} or a smaller k.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     start = time.perf_counter()
     piece_of_row = assign_pieces(n, t, gen)
     sizes = np.bincount(piece_of_row, minlength=t)

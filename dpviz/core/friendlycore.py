@@ -153,7 +153,7 @@ def friendly_core(
         xi = check_scalar(xi, "xi", func, low=0.0, high=0.5, low_open=True, high_open=True)
         warnings.warn(f"friendly_core with sampled counts: {SKETCH_LABEL}. Use sampled=False "
                       "for the proved guarantee.", SketchPrivacyWarning, stacklevel=2)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "core:friendly_core")
     ledger = Ledger(f"FriendlyCore({pred.name})", ZCDP(rho, delta),
                     note=SKETCH_LABEL if sampled else "")
     out = friendly_core_mask(X, pred, rho=rho, delta=delta, rng=gen, ledger=ledger,
@@ -204,7 +204,7 @@ def friendly_core_dp(
     func = "friendly_core_dp"
     X, pred = _check_input(X, predicate, func)
     alpha = check_scalar(alpha, "alpha", func, low=0.0, high=0.5, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "core:friendly_core_dp")
     ledger = Ledger(f"FriendlyCoreDP({pred.name})", None,
                     note="BasicFilter spends nothing; the guarantee comes with the consumer (Thm 4.2)")
     counts = friend_counts(X, pred) if len(X) else np.zeros(0, dtype=np.int64)

@@ -46,7 +46,7 @@ def ball_mixture(
     w = np.ones(k) if weights is None else np.asarray(weights, dtype=np.float64)
     if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise ValueError(f"The 'weights' parameter of {func} must be {k} positive numbers.")
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "data:ball_mixture")
     sizes = np.floor(n * w / w.sum()).astype(np.int64)
     sizes[-1] += n - sizes.sum()
     centers = uniform_ball(k, d, radius * (1.0 - 1.0 / ratio), gen)

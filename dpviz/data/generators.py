@@ -139,7 +139,7 @@ def fig6_blobs(
     k = check_scalar(k, "k", func, low=1, high=n, integer=True)
     d = check_scalar(d, "d", func, low=1, high=10_000, integer=True)
     sigma = check_scalar(sigma, "sigma", func, low=0.0, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:fig6_blobs")
     centers = uniform_ball(k, d, 1.0 - 1.0 / 32.0, gen)
     X, labels = _gaussian_mixture(equal_sizes(n, k), centers, np.full(k, sigma), gen)
     return _finish(X, name=f"Fig. 6 blobs (k={k}, d={d})", labels=labels, true_centers=centers,
@@ -161,7 +161,7 @@ def fig7_gmm(n: int, *, k: int = 5, d: int = 10, rng: RngLike = None) -> Dataset
     n = _check_n(n, func)
     k = check_scalar(k, "k", func, low=1, high=n, integer=True)
     d = check_scalar(d, "d", func, low=1, high=10_000, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:fig7_gmm")
     centers = gen.integers(1, 3, size=(k, d)).astype(np.float64)
     X, labels = _gaussian_mixture(equal_sizes(n, k), centers, np.ones(k), gen)
     return _finish(X, name=f"Fig. 7 GMM (k={k}, d={d})", labels=labels, true_centers=centers,
@@ -184,7 +184,7 @@ def fig3_three(
     n = _check_n(n, func)
     separation = check_scalar(separation, "separation", func, low=0.0, high=3.0)
     sigma = check_scalar(sigma, "sigma", func, low=0.0, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:fig3_three")
     centers = _ring_centers(3, min(0.55 * separation, 0.85), gen)
     X, labels = _gaussian_mixture(equal_sizes(n, 3), centers, np.full(3, sigma), gen)
     return _finish(X, name="Three clusters (Fig. 3)", labels=labels, true_centers=centers,
@@ -204,7 +204,7 @@ def varied_blobs(
     n = _check_n(n, func)
     k = check_scalar(k, "k", func, low=1, high=min(n, 12), integer=True)
     separation = check_scalar(separation, "separation", func, low=0.0, high=3.0)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:varied_blobs")
     centers = _ring_centers(k, min(0.6 * separation, 0.85), gen) if k > 1 else np.zeros((1, 2))
     sizes = _sizes_from_weights(n, np.arange(k, 0, -1, dtype=np.float64))
     stds = np.linspace(0.04, 0.12, k)
@@ -225,7 +225,7 @@ def anisotropic_blobs(
     n = _check_n(n, func)
     k = check_scalar(k, "k", func, low=1, high=min(n, 12), integer=True)
     separation = check_scalar(separation, "separation", func, low=0.0, high=3.0)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:anisotropic_blobs")
     centers = _ring_centers(k, min(0.5 * separation, 0.85), gen) if k > 1 else np.zeros((1, 2))
     theta = gen.uniform(0.0, math.pi, size=k)
     rot = np.stack([np.stack([np.cos(theta), -np.sin(theta)], -1),
@@ -247,7 +247,7 @@ def moons(n: int, *, noise: float = 0.06, separation: float = 1.0, rng: RngLike 
     n = _check_n(n, func, minimum=2)
     noise = check_scalar(noise, "noise", func, low=0.0, high=1.0)
     separation = check_scalar(separation, "separation", func, low=0.0, high=3.0)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:moons")
     sizes = equal_sizes(n, 2)
     labels = _labels_for(sizes)
     t = gen.uniform(0.0, math.pi, size=n)
@@ -272,7 +272,7 @@ def null_uniform(n: int, *, d: int = 2, k: int = 3, rng: RngLike = None) -> Data
     n = _check_n(n, func)
     d = check_scalar(d, "d", func, low=1, high=10_000, integer=True)
     k = check_scalar(k, "k", func, low=1, high=n, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "data:null_uniform")
     X = uniform_ball(n, d, 1.0, gen)
     return _finish(X, name=f"Uniform in the ball (no clusters, d={d})", labels=None,
                    true_centers=None, radius=1.0, k=k, params=dict(recipe=func, n=n, d=d, k=k,

@@ -59,7 +59,7 @@ def hold_out_public(n: int, fraction: float, rng: RngLike = 0) -> PublicHoldout:
     func = "hold_out_public"
     n = check_scalar(n, "n", func, low=2, high_open=True, integer=True)
     fraction = check_scalar(fraction, "fraction", func, low=0.0, high=1.0, low_open=True, high_open=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "data:hold_out_public")
     n_pub = min(max(1, round(fraction * n)), n - 1)
     perm = gen.permutation(n)
     return PublicHoldout(np.sort(perm[:n_pub]), np.sort(perm[n_pub:]), float(fraction))

@@ -26,7 +26,7 @@ class PublicSplit:
 
     def public_init(self, k: int, rng: RngLike = None) -> np.ndarray:
         """k distinct random public records (footnote 3: "random records drawn from public data")."""
-        gen, _ = check_rng(rng)
+        gen, _ = check_rng(rng, "generative:public_init")
         return self.X_public[gen.choice(self.X_public.shape[0], size=k, replace=False)]
 
 
@@ -36,7 +36,7 @@ def binary_digits(public_fraction: float = 0.15, rng: RngLike = 0) -> PublicSpli
 
     public_fraction = check_scalar(public_fraction, "public_fraction", "binary_digits", low=0.0,
                                    high=1.0, low_open=True, high_open=True)
-    gen, _ = check_rng(rng)
+    gen, _ = check_rng(rng, "data:binary_digits")
     X, y = load_digits(return_X_y=True)
     X = (X / 16.0 >= 0.5).astype(np.float64)
     perm = gen.permutation(X.shape[0])

@@ -147,7 +147,7 @@ class DPGMResult:
 
     def sample(self, n: int, rng: RngLike = None, *, binary: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """n synthetic records and their components: component i w.p. ``weights[i]`` (§4.4)."""
-        gen, _ = check_rng(rng)
+        gen, _ = check_rng(rng, "generative:dpgm_sample")
         comp = gen.choice(len(self.models), size=n, p=self.weights)
         out = np.empty((n, self.models[0].m))
         for i, model in enumerate(self.models):  # loop over k
@@ -222,7 +222,7 @@ def dpgm(
     n, m = X.shape
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "generative:dpgm")
     p = params
     q = min(1.0, p.batch_size / n_declared)
     k = p.k

@@ -202,7 +202,7 @@ def stream_tuple_stage(
     t = check_scalar(n_tuples, "n_tuples", func, low=1, high=100_000, integer=True)
     if oracle not in ORACLES:
         raise ValueError(f"The 'oracle' parameter of {func} must be one of {ORACLES}. Got {oracle!r}.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     engine = engine or make_engine()
     start = time.perf_counter()
     key = draw_key(gen)
@@ -334,7 +334,7 @@ def fc_private_stream(
     rho, delta = check_rho(rho, func), check_delta(delta, func)
     radius = st.radius
     r_min = check_scalar(r_min, "r_min", func, low=0.0, low_open=True, high=2.0 * radius)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     engine = engine or make_engine()
     stage = st.stage
     t, k = stage.n_pieces, stage.k
@@ -396,7 +396,7 @@ def fc_stream(
         data, columns=columns, **({} if chunk_rows is None else {"chunk_rows": chunk_rows}))
     n_declared = check_scalar(n_declared, "n_declared", "fc_stream", low=1, high_open=True, integer=True)
     radius = check_scalar(radius, "radius", "fc_stream", low=0.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:friendlycore")
     engine = make_engine(scheduler, n_jobs)
     try:
         st = stream_tuple_stage(src, k, n_tuples=n_tuples, radius=radius, n_declared=n_declared,

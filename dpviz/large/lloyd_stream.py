@@ -111,7 +111,7 @@ def dp_lloyd_stream(
     delta = check_delta(delta, func, allow_zero=True)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     iters = check_scalar(iters, "iters", func, low=1, high=1000, integer=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:dp_lloyd")
     C, init_note = dp_lloyd_init(k, d, radius, init, gen, func)
     ledger = Ledger("dp_lloyd", ZCDP(rho, delta))
     trace = Trace()

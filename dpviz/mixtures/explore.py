@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpviz._validation import seed_sequence
 from dpviz.mixtures.baselines import em_fit
 from dpviz.mixtures.crude import CrudeGroup, found_components
 from dpviz.mixtures.inverse_sensitivity import (
@@ -35,12 +36,12 @@ def scenario(key: str, k: int) -> Scenario:
 
 
 def data_rng(seed: int) -> np.random.Generator:
-    """The data's own stream for ``seed``, independent of the learner's ``default_rng(seed)``.
+    """The data's own stream for ``seed``, independent of the learner's stream for the same seed.
 
     Sharing one seed would correlate them: the learner's split coins would be the very uniforms
     that chose each point's component, and the crude part would hold one component only.
     """
-    return np.random.default_rng(np.random.SeedSequence([seed, 0xDA7A]))
+    return np.random.default_rng(seed_sequence(seed, "data:mixture_scenario"))
 
 
 def sample(key: str, k: int, n: int, seed: int) -> tuple[np.ndarray, Scenario]:

@@ -166,7 +166,7 @@ def inverse_sensitivity_2d(
     bound = check_scalar(bound, "bound", _FUNC, low=0.0, low_open=True, high_open=True)
     n_declared = check_scalar(n_declared, "n_declared", _FUNC, low=1, integer=True)
     fraction = check_scalar(fraction, "fraction", _FUNC, low=0.0, high=1.0, low_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "mixtures:inverse_sensitivity_2d")
     grid = param_grid_2d(bound) if grid is None else grid
     N = cluster_size(n_declared, k, fraction)
     ledger = Ledger(_FUNC, note="pure ε-DP, one row added/removed; demo, not the paper's algorithm")

@@ -219,7 +219,7 @@ def private_gmm_1d(
     delta = check_scalar(delta, "delta", _FUNC, low=0.0, high=1.0, low_open=True, high_open=True)
     n_declared = check_scalar(n_declared, "n_declared", _FUNC, low=2, integer=True)
     params = GMM1DParams() if params is None else params
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "mixtures:private_gmm_1d")
 
     ledger = Ledger(_FUNC, note="(ε, δ)-DP, one row added/removed")
     split = ledger.child("split", composition="parallel",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpviz._validation import check_rng
 from dpviz.mixtures.mixture import GaussianMixture1D
 
 
@@ -68,7 +69,7 @@ def separated_mixture(k: int = 3, gap: float = 10.0) -> Scenario:
 def lb_unknown_scales(k: int = 3, R: float = 1e3, seed: int = 0) -> Scenario:
     """App. G, the kd²/(αε) term at d = 1: k equal-weight components at known far-apart means i·R
     with unknown scales (here one draw, log-uniform in [0.1, 10])."""
-    rng = np.random.default_rng(seed)
+    rng = check_rng(seed, "data:lb_unknown_scales")[0]
     return Scenario("lb_scales", "Lower bound: known means, unknown scales (App. G)",
                     f"{k} equal weights at means i·{R:g}; unknown sds (one draw, log-uniform in [0.1, 10]). "
                     "Learning the mixture means learning most components' scales.",
@@ -80,7 +81,7 @@ def lb_light_components(k: int = 3, alpha: float = 0.1, R: float = 1e3, seed: in
     """App. G, the k·log(1/δ)/(αε) term: one heavy known component plus k − 1 light ones of weight
     α/k at far-apart known means with unknown scales; each light one needs Ω(log(1/δ)/ε) of its own
     samples."""
-    rng = np.random.default_rng(seed)
+    rng = check_rng(seed, "data:lb_light_components")[0]
     w = np.concatenate([[1.0 - (k - 1) * alpha / k], np.full(k - 1, alpha / k)])
     sds = np.concatenate([[1.0], np.exp(rng.uniform(np.log(0.1), np.log(10.0), k - 1))])
     return Scenario("lb_light", "Lower bound: light components (App. G)",
@@ -91,7 +92,7 @@ def lb_light_components(k: int = 3, alpha: float = 0.1, R: float = 1e3, seed: in
 
 def lb_covariances_2d(k: int = 3, R: float = 10.0, seed: int = 0) -> Scenario:
     """App. G, the kd²/(αε) term in 2-D: k equal weights at μ_i = i·R·e₁ (centred), unknown covariances."""
-    rng = np.random.default_rng(seed)
+    rng = check_rng(seed, "data:lb_covariances_2d")[0]
     covs = []
     for _ in range(k):
         t = rng.uniform(0, np.pi)
@@ -105,7 +106,7 @@ def lb_covariances_2d(k: int = 3, R: float = 10.0, seed: int = 0) -> Scenario:
 
 def clusters_2d(k: int = 3, seed: int = 0) -> Scenario:
     """k 2-D Gaussians of mixed shapes inside [−10, 10]²."""
-    rng = np.random.default_rng(seed)
+    rng = check_rng(seed, "data:clusters_2d")[0]
     means = rng.uniform(-7, 7, (k, 2))
     covs = np.array([np.diag(rng.uniform(0.6, 1.6, 2) ** 2) for _ in range(k)])
     return Scenario("clusters_2d", "2-D clusters", f"{k} Gaussians of mixed shapes in [−10, 10]²",

@@ -236,7 +236,7 @@ def balcan_kmeans(
     params = BalcanParams() if params is None else params
     if not isinstance(params, BalcanParams):
         raise ValueError(f"The 'params' parameter of {func} must be a BalcanParams. Got {type(params)}.")
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:balcan")
     cfg = resolve_config(params, n_declared=n_decl, d=d, k=k, epsilon=epsilon)
     cfg = _fit_theory_steps(cfg, params, n_decl)
     work = _estimated_work(cfg, n_decl)  # public size: a refusal must not depend on the true n
@@ -328,7 +328,7 @@ def sulq_kmeans(
     eps = check_scalar(eps, "eps", func, low=0.0, low_open=True, high_open=True)
     delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, low_open=True, high_open=True)
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:sulq")
     res = sulq_rho(X, k, rho=rho_for_dp(eps, delta), radius=radius, iters=iters, rng=gen)
     return replace(res, params=dict(res.params, algorithm=func, eps=eps, delta=delta), seed=seed)
 

@@ -170,7 +170,7 @@ def private_k_noisy_centers(
     T = _check_tuples(T, func)
     _check_budget(eps, delta, beta, func)
     check_scalar(gamma, "gamma", func, low=0.0, high=0.5, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "easy_instances:private_k_noisy_centers")
     t, k, _ = T.shape
     t_start = time.perf_counter()
     plan = noisy_centers_plan(t, k, eps=eps, delta=delta, beta=beta, gamma=gamma, split=split)
@@ -309,7 +309,7 @@ def private_k_averages(
     radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
     r_min = check_scalar(r_min, "r_min", func, low=0.0, high=2.0 * radius, low_open=True)
     check_scalar(gamma, "gamma", func, low=0.0, high=1.0 / 6.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "easy_instances:private_k_averages")
     t, k, d = T.shape
     t_start = time.perf_counter()
     plan = averages_plan(t, k, d, eps=eps, delta=delta, beta=beta, gamma=gamma, radius=radius,

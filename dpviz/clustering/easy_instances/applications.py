@@ -223,7 +223,7 @@ def private_k_means(
     X = check_data(X, func, allow_empty=False)
     gamma, r_min = _check_common(func, k, eps, delta, radius, beta, aggregator, gamma, r_min)
     f = check_scalar(lloyd_fraction, "lloyd_fraction", func, low=0.0, high=1.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:easy_instances")
     t_start = time.perf_counter()
     if stage is None:
         stage = easy_tuple_stage(X, k, n_tuples=n_tuples, radius=radius, oracle=oracle, rng=gen,
@@ -247,7 +247,7 @@ def kmeans_private_stage(
     X = check_data(X, func, allow_empty=False)
     k = stage.k
     gamma, r_min = _check_common(func, k, eps, delta, radius, beta, aggregator, gamma, r_min)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:easy_instances")
     t_start = time.perf_counter()
     f = lloyd_fraction
     b_tuple = ApproxDP((1 - f) * eps, (1 - f) * delta)
@@ -420,7 +420,7 @@ def private_gmm(
     tf = check_scalar(tuple_fraction, "tuple_fraction", func, low=0.0, high=1.0, low_open=True,
                       high_open=True)
     clip_factor = check_scalar(clip_factor, "clip_factor", func, low=0.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng)
+    gen, seed = check_rng(rng, "algorithm:easy_instances_gmm")
     t_start = time.perf_counter()
     Xc = clip_to_ball(X, radius)
     in_s1 = gen.random(Xc.shape[0]) < tf  # step 1 [OURS]: an independent coin per row

@@ -1,0 +1,312 @@
+"""Calibrate ``auto``'s public choice rule on a public grid, through the evaluation harness.
+
+    PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py run --out bench/results/auto_grid.jsonl
+    PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py fit --out bench/results/auto_grid.jsonl --write
+
+``run`` measures every registered private algorithm (iterating ``dpviz.algorithms()``, so an
+algorithm merged later is picked up by re-running) and its public variants (:data:`VARIANTS`) on
+``CELLS`` cells, ε ∈ {1, 3}, row-level δ = 1e-6, 3 data seeds, n passed as public. Each cell is one
+recipe at one (n, d, k): balanced and unbalanced weights, heavy tails, close clusters, anisotropic
+clusters, and small tables standardized as the app standardizes its bundled data (Λ = √d). None
+of them is an evaluation row (:data:`bench.harness.EVAL_ROWS`): the recipes, sizes and seeds differ
+(cells never take an evaluation row's (n, d, k)). Streams, loss and ⊥ scoring are the harness's;
+each run also records its wall time over one ``KMeans(n_init=1)`` on the same data. A run slower
+than ``--timeout`` s is stopped and recorded as such. Results are appended per cell to a JSONL file,
+so a partial grid is usable.
+
+``fit`` turns the records into ``dpviz/clustering/auto_rule.json``: per cell and ε, each label's
+median loss over the seeds, divided by the cell's best (a *regret ratio* ≥ 1). ``auto`` answers a
+query (n, d, k, ε) by the label with the smallest geometric-mean regret over the ``NEIGHBOURS``
+nearest cells in (log n, log d, log k) at that ε (weights 1/(1 + distance)), among labels whose
+median time ratio there is at most ``MAX_TIME_RATIO`` × KMeans. The rule records its provenance
+(commit, command, grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dpviz
+from bench.harness import (
+    DELTA,
+    Row,
+    Runner,
+    commit,
+    excess_loss,
+    kmeans_seconds,
+    load_text,
+    make_label,
+    reference_cost,
+    stream,
+)
+from dpviz.clustering.auto import RULE_PATH
+from dpviz.data.ball_mixture import ball_mixture
+from dpviz.data.bounds import clip_to_ball
+from dpviz.data.builtin import standardize_to_box
+from dpviz.data.generators import uniform_ball
+
+EPSILONS = (1.0, 3.0)
+SEEDS = (101, 102, 103)  # data seeds of the grid (evaluation uses 0, 1, 2 on other recipes)
+NEIGHBOURS = 4
+MAX_TIME_RATIO = 1.5
+TIME_CAP = 10.0
+
+#: Public variants besides each algorithm's defaults.
+VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
+    "dp_lloyd": ({"iters": 1}, {"iters": 2}, {"iters": 3}),
+    "gauss_fit": ({"moments": 1},),
+    "grid_coreset": ({"projection_dim": 3}, {"projection_dim": 8}),
+    "tree_coreset": ({"refine_steps": 0}, {"refine_steps": 3}),
+    "friendlycore": ({"fallback": False},),
+}
+
+
+def labels() -> list[str]:
+    """Every registered private algorithm (not ``auto``) and its variants, as harness labels."""
+    out = []
+    for spec in dpviz.algorithms(private_only=True):
+        if spec.name == "auto":
+            continue
+        out.append(spec.name)
+        fields = {f.name for f in __import__("dataclasses").fields(spec.params)}
+        for v in VARIANTS.get(spec.name, ()):
+            if set(v) <= fields:
+                out.append(make_label(spec.name, v))
+    return out
+
+
+# ----------------------------------------------------------------------------- recipes
+
+
+def _mixture(rng: np.random.Generator, n: int, d: int, k: int, *, ratio: float, weights=None,
+             noise: str = "gauss") -> np.ndarray:
+    """Google's recipe with a different noise: 'gauss', 't3' (Student t, 3 dof) or 'aniso'."""
+    if noise == "gauss":
+        return ball_mixture(n, d=d, k=k, ratio=ratio, weights=weights, rng=rng).X
+    w = np.ones(k) if weights is None else np.asarray(weights, float)
+    sizes = np.floor(n * w / w.sum()).astype(np.int64)
+    sizes[-1] += n - sizes.sum()
+    centers = uniform_ball(k, d, 1.0 - 1.0 / ratio, rng)
+    sigma = 1.0 / (ratio * math.sqrt(d))
+    lab = np.repeat(np.arange(k), sizes)
+    if noise == "t3":
+        Z = rng.standard_t(3, size=(n, d)) / math.sqrt(3.0)  # unit variance, heavy tails
+    else:  # anisotropic: per cluster, a random rotation with axis scales from 0.2 to 2.5
+        Z = rng.standard_normal((n, d))
+        for j in range(k):  # loop over k clusters (vectorized within)
+            Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+            scales = np.exp(rng.uniform(math.log(0.2), math.log(2.5), d))
+            idx = lab == j
+            Z[idx] = (Z[idx] * scales) @ Q.T
+    X = centers[lab] + sigma * Z
+    return clip_to_ball(X[rng.permutation(n)], 1.0)
+
+
+def recipe_row(recipe: str, n: int, d: int, k: int) -> Row:
+    name = f"{recipe}:n{n}:d{d}:k{k}"
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, int, float]:
+        if recipe == "balanced":
+            return _mixture(rng, n, d, k, ratio=5.0), k, 1.0
+        if recipe == "unbalanced":
+            return _mixture(rng, n, d, k, ratio=6.0, weights=2.0 ** -np.arange(k) + 0.02), k, 1.0
+        if recipe == "heavy_tails":
+            return _mixture(rng, n, d, k, ratio=6.0, noise="t3"), k, 1.0
+        if recipe == "close":
+            return _mixture(rng, n, d, k, ratio=2.5), k, 1.0
+        if recipe == "anisotropic":
+            return _mixture(rng, n, d, k, ratio=5.0, noise="aniso"), k, 1.0
+        if recipe == "small_std":
+            X = _mixture(rng, n, d, k, ratio=float(rng.choice([1.5, 2.0, 3.0])))
+            return standardize_to_box(X), k, float(math.sqrt(d))
+        raise ValueError(recipe)
+    return Row(name, make, f"{recipe} n={n} d={d} k={k}")
+
+
+#: (n, d, k) of the evaluation rows: no calibration cell takes one.
+EVAL_SHAPES = {(100_000, 100, 64), (200_000, 10, 5), (1_000_000, 20, 16), (150, 4, 3), (1797, 64, 10),
+               (569, 30, 2), (178, 13, 3)}
+
+RECIPES = ("balanced", "unbalanced", "heavy_tails", "close", "anisotropic")
+
+
+def cells(count: int, small: int) -> list[tuple[str, int, int, int]]:
+    """A fixed quasi-random design: ``count`` mixture cells (n 500–60,000, d 2–128, k 2–64) cycling
+    through the recipes, and ``small`` standardized-table cells (n 150–2,000, d 4–64, k 2–10).
+    Cells are interleaved (a small one every few) so that a partial run still spans the space."""
+    rng = np.random.default_rng(np.random.SeedSequence(2024, spawn_key=(7,)))  # the design's own
+    ds = (2, 3, 5, 8, 12, 20, 32, 50, 80, 128)
+    ks = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+    out = []
+    for i in range(count):
+        n = int(round(10 ** rng.uniform(math.log10(800), math.log10(30_000)), -1))
+        d = int(ds[rng.integers(len(ds))])
+        k = int(min(ks[rng.integers(len(ks))], max(2, n // 40)))
+        if (n, d, k) not in EVAL_SHAPES:
+            out.append((RECIPES[i % len(RECIPES)], n, d, k))
+    small_cells = []
+    for _ in range(small):
+        n = round(10 ** rng.uniform(math.log10(150), math.log10(2000)))
+        d = int(rng.choice((4, 8, 13, 20, 30, 45, 64)))
+        k = int(rng.choice((2, 3, 4, 6, 8, 10)))
+        if (n, d, k) not in EVAL_SHAPES:
+            small_cells.append(("small_std", n, d, k))
+    merged: list[tuple[str, int, int, int]] = []
+    step = max(1, count // max(small, 1))
+    for i, c in enumerate(out):
+        merged.append(c)
+        if small_cells and (i + 1) % step == 0:
+            merged.append(small_cells.pop(0))
+    return merged + small_cells
+
+
+# ----------------------------------------------------------------------------- run
+
+
+class _TimeoutError(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _TimeoutError
+
+
+def run_cell(cell: tuple[str, int, int, int], labs: list[str], timeout: float) -> list[dict]:
+    recipe, n, d, k = cell
+    row = recipe_row(recipe, n, d, k)
+    runner = Runner(epsilons=EPSILONS, verbose=False)
+    out = []
+    for seed in SEEDS:
+        X, kk, radius = row.data(seed)
+        ref = reference_cost(X, kk, stream(seed, "reference", row.name))
+        t_km = kmeans_seconds(X, kk, seed=seed)
+        for eps in EPSILONS:
+            for lab in labs:
+                rng = stream(seed, "algorithm", lab, row.name, f"{eps:g}")
+                signal.signal(signal.SIGALRM, _alarm)
+                # A run slower than TIME_CAP × KMeans can never be auto's choice (its time goal is
+                # 1.5×): stop it there, bounded by --timeout.
+                signal.setitimer(signal.ITIMER_REAL, min(timeout, max(3.0, TIME_CAP * t_km)))
+                t0 = time.perf_counter()
+                status = "ok"
+                try:
+                    centers, err, _ = runner.run_one(X, kk, radius, lab, eps, rng)
+                    if err:
+                        status = "error"
+                    elif centers is None:
+                        status = "bottom"
+                except _TimeoutError:
+                    centers, status = None, "timeout"
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                secs = time.perf_counter() - t0
+                loss = excess_loss(X, centers, ref) if status != "timeout" else None
+                out.append(dict(recipe=recipe, n=n, d=d, k=k, seed=seed, epsilon=eps, label=lab,
+                                loss=loss, status=status, seconds=secs, time_ratio=secs / t_km))
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    labs = args.labels or labels()
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["recipe"], r["n"], r["d"], r["k"]))
+    grid = cells(args.cells, args.small)
+    print(f"# {len(grid)} cells × {len(SEEDS)} seeds × ε {EPSILONS} × {len(labs)} labels; commit {commit()}; "
+          f"{load_text()}", flush=True)
+    print(f"# labels: {labs}", flush=True)
+    start = time.perf_counter()
+    for i, cell in enumerate(grid):
+        if cell in done:
+            continue
+        if args.budget and time.perf_counter() - start > args.budget:
+            print(f"# stopped: time budget {args.budget:.0f}s spent after {i} cells", flush=True)
+            break
+        t0 = time.perf_counter()
+        recs = run_cell(cell, labs, args.timeout)
+        with path.open("a") as fh:
+            for r in recs:
+                fh.write(json.dumps(r) + "\n")
+        best = min((r for r in recs if r["loss"] is not None), key=lambda r: r["loss"])
+        print(f"[{i + 1}/{len(grid)}] {cell} {time.perf_counter() - t0:.0f}s  best {best['label']} "
+              f"{best['loss']:.3g}  ({load_text()})", flush=True)
+
+
+# ----------------------------------------------------------------------------- fit
+
+
+def summarize_cells(records: list[dict]) -> list[dict]:
+    """Per (cell, ε): each label's median loss (a timeout counts as +inf) and median time ratio."""
+    groups: dict[tuple, dict[str, list[dict]]] = {}
+    for r in records:
+        key = (r["recipe"], r["n"], r["d"], r["k"], r["epsilon"])
+        groups.setdefault(key, {}).setdefault(r["label"], []).append(r)
+    out = []
+    for (recipe, n, d, k, eps), by_label in groups.items():
+        loss = {lab: statistics.median(math.inf if r["loss"] is None else r["loss"] for r in rs)
+                for lab, rs in by_label.items()}
+        tr = {lab: statistics.median(r["time_ratio"] for r in rs) for lab, rs in by_label.items()}
+        out.append(dict(recipe=recipe, n=n, d=d, k=k, epsilon=eps, median_excess_loss=loss,
+                        median_time_ratio=tr, seeds=len(next(iter(by_label.values())))))
+    return out
+
+
+def cmd_fit(args: argparse.Namespace) -> None:
+    path = Path(args.out)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    cells_ = summarize_cells(records)
+    labs = sorted({lab for c in cells_ for lab in c["median_excess_loss"]})
+    rule = {
+        "how": ("bench/auto_calibrate.py: median relative excess k-means loss over data seeds "
+                f"{list(SEEDS)} per cell (recipes {[*RECIPES, 'small_std']}), row-level δ = {DELTA:g}, "
+                "n public; streams, loss and ⊥ scoring from bench/harness.py. A query takes the label "
+                f"with the smallest weighted geometric-mean regret (loss / cell best) over the "
+                f"{NEIGHBOURS} nearest cells in (log n, log d, log k) at the nearest ε, among labels "
+                f"whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1)."),
+        "kind": "regret",
+        "neighbours": NEIGHBOURS,
+        "max_time_ratio": MAX_TIME_RATIO,
+        "provenance": {"commit": commit(), "command": " ".join(["bench/auto_calibrate.py", *sys.argv[1:]]),
+                       "records": len(records), "grid_file": str(path)},
+        "algorithms": labs,
+        "cells": cells_,
+    }
+    text = json.dumps(rule, indent=1, sort_keys=False, default=lambda x: None)
+    text = text.replace("Infinity", "null")
+    if args.write:
+        RULE_PATH.write_text(text + "\n")
+        print(f"wrote {RULE_PATH} ({len(cells_)} cells, {len(labs)} labels)")
+    else:
+        print(text[:2000])
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=("run", "fit"))
+    ap.add_argument("--out", default="bench/results/auto_grid.jsonl")
+    ap.add_argument("--cells", type=int, default=30)
+    ap.add_argument("--small", type=int, default=8)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run before it is stopped")
+    ap.add_argument("--budget", type=float, default=0.0, help="stop starting cells after this many s")
+    ap.add_argument("--labels", nargs="*", default=None)
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args(argv)
+    (cmd_run if args.command == "run" else cmd_fit)(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,355 @@
+"""Private hash-tree coreset, k-means on it, then noisy Lloyd refinement on the rows.
+
+The family that works in high dimension with many clusters (issue 24), designed from the
+literature, not from any implementation:
+
+1. **Hashing** (public randomness). ``levels · bits`` random hyperplanes through the center of
+   the declared ball (SimHash, Charikar 2002) give every row a bit string; ``bits`` more bits per
+   level make a prefix tree with ``2**bits`` children per node.
+2. **Tree** (ρ_tree). Level by level, the children of the *active* nodes get a noisy count
+   (Gaussian, one count vector per level of ℓ2 sensitivity 1: a row lies in one child). A child
+   is active when its noisy count clears ``threshold_sds`` noise standard deviations, so the tree
+   grows only where there is mass above the noise (at most ``max_nodes`` per level: the largest
+   noisy counts). Every level is released whatever the data: an empty level releases an empty
+   vector and its share of ρ is booked all the same.
+3. **Cells** (ρ_cells). Each row belongs to its *deepest active* node: the active nodes form a
+   partition of the rows (no mass is lost where the tree stops). One Gaussian release of the
+   (cells × d) sum matrix (sensitivity Λ) and one of the count vector (sensitivity 1) gives each
+   cell a noisy mean and weight: the weighted coreset (Feldman, Fiat, Kaplan, Nissim 2009 for
+   private coresets; Chang, Ghazi, Kumar, Manurangsi 2021 and Google's DP clustering library for
+   the LSH-tree version). Cells whose noisy mean is too noisy (weight below the public minimum
+   ``σ_sum·√d / (max_point_noise·Λ)`` or below the tree threshold) are dropped (post-processing).
+4. **k-means on the coreset** (post-processing): weighted k-means++ with Lloyd, ``restarts`` times.
+5. **Refinement** (ρ_refine): ``refine_steps`` DP-Lloyd steps on the rows from those centers
+   (Blum, Dwork, McSherry, Nissim 2005; Su et al. 2016): noisy per-cluster sums and counts, a
+   center moving only when its noisy count makes its mean precise enough. Google's library stops
+   at step 4; the refinement is what turns a coarse coreset into accurate centers.
+
+Privacy
+-------
+ρ-zCDP under add/remove of one row of the Λ-ball (rows are clipped to it first, a per-row map).
+The ``levels`` count releases, the cell sums and counts and the refinement's sums and counts
+compose sequentially (Bun & Steinke 2016, Lemma 2.3); each is one Gaussian mechanism on a vector
+whose ℓ2 sensitivity is 1 (counts) or Λ (sums), since one row lies in exactly one node of a
+level, one cell and one cluster. The shares are public parameters; the row-level (ε, δ) follows
+from ρ alone (CKS20 conversion), i.e. from public inputs only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
+from dpviz.clustering.tuples import one_thread
+from dpviz.data.bounds import clip_to_ball
+from dpviz.geometry import nearest_center
+from dpviz.privacy.accounting import approx_zcdp_to_dp
+from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import gaussian_draw, gaussian_sigma_zcdp
+from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
+from dpviz.result import Result, Trace
+
+#: Most hash bits in all (node codes are int64 prefixes).
+MAX_BITS = 60
+
+
+@dataclass(frozen=True)
+class TreeCoresetParams:
+    """The tree's shape, its pruning threshold, the budget split and the refinement."""
+
+    levels: int = field(default=8, metadata=hint(low=1, high=20, step=1, label="tree levels L",
+                                                 help="levels of the hash tree; each gets ρ_tree/L"))
+    bits: int = field(default=2, metadata=hint(low=1, high=6, step=1, label="bits per level",
+                                               help="hyperplanes per level: 2**bits children per node"))
+    threshold_sds: float = field(default=4.0, metadata=hint(
+        low=1.0, high=10.0, step=0.5, label="threshold (noise sds)",
+        help="a node grows when its noisy count clears this many noise standard deviations"))
+    max_nodes: int = field(default=2048, metadata=hint(low=16, high=16384, step=16, scale="log",
+                                                       label="max nodes per level"))
+    tree_share: float = field(default=0.2, metadata=hint(low=0.02, high=0.9, step=0.01,
+                                                         label="tree share of ρ"))
+    cell_share: float = field(default=0.35, metadata=hint(low=0.02, high=0.9, step=0.01,
+                                                          label="coreset share of ρ"))
+    count_frac: float = field(default=0.1, metadata=hint(
+        low=0.01, high=0.9, step=0.01, label="count fraction",
+        help="share of a sum/count release spent on the counts"))
+    refine_steps: int = field(default=1, metadata=hint(low=0, high=10, step=1, label="refinement steps",
+                                                       help="noisy Lloyd steps on the rows at the end"))
+    max_point_noise: float = field(default=0.5, metadata=hint(
+        low=0.05, high=5.0, step=0.05, label="max coreset point noise (× Λ)",
+        help="a coreset cell is kept when its mean's expected noise is at most this × Λ"))
+    restarts: int = field(default=4, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
+                                                   help="weighted k-means++ restarts on the coreset"))
+
+    def __post_init__(self) -> None:
+        check_hinted(self, "tree_coreset")
+        if self.levels * self.bits > MAX_BITS:
+            raise ValueError(f"The 'levels' × 'bits' of tree_coreset must be at most {MAX_BITS}. "
+                             f"Got {self.levels} × {self.bits}.")
+        if self.tree_share + self.cell_share > 1.0 - 1e-9 and self.refine_steps > 0:
+            raise ValueError("The 'tree_share' + 'cell_share' of tree_coreset must leave a share for "
+                             f"the refinement (below 1). Got {self.tree_share} + {self.cell_share}.")
+        if self.tree_share + self.cell_share > 1.0 + 1e-12:
+            raise ValueError("The 'tree_share' + 'cell_share' of tree_coreset must be at most 1. "
+                             f"Got {self.tree_share} + {self.cell_share}.")
+
+
+@dataclass(frozen=True)
+class TreeSplit:
+    """ρ of every release and its σ, a function of ρ, d, Λ and the parameters only (public)."""
+
+    rho_level: float
+    rho_cell_sum: float
+    rho_cell_count: float
+    rho_step_sum: float
+    rho_step_count: float
+    sigma_level: float
+    sigma_cell_sum: float
+    sigma_cell_count: float
+    sigma_step_sum: float
+    sigma_step_count: float
+
+
+def tree_split(rho: float, radius: float, p: TreeCoresetParams) -> TreeSplit:
+    """The public budget split: ρ_tree/L per level, ρ_cells and ρ_refine/T per step (sum | count)."""
+    refine_share = (1.0 - p.tree_share - p.cell_share) if p.refine_steps > 0 else 0.0
+    cell_share = p.cell_share if p.refine_steps > 0 else 1.0 - p.tree_share
+    rho_level = rho * p.tree_share / p.levels
+    rho_cells = rho * cell_share
+    rho_step = rho * refine_share / p.refine_steps if p.refine_steps > 0 else 0.0
+    cf = p.count_frac
+
+    def sig(sens: float, r: float) -> float:
+        return gaussian_sigma_zcdp(sens, r) if r > 0 else math.inf
+
+    return TreeSplit(rho_level, rho_cells * (1 - cf), rho_cells * cf, rho_step * (1 - cf), rho_step * cf,
+                     sig(1.0, rho_level), sig(radius, rho_cells * (1 - cf)), sig(1.0, rho_cells * cf),
+                     sig(radius, rho_step * (1 - cf)), sig(1.0, rho_step * cf))
+
+
+def hyperplanes(levels: int, bits: int, d: int, gen: Any) -> np.ndarray:
+    """``levels·bits`` random unit normals (public randomness from the algorithm's stream)."""
+    G = np.asarray(gen.normal(0.0, 1.0, size=(levels * bits, d)), dtype=np.float64)
+    return G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
+
+
+def level_chunks(X: np.ndarray, G: np.ndarray, levels: int, bits: int) -> np.ndarray:
+    """(levels, n) int64: the ``bits``-bit SimHash chunk of each row at each level."""
+    B = (X @ G.T >= 0.0).astype(np.int64)  # (n, levels·bits)
+    weights = 1 << np.arange(bits - 1, -1, -1, dtype=np.int64)
+    return (B.reshape(X.shape[0], levels, bits) @ weights).T.copy()
+
+
+def _noisy(value: np.ndarray, *, sensitivity: float, rho: float, gen: Any, ledger: Ledger, name: str,
+           note: str) -> np.ndarray:
+    """A Gaussian release booked in the ledger; an empty vector is booked but drawn from nothing."""
+    if value.size == 0:
+        ledger.record(name, "gaussian", ZCDP(rho), sensitivity=sensitivity,
+                      noise_scale=gaussian_sigma_zcdp(sensitivity, rho), note=note + " (empty release)")
+        return value.astype(np.float64)
+    out, _ = gaussian_draw(value.astype(np.float64), sensitivity=sensitivity, rho=rho, rng=gen,
+                           ledger=ledger, name=name, note=note)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _group_sums(X: np.ndarray, labels: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group sums (m, d) and counts (m,) with one sparse product (no loop over rows)."""
+    n = X.shape[0]
+    ind = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(m, n))
+    return np.asarray(ind @ X), np.bincount(labels, minlength=m).astype(np.float64)
+
+
+def grow_tree(chunks: np.ndarray, *, bits: int, threshold: float, max_nodes: int, rho_level: float,
+              gen: Any, ledger: Ledger) -> tuple[np.ndarray, list[np.ndarray], list[dict]]:
+    """Grow the prefix tree level by level; return each row's cell, the cells' codes, per-level stats.
+
+    A row's cell is its deepest active node (cells are numbered root first, then level by level).
+    """
+    levels, n = chunks.shape
+    fan = 1 << bits
+    active = np.zeros(1, dtype=np.int64)  # the root's code
+    code = np.zeros(n, dtype=np.int64)
+    inside = np.ones(n, dtype=bool)  # rows whose current node is active
+    cell = np.zeros(n, dtype=np.int64)
+    cell_codes: list[np.ndarray] = [active.copy()]
+    stats: list[dict] = []
+    offset = 1
+    sigma = gaussian_sigma_zcdp(1.0, rho_level)
+    for lv in range(levels):
+        code = (code << bits) | chunks[lv]
+        cand = (active[:, None] * fan + np.arange(fan, dtype=np.int64)[None, :]).ravel()  # sorted
+        rows = np.flatnonzero(inside)
+        pos = np.searchsorted(cand, code[rows])
+        counts = np.bincount(pos, minlength=cand.size).astype(np.float64)[: cand.size]
+        noisy = _noisy(counts, sensitivity=1.0, rho=rho_level, gen=gen, ledger=ledger,
+                       name=f"level {lv + 1} counts",
+                       note=f"{cand.size} children of the active nodes; a row lies in one child")
+        passed = np.flatnonzero(noisy >= threshold)
+        if passed.size > max_nodes:  # post-processing of the noisy counts: keep the largest
+            passed = np.sort(passed[np.argsort(noisy[passed])[::-1][:max_nodes]])
+        new_active = cand[passed]
+        moved = np.isin(np.arange(cand.size), passed)[pos]
+        idx = np.searchsorted(new_active, code[rows[moved]])
+        cell[rows[moved]] = offset + idx
+        inside[:] = False
+        inside[rows[moved]] = True
+        offset += new_active.size
+        cell_codes.append(new_active)
+        stats.append(dict(level=lv + 1, candidates=int(cand.size), active=int(new_active.size),
+                          sigma=sigma, noisy_counts=noisy[passed].copy()))
+        active = new_active
+    return cell, cell_codes, stats
+
+
+def weighted_kmeans(P: np.ndarray, w: np.ndarray, k: int, restarts: int, gen: Any) -> np.ndarray:
+    """k centers of the weighted coreset (weighted k-means++ and Lloyd; post-processing)."""
+    m, d = P.shape
+    if m == 0:
+        return np.zeros((k, d))
+    if m <= k:
+        mean = (w[:, None] * P).sum(axis=0) / w.sum()
+        return np.vstack([P, np.repeat(mean[None, :], k - m, axis=0)])
+    with one_thread():
+        km = KMeans(k, n_init=restarts, random_state=int(gen.integers(2**31 - 1))).fit(P, sample_weight=w)
+    return km.cluster_centers_.copy()
+
+
+def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: float = 0.0,
+                 params: TreeCoresetParams | None = None, rng: Any = None) -> Result:
+    """Private hash-tree coreset → weighted k-means → noisy Lloyd refinement (module docstring).
+
+    Returns
+    -------
+    Result
+        Trace: ``hashing`` (public hyperplanes), ``tree`` (per-level active nodes, released),
+        ``coreset`` (noisy cell means and weights, released), ``coreset_centers`` (released),
+        ``refine`` × T (released centers and noisy counts), ``tree_coreset_partition`` (internal).
+
+    Privacy
+    -------
+    ρ-zCDP under add/remove of one row (see the module docstring); a δ > 0 is reserved, unspent.
+    """
+    func = "tree_coreset"
+    p = params or TreeCoresetParams()
+    X = check_data(X, func)
+    n, d = X.shape
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
+    rho = check_rho(rho, func)
+    delta = check_delta(delta, func, allow_zero=True)
+    radius = check_radius(radius, "radius", func)
+    gen, seed = check_rng(rng, "algorithm:tree_coreset")
+    split = tree_split(rho, radius, p)
+    Xc = clip_to_ball(X, radius)
+    ledger = Ledger(func, ZCDP(rho, delta))
+    trace = Trace()
+
+    # 1. public hyperplanes
+    G = hyperplanes(p.levels, p.bits, d, gen)
+    trace.add("hashing", released=True, hyperplanes=G.copy(), levels=p.levels, bits=p.bits,
+              note="Public: random hyperplanes through the ball's center, drawn without the data.")
+
+    # 2. the tree
+    threshold = p.threshold_sds * split.sigma_level
+    tree_node = ledger.child("tree", ZCDP(split.rho_level * p.levels),
+                             note=f"{p.levels} levels of noisy child counts (sensitivity 1 each)")
+    cell, codes, stats = grow_tree(level_chunks(Xc, G, p.levels, p.bits), bits=p.bits, threshold=threshold,
+                                   max_nodes=p.max_nodes, rho_level=split.rho_level, gen=gen,
+                                   ledger=tree_node)
+    m = sum(c.size for c in codes)
+    trace.add("tree", released=True, active_per_level=[1] + [s["active"] for s in stats],
+              candidates_per_level=[1] + [s["candidates"] for s in stats], threshold=threshold,
+              sigma_level=split.sigma_level, level_noisy_counts=[s["noisy_counts"] for s in stats],
+              cells=int(m))
+
+    # 3. the coreset: one noisy sum and count per cell
+    cells_node = ledger.child("coreset cells", ZCDP(split.rho_cell_sum + split.rho_cell_count),
+                              note="each row lies in its deepest active node")
+    sums, counts = _group_sums(Xc, cell, m)
+    noisy_sums = _noisy(sums, sensitivity=radius, rho=split.rho_cell_sum, gen=gen, ledger=cells_node,
+                        name="cell sums", note="one row moves one cell's sum by ≤ Λ")
+    noisy_counts = _noisy(counts, sensitivity=1.0, rho=split.rho_cell_count, gen=gen, ledger=cells_node,
+                          name="cell counts", note="one row moves one cell's count by 1")
+    min_weight = max(p.threshold_sds * split.sigma_cell_count,
+                     split.sigma_cell_sum * math.sqrt(d) / (p.max_point_noise * radius), 1.0)
+    keep = noisy_counts >= min_weight
+    points = clip_to_ball(noisy_sums[keep] / noisy_counts[keep, None], radius) if np.any(keep) \
+        else np.zeros((0, d))
+    weights = noisy_counts[keep]
+    trace.add("coreset", released=True, points=points.copy(), weights=weights.copy(), min_weight=min_weight,
+              sigma_sum=split.sigma_cell_sum, sigma_count=split.sigma_cell_count, cells=int(m))
+
+    # 4. k-means on the coreset (post-processing)
+    C = clip_to_ball(weighted_kmeans(points, weights, k, p.restarts, gen), radius)
+    trace.add("coreset_centers", released=True, centers=C.copy(), coreset_points=int(points.shape[0]))
+
+    # 5. refinement: noisy Lloyd steps on the rows
+    labels = nearest_center(Xc, C)[0] if n else np.zeros(0, dtype=np.int64)
+    if p.refine_steps > 0:
+        rho_step = split.rho_step_sum + split.rho_step_count
+        ref_node = ledger.child("refinement", ZCDP(rho_step * p.refine_steps),
+                                note=f"{p.refine_steps} noisy Lloyd step(s) on the rows")
+        min_count = max(1.0, split.sigma_step_sum * math.sqrt(d) / radius)
+        for t in range(p.refine_steps):
+            s, c = _group_sums(Xc, labels, k)
+            step = ref_node.child(f"step {t + 1}", ZCDP(rho_step))
+            ns = _noisy(s, sensitivity=radius, rho=split.rho_step_sum, gen=gen, ledger=step,
+                        name="cluster sums", note="one row moves one cluster's sum by ≤ Λ")
+            nc = _noisy(c, sensitivity=1.0, rho=split.rho_step_count, gen=gen, ledger=step,
+                        name="cluster counts", note="one row moves one cluster's count by 1")
+            ok = nc >= min_count
+            if np.any(ok):
+                C = C.copy()
+                C[ok] = clip_to_ball(ns[ok] / nc[ok, None], radius)
+            trace.add("refine", released=True, index=t, centers=C.copy(), noisy_counts=nc.copy(),
+                      moved=ok.copy(), sigma_sum=split.sigma_step_sum, sigma_count=split.sigma_step_count,
+                      min_count=min_count)
+            labels = nearest_center(Xc, C)[0]
+    trace.add("tree_coreset_partition", released=False, labels=labels.astype(np.int64),
+              note="Non-private: each row's nearest released center.")
+    if delta > 0:
+        ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="tree_coreset is pure ρ-zCDP.")
+    ledger.check()
+    return Result(centers=C, failure=None, ledger=ledger, trace=trace.freeze(),
+                  params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius,
+                              **{f: getattr(p, f) for f in p.__dataclass_fields__}),
+                  seed=seed, simulation=is_simulation(rng))
+
+
+def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
+    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+
+
+def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
+             pub: Public, params: TreeCoresetParams, stage: Any = None) -> Result:
+    return tree_coreset(X, k, rho=budget.rho, delta=budget.delta, radius=radius, params=params, rng=rng)
+
+
+SPEC = register(AlgorithmSpec(
+    name="tree_coreset", title="Hash-tree coreset + noisy Lloyd", budget_kind="zcdp",
+    params=TreeCoresetParams,
+    paper="Chang, Ghazi, Kumar, Manurangsi. Locally private k-means in one round. ICML 2021 (the "
+          "LSH-tree coreset, as in Google's DP clustering library); Charikar 2002 (SimHash); "
+          "Su et al. 2016 (noisy Lloyd steps)",
+    private=_private, guarantee=_guarantee,
+    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "tree_coreset_partition"),
+    rank=60,
+    description="A prefix tree of random-hyperplane hashes grown where noisy counts clear the noise, "
+                "noisy cell means as a weighted coreset, k-means on it, then noisy Lloyd on the rows. "
+                "Built for high dimension and many clusters.",
+))
