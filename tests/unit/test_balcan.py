@@ -447,3 +447,19 @@ def test_localswap_subsampled_books_the_amplified_epsilon_and_scores_q_rows() ->
     b = localswap(Y, C, k=3, T3=T3, eps=eps, radius_p=rp, rng=np.random.default_rng(5), ledger=Ledger("b"),
                   sample_rate=1.0)
     assert np.array_equal(a.path, b.path) and a.chosen_t == b.chosen_t
+
+
+def test_integer_child_keys_group_exactly_like_the_byte_keys() -> None:
+    """Issue 28 speed: the integer keys (bincount or int64 unique) give the same groups, in the same
+    order, as np.unique over the byte keys (so seeded runs are unchanged)."""
+    from dpviz.clustering.balcan.partition import _group_int, _row_keys
+
+    rng = np.random.default_rng(3)
+    for n, p, m in ((5000, 6, 40), (3000, 12, 2000)):  # bincount path, then the int64-unique path
+        parent = rng.integers(0, m, n)
+        bits = rng.random((n, p)) < 0.5
+        g_parent, g_bits, inverse, counts = _group_int(parent, bits, m)
+        _, first, inv, c = np.unique(_row_keys(parent, bits), return_index=True, return_inverse=True,
+                                     return_counts=True)
+        assert np.array_equal(g_parent, parent[first]) and np.array_equal(g_bits, bits[first])
+        assert np.array_equal(inverse, inv.ravel()) and np.array_equal(counts, c)
