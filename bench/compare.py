@@ -32,16 +32,18 @@ K, RADIUS = 8, 1.0
 def run(ns: list[int], reps: int, epsilons: list[float], algorithms: list[str] | None) -> pd.DataFrame:
     from threadpoolctl import threadpool_limits
 
+    from bench.harness import stream  # issue 24: data and algorithm streams apart
     from dpviz.compare import compare_sweep, summarize
     from dpviz.data.generators import fig6_blobs
 
     out = []
     for n in ns:
-        ds = fig6_blobs(n, k=K, rng=0)
+        ds = fig6_blobs(n, k=K, rng=stream(0, "data", "fig6", str(n)))
         t0 = time.perf_counter()
         with threadpool_limits(limits=1):  # a shared machine: one BLAS thread
             cmp = compare_sweep(ds.X, K, algorithms=algorithms, epsilons=epsilons, delta=DELTA,
-                                radius=RADIUS, n_declared=n, reps=reps, rng=0, labels=ds.labels,
+                                radius=RADIUS, n_declared=n, reps=reps,
+                                rng=stream(0, "algorithm", "compare_sweep", str(n)), labels=ds.labels,
                                 true_centers=ds.true_centers)
         f = cmp.frame.assign(seconds=cmp.frame["seconds"] + cmp.frame["stage_seconds"])
         s = summarize(f).assign(n=n)

@@ -26,18 +26,13 @@ import time
 import numpy as np
 
 import dpviz
+from bench.harness import stream  # issue 24: data, reference and algorithm streams apart
 from dpviz.clustering.easy_instances import averages_plan, noisy_centers_plan
 from dpviz.clustering.easy_instances.applications import calibrate_scale, kmeans_guarantee
 from dpviz.data.generators import fig6_blobs, fig7_gmm
 from dpviz.metrics import labeling_failure, nearest_center, normalized_loss, reference_kmeans_cost
 
 BETA = 0.05
-#: Independent streams (issue 28): data, algorithm and reference never share a seed.
-DATA, ALGO, REF = 0xDA7A, 0xA160, 0x4EF
-
-
-def _stream(key: int, seed: int, n: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([key, seed, n]))
 
 
 def noisy_t(k: int, eps: float, delta: float, share: float) -> int:
@@ -63,8 +58,8 @@ def fig6(ns: list[int], seeds: int, eps: float, delta: float) -> None:
     for n in ns:
         rows: dict[str, list[tuple[bool, float, float]]] = {}
         for seed in range(seeds):
-            ds = fig6_blobs(n, k=k, d=d, rng=_stream(DATA, seed, n))
-            ref = reference_kmeans_cost(ds.X, k, rng=_stream(REF, seed, n))
+            ds = fig6_blobs(n, k=k, d=d, rng=stream(seed, "data", "fig6", str(n)))
+            ref = reference_kmeans_cost(ds.X, k, rng=stream(seed, "reference", "fig6", str(n)))
             runs = {"friendlycore": dict(),
                     "easy_instances (NoisyCenters)": dict(n_tuples=t_nc, gamma=2e-3 / k),
                     "easy_instances (Averages)": dict(aggregator="averages", n_tuples=min(t_av, n // k))}
@@ -75,7 +70,7 @@ def fig6(ns: list[int], seeds: int, eps: float, delta: float) -> None:
                     continue
                 t0 = time.perf_counter()
                 r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=1.0, n_declared=n,
-                              rng=_stream(ALGO, seed, n),
+                              rng=stream(seed, "algorithm", alg, str(n)),
                               **kw)
                 secs = time.perf_counter() - t0
                 loss = 1.0 if r.centers is None else normalized_loss(ds.X, r.centers, reference_cost=ref)
@@ -98,7 +93,7 @@ def fig7(ns: list[int], seeds: int, eps: float, delta: float) -> None:
     for n in ns:
         rows: dict[str, list[tuple[bool, float, float]]] = {}
         for seed in range(seeds):
-            ds = fig7_gmm(n, k=k, d=d, rng=_stream(DATA, seed, n))
+            ds = fig7_gmm(n, k=k, d=d, rng=stream(seed, "data", "fig7", str(n)))
             runs = {"friendlycore (PCA oracle)": ("friendlycore", dict(oracle="pca")),
                     "easy_instances_gmm (NoisyCenters)": ("easy_instances_gmm", dict(n_tuples=t_nc,
                                                                                    gamma=2e-3 / k)),
@@ -110,7 +105,7 @@ def fig7(ns: list[int], seeds: int, eps: float, delta: float) -> None:
                     continue
                 t0 = time.perf_counter()
                 r = dpviz.run(alg, ds.X, k, epsilon=eps, delta=delta, radius=radius, n_declared=n,
-                              rng=_stream(ALGO, seed, n),
+                              rng=stream(seed, "algorithm", alg, str(n)),
                               **kw)
                 secs = time.perf_counter() - t0
                 if r.centers is None:

@@ -31,6 +31,7 @@ SIGMAS = {"paper (std 0.0221)": 0.0221, "hard (std 0.149)": 0.149}
 def one_rep(n: int, sigma: float, rep: int, methods: list[str]) -> list[dict]:
     from threadpoolctl import threadpool_limits
 
+    from bench.harness import stream  # issue 24: data, reference and algorithm streams apart
     from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
     from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
     from dpviz.data.generators import fig6_blobs
@@ -38,29 +39,31 @@ def one_rep(n: int, sigma: float, rep: int, methods: list[str]) -> list[dict]:
 
     rows = []
     with threadpool_limits(limits=1):
-        ds = fig6_blobs(n, k=K, sigma=sigma, rng=rep)
+        ds = fig6_blobs(n, k=K, sigma=sigma, rng=stream(rep, "data", "fig6", str(n), f"{sigma:g}"))
         X = ds.X
-        ref = reference_kmeans_cost(X, K, rng=rep, n_init=3)
+        ref = reference_kmeans_cost(X, K, rng=stream(rep, "reference", str(n)), n_init=3)
         stage = None
         for m in methods:
+            alg_rng = stream(rep, "algorithm", m, str(n))
             t0 = time.perf_counter()
             success = np.nan
             if m.startswith("FC "):
                 if stage is None:
-                    stage = fc_tuple_stage(X, K, n_tuples=T, radius=RADIUS, rng=rep)
+                    stage = fc_tuple_stage(X, K, n_tuples=T, radius=RADIUS,
+                                           rng=stream(rep, "algorithm", "fc_stage", str(n)))
                 # n declared public, as in the paper (no DP count: the numbers stay comparable)
                 res = fc_private_stage(X, stage, rho=RHO, delta=DELTA, radius=RADIUS, r_min=R_MIN,
-                                       preset=m[3:], rng=rep + 10_000, n_declared=n)
+                                       preset=m[3:], rng=alg_rng, n_declared=n)
                 success = float(not res.step("fallback").data["used"])
                 secs = time.perf_counter() - t0 + stage.seconds
             elif m == "DP-Lloyd (ρ=1)":
-                res = dp_lloyd(X, K, rho=RHO, radius=RADIUS, iters=5, rng=rep)
+                res = dp_lloyd(X, K, rho=RHO, radius=RADIUS, iters=5, rng=alg_rng)
                 secs = time.perf_counter() - t0
             elif m == "diffprivlib (ε=2)":
-                res = diffprivlib_kmeans(X, K, eps=2.0, radius=RADIUS, rng=rep)
+                res = diffprivlib_kmeans(X, K, eps=2.0, radius=RADIUS, rng=alg_rng)
                 secs = time.perf_counter() - t0
             else:
-                res = nonprivate_kmeans(X, K, rng=rep)
+                res = nonprivate_kmeans(X, K, rng=alg_rng)
                 secs = time.perf_counter() - t0
             loss = normalized_loss(X, res.centers, reference_cost=ref) if res.centers is not None else 1.0
             rows.append(dict(n=n, sigma=sigma, rep=rep, method=m, loss=loss, success=success, seconds=secs))

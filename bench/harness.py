@@ -36,6 +36,7 @@ import dataclasses
 import importlib
 import math
 import os
+import signal
 import statistics
 import subprocess
 import time
@@ -203,6 +204,30 @@ def kmeans_seconds(X: np.ndarray, k: int, seed: int = 0) -> float:
     return time.perf_counter() - t0
 
 
+class RunTimeoutError(Exception):
+    """A run stopped by the harness's deadline."""
+
+
+class _Deadline:
+    """SIGALRM after ``seconds`` (None: no deadline); main thread only."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        if self.seconds is not None:
+            signal.signal(signal.SIGALRM, self._raise)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.seconds is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    @staticmethod
+    def _raise(signum: int, frame: object) -> None:
+        raise RunTimeoutError
+
+
 @dataclass
 class Record:
     """One run: row, data seed, algorithm label, ε; loss (⊥ scored as the origin), flags, time."""
@@ -229,6 +254,10 @@ class Runner:
     n_declared_public: bool = True  # pass n as public (no ε spent on a count), as the peers do
     time_repeats: int = 0  # 0: no timing; r ≥ 1: median of r interleaved (KMeans, algorithm) pairs
     verbose: bool = True
+    #: Stop a run after max(3 s, timeout_factor × one KMeans) (None: never); it is recorded with
+    #: error "timeout" and loss inf (slower than that, it could not be auto's choice anyway).
+    timeout_factor: float | None = None
+    timed: Sequence[str] = ()  # labels timed with ``time_repeats`` (empty: all)
 
     def run_one(self, X: np.ndarray, k: int, radius: float, label: str, eps: float,
                 rng: np.random.Generator) -> tuple[np.ndarray | None, str, str]:
@@ -256,6 +285,7 @@ class Runner:
         for seed in seeds:
             X, k, radius = row.data(seed)
             ref = reference_cost(X, k, stream(seed, "reference", row.name))
+            self._t_km = kmeans_seconds(X, k, seed=seed)
             for eps in self.epsilons:
                 for label in algorithms:
                     if label == "google" and google_adapter() is None:
@@ -271,10 +301,21 @@ class Runner:
         def rng() -> np.random.Generator:
             return stream(seed, "algorithm", label, row.name, f"{eps:g}")
         t0 = time.perf_counter()
-        centers, err, chosen = self.run_one(X, k, radius, label, eps, rng())
+        try:
+            with _Deadline(None if self.timeout_factor is None
+                           else max(3.0, self.timeout_factor * getattr(self, "_t_km", 1.0))):
+                centers, err, chosen = self.run_one(X, k, radius, label, eps, rng())
+        except RunTimeoutError:
+            centers, err, chosen = None, "timeout", ""
         secs = time.perf_counter() - t0
         ratio = None
-        if self.time_repeats > 0:
+        if err == "timeout":
+            rec = Record(row.name, seed, label, eps, math.inf, error=err, seconds=secs)
+            if self.verbose:
+                print(f"  {row.name:<14} seed {seed} ε={eps:g} {label:<28} stopped after {secs:.1f}s "
+                      f"(> {self.timeout_factor:g}× KMeans)", flush=True)
+            return rec
+        if self.time_repeats > 0 and (not self.timed or label in self.timed):
             km, alg = [], []
             for r in range(self.time_repeats):  # interleaved: KMeans, algorithm, KMeans, ...
                 km.append(kmeans_seconds(X, k, seed=r))

@@ -185,9 +185,11 @@ def _form(src) -> dict[str, Any] | None:
         st.caption("To continue: " + "; ".join(missing) + ".")
         return None
     if name == "auto":
-        from dpviz.clustering.auto import choose
+        from dpviz.clustering.auto import choose_from
+        from dpviz.large.run import STREAMED
 
-        st.caption(choose(int(n_decl), src.d, int(k), float(eps), float(delta)).sentence)
+        # Out of core, auto chooses among the streamed algorithms (dpviz.large.run.run_stream).
+        st.caption(choose_from(STREAMED, int(n_decl), src.d, int(k), float(eps), float(delta)).sentence)
     return dict(name=name, k=int(k), eps=float(eps), delta=float(delta), n_declared=int(n_decl),
                 radius=float(radius))
 

@@ -2,16 +2,22 @@
 
 The choice reads the declared size n, the dimension d, k and the row-level (ε, δ) — nothing
 computed from the rows — so choosing is free of privacy cost, and the run is exactly the chosen
-algorithm's (its guarantee, ledger and trace). The rule is a table of cells measured by
-``bench/auto_grid.py`` on public synthetic data (:func:`dpviz.data.ball_mixture.ball_mixture`
-with seeds and ratios of its own, never the benchmark rows of bench/peers.py): for each cell
-(n, d, k, ε), the algorithm with the lowest median relative excess k-means loss. A query takes the
-nearest cell in (log n, log d, log k, log ε).
+algorithm's (its guarantee, ledger and trace).
 
-Two grids feed the table (each cell records which): the medium grid (n 1e3–1e5, well separated
-mixtures, Λ = 1) and the small-data grid (n 150–2,000, weakly clustered mixtures standardized the
-way the app standardizes its bundled data, Λ = √d), where the low-information answers
-(``origin``, ``gauss_fit``) compete with the rest (issue 18, "never worse than trivial").
+The rule (``auto_rule.json``, written by ``bench/auto_calibrate.py fit``) holds calibration cells
+measured through the evaluation harness (``bench/harness.py``: data, algorithm and reference
+streams from distinct keys) on public recipes that are none of the evaluation rows: balanced and
+unbalanced mixtures, heavy tails, close clusters, anisotropic clusters and small standardized
+tables, 3 data seeds, ε ∈ {1, 3}. Each cell stores every label's median relative excess loss
+(every registered private algorithm and its public variants). A query (n, d, k, ε) takes the
+``neighbours`` nearest cells in (log nε, log d, log k) — private noise scales as 1/(nε), so a
+cell at (n, 3) informs a query at (3n, 1) — and picks the label with the smallest weighted
+geometric-mean *regret* (loss / the cell's best loss) there; on big inputs (n ≥ ``BIG_N``) only
+labels whose median time in those cells is within the rule's ``max_time_ratio`` of one KMeans
+are eligible (issue 24's time goal), unless none is.
+
+Issue 24 replaced a rule measured with the data's seed reused as the algorithm's (DP-Lloyd's
+public start then *was* the true centers, and "DP-Lloyd, 1 iteration" won 28 of 54 cells).
 """
 
 from __future__ import annotations
@@ -49,28 +55,100 @@ def rule() -> dict[str, Any]:
     return json.loads(RULE_PATH.read_text())
 
 
+#: Queries with at least this many declared rows apply the rule's time filter.
+BIG_N = 100_000
+#: Loss floor in the regret ratio (relative excess losses below it are all "as good as exact").
+LOSS_FLOOR = 1e-3
+
+
 def _coords(n: float, d: float, k: float, eps: float) -> np.ndarray:
-    return np.array([math.log10(n), math.log10(d), math.log10(k), math.log10(eps)])
+    return np.array([math.log10(n * eps), math.log10(d), math.log10(k)])
+
+
+def _regrets(cell: dict[str, Any]) -> dict[str, float]:
+    """label → (loss⁺ + floor) / (best⁺ + floor) in one cell; a label without a loss → inf."""
+    # A loss below the reference k-means' (negative excess) counts as 0: as good as the reference.
+    losses = {a: (math.inf if v is None else max(float(v), 0.0))
+              for a, v in cell["median_excess_loss"].items()}
+    best = min(losses.values())
+    return {a: (v + LOSS_FLOOR) / (best + LOSS_FLOOR) for a, v in losses.items()}
+
+
+def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, epsilon: float,
+                delta: float) -> Choice:
+    """:func:`choose` restricted to the registered algorithms ``names`` (None: all), e.g. the
+    streamed ones (``dpviz.large.run``). Public inputs only."""
+    table = rule()
+    cells = table["cells"]
+    here = _coords(n_declared, d, k, epsilon)
+    dist = np.array([float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"])))
+                     for c in cells])
+    near = [cells[i] for i in np.argsort(dist, kind="stable")[: int(table.get("neighbours", 4))]]
+    weights = [1.0 / (1.0 + float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"]))))
+               for c in near]
+    labels = set.intersection(*(set(c["median_excess_loss"]) for c in near))
+    labels = {lab for lab in labels if names is None or lab.split("[")[0] in names}
+    labels = {lab for lab in labels if lab.split("[")[0] in _registered()}
+    if not labels:
+        raise ValueError(f"auto: no calibrated algorithm among {names} for these inputs.")
+    score: dict[str, float] = {}
+    for lab in labels:
+        logs = [w * math.log(_regrets(c)[lab]) for c, w in zip(near, weights, strict=True)]
+        score[lab] = math.exp(sum(logs) / sum(weights))
+    eligible = set(labels)
+    cap = table.get("max_time_ratio")
+    if cap is not None and n_declared >= BIG_N:
+        fast = {lab for lab in labels
+                if float(np.median([c["median_time_ratio"].get(lab, math.inf) for c in near])) <= cap}
+        eligible = fast or eligible
+    # Ties (e.g. a ⊥ scored as the origin) go to the answer that reads nothing, then to a label
+    # that never outputs ⊥, then alphabetically.
+    won = min(sorted(eligible), key=lambda lab: (score[lab], lab != "origin", "fallback=False" in lab))
+    best, params = _parse(won)
+    title = get(best).title + "".join(f", {key} = {v}" for key, v in params.items())
+    runner = sorted((score[lab], lab) for lab in eligible if lab.split("[")[0] != best)
+    versus = f" (geometric-mean regret {score[won]:.3g}" + (
+        f" vs {runner[0][0]:.3g} for {runner[0][1]})" if runner else ")")
+    span = ", ".join(f"{c['recipe']} n={c['n']:,} d={c['d']} k={c['k']} ε={c['epsilon']:g}" for c in near)
+    sentence = (f"For {n_declared:.3g} rows in {d} dimensions with k = {k} at ε = {epsilon:g}, "
+                f"{title} is expected to be best: on the {len(near)} nearest cells of the public "
+                f"calibration grid ({span}) it had the lowest loss relative to each cell's best{versus}.")
+    cell = {"label": won, "params": params, "regret": score[won],
+            "neighbours": [{key: c[key] for key in ("recipe", "n", "d", "k", "epsilon")} for c in near]}
+    return Choice(best, params, sentence, cell)
 
 
 def choose(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> Choice:
-    """The algorithm for these public inputs (the nearest measured cell's winner)."""
-    table = rule()
-    cells = [c for c in table["cells"] if c["best"] is not None]
-    here = _coords(n_declared, d, k, epsilon)
-    dist = [float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"]))) for c in cells]
-    cell = cells[int(np.argmin(dist))]
-    best, won = cell["best"], cell.get("label", cell["best"])
-    title = get(best).title + "".join(f", {k} = {v}" for k, v in cell.get("params", {}).items())
-    runner = sorted((v, a) for a, v in cell["median_excess_loss"].items()
-                    if a.split("[")[0] != best and v is not None)
-    versus = f" (median excess loss {cell['median_excess_loss'][won]:.3g}" + (
-        f" vs {runner[0][0]:.3g} for {get(runner[0][1].split('[')[0]).title})" if runner else ")")
-    sentence = (f"For {n_declared:.3g} rows in {d} dimensions with k = {k} at ε = {epsilon:g}, "
-                f"{title} is expected to be best: on the public calibration grid, at n = "
-                f"{cell['n']:,}, d = {cell['d']}, k = {cell['k']}, ε = {cell['epsilon']:g}, it "
-                f"won{versus}.")
-    return Choice(best, dict(cell.get("params", {})), sentence, cell)
+    """The algorithm for these public inputs (see the module docstring)."""
+    return choose_from(None, n_declared, d, k, epsilon, delta)
+
+
+def _registered() -> set[str]:
+    from dpviz.registry import algorithms
+
+    return {s.name for s in algorithms()}
+
+
+def _parse(label: str) -> tuple[str, dict[str, Any]]:
+    """"dp_lloyd[iters=1]" → ("dp_lloyd", {"iters": 1})."""
+    if "[" not in label:
+        return label, {}
+    name, rest = label.split("[", 1)
+    params: dict[str, Any] = {}
+    for part in rest.rstrip("]").split(","):
+        key, value = part.split("=", 1)
+        v: Any = value
+        if value in ("True", "False"):
+            v = value == "True"
+        else:
+            for cast in (int, float):
+                try:
+                    v = cast(value)
+                    break
+                except ValueError:
+                    continue
+        params[key] = v
+    return name, params
 
 
 @dataclass(frozen=True)
@@ -131,7 +209,8 @@ def _private(X: np.ndarray, k: int, budget: _Chosen, *, radius: float, rng: np.r
 SPEC = register(AlgorithmSpec(
     name="auto",
     title="auto (public choice rule)",
-    paper="dpviz: the registered algorithm that won the nearest cell of a public calibration grid",
+    paper="dpviz: the registered algorithm with the least regret on the nearest cells of a public "
+          "calibration grid (bench/auto_calibrate.py)",
     budget_kind="approx",
     params=AutoParams,
     private=_private,

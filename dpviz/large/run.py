@@ -5,8 +5,9 @@ calibration, with a streamed private run in place of the in-memory one:
 
 * ``friendlycore``: :func:`dpviz.large.fc_stream.fc_stream` (``dpviz.clustering.fc_spec``);
 * ``dp_lloyd``: :func:`dpviz.large.lloyd_stream.dp_lloyd_stream` (``dpviz.clustering.baselines_spec``);
-* ``auto``: its public choice (:func:`dpviz.clustering.auto.choose`) when that choice streams, with
-  the ``auto_choice`` trace step of the in-memory ``auto``.
+* ``auto``: its public choice among the streamed algorithms
+  (:func:`dpviz.clustering.auto.choose_from` with :data:`STREAMED`), with the ``auto_choice`` trace
+  step of the in-memory ``auto``; the same int seed draws the in-memory ``auto``'s stream.
 
 The declared size is required (a file's row count is never read for a release).
 """
@@ -17,7 +18,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from dpviz._validation import RngLike, check_scalar
+from dpviz._validation import RngLike, check_rng, check_scalar
 from dpviz.clustering import fc_spec
 from dpviz.large.engine import Progress, _quiet
 from dpviz.large.fc_stream import fc_stream
@@ -48,10 +49,10 @@ def streamed_choice(algorithm: str, n_declared: int, d: int, k: int, epsilon: fl
     """The streamed algorithm that ``algorithm`` runs on these public inputs, or None.
 
     ``auto`` resolves its public choice (declared n, d, k, ε, δ only)."""
-    if algorithm == "auto":
-        from dpviz.clustering.auto import choose
+    if algorithm == "auto":  # auto, out of core, chooses among the streamed algorithms
+        from dpviz.clustering.auto import choose_from
 
-        algorithm = choose(n_declared, d, k, epsilon, delta).algorithm
+        algorithm = choose_from(STREAMED, n_declared, d, k, epsilon, delta).algorithm
     return algorithm if algorithm in STREAMERS else None
 
 
@@ -87,18 +88,26 @@ def run_stream(
         raise ValueError(f"Algorithm {algorithm!r}{chose} has no streamed implementation; "
                          f"streamed: {list(STREAMED)} (and auto when it chooses one of them).")
     pub = Public(n_declared=n_declared, d=src.d, k=k, radius=radius)
-    cal = calibrate(spec, epsilon, delta, pub, p)
     kw = dict(rng=rng, scheduler=scheduler, n_jobs=n_jobs, progress=progress)
-    if algorithm == "auto":  # as dpviz.clustering.auto._private: the chosen spec, budget, params
-        chosen = cal.budget
-        res = STREAMERS[name](src, k, chosen.calibration.budget, pub, chosen.params, **kw)
+    if algorithm == "auto":  # as dpviz.clustering.auto._private, among the streamed algorithms
+        from dpviz.clustering.auto import choose_from
+
+        choice = choose_from(STREAMED, n_declared, src.d, k, epsilon, delta)
+        gen, seed = check_rng(rng, "algorithm:auto")  # the in-memory auto's stream for this seed
+        kw["rng"] = gen
+        chosen_spec = get(choice.algorithm)
+        chosen_params = chosen_spec.make_params(**choice.params)
+        cal = calibrate(chosen_spec, epsilon, delta, pub, chosen_params)
+        res = STREAMERS[name](src, k, cal.budget, pub, chosen_params, **kw)
         trace = res.trace
         if p.explain:
-            trace = (TraceStep("auto_choice", True, {"algorithm": name, "sentence": chosen.choice.sentence,
-                                                     "cell": chosen.choice.cell},
+            trace = (TraceStep("auto_choice", True, {"algorithm": name, "sentence": choice.sentence,
+                                                     "cell": choice.cell},
                                "public: chosen from n_declared, d, k, ε, δ only"), *trace)
-        res = dataclasses.replace(res, trace=trace, params=dict(res.params) | {"auto_choice": name})
+        res = dataclasses.replace(res, trace=trace, params=dict(res.params) | {"auto_choice": name},
+                                  seed=res.seed if seed is None else seed)
     else:
+        cal = calibrate(spec, epsilon, delta, pub, p)
         res = STREAMERS[name](src, k, cal.budget, pub, p, **kw)
     return dataclasses.replace(res, algorithm=algorithm, guarantee=cal.guarantee,
                                params=dict(res.params) | {"n_declared": n_declared,
@@ -106,6 +115,6 @@ def run_stream(
 
 
 def _choice(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> str:
-    from dpviz.clustering.auto import choose
+    from dpviz.clustering.auto import choose_from
 
-    return choose(n_declared, d, k, epsilon, delta).algorithm
+    return choose_from(STREAMED, n_declared, d, k, epsilon, delta).algorithm

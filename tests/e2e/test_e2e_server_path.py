@@ -23,8 +23,9 @@ from st_e2e import (
     widget,
 )
 
-from dpviz.clustering.auto import choose
+from dpviz.clustering.auto import choose_from
 from dpviz.data import fig6_blobs
+from dpviz.large.run import STREAMED
 
 pytestmark = pytest.mark.e2e
 N, K = 4000, 3
@@ -54,7 +55,7 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     box.fill("tables/small.parquet")
     rerun_after(page, lambda: box.press("Enter"))
     expect(widget(page, "srv_panel")).to_contain_text("1 parquet file(s) · d = 2")
-    # The default algorithm, auto: its public choice here is DP-Lloyd, which streams.
+    # The default algorithm, auto: out of core it chooses among the streamed algorithms.
     fill_number(page, "srv_k", K)
     fill_number(page, "srv_n", N)
     fill_number(page, "srv_radius", 1)
@@ -73,6 +74,7 @@ def test_open_a_server_parquet_by_path_and_release(page: Page, app_url: str, sho
     info.value.save_as(path)
     doc = json.loads(path.read_text())
     assert doc["algorithm"]["name"] == "auto" and doc["parameters"]["mode"] == "stream"
-    assert doc["parameters"]["run"]["auto_choice"] == choose(N, 2, K, 1.0, 1e-8).algorithm == "dp_lloyd"
+    picked = choose_from(STREAMED, N, 2, K, 1.0, 1e-8).algorithm
+    assert doc["parameters"]["run"]["auto_choice"] == picked and picked in STREAMED
     assert doc["public_inputs"] == {"k": K, "radius": 1.0, "n_declared": N, "d": 2, "columns": ["x", "y"]}
     assert len(doc["centers"]) == K and doc["statement"]["epsilon"] <= 1.0 * (1 + 1e-9)

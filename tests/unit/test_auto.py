@@ -1,4 +1,4 @@
-"""auto: a choice from public inputs only, by the measured rule; the ball-mixture recipe."""
+"""auto: a choice from public inputs only, by the rule measured through the harness (issue 24)."""
 
 from __future__ import annotations
 
@@ -12,26 +12,68 @@ import dpviz
 from dpviz.clustering import auto
 from dpviz.data.ball_mixture import ball_mixture
 
+#: (n, d, k) of the evaluation rows (bench/harness.py EVAL_ROWS): never a calibration cell.
+EVAL_SHAPES = {(100_000, 100, 64), (200_000, 10, 5), (1_000_000, 20, 16), (150, 4, 3), (1797, 64, 10),
+               (569, 30, 2), (178, 13, 3)}
+
 
 def test_choice_reads_public_inputs_only():
     assert list(inspect.signature(auto.choose).parameters) == ["n_declared", "d", "k", "epsilon", "delta"]
 
 
-def test_rule_file_names_registered_algorithms_and_how_it_was_measured():
+def test_rule_file_provenance_recipes_seeds_and_no_evaluation_row():
     table = auto.rule()
-    assert "bench/auto_grid.py" in table["how"]
+    assert "bench/auto_calibrate.py" in table["how"] and "harness" in table["how"]
+    prov = table["provenance"]
+    assert len(prov["commit"]) >= 7 and prov["command"].startswith("bench/auto_calibrate.py fit")
     names = {s.name for s in dpviz.algorithms()}
+    assert {lab.split("[")[0] for lab in table["algorithms"]} <= names
+    # every registered private algorithm was measured (auto itself excepted)
+    assert {s.name for s in dpviz.algorithms(private_only=True)} - {"auto"} <= set(table["algorithms"])
+    recipes = {c["recipe"] for c in table["cells"]}
+    assert {"balanced", "unbalanced", "heavy_tails", "close", "anisotropic", "small_std"} <= recipes
     for c in table["cells"]:
-        assert c["best"] in names
-        ok = {a: v for a, v in c["median_excess_loss"].items() if v is not None}
-        assert c["label"] == min(ok, key=ok.get) and c["label"].startswith(c["best"])
+        assert c["seeds"] >= 3 and (c["n"], c["d"], c["k"]) not in EVAL_SHAPES
+        assert c["epsilon"] in (1.0, 3.0)
 
 
-def test_nearest_cell_wins():
-    c = auto.rule()["cells"][0]
-    ch = auto.choose(c["n"], c["d"], c["k"], c["epsilon"], 1e-6)
-    assert ch.algorithm == c["best"] and ch.cell == c
-    assert f"at ε = {c['epsilon']:g}" in ch.sentence
+def _rule(cells, monkeypatch, **extra):
+    table = {"neighbours": 1, "max_time_ratio": 1.5, "cells": cells} | extra
+    monkeypatch.setattr(auto, "rule", lambda: table)
+
+
+def _cell(n, losses, times=None, d=4, k=3, eps=1.0):
+    return dict(recipe="balanced", n=n, d=d, k=k, epsilon=eps, median_excess_loss=losses,
+                median_time_ratio=times or dict.fromkeys(losses, 1.0), seeds=3)
+
+
+def test_least_regret_wins_ties_go_to_the_origin(monkeypatch):
+    _rule([_cell(1000, {"dp_lloyd": 0.5, "grid_coreset": 0.2, "origin": 3.0})], monkeypatch)
+    assert auto.choose(1000, 4, 3, 1.0, 1e-6).algorithm == "grid_coreset"
+    _rule([_cell(1000, {"friendlycore": 0.7, "origin": 0.7})], monkeypatch)
+    assert auto.choose(1000, 4, 3, 1.0, 1e-6).algorithm == "origin"
+
+
+def test_variant_label_sets_its_public_parameters(monkeypatch):
+    _rule([_cell(1000, {"dp_lloyd[iters=2]": 0.1, "dp_lloyd": 0.4})], monkeypatch)
+    ch = auto.choose(1000, 4, 3, 1.0, 1e-6)
+    assert ch.algorithm == "dp_lloyd" and ch.params == {"iters": 2}
+
+
+def test_time_filter_applies_to_big_inputs_only(monkeypatch):
+    cell = _cell(100_000, {"kernel_kmeans": 0.1, "dp_lloyd": 0.12},
+                 times={"kernel_kmeans": 9.0, "dp_lloyd": 0.5})
+    _rule([cell], monkeypatch)
+    assert auto.choose(200_000, 4, 3, 1.0, 1e-6).algorithm == "dp_lloyd"  # n ≥ BIG_N: too slow
+    assert auto.choose(20_000, 4, 3, 1.0, 1e-6).algorithm == "kernel_kmeans"
+
+
+def test_nearest_cells_in_log_n_eps(monkeypatch):
+    """Noise scales as 1/(nε): a query at (n, ε = 3) reads the cell at (3n, ε = 1)."""
+    _rule([_cell(3000, {"dp_lloyd": 0.1, "origin": 1.0}), _cell(300, {"dp_lloyd": 1.0, "origin": 0.5})],
+          monkeypatch)
+    assert auto.choose(1000, 4, 3, 3.0, 1e-6).algorithm == "dp_lloyd"
+    assert auto.choose(100, 4, 3, 3.0, 1e-6).algorithm == "origin"
 
 
 def test_auto_runs_the_chosen_algorithm_at_the_target():
@@ -39,7 +81,9 @@ def test_auto_runs_the_chosen_algorithm_at_the_target():
     res = dpviz.run("auto", ds.X, 4, epsilon=2.0, delta=1e-6, radius=1.0, rng=0, n_declared=5_000)
     chosen = res.params["auto_choice"]
     assert res.find("auto_choice").data["algorithm"] == chosen
-    direct = dpviz.run(chosen, ds.X, 4, epsilon=2.0, delta=1e-6, radius=1.0, rng=0, n_declared=5_000)
+    ch = auto.choose(5_000, 2, 4, 2.0, 1e-6)
+    direct = dpviz.run(chosen, ds.X, 4, epsilon=2.0, delta=1e-6, radius=1.0, rng=0, n_declared=5_000,
+                       **ch.params)
     assert res.guarantee == direct.guarantee
     assert res.guarantee.eps <= 2.0 and res.guarantee.delta <= 1e-6
 
@@ -57,43 +101,10 @@ def test_ball_mixture_is_googles_recipe():
         ball_mixture(100, d=2, k=3, weights=(1, 0, 1))
 
 
-def _small_cells():
-    return [c for c in auto.rule()["cells"] if c.get("grid") == "small"]
-
-
-def test_small_data_has_its_own_cells_and_the_big_rows_keep_theirs():
-    """Issue 18: n ≤ 2,000 is calibrated on the small grid; the peers rows still read the medium one."""
-    cells = auto.rule()["cells"]
-    small = _small_cells()
-    assert len(small) == 36 and all(c["n"] <= 2000 for c in small)
-    assert all(c.get("grid") == "medium" for c in cells if c["n"] > 2000)
-    for c in small:  # the low-information candidates were measured in every small cell
-        low_information = {"origin", "gauss_fit", "gauss_fit[moments=1]", "dp_lloyd[iters=1]"}
-        assert low_information <= set(c["median_excess_loss"])
-        assert c["ratios"] == [1.5, 2.0, 3.0]
-    for n, d, k in ((100_000, 100, 64), (200_000, 10, 5), (1_000_000, 20, 16)):
-        for eps in (1.0, 3.0):
-            assert auto.choose(n, d, k, eps, 1e-6).cell["grid"] == "medium"
-
-
-def test_auto_where_the_origin_won_reads_no_row_and_spends_nothing():
-    c = next(c for c in _small_cells() if c["best"] == "origin")
-    X = np.random.default_rng(0).uniform(-1, 1, (c["n"], c["d"])) / math.sqrt(c["d"])
-    res = dpviz.run("auto", X, c["k"], epsilon=c["epsilon"], delta=1e-6, radius=1.0, rng=0, n_declared=c["n"])
+def test_auto_where_the_origin_wins_reads_no_row_and_spends_nothing(monkeypatch):
+    _rule([_cell(500, {"origin": 0.3, "dp_lloyd": 2.0}, d=8, k=3)], monkeypatch)
+    X = np.random.default_rng(0).uniform(-1, 1, (500, 8)) / math.sqrt(8)
+    res = dpviz.run("auto", X, 3, epsilon=1.0, delta=1e-6, radius=1.0, rng=0, n_declared=500)
     assert res.params["auto_choice"] == "origin"
-    assert np.array_equal(res.centers, np.zeros((c["k"], c["d"])))
+    assert np.array_equal(res.centers, np.zeros((3, 8)))
     assert res.guarantee.eps == 0.0 and res.guarantee.delta == 0.0
-
-
-def test_merge_replaces_remeasured_cells_and_keeps_the_others():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "auto_grid.py"
-    spec = importlib.util.spec_from_file_location("auto_grid", path)
-    grid = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(grid)
-    old = {"cells": [dict(n=1, d=2, k=3, epsilon=1.0, best="a"), dict(n=5, d=2, k=3, epsilon=1.0, best="b")]}
-    new = [dict(n=1, d=2, k=3, epsilon=1.0, best="c", grid="small")]
-    out = grid.merge(old, new)
-    assert [(c["n"], c["best"], c["grid"]) for c in out] == [(5, "b", "medium"), (1, "c", "small")]

@@ -243,7 +243,10 @@ def test_noisy_centers_success_noise_scales_and_ledger_exact():
     assert tot.eps == pytest.approx(EPS, rel=1e-12) and tot.delta == pytest.approx(DELTA, rel=1e-12)
     err = np.linalg.norm(r.centers[:, None, :] - mu[None], axis=2).min(axis=1)
     lam = r.step("chosen").data["lam"]
-    assert np.all(err < 6 * sig * math.sqrt(d)) and np.all(err < lam / 2)
+    # Within 6σ√d of the truth. (An older check, err < λ/2, held for the pre-issue-24 stream of seed
+    # 11 by chance: with σ ≈ 31 and λ/2 ≈ 65 a 2-D Gaussian error exceeds λ/2 with probability
+    # ≈ e^{-2.2} ≈ 0.11 per center; it is not a guarantee of the algorithm.)
+    assert np.all(err < 6 * sig * math.sqrt(d)) and np.all(lam > 0)
 
 
 def _released_shape(result):

@@ -22,7 +22,9 @@ from dpviz.privacy.ledger import Ledger
 
 @pytest.fixture(scope="module")
 def fig7():
-    return dpviz.data.GENERATORS["fig7_gmm"](50_000, k=5, d=10, rng=0)
+    # The data of the old int seed 0 (a Generator is used as given; an int is now keyed on the
+    # generator's name, issue 24): the numbers in the docstring are for this draw.
+    return dpviz.data.GENERATORS["fig7_gmm"](50_000, k=5, d=10, rng=np.random.default_rng(0))
 
 
 def test_projected_fallback_centers_lie_among_the_rows(fig7):

@@ -31,8 +31,13 @@ TRACE_SUCCESS = ["pieces", "tuples", "declared_size", "feasibility", "match_core
 
 @pytest.fixture(scope="module")
 def blobs() -> tuple[np.ndarray, object]:
-    """Fig. 6 data at n = 50 000, t = 200 (250 rows a piece): FC's core holds ~197 tuples."""
-    ds = fig6_blobs(50_000, rng=1100)
+    """Fig. 6 data at n = 50 000, t = 200 (250 rows a piece): FC's core holds ~185–195 tuples.
+
+    The data are the old int seed 1100's draw (a Generator is used as given): the draw that the
+    int 1100 now gives (keyed on "data:fig6_blobs", issue 24) has two close centers and a core of
+    ~100 tuples, which is not what these schema tests are about. The algorithm's int seeds are
+    independent of it now (before, the data and compute_tuples shared the stream of 1100)."""
+    ds = fig6_blobs(50_000, rng=np.random.default_rng(1100))
     stage = compute_tuples(ds.X, 8, n_tuples=200, rng=1100)
     return ds, stage
 

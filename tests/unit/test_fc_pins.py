@@ -1,7 +1,9 @@
 """FriendlyCore's refactors move no number: today's fixed-seed runs equal the pinned ones.
 
 The pins (``data/fc_pins.*``) were written by ``_fc_pins.py`` on main at 8d1b23e, before the
-issue-11 library clean-ups; see that module. Every numeric value of every trace step, ledger row
+issue-11 library clean-ups, and re-written once when issue 24 keyed every int seed on its consumer
+(a pure stream derivation: the same data, the same branches; the two streamed notes below kept at
+their pre-issue-11 value); see that module. Every numeric value of every trace step, ledger row
 (ρ, δ, σ, sensitivity), parameter and the centers must agree to 1e-12 relative; every string,
 None, boolean, step name and long integer array (by digest) exactly.
 """

@@ -9,12 +9,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpviz
-from dpviz.clustering.auto import choose
+from dpviz.clustering.auto import choose, choose_from
 from dpviz.clustering.baselines import dp_lloyd, dp_lloyd_sigmas
 from dpviz.data import fig6_blobs
 from dpviz.data.bounds import row_norms
 from dpviz.large import TableSource, ThreadEngine, dp_lloyd_stream, run_stream
 from dpviz.large.lloyd_stream import chunk_lloyd_sums
+from dpviz.large.run import STREAMED
 from dpviz.registry import Public, calibrate, get
 
 K, N, D = 6, 12_000, 3
@@ -24,7 +25,8 @@ RHO = 0.4
 @pytest.fixture(scope="module")
 def rows():
     X = fig6_blobs(N, k=K, d=D, rng=1).X.copy()
-    X[:7] *= 4.0  # seven rows outside the Λ-ball: removed per row by both paths
+    # Seven rows outside the Λ-ball (norm 2): removed per row by both paths.
+    X[:7] *= 2.0 / np.linalg.norm(X[:7], axis=1, keepdims=True)
     return X
 
 
@@ -94,19 +96,26 @@ def test_public_init_and_csv(rows, tmp_path):
 
 def test_run_stream_equals_dpviz_run_for_dp_lloyd_and_auto(rows, parquet):
     kw = dict(epsilon=2.0, delta=1e-6, radius=1.0, n_declared=N, rng=7)
-    for name in ("dp_lloyd", "auto"):
-        mem = dpviz.run(name, rows, K, **kw)
-        got = run_stream(parquet, K, algorithm=name, **kw, chunk_rows=3000)
-        assert got.algorithm == name and got.guarantee == mem.guarantee
-        np.testing.assert_allclose(got.centers, mem.centers, rtol=0, atol=1e-12)
-        _ledger_rows_equal(got.ledger, mem.ledger)
-        assert [s.name for s in got.trace if s.released] == [s.name for s in mem.trace if s.released]
-        assert got.params["n_declared"] == N and got.params["budget"] == mem.params["budget"]
-    assert choose(N, D, K, 2.0, 1e-6).algorithm == "dp_lloyd"  # the auto case above is DP-Lloyd's
-    assert got.find("auto_choice").data["algorithm"] == "dp_lloyd"
-    spec = get("dp_lloyd")
-    cal = calibrate(spec, 2.0, 1e-6, Public(N, D, K, 1.0), spec.make_params())
+    mem = dpviz.run("dp_lloyd", rows, K, **kw)
+    got = run_stream(parquet, K, algorithm="dp_lloyd", **kw, chunk_rows=3000)
+    assert got.algorithm == "dp_lloyd" and got.guarantee == mem.guarantee
+    np.testing.assert_allclose(got.centers, mem.centers, rtol=0, atol=1e-12)
+    _ledger_rows_equal(got.ledger, mem.ledger)
+    assert [s.name for s in got.trace if s.released] == [s.name for s in mem.trace if s.released]
+    assert got.params["n_declared"] == N and got.params["budget"] == mem.params["budget"]
+    # auto out of core chooses among the streamed algorithms (issue 24: the in-memory rule may
+    # pick one that does not stream); when both pick the same, they release the same centers.
+    streamed = choose_from(STREAMED, N, D, K, 2.0, 1e-6)
+    got = run_stream(parquet, K, algorithm="auto", **kw, chunk_rows=3000)
+    assert got.find("auto_choice").data["algorithm"] == streamed.algorithm == got.params["auto_choice"]
+    assert got.algorithm == "auto" and got.seed == 7
+    spec = get(streamed.algorithm)
+    cal = calibrate(spec, 2.0, 1e-6, Public(N, D, K, 1.0), spec.make_params(**streamed.params))
+    assert got.guarantee == cal.guarantee and got.guarantee.eps <= 2.0
     assert got.ledger.total().rho == pytest.approx(cal.budget.rho, rel=1e-12)
+    if choose(N, D, K, 2.0, 1e-6).algorithm == streamed.algorithm:
+        mem = dpviz.run("auto", rows, K, **kw)
+        np.testing.assert_allclose(got.centers, mem.centers, rtol=0, atol=1e-12)
 
 
 def test_thread_engine_is_reused_and_closed(rows):

@@ -30,8 +30,11 @@ def data() -> np.ndarray:
 
 
 def _replay_means(res: Result, X: np.ndarray, seed: int) -> np.ndarray:
-    """The attack: replay dp_lloyd's generator from the seed, subtract the noise (iters=1)."""
-    gen = np.random.default_rng(seed)
+    """The attack: replay dp_lloyd's generator from the seed, subtract the noise (iters=1).
+
+    The seed is keyed on the algorithm's public name (issue 24), which hides nothing: the attack
+    derives the same stream."""
+    gen = check_rng(seed, "algorithm:dp_lloyd")[0]
     sig_sum, sig_count = dp_lloyd_sigmas(rho=RHO, radius=RADIUS, iters=1)
     it = res.step("iteration").data
     means = np.empty((K, X.shape[1]))
@@ -73,10 +76,10 @@ def test_result_with_a_seed_cannot_claim_to_be_a_release() -> None:
 
 
 def test_unseeded_numpy_run_keeps_no_seed() -> None:
-    gen, seed = check_rng(None)
+    gen, seed = check_rng(None, "algorithm:dp_lloyd")
     assert seed is None and isinstance(gen, np.random.Generator)
     s = SecureRNG()
-    assert check_rng(s) == (s, None) and is_secure(s) and not is_secure(gen)
+    assert check_rng(s, "algorithm:dp_lloyd") == (s, None) and is_secure(s) and not is_secure(gen)
 
 
 def test_two_releases_draw_independent_noise(data) -> None:
