@@ -37,18 +37,33 @@ DELTA = 1e-6
 METHODS = ("balcan", "SuLQ", "DP-Lloyd", "FriendlyCore", "diffprivlib", "k-means++")
 
 
+#: Stream keys (issue 28): the data and each method's randomness come from distinct SeedSequence
+#: keys. The comparisons before this fix passed the SAME int to mixture64 and to the baselines, so
+#: SuLQ's and DP-Lloyd's "random" starts drew the very normals that ARE the true means (retracted).
+DATA_KEY, ALGO_KEY = 0xDA7A, 0xA160
+
+
+def data_rng(seed: int, *tags: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([DATA_KEY, seed, *tags]))
+
+
+def algo_rng(method: str, seed: int, *tags: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([ALGO_KEY, METHODS.index(method), seed, *tags]))
+
+
 def mixture64(n: int, d: int = 100, sd: float = 0.05, seed: int = 0) -> np.ndarray:
-    """The synthetic recipe of the module docstring (64 components, Λ = 1.5)."""
+    """The synthetic recipe of the module docstring (64 components, Λ = 1.5); its own data stream."""
     from dpviz.data.bounds import clip_to_ball
 
-    rng = np.random.default_rng(seed)
+    rng = data_rng(seed, n, d)
     mu = rng.standard_normal((64, d))
     mu /= np.linalg.norm(mu, axis=1, keepdims=True)
     X = mu[rng.integers(0, 64, n)] + sd * rng.standard_normal((n, d))
     return clip_to_ball(X, 1.5)
 
 
-def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed: int) -> tuple[float, float]:
+def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float,
+               seed: int) -> tuple[float, float]:
     """(k-means objective / n, seconds) of one method on X."""
     import dpviz
     from dpviz.clustering.balcan import balcan_kmeans, sulq_kmeans
@@ -56,6 +71,7 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float, seed
     from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
     from dpviz.metrics import kmeans_cost
 
+    seed = algo_rng(name, seed, X.shape[0], X.shape[1], k, round(eps * 1000))  # never the data's
     t0 = time.perf_counter()
     if name == "balcan":
         res = balcan_kmeans(X, k, epsilon=eps, radius=radius, n_declared=X.shape[0], rng=seed)
@@ -135,6 +151,35 @@ def part_dims(n: int, dims: list[int], k: int, runs: int, methods: list[str]) ->
         print(f"| {d} | " + " | ".join(_fmt(cost[m]) for m in methods) + f" | {ratio:.3f} |", flush=True)
 
 
+def part_harness(n: int, ks: list[int], runs: int, methods: list[str], digits: bool) -> None:
+    """Issue 28: balcan vs SuLQ and DP-Lloyd (random public starts) through ``dpviz.run`` with
+    bench/harness.py (independent data / algorithm / reference streams, relative excess loss over
+    the best of 3 KMeans(n_init=1), ⊥ scored as the origin), on the paper's synthetic recipe (64
+    unit-norm means in ℝ^100, sd 0.05, Λ = 1.5, one row per k) and on digits (harness row)."""
+    from bench.harness import EVAL_ROWS, Row, Runner, format_table, load_text, summarize
+
+    def synthetic(k: int) -> Row:
+        def make(rng: np.random.Generator) -> tuple[np.ndarray, int, float]:
+            mu = rng.standard_normal((64, 100))
+            mu /= np.linalg.norm(mu, axis=1, keepdims=True)
+            return mu[rng.integers(0, 64, n)] + 0.05 * rng.standard_normal((n, 100)), k, 1.5
+        return Row(f"paper64_n{n}_k{k}", make, f"64 unit means in R^100, sd 0.05, n={n:,}, k={k}")
+
+    runner = Runner(epsilons=(1.0,), verbose=False)
+    print(f"# harness: ε = 1, δ = {DELTA:g}, {runs} seeds, methods {methods}; {load_text()}")
+    records = []
+    for k in ks:
+        recs = runner.run_row(synthetic(k), range(runs), methods)
+        records += recs
+        summ = summarize(recs)
+        print(f"k={k}: " + ", ".join(f"{lab} {v['loss']:.4g} (⊥ {v['bottom']}, err {v['error']})"
+                                     for (_, _, lab), v in sorted(summ.items())), flush=True)
+    if digits:
+        records += runner.run_row(EVAL_ROWS["digits"], range(runs), methods)
+    print(format_table(summarize(records)))
+    print(load_text())
+
+
 def part_theory(ns: list[int], k: int) -> None:
     """The theory profile's constants (no data is read): γ ≫ n, so no cube ever splits (note §8.2)."""
     from dpviz.clustering.balcan import BalcanParams, resolve_config
@@ -174,7 +219,9 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("synthetic", "digits", "speed", "dims", "theory"), default="synthetic")
+    ap.add_argument("--part", choices=("synthetic", "digits", "speed", "dims", "theory", "harness"),
+                    default="synthetic")
+    ap.add_argument("--no-digits", action="store_true", help="--part harness: synthetic rows only")
     ap.add_argument("--dims", type=int, nargs="+", default=[10, 30, 100, 300])
     ap.add_argument("--quick", action="store_true", help="n = 20,000, k ∈ {2, 8, 32}, 2 runs")
     ap.add_argument("--n", type=int, default=100_000)
@@ -194,6 +241,12 @@ def main() -> None:
             part_dims(args.n, args.dims, args.ks[0], args.runs, args.methods)
         elif args.part == "theory":
             part_theory([10_000, 70_000, 100_000, 1_000_000], args.ks[0])
+        elif args.part == "harness":
+            labels = {"balcan": "balcan", "SuLQ": "sulq", "DP-Lloyd": "dp_lloyd",
+                      "FriendlyCore": "friendlycore",
+                      "diffprivlib": "diffprivlib", "k-means++": "kmeans++"}
+            methods = [labels[m] for m in args.methods]
+            part_harness(args.n, args.ks, args.runs, methods, not args.no_digits)
         else:
             part_speed(max(1, min(args.runs, 3)))
 

@@ -87,8 +87,10 @@ def noisy_cell(k: int, d: int, R: float, t: int, gamma: float, seeds: int, max_t
     def rate(s: int) -> float:
         ok = fail = 0
         for seed in range(seeds):
-            rng = np.random.default_rng(1_000_003 * seed + s)
-            X, lab = mixture(t * s, k, d, R, rng)
+            # independent streams for the data and the algorithm (issue 28; before, one Generator
+            # seeded 1_000_003·seed + s drew the data and then the algorithm's noise)
+            X, lab = mixture(t * s, k, d, R, np.random.default_rng(np.random.SeedSequence([0xDA7A, seed, s])))
+            rng = np.random.default_rng(np.random.SeedSequence([0xA160, seed, s]))
             st = compute_tuples(X, k, n_tuples=t, rng=rng)
             r = private_k_noisy_centers(st.tuples, eps=EPS, delta=DELTA, beta=BETA, gamma=gamma, rng=rng,
                                         valid=st.valid)
@@ -189,7 +191,7 @@ def averages_demo(R: float, seeds: int) -> None:
     print("| seed | outcome | max ‖â_i − μ_i‖ | seconds |")
     print("|---|---|---|---|")
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(np.random.SeedSequence([0xDA7A, seed]))  # the simulated tuples
         counts = rng.multinomial(s, np.full(k, 1.0 / k), size=t)  # (t, k)
         c = np.maximum(counts, 1)
         T = mu[None] + rng.normal(size=(t, k, d)) / np.sqrt(c)[:, :, None]
@@ -199,7 +201,7 @@ def averages_demo(R: float, seeds: int) -> None:
         T = np.take_along_axis(T, order[:, :, None], axis=1)
         t0 = time.perf_counter()
         r = private_k_averages(T, eps=EPS, delta=DELTA, radius=radius, r_min=radius / LAMBDA_OVER_RMIN,
-                               rng=seed, valid=valid)
+                               rng=np.random.default_rng(np.random.SeedSequence([0xA160, seed])), valid=valid)
         secs = time.perf_counter() - t0
         err = (np.linalg.norm(r.centers[:, None] - mu[None], axis=2).min(axis=1).max() if r.ok else math.nan)
         print(f"| {seed} | {r.failure or 'success'} | {err:.3g} | {secs:.1f} |")

@@ -229,6 +229,9 @@ class AlgorithmSpec:
     feasible: Callable[[Public, Any], None] | None = None
     dims: tuple[int, int | None] = (1, None)
     needs_public_data: bool = False
+    #: ``auto_values(epsilon, delta, pub, params) -> {field: "automatic (value)"}``: the value a
+    #: parameter left at its "automatic" default takes at these public inputs (shown by the app).
+    auto_values: Callable[[float, float, Public, Any], dict[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:

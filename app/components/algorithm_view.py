@@ -82,9 +82,11 @@ def _current(spec: AlgorithmSpec) -> dict[str, Any]:
     return values
 
 
-def _field_widget(spec: AlgorithmSpec, f, h, value: Any) -> None:
+def _field_widget(spec: AlgorithmSpec, f, h, value: Any, auto: str | None = None) -> None:
     key = _widget_key(spec, f.name)
     label = h.label or f.name
+    if auto and not st.session_state.get(key, value):  # left at 0: say what "automatic" means here
+        label = f"{label}: {auto}"
     kw = dict(key=key, help=h.help or None)
     if key not in st.session_state:
         st.session_state[key] = value
@@ -125,13 +127,26 @@ def _apply(spec: AlgorithmSpec) -> None:
             state.update(**{key: v})
 
 
-def params_form(spec: AlgorithmSpec) -> None:
-    """The spec's parameters as a sidebar form (generated from the field hints)."""
+def _auto_values(spec: AlgorithmSpec, values: dict[str, Any], pub: Public | None) -> dict[str, str]:
+    """The spec's ``auto_values`` at the current (ε, δ) and public inputs ({} if none or invalid)."""
+    if spec.auto_values is None or pub is None:
+        return {}
+    try:
+        return spec.auto_values(float(state.get("eps")), float(state.get("delta")), pub,
+                                spec.make_params(**values))
+    except (ValueError, TypeError):
+        return {}
+
+
+def params_form(spec: AlgorithmSpec, pub: Public | None = None) -> None:
+    """The spec's parameters as a sidebar form (generated from the field hints); a field left at
+    its automatic default is labelled "automatic (value)" from the spec's ``auto_values``."""
     values = _current(spec)
+    auto = _auto_values(spec, values, pub)
     with st.sidebar.form(f"alg_form_{spec.name}"):
         st.markdown(f"**{spec.title}** settings")
         for f, h in param_fields(spec.params):
-            _field_widget(spec, f, h, values[f.name])
+            _field_widget(spec, f, h, values[f.name], auto.get(f.name))
         st.form_submit_button("Apply", key="alg_apply", type="primary", on_click=_apply, args=(spec,))
     err = st.session_state.get("_alg_form_error")
     if err:
@@ -435,7 +450,8 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     """Explore for ``spec`` on dataset ``ds`` with the declared radius."""
-    params_form(spec)
+    params_form(spec, None if spec.uses_public_data else
+                Public(n_declared=int(ds.n), d=int(ds.d), k=int(state.get("k")), radius=float(radius)))
     try:
         p = spec.make_params(**_current(spec))
     except (ValueError, TypeError) as exc:

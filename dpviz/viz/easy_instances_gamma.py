@@ -66,9 +66,13 @@ def gamma_grid(params_cls: type, aggregator: str) -> np.ndarray:
     return np.array(grid)
 
 
-def effective_gamma(params: Any) -> float:
-    """The γ the run used: the parameter, or the aggregator's default when it is 0 ("auto")."""
-    return float(params.gamma or DEFAULT_GAMMA[params.aggregator])
+def effective_gamma(params: Any, result: Any = None) -> float:
+    """The γ the run used: the parameter, or when it is 0 ("automatic") the value the run recorded
+    (``result.params["gamma"]``, chosen from public inputs), else the aggregator's default."""
+    if params.gamma:
+        return float(params.gamma)
+    used = None if result is None else (result.params or {}).get("gamma")
+    return float(used if used else DEFAULT_GAMMA[params.aggregator])
 
 
 @dataclass
@@ -128,7 +132,7 @@ def read_cell(cell: GammaCell, result: Result) -> None:
 
 def simulate_cells(ctx: ExplorationContext, grid: np.ndarray, n_seeds: int = N_SEEDS) -> list[GammaCell]:
     """Run the configured algorithm at every γ of ``grid`` and seeds ctx.seed … ctx.seed+n−1."""
-    current = effective_gamma(ctx.params)
+    current = effective_gamma(ctx.params, ctx.result)
     cells = [GammaCell(float(g)) for g in grid]
     # seeds outer, γ inner: γ does not feed the tuple stage, so each seed's stage is built once and
     # reused across the whole grid even by a small stage cache (the app keeps 3)
@@ -137,7 +141,13 @@ def simulate_cells(ctx: ExplorationContext, grid: np.ndarray, n_seeds: int = N_S
             # the current γ is passed as configured (0 = auto): the cache returns the run on screen
             g = cell.gamma
             value = ctx.params.gamma if math.isclose(g, current, rel_tol=1e-12) else g
-            read_cell(cell, ctx.simulate(seed=ctx.seed + j, gamma=value))
+            try:
+                run = ctx.simulate(seed=ctx.seed + j, gamma=value)
+            except ValueError as exc:  # refused from public inputs before any data was read
+                cell.runs += 1
+                cell.failures.append(str(exc))
+                continue
+            read_cell(cell, run)
     return cells
 
 
@@ -223,7 +233,7 @@ def gamma_exploration(ctx: ExplorationContext, n_seeds: int = N_SEEDS) -> go.Fig
     """The registered builder: simulate the γ grid and draw it."""
     params = ctx.params
     grid = gamma_grid(type(params), params.aggregator)
-    current = effective_gamma(params)
+    current = effective_gamma(params, ctx.result)
     grid = np.unique(np.append(grid, current))
     cells = simulate_cells(ctx, grid, n_seeds)
     name = ctx.result.algorithm or "Easy Instances"

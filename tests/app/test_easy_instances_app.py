@@ -16,7 +16,8 @@ def _charts(at) -> list[dict]:
 
 
 def test_gamma_is_a_slider_and_the_gamma_view_renders():
-    at = open_app(**SMALL, alg="easy_instances", eps="3.0", **{"easy_instances.gamma": "0.002"})
+    at = open_app(**SMALL, alg="easy_instances", eps="3.0",
+                  **{"easy_instances.gamma": "0.002", "easy_instances.n_tuples": "75"})
     assert not at.exception
     slider = at.slider(key="algp_easy_instances_gamma")
     assert slider.value == 0.002 and (slider.min, slider.max, slider.step) == (0.0, 0.49, 0.0005)
@@ -35,14 +36,14 @@ def test_gamma_is_a_slider_and_the_gamma_view_renders():
     (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
     names = [t.get("name") for t in fig["data"]]
     assert "current γ = 0.002" in names and "pass rate (not ⊥), simulated" in names
-    # SMALL has t = 3000/(10·4) = 75 tuples, below n_min: every run is ⊥ before reading data, and the
+    # t = 75 tuples (set), below n_min: every run is ⊥ before reading data, and the
     # figure says so instead of drawing an empty curve
     assert "infeasible (public inputs): ⊥ before any data is read" in names
     assert any("every γ is infeasible" in a["text"] for a in fig["layout"]["annotations"])
 
 
 def test_moving_the_slider_changes_the_run_and_the_mark():
-    at = open_app(**SMALL, alg="easy_instances", eps="3.0")
+    at = open_app(**SMALL, alg="easy_instances", eps="3.0", **{"easy_instances.n_tuples": "75"})
     at.slider(key="algp_easy_instances_gamma").set_value(0.01)
     at.button(key="alg_apply").click().run()
     assert not at.exception
@@ -53,8 +54,23 @@ def test_moving_the_slider_changes_the_run_and_the_mark():
 
 
 def test_the_gmm_entry_has_the_gamma_view_too():
-    at = open_app(**SMALL, alg="easy_instances_gmm", eps="3.0")
+    at = open_app(**SMALL, alg="easy_instances_gmm", eps="3.0",
+                  **{"easy_instances_gmm.n_tuples": "75", "easy_instances_gmm.gamma": "0.001"})
     at.segmented_control(key="alg_view").set_value(TITLE).run()
     assert not at.exception
     (fig,) = [c for c in _charts(at) if "SIMULATION" in c["layout"]["title"]["text"]]
     assert "current γ = 0.001" in [t.get("name") for t in fig["data"]]
+
+
+def test_automatic_fields_say_automatic_and_too_few_rows_says_how_many():
+    """Issue 27 defect 5: t = 0, γ = 0, r_min = 0 meant "automatic" without saying so. The labels
+    now say "automatic (value)"; SMALL (3 000 rows, k = 4) cannot fill the automatic t, and the
+    error says how many declared rows it needs (before any data is read)."""
+    at = open_app(**SMALL, alg="easy_instances", eps="3.0")
+    assert not at.exception
+    labels = {w.key: w.label for w in [*at.number_input, *at.slider] if w.key}
+    assert labels["algp_easy_instances_n_tuples"].startswith("tuples t: automatic (")
+    assert labels["algp_easy_instances_gamma"].startswith("γ (ball scale): automatic (")
+    assert labels["algp_easy_instances_r_min"] == "r_min: automatic (0.001)"
+    errs = " ".join(e.value for e in at.error)
+    assert "declared rows" in errs and "n = 3,000 is declared" in errs

@@ -79,7 +79,8 @@ def test_every_registered_algorithm_renders_in_explore():
             continue
         assert at.selectbox(key="ex_algorithm").value == spec.name
         if spec.name != "friendlycore":
-            assert f"{spec.title} released" in texts(at) or "released no centers" in texts(at)
+            refused = any("declared rows" in e.value for e in at.error)  # Easy Instances on 3 000 rows
+            assert f"{spec.title} released" in texts(at) or "released no centers" in texts(at) or refused
 
 
 def test_bad_namespaced_url_value_is_ignored_with_a_notice():

@@ -465,3 +465,67 @@ def test_private_gmm_bottom_same_released_shape():
     for x in (good, bad):
         tot = dp_total(x.ledger)
         assert tot.eps == pytest.approx(EPS, rel=1e-12) and tot.delta == pytest.approx(DELTA, rel=1e-12)
+
+
+def _issue28_mixture(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """k = 3 standard Gaussians at 1024·e_i in d = 10 (issue 28's instance), its own data stream."""
+    rng = np.random.default_rng(np.random.SeedSequence([0xDA7A, seed, n]))
+    lab = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 10))
+    X[np.arange(n), lab] += 1024.0
+    return X, lab
+
+
+@pytest.mark.parametrize("name", ["easy_instances", "easy_instances_gmm"])
+def test_issue28_registry_defaults_separate_the_papers_instance(name):
+    """Issue 28: at its defaults (t, γ, m, split, Lloyd share automatic from public inputs) the
+    registry run separates k = 3, d = 10, R = 2¹⁰ perfectly at row-level ε = 3 from 160 000 rows.
+    Before the fix the automatic t = n/(10k) pieces were too small and γ = 10⁻³ too tight: ⊥
+    ("PrivateTestPartition: Failure")."""
+    import dpviz
+    from dpviz.geometry import nearest_center
+
+    X, lab = _issue28_mixture(160_000, 0)
+    r = dpviz.run(name, X, 3, epsilon=3.0, delta=1e-6, radius=1036.0, n_declared=len(X),
+                  rng=np.random.default_rng(np.random.SeedSequence([0xA160, 0])))
+    assert r.ok, r.failure
+    pred, _ = nearest_center(X, r.centers)
+    assert all(np.unique(pred[lab == i]).size == 1 for i in range(3)) and np.unique(pred).size == 3
+    assert set(r.params["auto"]) >= {"n_tuples", "gamma", "r_min"}
+    assert dp_total(r.ledger).eps == pytest.approx(3.0, rel=1e-9)
+
+
+def test_issue28_too_few_declared_rows_is_refused_before_reading_data():
+    """An automatic plan that cannot be filled raises BEFORE any row is read (X is never touched:
+    a poisoned array would raise differently), naming how many declared rows it needs."""
+    import dpviz
+    from dpviz.registry import Public, get
+
+    spec = get("easy_instances")
+    p = spec.make_params()
+    pub = Public(n_declared=5_000, d=10, k=3, radius=1036.0)
+    with pytest.raises(ValueError) as e:  # in the plan itself: a DP-counted size then answers ⊥
+        spec.calibrate(1.0, 1e-6, pub, p)
+    msg = str(e.value)
+    t = int(msg.split("t = ")[1].split(" tuples")[0].replace(",", ""))
+    need = int(msg.split("needs at least ")[1].split(" declared")[0].replace(",", ""))
+    assert need == 2 * 3 * t and "n = 5,000 is declared" in msg
+    X, _ = _issue28_mixture(5_000, 1)
+    with pytest.raises(ValueError, match="declared rows"):
+        dpviz.run("easy_instances", X, 3, epsilon=1.0, delta=1e-6, radius=1036.0, n_declared=5_000, rng=0)
+    # the same declared size with explicit settings is the aggregator's own ⊥ (t < n_min), not a raise
+    r = dpviz.run("easy_instances", X, 3, epsilon=1.0, delta=1e-6, radius=1036.0, n_declared=5_000, rng=0,
+                  n_tuples=100)
+    assert not r.ok and "need t ≥" in r.failure
+
+
+def test_auto_values_say_automatic_with_the_value():
+    from dpviz.registry import Public, get
+
+    for name in ("easy_instances", "easy_instances_gmm"):
+        spec = get(name)
+        vals = spec.auto_values(1.0, 1e-6, Public(200_000, 10, 3, 1036.0), spec.make_params())
+        assert vals["n_tuples"].startswith("automatic (") and vals["gamma"].startswith("automatic (0.00")
+        assert vals["r_min"] == "automatic (1.04)"
+        set_t = spec.auto_values(1.0, 1e-6, Public(200_000, 10, 3, 1036.0), spec.make_params(n_tuples=3000))
+        assert "n_tuples" not in set_t

@@ -12,7 +12,14 @@ import pytest
 import dpviz
 from dpviz.clustering.easy_instances import noisy_centers_plan, private_k_noisy_centers
 from dpviz.clustering.easy_instances.plan import dp_total
-from dpviz.clustering.easy_instances.spec import GAMMA_STEP, EasyGMMParams, EasyKMeansParams
+from dpviz.clustering.easy_instances.spec import (
+    GAMMA_STEP,
+    EasyGMMParams,
+    EasyKMeansParams,
+    easy_kmeans_calibrate,
+    settings,
+    tuple_budget_kmeans,
+)
 from dpviz.registry import Public, param_fields
 from dpviz.viz.easy_instances_gamma import (
     TITLE,
@@ -124,15 +131,21 @@ def test_noise_grows_with_gamma_and_is_the_recorded_one(cells, two_gaussians):
 
 
 def test_figure_marks_current_gamma_and_says_simulation(two_gaussians):
+    """γ = 0 is automatic: the mark is at the γ the run recorded (chosen from public inputs)."""
+    g = two_gaussians.result.params["gamma"]
+    ctx = two_gaussians
+    budget = easy_kmeans_calibrate(ctx.epsilon, ctx.delta, ctx.pub, ctx.params).budget
+    want = settings(ctx.pub, ctx.params, tuple_budget_kmeans(budget, ctx.params, ctx.pub), ctx.pub.n_declared)
+    assert "gamma" in want.auto and g == want.gamma and g != 1e-3
     fig = gamma_exploration(two_gaussians, n_seeds=2)
     assert "SIMULATION, not a release" in fig.layout.title.text
     names = [t.name for t in fig.data]
     for want in ("pass rate (not ⊥), simulated", "σ_i recorded (median, min–max over passing runs)",
-                 "κ from the public plan (right axis)", "current γ = 0.001",
+                 "κ from the public plan (right axis)", f"current γ = {g:g}",
                  "share of Y ∈ Q with ℓ̂_Y ≤ τ₁ (q/m) — non-private diagnostic"):
         assert want in names
-    mark = fig.data[names.index("current γ = 0.001")]
-    assert tuple(mark.x) == (0.001, 0.001)
+    mark = fig.data[names.index(f"current γ = {g:g}")]
+    assert tuple(mark.x) == (g, g)
     assert fig.layout.xaxis2.type == "log"
 
 
@@ -160,9 +173,14 @@ def test_gamma_whose_kappa_overflows_is_infeasible_not_a_crash():
 
 def test_averages_view_runs_below_one_sixth_and_reads_infeasible_runs():
     """Averages needs millions of tuples: on small data every γ is ⊥ before reading the data, and the
-    view says so rather than drawing an empty curve; its grid never reaches the invalid γ ≥ 1/6."""
+    view says so rather than drawing an empty curve; its grid never reaches the invalid γ ≥ 1/6.
+    At the automatic t the run is refused (ValueError) before any data is read, naming the declared
+    rows it would need; at a set t below n_min every γ is ⊥."""
     X = np.random.default_rng(1).normal(size=(2000, 2))
-    ctx = make_ctx("easy_instances", X, 2, epsilon=1.0, delta=1e-6, radius=4.0, aggregator="averages")
+    with pytest.raises(ValueError, match=r"needs at least [\d,]+ declared rows .* n = 2,000 is declared"):
+        make_ctx("easy_instances", X, 2, epsilon=1.0, delta=1e-6, radius=4.0, aggregator="averages")
+    ctx = make_ctx("easy_instances", X, 2, epsilon=1.0, delta=1e-6, radius=4.0, aggregator="averages",
+                   n_tuples=500)
     fig = gamma_exploration(ctx, n_seeds=1)
     mark = [t for t in fig.data if t.name == "infeasible (public inputs): ⊥ before any data is read"]
     assert len(mark) == 1 and max(mark[0].x) < 1 / 6 and len(mark[0].x) == len(gamma_grid(EasyKMeansParams,

@@ -29,6 +29,11 @@ RECOVERIES = ("dense", "sparse")
 PARTS = ("candidate", "local_search", "counts", "sums", "refine")
 
 
+#: Automatic rows per local-search step (practical profile) [OURS]: each step's exponential
+#: mechanism scores a Poisson subsample of this expected size at the amplified ε (localsearch.py).
+AUTO_LS_ROWS = 20_000
+
+
 @dataclass(frozen=True)
 class BalcanParams:
     """The knobs of :func:`~dpviz.clustering.balcan.balcan_kmeans` (0 means "profile default")."""
@@ -47,6 +52,10 @@ class BalcanParams:
         low=0.1, high=20.0, help="practical γ = γ_mult·ln(n)/ε′ (theory uses the paper's γ)"))
     max_candidates: int = field(default=400, metadata=hint(
         low=0, high=20000, step=1, help="public cap on |C|: a uniform subsample (0 = no cap)"))
+    ls_rows: int = field(default=0, metadata=hint(
+        low=0, high=10_000_000, step=1, label="local-search rows",
+        help="expected rows each local-search step scores (a fresh Poisson subsample, amplified back "
+             "to the step's ε); 0 = automatic: 20 000 (practical) or all rows (theory)"))
     n_lloyd: int = field(default=1, metadata=hint(low=0, high=20, step=1,
                                                    help="private Lloyd refinement steps (practical)"))
     candidate: float = field(default=0.3, metadata=hint(low=0.0, high=1.0, help="ε share: candidate set"))
@@ -106,6 +115,7 @@ class BalcanConfig:
     eps_select: float
     eps_reserved: float
     notes: tuple[str, ...]
+    ls_rate: float = 1.0  # Poisson rate of the local search's row subsample (public: from n_declared)
 
     def per_shift(self) -> float:
         return self.eps_candidate / self.shifts
@@ -159,6 +169,8 @@ def resolve_config(params: BalcanParams, *, n_declared: int, d: int, k: int, eps
         n_lloyd=n_lloyd, eps_candidate=eps_cand, eps_local_search=eps_ls, eps_counts=eps_counts,
         eps_sums=eps_sums, eps_refine=eps_refine, eps_select=eps_select,
         eps_reserved=max(0.0, epsilon - used), notes=tuple(notes),
+        ls_rate=min(1.0, (params.ls_rows or (AUTO_LS_ROWS if params.profile == "practical" else n))
+                    / n),
     )
 
 

@@ -89,6 +89,36 @@ def _row_keys(parent: np.ndarray, bits: np.ndarray) -> np.ndarray:
     return raw.view(np.dtype((np.void, raw.shape[1]))).ravel()
 
 
+#: Largest p for which a child is keyed by the integer parent·2^p + code (below: always for the
+#: practical profile, p ≤ 12); larger p (the theory profile) uses the byte keys of ``_row_keys``.
+INT_KEY_MAX_P = 20
+
+
+def _group_int(parent: np.ndarray, bits: np.ndarray,
+               n_parents: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group rows by (parent cube, child bits) with integer keys, in the same order as sorting
+    ``_row_keys`` (parent, then the bits with coordinate 0 most significant): (group parent,
+    group bits, row → group, group counts). A bincount over parent·2^p + code when that range is
+    small (O(n), no sort), else np.unique on int64 (a numeric sort, ~5× faster than byte keys)."""
+    n, p = bits.shape
+    code = np.zeros(n, dtype=np.int64)
+    for j in range(p):  # loop over the p ≤ INT_KEY_MAX_P coordinates: coordinate 0 most significant
+        code |= bits[:, j].astype(np.int64) << (p - 1 - j)
+    key = parent.astype(np.int64) * (1 << p) + code
+    size = n_parents * (1 << p)
+    if size <= 4 * n + 1_000_000:
+        full = np.bincount(key, minlength=size)
+        uniq = np.flatnonzero(full)
+        counts = full[uniq]
+        pos = np.empty(size, dtype=np.int64)
+        pos[uniq] = np.arange(uniq.size)
+        inverse = pos[key]
+    else:
+        uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    g_bits = ((uniq[:, None] >> (p - 1 - np.arange(p))[None, :]) & 1).astype(bool)
+    return uniq >> p, g_bits, inverse.ravel(), counts
+
+
 def _draw_empty_children(
     n_draw: int, p: int, taken: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
@@ -196,11 +226,15 @@ def private_partition(
         e_a = edge / 2.0**a
         mids = lo + (active + 0.5) * e_a  # (m, p) centers of the active cubes
         bits = Y[alive] >= mids[cube_of]
-        keys = _row_keys(cube_of, bits)
-        uniq, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
-                                                 return_counts=True)
-        g_parent = cube_of[first]
-        g_bits = bits[first]
+        if p <= INT_KEY_MAX_P:
+            g_parent, g_bits, inverse, counts = _group_int(cube_of, bits, active.shape[0])
+            uniq = g_parent
+        else:
+            keys = _row_keys(cube_of, bits)
+            uniq, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                                     return_counts=True)
+            g_parent = cube_of[first]
+            g_bits = bits[first]
         noisy = laplace(counts.astype(np.float64), sensitivity=1.0, eps=eps_level, rng=rng,
                         ledger=ledger, name=f"level {a + 1} counts",
                         note=f"noisy counts of the non-empty children; activate iff > γ={gamma:.4g}; "

@@ -128,7 +128,7 @@ def _trial(X: np.ndarray, cfg: BalcanConfig, params: BalcanParams, radius: float
 
     tick = time.perf_counter()
     ls = localswap(proj.Y, cand.centers, k=k, T3=cfg.T3, eps=cfg.eps_local_search,
-                   radius_p=proj.radius_p, rng=rng,
+                   radius_p=proj.radius_p, rng=rng, sample_rate=cfg.ls_rate,
                    ledger=ledger.child("local search (Alg. 3)", note=f"T₃ + 1 = {cfg.T3 + 1} mechanisms"))
     timing["local_search"] = time.perf_counter() - tick
     U = cand.centers[ls.z_idx]

@@ -31,7 +31,14 @@ from dpviz.privacy.mechanisms import gaussian_sigma_dp, gumbel_argmax
 from dpviz.result import Result, Trace
 
 from .aggregators import AVERAGES_RELEASED, NOISY_RELEASED, averages_into, noisy_centers_into
-from .plan import TUPLE_STEPS_PER_ROW, averages_plan, dp_total, noisy_centers_plan, reserve
+from .plan import (
+    TUPLE_STEPS_PER_ROW,
+    NoisyCentersSplit,
+    averages_plan,
+    dp_total,
+    noisy_centers_plan,
+    reserve,
+)
 
 Aggregator = Literal["noisy_centers", "averages"]
 AGGREGATORS: tuple[str, ...] = ("noisy_centers", "averages")
@@ -104,14 +111,15 @@ class _Aggregated:
 
 def _aggregate(stage: TupleStage, *, aggregator: str, budget: ApproxDP, beta: float, gamma: float,
                radius: float, r_min: float, rng: np.random.Generator, ledger: Ledger,
-               trace: Trace) -> _Aggregated:
+               trace: Trace, split: NoisyCentersSplit | None = None) -> _Aggregated:
     T = np.asarray(stage.tuples)
     t, k, d = T.shape
     title = "PrivatekNoisyCenters" if aggregator == "noisy_centers" else "PrivatekAverages"
     node = ledger.child(f"kTupleClustering: {title}",
                         unit="tuple", note=f"own budget {budget}, unit = one tuple (replace-one, t = {t})")
     if aggregator == "noisy_centers":
-        plan = noisy_centers_plan(t, k, eps=budget.eps, delta=budget.delta, beta=beta, gamma=gamma)
+        plan = noisy_centers_plan(t, k, eps=budget.eps, delta=budget.delta, beta=beta, gamma=gamma,
+                                  split=split)
         c, f = noisy_centers_into(T, stage.valid, plan, gamma, rng, node, trace)
     else:
         plan = averages_plan(t, k, d, eps=budget.eps, delta=budget.delta, beta=beta, gamma=gamma,
@@ -232,8 +240,10 @@ def kmeans_private_stage(
     X: np.ndarray, stage: TupleStage, *, eps: float, delta: float, radius: float,
     aggregator: str = "noisy_centers", gamma: float | None = None, beta: float = 0.05,
     r_min: float | None = None, lloyd_fraction: float = 0.25, rng: RngLike = None,
+    split: NoisyCentersSplit | None = None,
 ) -> Result:
-    """The private part of :func:`private_k_means` on a cached tuple stage (see there)."""
+    """The private part of :func:`private_k_means` on a cached tuple stage (see there); ``split``
+    is NoisyCenters' budget split (default :class:`~.plan.NoisyCentersSplit`)."""
     func = "kmeans_private_stage"
     X = check_data(X, func, allow_empty=False)
     k = stage.k
@@ -248,7 +258,7 @@ def kmeans_private_stage(
     trace.add("tuples", released=False, tuples=stage.tuples, valid=stage.valid, piece_sizes=stage.piece_sizes,
               note="GenCenters: one k-means++ per random piece (non-private)")
     agg = _aggregate(stage, aggregator=aggregator, budget=b_tuple, beta=beta, gamma=gamma, radius=radius,
-                     r_min=r_min, rng=gen, ledger=root, trace=trace)
+                     r_min=r_min, rng=gen, ledger=root, trace=trace, split=split)
     if agg.centers is not None:
         inside = np.einsum("ij,ij->i", X, X) <= radius * radius
         Xc = X if inside.all() else clip_to_ball(X, radius)  # no copy in the common case
@@ -379,7 +389,7 @@ def private_gmm(
     X: np.ndarray, k: int, *, eps: float, delta: float, radius: float, n_tuples: int = 1000,
     tuple_fraction: float = 0.5, aggregator: Aggregator = "noisy_centers", gamma: float | None = None,
     beta: float = 0.05, r_min: float | None = None, clip_factor: float = 1.25, oracle: str = "kmeans++",
-    rng: RngLike = None, method: str = "auto",
+    rng: RngLike = None, method: str = "auto", split: NoisyCentersSplit | None = None,
 ) -> Result:
     """PrivateGMM: split rows into S¹ (tuples) and S² (learning), GenEmpiricalMeans on S¹, a private
     k-tuple clustering, then a private mean, covariance and weight per cluster of S².
@@ -387,7 +397,7 @@ def private_gmm(
     Parameters
     ----------
     X, k, eps, delta, radius, n_tuples, aggregator, gamma, beta, r_min, oracle, rng, method :
-        as :func:`private_k_means`.
+        as :func:`private_k_means`. · split : NoisyCenters' budget split (default the note's)
     tuple_fraction : probability a row goes to S¹ (an independent coin per row) [OURS 0.5]
     clip_factor : residual clip radius over a private 95% quantile of residual norms [OURS 1.25]
 
@@ -429,7 +439,7 @@ def private_gmm(
     trace.add("tuples", released=False, tuples=stage.tuples, valid=stage.valid, piece_sizes=stage.piece_sizes,
               in_s1=in_s1, note="GenEmpiricalMeans on S¹: the oracle's cluster means per piece (non-private)")
     agg = _aggregate(stage, aggregator=aggregator, budget=budget, beta=beta, gamma=gamma, radius=radius,
-                     r_min=r_min, rng=gen, ledger=root, trace=trace)
+                     r_min=r_min, rng=gen, ledger=root, trace=trace, split=split)
     if agg.centers is not None:
         g = private_gaussian_learner(S2, agg.centers, budget=budget, clip_factor=clip_factor, radius=radius,
                                      rng=gen, ledger=root)

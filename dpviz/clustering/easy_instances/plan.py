@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from scipy.optimize import brentq
+from scipy.stats import chi2, norm
 
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger, Spend
+from dpviz.privacy.mechanisms import gaussian_sigma_dp
 
 #: Tuple-relation steps per row. One row added or removed changes exactly one of the t tuples
 #: (rows are assigned to pieces independently, ``dpviz.clustering.tuples.assign_pieces``), and t
@@ -120,9 +123,14 @@ def eps2_of(m: int, t: int, eps_Q: float) -> float:
     return eps_Q + math.log(a) + math.log1p((1.0 - a) * math.exp(-eps_Q) / a)  # same, no overflow
 
 
-def partition_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float) -> PartitionPlan:
-    """The test's constants for t tuples (note §4.2; split ε_T = ε_Q = ε_s/2 [OURS])."""
-    eps_T = eps_Q = eps_s / 2.0
+def partition_plan(t: int, *, eps_s: float, delta0: float, beta: float, gamma: float,
+                   q_share: float = 0.5) -> PartitionPlan:
+    """The test's constants for t tuples (note §4.2). ``q_share`` of ε_s goes to ε_Q (the count q
+    over the sample Q), the rest to ε_T (the m counts ℓ̂_Y); the note's split is ε_T = ε_Q = ε_s/2
+    [OURS]. A smaller ε_Q makes the sample m larger (m·ε₂(m) ≥ ln(2/(βδ₀))) but ε₁ = ε_T/m larger
+    per tuple, so n_min = ⌈2ℓ + 2⌉ can fall: :func:`auto_noisy_centers` picks the share."""
+    eps_Q = q_share * eps_s
+    eps_T = eps_s - eps_Q
     target = math.log(2.0 / (beta * delta0))
     m: int | None
     if t * eps2_of(t, t, eps_Q) < target:
@@ -181,6 +189,7 @@ class NoisyCentersSplit:
     event: float = (1.0 + math.e) / 8.0
     delta_E: float = 1.0 / 32.0  # noqa: N815 (paper notation)
     delta_G: float = 1.0 / 8.0  # noqa: N815 (paper notation)
+    q_share: float = 0.5  # ε_Q = q_share·ε_s, ε_T the rest (note §4.2: ½) [OURS]
 
 
 @dataclass(frozen=True)
@@ -249,7 +258,8 @@ def noisy_centers_plan(t: int, k: int, *, eps: float, delta: float, beta: float,
     delta0 = delta0_of(eps * (split.test + split.lam + split.gauss), event)
 
     def tp(tt: int) -> PartitionPlan:
-        return partition_plan(tt, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma)
+        return partition_plan(tt, eps_s=split.test * eps, delta0=delta0, beta=beta / 2.0, gamma=gamma,
+                              q_share=split.q_share)
 
     eps_lam, delta_E = split.lam * eps, split.delta_E * delta
     delta_log = math.log((1.0 + 2.0 * gamma) / (1.0 - 2.0 * gamma))
@@ -361,3 +371,108 @@ def averages_plan(t: int, k: int, d: int, *, eps: float, delta: float, beta: flo
                                                 split).feasible)
     core = _averages_core(t, k, d, eps, delta, beta, gamma, radius, r_min, split)
     return AveragesPlan(**{**core.__dict__, "n_min": n_min})
+
+
+# ----------------------------------------------------------------------------- automatic settings
+
+
+#: A tuple's piece must hold at least this many rows per cluster for the oracle to see every
+#: cluster (the bench's smallest s is 2k) [OURS].
+MIN_ROWS_PER_CLUSTER = 2
+
+#: The automatic split's search grid [OURS]: test share, log-Laplace share (the Gaussian gets the
+#: rest, at least 0.1) and ε_Q's share of the test.
+AUTO_TEST_SHARES = (0.2, 0.3, 0.4, 0.5)
+AUTO_LAM_SHARES = (0.1, 0.2, 0.3, 0.4)
+AUTO_Q_SHARES = (0.2, 0.3, 0.5)
+
+
+def separation_ratio(k: int, d: int, beta: float) -> float:
+    """Largest σ/λ for which k true centers (pairwise λ apart) stay each nearest its OWN released
+    center ĉ_i = c_i + N(0, σ²I_d), with probability ≥ 1 − β/2 [D/OURS].
+
+    For an ordered pair (i, j), ‖c_i − ĉ_j‖² − ‖c_i − ĉ_i‖² = λ² − 2⟨c_i − c_j, e_j⟩ + ‖e_j‖² − ‖e_i‖²
+    has mean λ² and variance 4λ²σ² + 4dσ⁴; a normal quantile z at β/(2k(k−1)) (union bound over
+    the ordered pairs) gives 4z²(r² + d r⁴) ≤ 1, r = σ/λ. The Voronoi split of the rows by Ĉ is
+    then the true one whenever the clusters are tight against λ, which is what the private Lloyd
+    step (k-means) or the per-cluster learner (GMM) needs. Public inputs only.
+    """
+    z = float(norm.isf(beta / 2.0 / max(k * (k - 1), 1)))
+    return math.sqrt((math.sqrt(1.0 + d / (z * z)) - 1.0) / (2.0 * d))
+
+
+def noise_ratio(gamma: float, k: int, eps: float, delta: float, split: NoisyCentersSplit) -> float:
+    """σ_i/λ_i of PrivatekNoisyCenters at the median of the log-Laplace (η_i = ln λ_i):
+    (2γ/(1−2γ))·κ·σ_G(Δ = 1, ε_G/k, δ_G/k) [D, note §4.5]; inf when κ overflows."""
+    delta_log = math.log((1.0 + 2.0 * gamma) / (1.0 - 2.0 * gamma))
+    log_kappa = k * delta_log / (split.lam * eps) * math.log(k / (2.0 * split.delta_E * delta))
+    if log_kappa >= 709.0:
+        return math.inf
+    sigma1 = gaussian_sigma_dp(1.0, split.gauss * eps / k, split.delta_G * delta / k)
+    return (2.0 * gamma / (1.0 - 2.0 * gamma)) * math.exp(log_kappa) * sigma1
+
+
+def gamma_for_ratio(ratio: float, k: int, eps: float, delta: float, split: NoisyCentersSplit) -> float:
+    """The γ at which :func:`noise_ratio` equals ``ratio`` (it is increasing in γ); 0.49 at most."""
+    top = 0.49
+    if noise_ratio(top, k, eps, delta, split) <= ratio:
+        return top
+
+    def f(lg: float) -> float:
+        r = noise_ratio(math.exp(lg), k, eps, delta, split)
+        return (math.log(r) if math.isfinite(r) else 1e3) - math.log(ratio)
+
+    return math.exp(brentq(f, math.log(1e-12), math.log(top), xtol=1e-10))
+
+
+@dataclass(frozen=True)
+class AutoNoisyCenters:
+    """PrivatekNoisyCenters' automatic settings from public inputs (k, d, ε, δ, β).
+
+    Attributes
+    ----------
+    split : the budget split (shares and ε_Q's share of the test) · gamma : γ at ``ratio``
+    t : n_min of the split (the fewest tuples that are private) · m : the test's sample size
+    ratio : the σ/λ target, :func:`separation_ratio` · score : t·χ²_d(1 − τ₁/(2tk))/γ², the
+    samples a tuple set needs up to the (unknown) squared separation; the split minimises it
+    rows_min : MIN_ROWS_PER_CLUSTER·k·t, the declared rows below which the plan is refused
+    """
+
+    split: NoisyCentersSplit
+    gamma: float
+    t: int
+    m: int
+    ratio: float
+    score: float
+    rows_min: int
+
+
+@lru_cache(maxsize=256)
+def auto_noisy_centers(k: int, d: int, eps: float, delta: float, beta: float,
+                       t_fixed: int | None = None) -> AutoNoisyCenters | None:
+    """t, γ, m and the split of PrivatekNoisyCenters from public inputs [OURS, derived from note §4.5].
+
+    For every split of a small grid: t = n_min (more tuples only shrink the fraction τ₁/t of tuples
+    the test tolerates), γ the largest with noise ratio ≤ :func:`separation_ratio` (larger balls
+    pass looser tuples; κ and σ grow with γ), m the smallest private sample. A tuple set passes once
+    every tuple center is within γλ of the sampled tuples', i.e. s ≳ k·χ²_d(1 − τ₁/(2tk))/(γR)²
+    rows per tuple for separation R (the bound of bench/easy_sample_complexity.py); the split
+    minimising t·s is kept. None when no t ≤ 10¹³ is private. With ``t_fixed`` (the user's t), only
+    splits private at that t compete (None if none is) and t = t_fixed.
+    """
+    ratio = separation_ratio(k, d, beta)
+    best: AutoNoisyCenters | None = None
+    grid = [NoisyCentersSplit()] + [
+        NoisyCentersSplit(test=te, lam=la, gauss=1.0 - te - la, q_share=qs)
+        for te in AUTO_TEST_SHARES for la in AUTO_LAM_SHARES for qs in AUTO_Q_SHARES if 1.0 - te - la >= 0.1]
+    for split in grid:
+        gamma = gamma_for_ratio(ratio, k, eps, delta, split)
+        plan = noisy_centers_plan(2, k, eps=eps, delta=delta, beta=beta, gamma=gamma, split=split)
+        if plan.n_min is None or (t_fixed is not None and plan.n_min > t_fixed):
+            continue
+        t = plan.n_min if t_fixed is None else t_fixed
+        tp = noisy_centers_plan(t, k, eps=eps, delta=delta, beta=beta, gamma=gamma, split=split).test
+        score = t * k * float(chi2.isf(tp.tau1 / (2.0 * t * k), d)) / gamma**2
+        if best is None or score < best.score:
+            best = AutoNoisyCenters(split, gamma, t, int(tp.m), ratio, score, MIN_ROWS_PER_CLUSTER * k * t)
+    return best
