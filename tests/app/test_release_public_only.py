@@ -1,0 +1,80 @@
+"""The Release page shows public facts only (issue 25, finding 4): the true row count of an upload
+appears nowhere on it (main area or sidebar) nor in its export, while the Data page keeps it as a
+labelled non-private diagnostic; a release whose DECLARED settings are infeasible is refused before
+any row is read and books nothing, while an attempt that read the data is booked (finding 2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from apptest_helpers import SMALL, container, open_app
+
+N_UP = 613  # rows of the upload: an unusual number, so any occurrence is the true n
+ID = "Clinic visits"
+
+
+def _csv(n: int = N_UP, seed: int = 3) -> bytes:
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    X = np.round(centers[np.arange(n) % 3] + rng.normal(scale=0.5, size=(n, 2)), 4)
+    return ("a,b\n" + "\n".join(f"{x:g},{y:g}" for x, y in X) + "\n").encode()
+
+
+def _upload(at):
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("visits.csv", _csv(), "text/csv")
+    at.run()
+    at.number_input(key="csv_radius").set_value(10.0).run()
+    at.button(key="csv_use").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _everything(at) -> str:
+    """Every text element in the main area and the sidebar."""
+    parts = []
+    for root in (at.main, at.sidebar):
+        for kind in ("markdown", "caption", "error", "warning", "info", "success", "text"):
+            parts += [str(e.value) for e in getattr(root, kind)]
+    return "\n".join(parts)
+
+
+def _release_form(at, algorithm: str = "dp_lloyd", n: int = 500, eps: float = 2.0):
+    at.text_input(key="release_dataset_id").input(ID)
+    at.selectbox(key="release_algorithm").set_value(algorithm)
+    at.number_input(key="release_k").set_value(3)
+    at.number_input(key="release_eps").set_value(eps)
+    at.number_input(key="release_n").set_value(n)
+    at.run()
+    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
+        at.checkbox(key=key).check()
+    at.run()
+
+
+def test_release_page_and_export_never_show_an_uploads_true_n():
+    at = _upload(open_app("data", **SMALL))
+    facts = "\n".join(str(e.value) for kind in ("markdown", "caption")
+                      for e in getattr(container(at, "data_facts"), kind))
+    assert f"n = {N_UP:,}" in facts and "non-private diagnostic" in facts  # kept there, labelled so
+    at.switch_page("views/release.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    page = _everything(at)
+    assert "visits.csv" in page and "uploaded" in page
+    assert str(N_UP) not in page, "the true n of the upload is on the Release page"
+    _release_form(at)
+    at.button(key="release_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert str(N_UP) not in _everything(at)
+    for _, text, _ in at.session_state["_releases"][f"id:{ID.lower()}"]:
+        doc = json.loads(text)
+        assert str(N_UP) not in json.dumps(doc["dataset"]) and str(N_UP) not in json.dumps(doc["provenance"])
+        assert N_UP not in _numbers(doc)  # nowhere in the file as a value (ledger, parameters, ...)
+
+
+def _numbers(obj) -> list[float]:
+    if isinstance(obj, dict):
+        return [v for x in obj.values() for v in _numbers(x)]
+    if isinstance(obj, list):
+        return [v for x in obj for v in _numbers(x)]
+    return [obj] if isinstance(obj, (int, float)) and not isinstance(obj, bool) else []
