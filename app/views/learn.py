@@ -48,7 +48,7 @@ def _fc_row(rho: float, delta: float):
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=20_000, d=2, k=3, radius=1.0)
     params = spec.make_params(n_tuples=200, r_min=0.001)
-    return spec.guarantee(privacy.ZCDP(float(rho), float(delta)), pub, params, float(delta))
+    return registry.plan_at_budget(spec, privacy.ZCDP(float(rho), float(delta)), pub, params).guarantee
 
 
 privacy = dpviz.privacy
