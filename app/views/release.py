@@ -133,6 +133,13 @@ def main() -> None:
         return
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     try:
+        the_plan = plan_of(ds, radius, cfg)
+    except ValueError as exc:
+        with st.container(key="release_infeasible"):
+            st.error(f"These declared settings cannot make a release: {safe.md(exc)} Nothing is run "
+                     "and nothing is booked: change the declared inputs above.")
+        return
+    try:
         total_now = ledger_view.total(identity)
     except (OSError, ValueError) as exc:
         st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
@@ -144,6 +151,11 @@ def main() -> None:
                     f"Total on this dataset identity: {_fmt(total_now)} now → **{_fmt(after)}** "
                     "after this attempt (basic composition; every attempt counts, whatever its "
                     "outcome).")
+        if the_plan is not None:
+            g = the_plan.guarantee
+            st.markdown(f"The run's budget plan (what the export states): **ε = {g.eps:.3g}, "
+                        f"δ = {g.delta:.2g}** per row, within the target.")
+            st.caption(safe.md(" ".join(the_plan.lines)))
         if cfg["n_declared"] and cfg["delta"] > 1.0 / cfg["n_declared"]:
             st.warning(f"δ = {cfg['delta']:.0e} exceeds 1/n ≈ {1.0 / cfg['n_declared']:.1e} (declared n): "
                        "a mechanism that publishes one random row outright meets such a δ. Choose "
@@ -169,6 +181,19 @@ def main() -> None:
     elif kind == "success":
         st.success(msg)
     _history(ds, identity)
+
+
+def plan_of(ds, radius: float, cfg: dict):
+    """The run's budget plan from DECLARED inputs only (no row is read): None when no size is
+    declared (the plan then depends on the DP count, drawn inside the run). Raises ValueError when
+    the declared inputs cannot work, so such settings are refused before any row is read and
+    nothing is booked (issue 25, finding 2: only attempts that read the data are booked)."""
+    if cfg["n_declared"] is None:
+        return None
+    registry = dpviz.registry
+    pub = registry.Public(n_declared=int(cfg["n_declared"]), d=int(ds.d), k=int(cfg["k"]),
+                          radius=float(radius))
+    return registry.plan(cfg["name"], cfg["eps"], cfg["delta"], pub)
 
 
 def method_name(res, title: str) -> str:
@@ -200,6 +225,12 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
     except (OSError, ValueError):
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be read or written: "
                                                "nothing was run.")
+        return
+    try:
+        plan_of(ds, radius, cfg)  # declared inputs only: refused here, nothing read, nothing booked
+    except ValueError:
+        st.session_state[_MESSAGE] = ("error", "These declared settings cannot make a release: "
+                                               "nothing was run or booked.")
         return
     if st.session_state.get(_ACCEPTED) != (cfg["identity"], after.eps, after.delta):
         # another session (or the command line) booked on this identity since the box was ticked

@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from apptest_helpers import SMALL, container, open_app
+import pytest
+from apptest_helpers import SMALL, container, open_app, texts
+
+from dpviz.privacy.ledger_store import LedgerStore
 
 N_UP = 613  # rows of the upload: an unusual number, so any occurrence is the true n
 ID = "Clinic visits"
@@ -78,3 +81,39 @@ def _numbers(obj) -> list[float]:
     if isinstance(obj, list):
         return [v for x in obj for v in _numbers(x)]
     return [obj] if isinstance(obj, (int, float)) and not isinstance(obj, bool) else []
+
+
+def test_declared_settings_refused_before_reading_are_not_booked_and_a_run_that_read_is(ledger_dir):
+    """easy_instances_gmm at a declared n = 10 with k = 3 cannot work (its tuple stage needs more
+    rows than half the declared size): decided from declared values, before any row is read, so
+    nothing runs and nothing is booked. At a declared n that works, the attempt reads the data and
+    is booked whatever its outcome."""
+    import dpviz.registry
+
+    calls = []
+    real_run = dpviz.registry.run
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("n_declared"))
+        return real_run(*args, **kwargs)
+
+    at = open_app("release", **SMALL)
+    at.text_input(key="release_dataset_id").input(ID)
+    at.selectbox(key="release_algorithm").set_value("easy_instances_gmm")
+    at.number_input(key="release_k").set_value(3)
+    at.number_input(key="release_n").set_value(10)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "cannot make a release" in texts(at) and "nothing is booked" in texts(at)
+    assert all(b.key != "release_button" for b in at.button)  # no way to start it
+    assert LedgerStore(ledger_dir).entries(ID) == []
+    # the same algorithm at a workable declared n reads the data: booked whatever its outcome
+    _release_form(at, algorithm="easy_instances_gmm", n=3000, eps=2.0)
+    assert "cannot make a release" not in texts(at)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", spy)
+        at.button(key="release_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert calls == [3000]
+    (e,) = LedgerStore(ledger_dir).entries(ID)
+    assert e["surface"] == "release-page" and e["outcome"] in ("release", "failed", "refused")
