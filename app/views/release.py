@@ -36,6 +36,12 @@ FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it i
                "full budget: {cost}. Nothing from the run is shown.")
 
 
+#: What the page shows while a release runs: public words only (no branch, no counts, no rows).
+RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a large table; no progress "
+                "counts are shown (they would describe the data). The attempt is booked whatever its "
+                "outcome.")
+
+
 def _fmt(g) -> str:
     return f"ε = {g.eps:.3g}, δ = {g.delta:.2g}"
 
@@ -237,12 +243,29 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
                                                "accepted it: nothing was run. Accept the new total.")
         return
+    res, failed = None, False
     try:
-        res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
-                                 delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
-                                 n_declared=cfg["n_declared"])
-    except Exception:
-        total = _book(cfg, target, "failed")
+        # Public text only while the run lasts: no branch name, no counts (they describe the data).
+        with st.spinner(RUNNING_TEXT, show_time=True):
+            try:
+                res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
+                                         delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
+                                         n_declared=cfg["n_declared"])
+            except Exception:
+                failed = True
+    finally:
+        # Booked whatever happens from here, even if the run is interrupted (a rerun or a stop
+        # raised at a Streamlit checkpoint): the run had started reading the data.
+        _settle(ds, radius, cfg, prov, from_data, target, res, failed)
+
+
+def _settle(ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
+            failed: bool) -> None:
+    """Book the attempt and keep its export (no Streamlit elements: it runs in a ``finally``)."""
+    rel = dpviz.privacy.release
+    if res is None:
+        outcome = "failed" if failed else "cancelled"
+        total = _book(cfg, target, outcome)
         st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
                                       + f" Total on this dataset identity: {_fmt(total)}.")
         return

@@ -117,3 +117,33 @@ def test_declared_settings_refused_before_reading_are_not_booked_and_a_run_that_
     assert calls == [3000]
     (e,) = LedgerStore(ledger_dir).entries(ID)
     assert e["surface"] == "release-page" and e["outcome"] in ("release", "failed", "refused")
+
+
+def test_an_interrupted_release_is_booked_and_the_running_text_is_public(ledger_dir):
+    """A run stopped by Streamlit mid-way (a rerun or stop request raised at a checkpoint: a
+    BaseException, not an Exception) had started reading the rows: it is booked as cancelled.
+    While a release runs, the page shows one fixed public sentence (no counts, no branch)."""
+    import ast
+    from pathlib import Path
+
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    import dpviz.registry
+
+    page = Path(__file__).resolve().parents[2] / "app" / "views" / "release.py"
+    (node,) = [n for n in ast.parse(page.read_text()).body if isinstance(n, ast.Assign)
+               and getattr(n.targets[0], "id", None) == "RUNNING_TEXT"]
+    running = ast.literal_eval(node.value)
+    assert not any(ch.isdigit() for ch in running) and "booked" in running
+    assert "RUNNING_TEXT" in page.read_text().split("def _release", 1)[1]  # the spinner's text
+
+    def interrupted(*args, **kwargs):
+        raise StopException()
+
+    at = open_app("release", **SMALL)
+    _release_form(at, algorithm="dp_lloyd", n=3000, eps=1.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", interrupted)
+        at.button(key="release_button").click().run()
+    (e,) = LedgerStore(ledger_dir).entries(ID)
+    assert (e["outcome"], e["surface"], e["epsilon"]) == ("cancelled", "release-page", 1.0)
