@@ -188,6 +188,8 @@ def check_every_surface(name: str, eps: float, delta: float, tmp_path, monkeypat
     assert g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
     assert compare(name, eps, delta, ds.radius).guarantee == g
     assert budget(name, eps, delta, ds.radius, monkeypatch).guarantee == g
+    if not dpviz.registry.get(name).releasable:  # its runs come back as simulations: no release
+        return
     preview, exported, res = release(name, eps, delta)
     assert f"ε = {g.eps:.3g}, δ = {g.delta:.2g}** per row" in preview, preview
     assert exported == (g.eps, g.delta) and res.plan == want
@@ -228,7 +230,7 @@ TARGETS = ((1.0, 1e-6), (3.0, 1e-8))
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("name", [s.name for s in algorithms(private_only=True)
-                                  if s.name != "friendlycore" and s.releasable])
+@pytest.mark.parametrize("name", [s.name for s in algorithms(private_only=True, applicable_to=D)
+                                  if s.name != "friendlycore"])
 def test_every_surface_states_the_plan_for_every_algorithm(name, target, tmp_path, monkeypatch):
     check_every_surface(name, *target, tmp_path, monkeypatch)
