@@ -140,7 +140,9 @@ for notice in state.url_notices():
 with st.sidebar.container(key="dataset_summary"):
     choice = data_source.current()
     if choice.dataset is not None:
-        st.caption(data_source.describe(choice.dataset))
+        # The Release page states public facts only: never an upload's true row count (issue 25).
+        st.caption(data_source.describe_public(choice.dataset) if page is PAGES["release"]
+                   else data_source.describe(choice.dataset))
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 
 _laps = profiler.Laps(f"main.py page={page.title}")

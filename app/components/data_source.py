@@ -122,13 +122,21 @@ def radius_for(ds, p: dict[str, Any] | None = None) -> float | None:
     return p["radius"] if p["radius"] is not None else ds.radius
 
 
+#: How :func:`describe` labels an upload's row count: it is read from the rows, not declared.
+TRUE_N_LABEL = "the true row count: a non-private diagnostic, never on the Release page"
+
+
 def describe(ds) -> str:
-    """One line about a dataset (public facts and its recipe)."""
+    """One line about a dataset (its recipe and facts) for the simulation pages and the Data page.
+
+    An upload's n is its TRUE row count, read from the rows: labelled as a non-private diagnostic.
+    The Release page (and anything it exports) uses :func:`describe_public` instead."""
     src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
     lam = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
     note = (" · standardized with its own mean and sd (not private: fine for a public benchmark, "
             "not for your data)") if ds.source == "builtin" else scaling_note(ds)
-    return f"**{safe.md(ds.name)}** · {src} · n = {ds.n:,} · d = {ds.d} · declared Λ = {lam}{note}"
+    n = f"n = {ds.n:,}" + (f" ({TRUE_N_LABEL})" if ds.source == "upload" else "")
+    return f"**{safe.md(ds.name)}** · {src} · {n} · d = {ds.d} · declared Λ = {lam}{note}"
 
 
 def scaling_note(ds) -> str:

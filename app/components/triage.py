@@ -45,7 +45,7 @@ def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
 
 def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
     """The per-row (ε, δ) FriendlyCore's run would state with ``changes`` applied (public inputs
-    only: the registry's guarantee of the public split, δ′ = δ as Explore's readout uses)."""
+    only: the run's budget plan, ``registry.plan_at_budget``, with δ′ = δ as Explore's readout uses)."""
     k, t, rho = changes.get("k", cfg.k), changes.get("t", cfg.t), changes.get("rho", cfg.rho)
     spec = dpviz.registry.get("friendlycore")
 
@@ -53,7 +53,7 @@ def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
         pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(k), radius=cfg.radius)
         params = spec.make_params(n_tuples=int(t), oracle=cfg.oracle, preset=cfg.preset,
                                   fallback=cfg.fallback, r_min=cfg.r_min)
-        return spec.guarantee(ZCDP(float(rho), cfg.delta), pub, params, cfg.delta)
+        return dpviz.registry.plan_at_budget(spec, ZCDP(float(rho), cfg.delta), pub, params).guarantee
 
     try:
         g = cache.memo("triage_eps", (ds.n, ds.d, k, t, rho, cfg.delta, cfg.radius, cfg.oracle,

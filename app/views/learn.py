@@ -79,13 +79,13 @@ st.markdown(
 @functools.lru_cache(maxsize=256)
 def _fc_row(rho: float, delta: float):
     """FriendlyCore's row-level (ε, δ) at (ρ, δ) with δ′ = δ on the live example's public inputs
-    (the same ``fc_guarantee`` Explore's readout agrees with). Public inputs only, so cached
-    process-wide: the table is rebuilt on every rerun of this page."""
+    (the budget plan at this budget, ``registry.plan_at_budget``, which Explore's readout agrees
+    with). Public inputs only, so cached process-wide: the table is rebuilt on every rerun."""
     registry = dpviz.registry
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=20_000, d=2, k=3, radius=1.0)
     params = spec.make_params(n_tuples=200, r_min=0.001)
-    return spec.guarantee(privacy.ZCDP(float(rho), float(delta)), pub, params, float(delta))
+    return registry.plan_at_budget(spec, privacy.ZCDP(float(rho), float(delta)), pub, params).guarantee
 
 
 privacy = dpviz.privacy

@@ -36,6 +36,12 @@ FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it i
                "full budget: {cost}. Nothing from the run is shown.")
 
 
+#: What the page shows while a release runs: public words only (no branch, no counts, no rows).
+RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a large table; no progress "
+                "counts are shown (they would describe the data). The attempt is booked whatever its "
+                "outcome.")
+
+
 def _fmt(g) -> str:
     return f"ε = {g.eps:.3g}, δ = {g.delta:.2g}"
 
@@ -133,6 +139,13 @@ def main() -> None:
         return
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     try:
+        the_plan = plan_of(ds, radius, cfg)
+    except ValueError as exc:
+        with st.container(key="release_infeasible"):
+            st.error(f"These declared settings cannot make a release: {safe.md(exc)} Nothing is run "
+                     "and nothing is booked: change the declared inputs above.")
+        return
+    try:
         total_now = ledger_view.total(identity)
     except (OSError, ValueError) as exc:
         st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
@@ -144,6 +157,11 @@ def main() -> None:
                     f"Total on this dataset identity: {_fmt(total_now)} now → **{_fmt(after)}** "
                     "after this attempt (basic composition; every attempt counts, whatever its "
                     "outcome).")
+        if the_plan is not None:
+            g = the_plan.guarantee
+            st.markdown(f"The run's budget plan (what the export states): **ε = {g.eps:.3g}, "
+                        f"δ = {g.delta:.2g}** per row, within the target.")
+            st.caption(safe.md(" ".join(the_plan.lines)))
         if cfg["n_declared"] and cfg["delta"] > 1.0 / cfg["n_declared"]:
             st.warning(f"δ = {cfg['delta']:.0e} exceeds 1/n ≈ {1.0 / cfg['n_declared']:.1e} (declared n): "
                        "a mechanism that publishes one random row outright meets such a δ. Choose "
@@ -169,6 +187,19 @@ def main() -> None:
     elif kind == "success":
         st.success(msg)
     _history(ds, identity)
+
+
+def plan_of(ds, radius: float, cfg: dict):
+    """The run's budget plan from DECLARED inputs only (no row is read): None when no size is
+    declared (the plan then depends on the DP count, drawn inside the run). Raises ValueError when
+    the declared inputs cannot work, so such settings are refused before any row is read and
+    nothing is booked (issue 25, finding 2: only attempts that read the data are booked)."""
+    if cfg["n_declared"] is None:
+        return None
+    registry = dpviz.registry
+    pub = registry.Public(n_declared=int(cfg["n_declared"]), d=int(ds.d), k=int(cfg["k"]),
+                          radius=float(radius))
+    return registry.plan(cfg["name"], cfg["eps"], cfg["delta"], pub)
 
 
 def method_name(res, title: str) -> str:
@@ -201,17 +232,40 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be read or written: "
                                                "nothing was run.")
         return
+    try:
+        plan_of(ds, radius, cfg)  # declared inputs only: refused here, nothing read, nothing booked
+    except ValueError:
+        st.session_state[_MESSAGE] = ("error", "These declared settings cannot make a release: "
+                                               "nothing was run or booked.")
+        return
     if st.session_state.get(_ACCEPTED) != (cfg["identity"], after.eps, after.delta):
         # another session (or the command line) booked on this identity since the box was ticked
         st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
                                                "accepted it: nothing was run. Accept the new total.")
         return
+    res, failed = None, False
     try:
-        res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
-                                 delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
-                                 n_declared=cfg["n_declared"])
-    except Exception:
-        total = _book(cfg, target, "failed")
+        # Public text only while the run lasts: no branch name, no counts (they describe the data).
+        with st.spinner(RUNNING_TEXT, show_time=True):
+            try:
+                res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
+                                         delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
+                                         n_declared=cfg["n_declared"])
+            except Exception:
+                failed = True
+    finally:
+        # Booked whatever happens from here, even if the run is interrupted (a rerun or a stop
+        # raised at a Streamlit checkpoint): the run had started reading the data.
+        _settle(ds, radius, cfg, prov, from_data, target, res, failed)
+
+
+def _settle(ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
+            failed: bool) -> None:
+    """Book the attempt and keep its export (no Streamlit elements: it runs in a ``finally``)."""
+    rel = dpviz.privacy.release
+    if res is None:
+        outcome = "failed" if failed else "cancelled"
+        total = _book(cfg, target, outcome)
         st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
                                       + f" Total on this dataset identity: {_fmt(total)}.")
         return

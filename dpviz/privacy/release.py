@@ -32,10 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.privacy.accounting import PrivacyStatement, compose_dp, row_level_statement
+from dpviz.privacy.accounting import compose_dp, row_level_statement
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.declared import Provenance
-from dpviz.privacy.ledger import Ledger
 
 #: How a release draws its randomness (written into every export).
 SAMPLER_TEXT = ("OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); exponential "
@@ -284,11 +283,6 @@ def _strip_seeds(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_strip_seeds(v) for v in obj]
     return obj
-
-
-def release_statement(ledger: Ledger, delta_prime: float) -> PrivacyStatement:
-    """The row-level statement exported with a release (``row_level_statement``)."""
-    return row_level_statement(ledger, delta_prime)
 
 
 def produced_by(result: Any) -> dict[str, Any]:
