@@ -16,7 +16,15 @@ streamed path (:mod:`dpviz.large`: FriendlyCore, DP-Lloyd, and auto when its pub
 them). The noise comes from :func:`_release_rng` (the
 release sampler, ``dpviz.privacy.release.SecureRNG``); a run that would be a simulation is refused.
 
-Exit codes: 0 released, 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
+Exit codes: 0 released, 2 bad input or a failed run (one line on stderr), 130 interrupted (Ctrl-C).
+
+Faults (issue 29): the output location is checked before any row is read (a missing directory, a
+parent that is a file, a directory without write permission, an existing path that is not a
+regular file such as ``/dev/full``); the release JSON and the report are written to temporary
+files in the output directory and renamed only when both are complete, so a full disk or any
+failure leaves no partial output. A file changed mid-read (:class:`dpviz.large.source.
+SourceChangedError`), an unreachable or lost Dask scheduler (:class:`dpviz.large.engine.ClusterError`)
+end in one line and exit 2; a worker lost mid-run is recomputed by Dask and changes nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -170,6 +179,11 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
 
 
 def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
+    """Write :func:`report_html` to ``path`` (atomically)."""
+    _atomic_write(path, report_html(doc, res))
+
+
+def report_html(doc: dict[str, Any], res: Any) -> str:
     """An offline HTML page (plotly.js inlined): the released centres and the ledger."""
     import plotly.graph_objects as go
 
@@ -202,9 +216,8 @@ def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
             f"<p>Public inputs: {json.dumps(doc['public_inputs'])}</p>"
             + (f"<p><b>Failure:</b> {doc['failure']}</p>" if doc["failure"] else ""))
     body = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
-    html = ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
             + head + "".join(body) + "</body></html>")
-    _atomic_write(path, html)
 
 
 def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any:
@@ -230,9 +243,45 @@ def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _atomic_write_all({path: text})
+
+
+def _atomic_write_all(files: dict[Path, str]) -> None:
+    """Write every file or none: each to a temporary file in its own directory, renamed over its
+    path only once all of them are complete (a full disk or any error leaves no partial file)."""
+    tmps: dict[Path, Path] = {}
+    try:
+        for path, text in files.items():
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+            tmps[path] = Path(name)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output location before any row is read: its directory must exist and take a new
+    file, and the path itself, if it exists, must be a regular file (never a device or a
+    directory: the atomic rename would replace it)."""
+    parent = path.parent
+    if not parent.exists():
+        raise ValueError(f"The directory of {str(path)!r} does not exist.")
+    if not parent.is_dir():
+        raise ValueError(f"Cannot write {str(path)!r}: {str(parent)!r} is not a directory.")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"Cannot write {str(path)!r}: it exists and is not a regular file.")
+    try:  # the only reliable test of "can I create a file here" (permissions, read-only mounts)
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"Cannot write to {str(parent)!r}: {exc.strerror or exc}.") from exc
 
 
 def _cmd_list() -> int:
@@ -274,8 +323,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     report = Path(args.report) if args.report else out.with_suffix(".html")
     for f in (out, report):
-        if not f.parent.exists():
-            raise ValueError(f"The directory of {str(f)!r} does not exist.")
+        check_output(f)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     src = TableSource(args.path, columns=columns,
                       **({"chunk_rows": args.chunk_rows} if args.chunk_rows else {}))
@@ -311,8 +359,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     doc = release_document(res, spec, args, p, src.d, src.columns, mode)
     if chosen is not None:
         doc["parameters"]["auto_choice"] = chosen
-    _atomic_write(out, json.dumps(doc, indent=1, ensure_ascii=False))
-    write_report(doc, res, report)
+    _atomic_write_all({out: json.dumps(doc, indent=1, ensure_ascii=False), report: report_html(doc, res)})
     progress(f"wrote {out} and {report}")
     return 0
 
