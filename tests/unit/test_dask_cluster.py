@@ -215,6 +215,38 @@ def test_friendlycore_on_a_real_cluster_equals_threads(cluster, table, tmp_path,
     _same_release(doc, ref)
 
 
+def test_app_server_path_on_a_real_cluster_equals_in_memory(cluster, rows, tmp_path, monkeypatch):
+    """The Data page's server-path release with ``DPVIZ_SCHEDULER`` set (AppTest, this process):
+    it runs on the cluster and equals the in-memory DP-Lloyd release of the same seed."""
+    sys.path.insert(0, str(ROOT / "tests" / "app"))
+    from apptest_helpers import open_app
+
+    from app.components import server_path
+
+    base = tmp_path / "data"
+    base.mkdir()
+    _write(rows, base / "t.parquet")
+    monkeypatch.setenv(server_path.ENV, str(base))
+    monkeypatch.setenv(server_path.SCHEDULER_ENV, cluster.address)
+    monkeypatch.setattr("dpviz.privacy.release.SecureRNG", _seeded)
+    at = open_app("data")
+    at.text_input(key="srv_path").input("t.parquet").run()
+    at.selectbox(key="srv_algorithm").set_value("dp_lloyd")
+    at.number_input(key="srv_k").set_value(K)
+    at.number_input(key="srv_eps").set_value(EPS)
+    at.number_input(key="srv_n").set_value(N)
+    at.number_input(key="srv_radius").set_value(1.0)
+    at.run()
+    at.checkbox(key="srv_confirm").check().run()
+    at.button(key="srv_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    res, text, *_ = at.session_state["_srv_result"]
+    assert res.params["engine"] == "dask"
+    mem = dpviz.run("dp_lloyd", rows, K, epsilon=EPS, delta=float(at.session_state["srv_delta"]), radius=1.0,
+                    n_declared=N, rng=_seeded())
+    _same_release(json.loads(text), mem)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["dp_lloyd", "friendlycore"])
 def test_worker_killed_mid_run_gives_the_same_release(own_cluster, table, tmp_path, monkeypatch, algorithm):
