@@ -14,6 +14,7 @@ import streamlit as st
 
 import dpviz.data
 from app.components import cache, safe, state
+from dpviz.data import columns as _columns
 
 _LAST_GOOD = "_last_dataset"
 _ACTIVE_UPLOAD = "_active_upload"
@@ -159,3 +160,55 @@ def k_note(ds, k: int) -> str | None:
             + ("several centers split one group or sit almost on top of each other (the picture "
                "seems to show fewer)." if k > ds.k else "some groups must share a center.")
             + f" Set k = {ds.k} in the sidebar (or on the Data page) to match.")
+
+
+# ----------------------------------------------------------------------------- provenance
+# Where every public input of a release came from (issue 25, finding 4): declared by the user or a
+# recipe, a DP estimate paid from the budget, or READ FROM THE DATA (not covered by the guarantee).
+# A small dict for now; the library's Provenance type can replace it.
+
+FROM_DATA = "read from the data"
+#: ``ds.params["radius_source"]`` when Λ was filled from the upload's own maximum row norm.
+RADIUS_FROM_DATA = f"{FROM_DATA} (the upload's maximum row norm, filled in by the checkbox)"
+
+
+def provenance(ds, p: dict[str, Any] | None = None, *, n_declared: int | None = None) -> dict[str, str]:
+    """{public input: where it came from} for a release on ``ds`` (values starting with
+    :data:`FROM_DATA` are statistics of the rows the guarantee does not cover)."""
+    p = state.params() if p is None else p
+    prm = ds.params
+    out: dict[str, str] = {}
+    if p.get("radius") is not None:
+        out["radius"] = "declared (typed in the sidebar)"
+    elif prm.get("radius_source"):
+        out["radius"] = str(prm["radius_source"])
+    else:
+        out["radius"] = {"generated": "declared (by the recipe)",
+                         "builtin": "declared (√d of the public box)",
+                         "upload": "declared (typed on the Data page)"}[ds.source]
+    scaled = prm.get("scaled")
+    if ds.source == "builtin":
+        out["scaling"] = f"{FROM_DATA} (standardized with the dataset's own mean and sd)"
+    elif scaled == _columns.SCALED_BY_BOUNDS:
+        out["scaling"] = (f"{FROM_DATA} (bounds suggested from the file's range)" if prm.get("bounds_source")
+                          else "declared (per-column bounds)")
+    elif scaled:
+        out["scaling"] = f"{FROM_DATA} (the file's own mean and sd)"
+    else:
+        out["scaling"] = "none (raw units)"
+    if prm.get("imputed"):
+        out["missing values"] = "declared constants"
+    out["n"] = "declared" if n_declared else "DP count (paid from the budget)"
+    return out
+
+
+def data_derived(prov: dict[str, str]) -> list[str]:
+    """The inputs of ``prov`` read from the data."""
+    return [k for k, v in prov.items() if v.startswith(FROM_DATA)]
+
+
+def describe_public(ds) -> str:
+    """:func:`describe` without the row count (the Release page: the true n is not public)."""
+    src = {"generated": "generated", "builtin": "built-in", "upload": "uploaded"}[ds.source]
+    n = f" · n = {ds.n:,} (from the recipe)" if ds.source == "generated" else ""
+    return f"**{safe.md(ds.name)}** · {src}{n} · d = {ds.d}"

@@ -48,8 +48,13 @@ def sync_run_defaults(ds) -> None:
         updates["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
     k = updates.get("k", state.get("k"))
     # The paper's t = 200, but keep at least ~5k rows per piece so the oracle can find k clusters
-    # (small data gets fewer pieces; FriendlyCore may then fail and say so).
-    updates["t"] = min(200, max(2, ds.n // (5 * k)))
+    # (small data gets fewer pieces; FriendlyCore may then fail and say so). Only from a PUBLIC
+    # size: a recipe's n (generated, built-in). An upload's row count is a statistic of its rows
+    # (issue 25, finding 4), so an upload keeps the paper's public default t = 200.
+    if ds.source != "upload":
+        updates["t"] = min(200, max(2, ds.n // (5 * k)))
+    else:
+        updates["t"] = 200
     state.update(**updates)
 
 
@@ -158,10 +163,10 @@ DISCLOSE_MAX_NORM = (
     "It also leaves the page: once you use the dataset, r_min = 10⁻³·Λ goes into the page's URL "
     "and Λ into the run-configuration download.")
 DISCLOSE_USE = (
-    "Using the dataset puts t (the number of pieces, from the row count n) and r_min = 10⁻³·Λ into "
-    "the page's URL; the run-configuration download also carries the file name, the chosen column "
-    "names, n and a sha256 fingerprint of the rows. None of these is private; the rows themselves "
-    "never leave this session.")
+    "Using the dataset puts r_min = 10⁻³·Λ into the page's URL (t stays at the paper's 200, not "
+    "derived from your row count); the run-configuration download also carries the file name and "
+    "the chosen column names. None of these is private; the rows themselves, their count and any "
+    "fingerprint of them never leave this session.")
 
 
 def _fill_data_radius(value: float) -> None:
@@ -169,8 +174,13 @@ def _fill_data_radius(value: float) -> None:
         st.session_state["csv_radius"] = min(float(f"{value:.6g}"), MAX_RADIUS)
 
 
-def _use_upload(ds, radius: float) -> None:
-    data_source.remember_upload(ds.with_radius(radius))
+def _use_upload(ds, radius: float, from_data: bool = False) -> None:
+    """Make the upload the active dataset with Λ = ``radius``; ``from_data`` marks a Λ filled
+    from the rows' own maximum norm (its provenance travels with the dataset to the Release page)."""
+    ds = ds.with_radius(radius)
+    if from_data:
+        ds = replace(ds, params=dict(ds.params) | {"radius_source": data_source.RADIUS_FROM_DATA})
+    data_source.remember_upload(ds)
     state.update(src="upload")
     _after_data_change()
 
@@ -378,8 +388,11 @@ def upload_panel() -> None:
                              max_value=MAX_RADIUS, format="%.6g", key="csv_radius", **initial,
                              placeholder="e.g. 100 if every value is known to lie in [-50, 50]")
     ok = radius is not None and radius > 0
+    filled = min(float(f"{measured:.6g}"), MAX_RADIUS)
+    from_data = bool(st.session_state.get("csv_use_data_radius")) or (
+        ok and abs(radius - filled) <= 1e-9 * max(filled, 1.0))  # typed over, or typed the same value
     if st.button("Use this dataset", key="csv_use", type="primary", disabled=not ok,
-                 on_click=_use_upload, args=(ds, radius or 1.0)):
+                 on_click=_use_upload, args=(ds, radius or 1.0, from_data)):
         st.success("Using the uploaded dataset. Open **Explore** to run FriendlyCore on it.")
     st.caption(DISCLOSE_USE)
     if not ok:

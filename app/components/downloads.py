@@ -2,8 +2,10 @@
 configuration (JSON).
 
 Both are a simulation, not a release: the configuration lists the seed streams that replay the
-noise exactly. Uploaded rows are never included; text from an upload (column names) is
-neutralised for spreadsheets (:func:`app.components.safe.csv_cell`).
+noise exactly. Nothing computed from an upload's rows without noise is included: not the rows
+(the storyboard figure, which draws every row, is not offered for an upload), not their count, not
+a fingerprint of them (issue 25, finding 5). Text from an upload (column names) is neutralised
+for spreadsheets (:func:`app.components.safe.csv_cell`).
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ def ledger_csv(result) -> str:
 def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
                 url_query: Mapping[str, str] | None = None) -> str:
     """The run configuration (enough to reproduce it with the library) as JSON."""
+    dataset: dict[str, Any] = {"name": ds.name, "source": ds.source, "d": ds.d,
+                               "recipe": jsonable(public_recipe(ds))}
+    if ds.source != "upload":  # a recipe's n is public; an upload's row count is not
+        dataset = {"name": ds.name, "source": ds.source, "n": ds.n, **dataset}
     out: dict[str, Any] = {
         "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
                 "so results of this configuration must not be published",
-        "dataset": {"name": ds.name, "source": ds.source, "n": ds.n, "d": ds.d,
-                    "content_sha256": ds.content_hash, "recipe": jsonable(dict(ds.params))},
+        "dataset": dataset,
         "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
                                                 "private stage, noise redraws]"},
         "calls": [
@@ -69,5 +74,35 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
                           "row_level_delta": statement.row.delta,
                           "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
     if ds.source == "upload":
-        out["note"] = "Uploaded data is not included; the sha256 identifies the rows used."
+        out["note"] = ("Uploaded data is not included, nor its row count or any fingerprint of it: "
+                       "only the file name, the chosen columns and what you declared.")
     return json.dumps(out, indent=2, default=str)
+
+
+#: Recipe entries of an upload that are statistics of its rows (kept out of every download).
+_ROW_STATISTICS = ("rows_clipped_to_bounds", "n_rows", "dropped_rows", "rows_dropped", "truncated", "sha256")
+
+
+def public_recipe(ds) -> dict[str, Any]:
+    """``ds.params`` without counts or fingerprints of an upload's rows (a generator's recipe —
+    its n, its seed — is public and kept whole)."""
+    prm = dict(ds.params)
+    if ds.source != "upload":
+        return prm
+    if prm.get("bounds_source"):  # bounds suggested from the file's range: a statistic of the rows
+        prm.pop("bounds", None)
+    return {k: v for k, v in prm.items() if k not in _ROW_STATISTICS and "sha" not in k.lower()}
+
+
+def storyboard_offered(ds) -> bool:
+    """The storyboard figure draws every input row: offered for public data only, not uploads."""
+    return ds.source != "upload"
+
+
+#: Explore's Downloads caption (true for every source).
+EXPLORE_CAPTION = (
+    "These are a **simulation**: the configuration lists the seed streams, which replay the noise "
+    "exactly, so the centers must not be published. Make a release on the **Release** page. For an "
+    "upload nothing here contains its rows, their count or a fingerprint of them (the storyboard "
+    "figure, which draws every row, is offered for generated and built-in data only); the "
+    "configuration carries the file name, the column names and Λ, none of them private.")

@@ -31,3 +31,67 @@ def ledger_table_view(ledger: Ledger, *, height: int = 320) -> None:
                 "groups them; a CSV is on the Downloads view)")
     with st.container(height=height, key=KEY):
         st.markdown(safe.md_table(table.to_dict("records")))
+
+
+# ----------------------------------------------------------------------------- the persistent store
+# Releases (Release page, server path, command line) book every attempt that read the data in
+# :class:`dpviz.privacy.ledger_store.LedgerStore`, keyed by the dataset identity the user declares
+# (issue 25, finding 3). These helpers are the app's view of it.
+
+IDENTITY_HELP = (
+    "A name for this table that you give every time you release from it — by upload, by server "
+    "path or with `python -m dpviz run` — e.g. 'customers 2026-Q1'. Every attempt on that name is "
+    "booked and composed, across sessions and server restarts; a shuffled copy, a row more or "
+    "less or a reload does not start a new total. Give the same table the same name: a new name "
+    "starts a new ledger, and that is your declaration.")
+
+
+def store():
+    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``)."""
+    from dpviz.privacy.ledger_store import LedgerStore
+
+    return LedgerStore()
+
+
+def identity(text: str | None) -> str | None:
+    """The normalized declared identity, or None when none (or an invalid one) is typed."""
+    from dpviz.privacy.ledger_store import normalize_identity
+
+    try:
+        return normalize_identity(text or "")
+    except ValueError:
+        return None
+
+
+def total(dataset_id: str):
+    """The composed row-level (ε, δ) of every attempt on ``dataset_id``, as an ApproxDP."""
+    from dpviz.privacy.budget import ApproxDP
+
+    return ApproxDP(*store().total(dataset_id))
+
+
+def identity_note(dataset_id: str) -> str:
+    """'New dataset identity …' or 'Known dataset identity: N attempts booked since …'."""
+    st_ = store()
+    es = st_.entries(dataset_id)
+    if not es:
+        return (f"**New dataset identity** “{safe.md(dataset_id)}”: nothing booked on it yet; the "
+                "first attempt records it as new.")
+    first = (st_.identity(dataset_id) or {}).get("time", "?")
+    return (f"**Known dataset identity** “{safe.md(dataset_id)}”: {len(es)} attempt(s) booked since "
+            f"{safe.md(first)} (every surface: this page, server paths, the command line).")
+
+
+def attempts_table(dataset_id: str, *, key: str) -> None:
+    """Every attempt booked on ``dataset_id`` (whatever its outcome or surface), oldest first."""
+    es = store().entries(dataset_id)
+    if not es:
+        return
+    rows = [{"#": i + 1, "time (UTC)": e.get("time", ""), "algorithm": e.get("algorithm", ""),
+             "row-level ε": round(float(e["epsilon"]), 4), "row-level δ": f"{float(e['delta']):.2g}",
+             "outcome": e.get("outcome", ""), "surface": e.get("surface", "")}
+            for i, e in enumerate(es)]
+    with st.container(key=key):
+        st.markdown(f"**Every attempt booked on this dataset identity** ({len(rows)}; a failed, "
+                    "cancelled or refused run read the data too, so it costs its full budget)")
+        st.markdown(safe.md_table(rows))

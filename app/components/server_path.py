@@ -9,8 +9,13 @@ Explore holds its rows in memory and cannot take 10⁷ of them, so a server tabl
 path of the command line (:func:`dpviz.large.run.run_stream`): the declared size n and radius Λ are
 public inputs, the file is read in chunks (FriendlyCore, DP-Lloyd, or ``auto``'s public choice),
 the noise comes from the release sampler, and the result is a release — its centres, its row-level
-guarantee, its ledger and a JSON download — booked in this session's ledger. Progress is shown;
-Cancel (or any other click) stops the run and nothing is released.
+guarantee, its ledger and a JSON download. Every attempt that starts reading the file is booked
+in the persistent ledger of the dataset identity the user declares
+(:mod:`dpviz.privacy.ledger_store`; it composes with Release-page and command-line attempts on the
+same identity), whatever its outcome: a release, a failure, a simulation refused, or a Cancel (or
+any other click), which stops the run and releases nothing. While it runs the page shows only
+public quantities (no branch names, no chunk counter: those tell how many rows the file has and
+which path the data sent the algorithm down); a failure shows one generic message.
 
 Everything quoted from the path or the file (names, columns, messages) is shown as text.
 """
@@ -26,7 +31,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.components import modes, safe
+from app.components import ledger_view, safe
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
 #: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
@@ -34,7 +39,12 @@ ENV = "DPVIZ_SERVER_DATA_DIR"
 SCHEDULER_ENV = "DPVIZ_SCHEDULER"
 #: The algorithms with a streamed implementation (``auto`` streams when its public choice does).
 ALGORITHMS = {"auto": "auto (public choice rule)", "dp_lloyd": "DP-Lloyd", "friendlycore": "FriendlyCore"}
-_RESULT, _RUNNING = "_srv_result", "_srv_running"
+_RESULT, _RUNNING, _FAILED = "_srv_result", "_srv_running", "_srv_failed"
+#: The one message of every streamed attempt that did not end in a release (no data-dependent text).
+FAILED_TEXT = ("The streamed run did not produce a release (the file could not be read to the end "
+               "with these columns, or the algorithm could not finish). It read the data, so it is "
+               "booked at its full budget: ε = {eps:.3g}, δ = {delta:.2g}. Total on “{identity}”: "
+               "ε = {teps:.3g}, δ = {tdelta:.2g}.")
 
 
 def root() -> Path | None:
@@ -164,8 +174,14 @@ def panel() -> None:
         cfg = _form(src)
         interrupted = st.session_state.pop(_RUNNING, None)
         if interrupted is not None:
-            st.warning("The previous run was cancelled before it finished: nothing was released and "
-                       "nothing was booked.")
+            with st.container(key="srv_cancelled"):
+                st.warning("The previous run was cancelled before it finished: nothing was released. "
+                           "It had started reading the file, so it is booked at its full budget "
+                           f"({interrupted}).")
+        failed = st.session_state.pop(_FAILED, None)
+        if failed is not None:
+            with st.container(key="srv_error"):
+                st.error(failed)
         ready = cfg is not None
         if st.button("Make the streamed release (drawn once)", key="srv_run", type="primary",
                      disabled=not ready, icon=":material/lock:") and ready:
@@ -174,6 +190,9 @@ def panel() -> None:
 
 
 def _form(src) -> dict[str, Any] | None:
+    dataset_id = st.text_input("Dataset identity (declared; required)", key="srv_dataset_id", max_chars=200,
+                               placeholder="e.g. triage 2026", help=ledger_view.IDENTITY_HELP)
+    identity = ledger_view.identity(dataset_id)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm (streamed)", list(ALGORITHMS), format_func=ALGORITHMS.get,
                         key="srv_algorithm")
@@ -189,8 +208,21 @@ def _form(src) -> dict[str, Any] | None:
     delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
                              value=1e-8, format_func=lambda v: f"{v:.0e}", key="srv_delta")
     ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key="srv_confirm")
-    missing = [m for m, bad in (("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
+    missing = [m for m, bad in (("declare the dataset identity", identity is None),
+                                ("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
                                 ("confirm that n and Λ are public", not ok_public)) if bad]
+    if identity is not None:
+        try:
+            now = ledger_view.total(identity)
+        except (OSError, ValueError) as exc:
+            st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
+            return None
+        with st.container(key="srv_preview"):
+            st.markdown(ledger_view.identity_note(identity))
+            st.markdown(f"Total on this dataset identity: ε = {now.eps:.3g}, δ = {now.delta:.2g} now → "
+                        f"**ε = {now.eps + float(eps):.3g}, δ = {min(1.0, now.delta + float(delta)):.2g}** "
+                        "after this attempt (basic composition; every attempt counts, whatever its outcome).")
+        ledger_view.attempts_table(identity, key="srv_history")
     if missing:
         st.caption("To continue: " + "; ".join(missing) + ".")
         return None
@@ -199,55 +231,81 @@ def _form(src) -> dict[str, Any] | None:
 
         st.caption(choose(int(n_decl), src.d, int(k), float(eps), float(delta)).sentence)
     return dict(name=name, k=int(k), eps=float(eps), delta=float(delta), n_declared=int(n_decl),
-                radius=float(radius))
+                radius=float(radius), identity=identity)
+
+
+def _book(cfg: dict[str, Any], eps: float, delta: float, outcome: str) -> tuple[float, float]:
+    """Book one streamed attempt on the declared identity; returns the new total (ε, δ)."""
+    store = ledger_view.store()
+    store.book(cfg["identity"], algorithm=f"{ALGORITHMS[cfg['name']]} (streamed)", epsilon=eps,
+               delta=delta, outcome=outcome, surface="server-path")
+    return store.total(cfg["identity"])
+
+
+def _failed(cfg: dict[str, Any], outcome: str) -> None:
+    teps, tdelta = _book(cfg, cfg["eps"], cfg["delta"], outcome)
+    st.session_state[_FAILED] = FAILED_TEXT.format(eps=cfg["eps"], delta=cfg["delta"], teps=teps,
+                                                   tdelta=tdelta, identity=safe.md(cfg["identity"]))
 
 
 def _run(src, text: str, cfg: dict[str, Any]) -> None:
-    """Stream the release with a progress bar; Cancel (a rerun) stops it before anything is kept."""
-    import pyarrow as pa
+    """Stream the release; Cancel (a rerun) stops it before anything is kept, and books it.
 
+    The page shows a fixed text while the run lasts: the library's progress messages name the
+    branch ("pass 2 (Lloyd sums)" or "fallback …") and count chunks (≈ the row count), so they are
+    not shown. The progress callback only gives Streamlit a point to stop at (a Cancel click).
+    """
     from dpviz.large.run import run_stream, streamed_choice
     from dpviz.privacy.release import SecureRNG
 
     if streamed_choice(cfg["name"], cfg["n_declared"], src.d, cfg["k"], cfg["eps"], cfg["delta"]) is None:
         st.error(f"{ALGORITHMS[cfg['name']]} has no streamed implementation on these inputs.")
+        return  # decided from declared inputs only: nothing read, nothing booked
+    try:
+        ledger_view.store().directory.mkdir(parents=True, exist_ok=True)  # bookable before reading
+    except OSError:
+        st.error("The privacy ledger's directory cannot be written: nothing was run.")
         return
-    st.session_state[_RUNNING] = True  # still set on the next run if this one is interrupted
+    cost = f"ε = {cfg['eps']:.3g}, δ = {cfg['delta']:.2g}"
+    st.session_state[_RUNNING] = cost  # still set on the next run if this one is interrupted
     st.session_state.pop(_RESULT, None)
-    bar = st.progress(0.0, text="Starting…")
+    status = st.empty()
+    message = (f"Streaming the table for one private release (declared n = {cfg['n_declared']:,}) … "
+               "this can take minutes; the page shows no progress counts (they would describe the file).")
+    status.info(message, icon=":material/hourglass_top:")
     cancel = st.empty()  # shown while the run lasts
-    cancel.button("Cancel", key="srv_cancel", help="Stops the run; nothing is released.")
+    cancel.button("Cancel", key="srv_cancel",
+                  help="Stops the run; nothing is released, the attempt is booked.")
+    finished = False
 
-    def progress(msg: str) -> None:
-        frac = 0.0
-        last = msg.rsplit(" ", 1)[-1]
-        if "/" in last:
-            i, _, n = last.partition("/")
-            if i.isdigit() and n.isdigit() and int(n):
-                frac = int(i) / int(n)
-        bar.progress(min(1.0, frac), text=safe.md(msg))  # a Cancel click interrupts here
+    def progress(_msg: str) -> None:
+        status.info(message, icon=":material/hourglass_top:")  # the same public text: a Cancel stops here
 
     try:
         res = run_stream(src, cfg["k"], epsilon=cfg["eps"], delta=cfg["delta"], radius=cfg["radius"],
                          n_declared=cfg["n_declared"], algorithm=cfg["name"], rng=SecureRNG(),
                          scheduler=scheduler(), progress=progress)
-    except (ValueError, OSError, pa.ArrowException) as exc:  # the table or the settings (a Cancel
-        # click is Streamlit's rerun request, not an Exception: it passes through, nothing is kept)
+        finished = True
+    except Exception:  # the table or the algorithm: it read the data, so it is booked
+        finished = True
         st.session_state.pop(_RUNNING, None)
-        cancel.empty()
-        st.error(f"{safe.md(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)} "
-                 "Nothing was released.")
-        return
+        _failed(cfg, "failed")
+        st.rerun()  # shows the one generic message (panel())
+    finally:
+        if not finished:  # a Cancel click (Streamlit's rerun/stop request) left mid-run: book it
+            _book(cfg, cfg["eps"], cfg["delta"], "cancelled")
     st.session_state.pop(_RUNNING, None)
     cancel.empty()
-    bar.progress(1.0, text="Done.")
-    if res.simulation or res.seed is not None:  # never publish replayable noise
-        st.error("The run came back as a simulation, not a release: nothing was booked.")
-        return
-    key = f"server:{text}:{','.join(src.columns)}"  # this session's ledger key (never shown)
-    total = modes.session_ledger().add(key, res.guarantee, label=f"{res.algorithm} (streamed)",
-                                       params={"k": cfg["k"], "n_declared": cfg["n_declared"]})
-    st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns), total)
+    status.empty()
+    if res.simulation or res.seed is not None or res.guarantee is None:  # never publish replayable noise
+        _failed(cfg, "refused")
+        st.rerun()
+    g = res.guarantee
+    teps, tdelta = _book(cfg, g.eps, g.delta, "release")
+    from dpviz.privacy.budget import ApproxDP
+
+    st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns),
+                                 ApproxDP(teps, tdelta))
 
 
 def _document(res, src, cfg: dict[str, Any]) -> str:
@@ -270,8 +328,9 @@ def _show() -> None:
     g = res.guarantee
     with st.container(key="srv_output"):
         st.success(f"Released: ({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or "
-                   f"removing one row of {safe.md(path)}, given the declared n and Λ. Session total on "
-                   f"this table: ε = {total.eps:.3g}, δ = {total.delta:.2g} (basic composition).")
+                   f"removing one row of {safe.md(path)}, given the declared n and Λ. Total on this "
+                   f"dataset identity: ε = {total.eps:.3g}, δ = {total.delta:.2g} (basic composition "
+                   "over every attempt).")
         choice = res.find("auto_choice")
         if choice is not None:
             st.caption(safe.md(choice.data["sentence"]))

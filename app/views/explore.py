@@ -278,14 +278,11 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
         fig = viz.storyboard.storyboard_figure(result, ds.X, reference_centers=ref_centers)
         return fig.to_html(include_plotlyjs="cdn", full_html=True)
 
-    c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
-                       mime="text/html", key="dl_figure", on_click="ignore",
-                       icon=":material/download:")
-    st.caption("These are a **simulation**: the configuration lists the seed streams, which "
-               "replay the noise exactly, so the centers must not be published. Make a release "
-               "on the **Release** page. Uploaded rows are never included, but for an upload the "
-               "configuration carries the file name, column names, n, Λ and a sha256 fingerprint "
-               "of the rows, none of them private.")
+    if downloads.storyboard_offered(ds):  # it draws every row: not for an upload
+        c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
+                           mime="text/html", key="dl_figure", on_click="ignore",
+                           icon=":material/download:")
+    st.caption(downloads.EXPLORE_CAPTION)
 
 
 def fallback_toggle(key: str = "fallback_toggle") -> bool:

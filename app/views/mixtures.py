@@ -10,7 +10,7 @@ import hashlib
 
 import streamlit as st
 
-from app.components import data_source
+from app.components import data_source, modes
 from dpviz.mixtures import explore as ex
 from dpviz.mixtures import theory as th
 from dpviz.mixtures.inverse_sensitivity import CAVEATS
@@ -76,6 +76,9 @@ with st.container(key="mix_not_clustering"):
         "mixture (e.g. posteriors) are post-processing without the paper's guarantee."
     )
 
+# Every run on this page is seeded (replayable): a simulation, whatever its data (issue 25, finding 5).
+modes.simulation_badge("simulation_badge_mixtures")
+
 left, right = st.columns([3, 2], gap="large")
 with left:
     mode = st.radio("View", ["1-D learner", "2-D demo"], horizontal=True, key="mix_mode")
@@ -104,8 +107,8 @@ with left:
                 key="mix_column",
             )
             st.caption(
-                f"Declared size n = {ds.X.shape[0]:,} (the row count, treated as public as elsewhere "
-                "in the app). No bounds on the values are needed."
+                "A seeded simulation on your column (not a release: its noise replays from the seed). "
+                "No bounds on the values are needed."
             )
             source = ("column", _fingerprint(ds), int(column))
         run = _run_1d(source, int(k), int(seed), float(eps), float(delta))
@@ -113,8 +116,8 @@ with left:
         with st.container(key="mix_metrics"):
             m1, m2 = st.columns(2)
             m3, m4 = st.columns(2)
-            m1.metric("components (private)", 0 if run.mixture is None else run.mixture.k,
-                      help="components of the released mixture (a private release; ≤ k)")
+            m1.metric("components (simulated)", 0 if run.mixture is None else run.mixture.k,
+                      help="components of the simulated private mixture (seeded, not a release; ≤ k)")
             label = (
                 "TV to truth (simulation)"
                 if run.reference == "truth"
@@ -138,7 +141,8 @@ with left:
         with st.container(key="mix_status"):
             if res.ok:
                 st.success(
-                    f"Private release: a mixture of {run.mixture.k} Gaussians (weights, means, sds): "
+                    f"Simulation (seeded, not a release — do not publish): the private learner's "
+                    f"mixture of {run.mixture.k} Gaussians (weights, means, sds): "
                     + "; ".join(
                         f"({w:.3f}, {m:.4g}, {s:.3g})"
                         for w, m, s in zip(
@@ -147,7 +151,8 @@ with left:
                     )
                 )
             else:
-                st.warning(f"⊥ (a private outcome): {res.failure}. Raise n or ε, or lower τ.")
+                st.warning("⊥ (the learner's private outcome, simulated): it found no mixture. Raise n or ε, "
+                           "or lower τ.")
             if run.found is not None:
                 st.caption(
                     f"Crude stage found {int(run.found.sum())} of {run.found.size} true components "
@@ -198,7 +203,7 @@ with left:
             )
         with st.container(key="mix_metrics"):
             m1, m2 = st.columns(2)
-            m1.metric("picks released (private)", run2.result.centers.shape[0])
+            m1.metric("picks (simulated)", run2.result.centers.shape[0])
             m2.metric("ε spent (pure DP, ledger)", f"{run2.result.guarantee.eps:.3g}")
         st.plotly_chart(
             vm.demo2d_figure(X, run2.result, truth=sc.truth, bound=float(bound)), key="mix_demo2d"

@@ -1,29 +1,37 @@
-"""Release: one deliberate private release, drawn once with the secure sampler (issue 10).
+"""Release: one deliberate private release, drawn once with the secure sampler (issues 10, 25).
 
-The user confirms the dataset, the declared public bounds (Λ, the declared n) and the row-level
-budget; sees this session's composed total on the dataset BEFORE confirming; the release is drawn
-once by ``dpviz.run`` with ``SecureRNG`` (OpenDP noise, no seed), booked in the session ledger and
-offered as a seedless JSON export.
+The user declares the dataset's identity (the ledger's key), confirms the declared public bounds
+(Λ, the declared n) and the row-level budget, and sees the composed total on that identity —
+every attempt on it, from this page, a server path or the command line, across sessions and
+server restarts (:mod:`dpviz.privacy.ledger_store`) — BEFORE confirming. The release is drawn
+once by ``dpviz.run`` with ``SecureRNG`` (OpenDP noise, no seed). Every attempt that read the data
+is booked whatever its outcome (a release, ⊥, a failure, a run that came back as a simulation),
+failures show one generic message, and the release is offered as a seedless JSON export with the
+provenance of every public input.
 """
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 import dpviz.privacy
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, modes, run, state
+from app.components import data_source, ledger_view, modes, profiles, safe, state
+from dpviz.privacy.accounting import compose_dp
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
            "A release is drawn once, from a cryptographically secure, floating-point-safe sampler "
-           "(OpenDP), keeps no seed, and every release on the same data adds to this session's "
+           "(OpenDP), keeps no seed, and every attempt on the same declared dataset adds to its "
            "privacy total.")
 
 
 _MESSAGE = "_release_message"  # (kind, text) left by the release callback for the next run
+_ACCEPTED = "_release_accepted"  # (identity, ε, δ) of the total the accept box was ticked for
+#: The one message of every attempt that did not end in a release (no data-dependent text).
+FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it is booked at its "
+               "full budget: {cost}. Nothing from the run is shown.")
 
 
 def _fmt(g) -> str:
@@ -35,6 +43,9 @@ def _form(ds, radius: float):
     registry = dpviz.registry
     specs = {s.name: s for s in registry.algorithms(private_only=True)}
     p = state.params()
+    dataset_id = st.text_input(
+        "Dataset identity (declared; required)", key="release_dataset_id", max_chars=200,
+        placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
                         key="release_algorithm")
@@ -51,33 +62,42 @@ def _form(ds, radius: float):
                              help="The dataset size as a PUBLIC fact (e.g. from the data's "
                                   "documentation). 0 spends 2% of ε on a Laplace count instead.")
     return dict(name=name, spec=specs[name], k=int(k), eps=float(eps), delta=float(delta),
-                n_declared=int(n_decl) or None)
+                n_declared=int(n_decl) or None, identity=ledger_view.identity(dataset_id),
+                declared_id=dataset_id)
 
 
-def _history(ds) -> None:
-    done = modes.releases(ds.content_hash)
+def _history(ds, identity: str) -> None:
+    ledger_view.attempts_table(identity, key="release_history")
+    done = modes.releases(f"id:{identity}")
     if not done:
         return
-    st.subheader("Releases on this dataset in this session")
-    rows = [{"#": i + 1, "algorithm": e.label, "row-level ε": round(e.row.eps, 4),
-             "row-level δ": f"{e.row.delta:.2g}"}
-            for i, e in enumerate(modes.session_ledger().releases(ds.content_hash))]
-    st.dataframe(rows, hide_index=True, key="release_history")
-    res, text = done[-1]
+    res, text, method = done[-1]
     with st.container(key="release_output"):
-        st.markdown("**Latest release** (private: safe to publish together with its statement)")
-        if res.centers is not None:
-            st.dataframe(pd.DataFrame(res.centers, columns=list(ds.feature_names)),
-                         key="release_centers")
+        st.markdown(f"**Latest release** — a **private release** (safe to publish with its statement), "
+                    f"made by **{safe.md(method)}**")
+        table, how = profiles.segment_profiles(res, ds)
+        if table is not None:
+            with st.container(key="release_profiles"):
+                st.markdown("**Segment profiles**")
+                st.dataframe(table, hide_index=True, key="release_centers")
+                st.caption(safe.md(how))
         else:
-            st.markdown(f"The algorithm output ⊥ ({res.failure}): that is the release.")
+            st.markdown("The algorithm output ⊥: that is the release.")
         st.download_button("Download the release (JSON, no seed)", text,
                            file_name="dpviz_release.json", mime="application/json",
                            key="release_download", on_click="ignore", icon=":material/download:")
         st.caption("Besides the release, the file carries the dataset's name and column names "
-                   "(not private: remove them before publishing if they are sensitive) and only the "
-                   "declared size and bounds — no fingerprint of the rows, which would tell this "
-                   "dataset from one with a row more or less.")
+                   "(not private: remove them before publishing if they are sensitive), the declared "
+                   "size and bounds and where each public input came from — no fingerprint of the "
+                   "rows, which would tell this dataset from one with a row more or less.")
+
+
+def _accept(current: tuple) -> None:
+    """The accept box's callback: remember which total was accepted."""
+    if st.session_state.get("release_confirm_budget"):
+        st.session_state[_ACCEPTED] = current
+    else:
+        st.session_state.pop(_ACCEPTED, None)
 
 
 def main() -> None:
@@ -90,73 +110,119 @@ def main() -> None:
     if radius is None:
         st.error("Declare the public radius Λ first (Data page).")
         return
-    st.markdown(data_source.describe(ds))
-    if ds.source == "builtin":
-        st.caption("Built-in data is standardized with its own mean and sd (not private); a real "
-                   "release would standardize with public constants.")
-    elif "NOT private" in data_source.scaling_note(ds):
-        st.warning("This upload was scaled with values measured on its own rows (its mean and sd, "
-                   "or bounds suggested from its range): the guarantee below does not cover that "
-                   "step. Declare the bounds yourself on the Data page for a real release.",
-                   icon=":material/warning:")
+    st.markdown(data_source.describe_public(ds))
     cfg = _form(ds, radius)
+    prov = data_source.provenance(ds, n_declared=cfg["n_declared"])
+    from_data = data_source.data_derived(prov)
+    ok_data = True
+    if from_data:
+        with st.container(key="release_provenance_warning"):
+            st.warning("**Read from the data, not declared:** " + "; ".join(
+                f"{safe.md(k)} — {safe.md(prov[k])}" for k in from_data) + ". The guarantee below "
+                "does not cover these inputs: the release depends on them without noise. Declare them "
+                "yourself on the Data page, or acknowledge it (the export records the acknowledgement).",
+                icon=":material/warning:")
+            ok_data = st.checkbox("I release anyway with inputs read from the data (recorded in the "
+                                  "export, next to the statement)", key="release_ack_data")
+    identity = cfg["identity"]
+    if identity is None:
+        st.info("Declare the dataset's identity above: it is the key of the privacy ledger, so every "
+                "release of this table, however it reaches the app, adds to one total.")
+        return
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
-    ledger = modes.session_ledger()
-    total_now = ledger.total(ds.content_hash)
-    after = ledger.preview(ds.content_hash, target)
+    try:
+        total_now = ledger_view.total(identity)
+    except (OSError, ValueError) as exc:
+        st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
+        return
+    after = compose_dp(total_now, target)
     with st.container(key="release_preview"):
+        st.markdown(ledger_view.identity_note(identity))
         st.markdown(f"This release: **{_fmt(target)}** per row (add/remove one row). "
-                    f"Session total on this dataset: {_fmt(total_now)} now → **{_fmt(after)}** "
-                    "after this release (basic composition).")
-        n_ref = cfg["n_declared"] or ds.n
-        if cfg["delta"] > 1.0 / n_ref:
-            st.warning(f"δ = {cfg['delta']:.0e} exceeds 1/n ≈ {1.0 / n_ref:.1e}: a mechanism that "
-                       "publishes one random row outright meets such a δ. Choose δ ≪ 1/n.")
+                    f"Total on this dataset identity: {_fmt(total_now)} now → **{_fmt(after)}** "
+                    "after this attempt (basic composition; every attempt counts, whatever its "
+                    "outcome).")
+        if cfg["n_declared"] and cfg["delta"] > 1.0 / cfg["n_declared"]:
+            st.warning(f"δ = {cfg['delta']:.0e} exceeds 1/n ≈ {1.0 / cfg['n_declared']:.1e} (declared n): "
+                       "a mechanism that publishes one random row outright meets such a δ. Choose "
+                       "δ ≪ 1/n.")
     ok_lambda = st.checkbox(f"Λ = {radius:g} is a public bound, not measured on these rows",
                             key="release_confirm_radius")
     ok_n = st.checkbox("The declared n is public (or I chose to pay for a DP count)",
                        key="release_confirm_n")
-    ok_budget = st.checkbox(f"I accept the session total {_fmt(after)} on this dataset",
-                            key="release_confirm_budget")
+    current = (identity, after.eps, after.delta)
+    if st.session_state.get(_ACCEPTED) != current:  # the total changed: accept it anew
+        st.session_state["release_confirm_budget"] = False
+        st.session_state.pop(_ACCEPTED, None)
+    ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
+                            key="release_confirm_budget", on_change=_accept, args=(current,))
     # A callback: it runs before the page does, so the totals above are current after a release.
     st.button("Make the release (drawn once)", key="release_button", type="primary",
-              disabled=not (ok_lambda and ok_n and ok_budget), icon=":material/lock:",
-              on_click=_release, args=(ds, radius, cfg))
+              disabled=not (ok_lambda and ok_n and ok_budget and ok_data), icon=":material/lock:",
+              on_click=_release, args=(ds, radius, cfg, prov, from_data))
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
     if kind == "error":
-        st.error(msg)
+        with st.container(key="release_failed"):
+            st.error(msg)
     elif kind == "success":
         st.success(msg)
-    _history(ds)
+    _history(ds, identity)
 
 
-def _release(ds, radius: float, cfg: dict) -> None:
-    """Draw the release once, book it and export it (the button's callback)."""
+def method_name(res, title: str) -> str:
+    """Which method produced the centers: the algorithm, ``auto``'s public choice, or a fallback."""
+    choice = res.find("auto_choice")
+    if choice is not None:
+        chosen = dpviz.registry.get(choice.data["algorithm"]).title
+        title = f"{title} → {chosen}"
+    fb = res.find("fallback")
+    if fb is not None and fb.data.get("used"):
+        return f"{title}: its fallback ({fb.data.get('method') or 'grid summary'})"
+    return title
+
+
+def _book(cfg: dict, cost, outcome: str):
+    """Book one attempt on the declared identity; returns the new total (ApproxDP)."""
+    ledger_view.store().book(cfg["identity"], algorithm=cfg["spec"].title, epsilon=cost.eps,
+                             delta=cost.delta, outcome=outcome, surface="release-page")
+    return ledger_view.total(cfg["identity"])
+
+
+def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> None:
+    """Draw the release once, book the attempt (whatever its outcome) and export it."""
     rel = dpviz.privacy.release
+    target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
+    try:
+        ledger_view.store().directory.mkdir(parents=True, exist_ok=True)  # bookable before reading
+    except OSError:
+        st.session_state[_MESSAGE] = ("error", "The privacy ledger's directory cannot be written: "
+                                               "nothing was run.")
+        return
     try:
         res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
-                                      delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
-                                      n_declared=cfg["n_declared"])
-    except Exception as exc:  # ValueError: the settings; anything else (e.g. no secure sampler
-        # for this algorithm's randomness) must not crash the page, and nothing is booked
-        st.session_state[_MESSAGE] = ("error", run.error_text(exc) + " Nothing was booked.")
+                                 delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
+                                 n_declared=cfg["n_declared"])
+    except Exception:
+        total = _book(cfg, target, "failed")
+        st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
+                                      + f" Total on this dataset identity: {_fmt(total)}.")
         return
-    if res.simulation:  # e.g. an algorithm whose noise does not come from the secure sampler
-        st.session_state[_MESSAGE] = (
-            "error", f"{cfg['spec'].title} cannot make a release here: its noise does not come "
-                     "from the secure sampler. Nothing was booked.")
+    if res.simulation or res.seed is not None or res.guarantee is None:  # never publish replayable noise
+        total = _book(cfg, target, "refused")
+        st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
+                                      + f" Total on this dataset identity: {_fmt(total)}.")
         return
-    guarantee = res.guarantee
-    total = modes.session_ledger().add(ds.content_hash, guarantee, label=cfg["spec"].title,
-                                       params={"k": cfg["k"], "n_declared": cfg["n_declared"]})
+    cost = res.guarantee
+    total = _book(cfg, cost, "release")
+    dataset = {"name": ds.name, "identity": cfg["declared_id"].strip(), "d": ds.d, "radius": radius,
+               "n_declared": res.params.get("n_declared"), "provenance": prov,
+               "read_from_the_data_acknowledged": list(from_data) or None}
     text = rel.export_release(res, delta_prime=cfg["delta"] / 2,
                               # No fingerprint of the rows: a hash tells D from D ∪ {x} exactly,
                               # which would void the guarantee. Only declared, public quantities.
-                              dataset={"name": ds.name, "d": ds.d, "radius": radius,
-                                       "n_declared": res.params.get("n_declared")},
-                              session_total=total, feature_names=list(ds.feature_names))
-    modes.releases(ds.content_hash).append((res, text))
-    st.session_state[_MESSAGE] = ("success", f"Released. Session total on this dataset: {_fmt(total)}.")
+                              dataset=dataset, session_total=total, feature_names=list(ds.feature_names))
+    modes.releases(f"id:{cfg['identity']}").append((res, text, method_name(res, cfg["spec"].title)))
+    st.session_state[_MESSAGE] = ("success", f"Released. Total on this dataset identity: {_fmt(total)}.")
 
 
 main()

@@ -148,8 +148,8 @@ def test_data_derived_values_are_announced_next_to_their_controls():
     at = open_app("data", **SMALL)
     _upload(at, "people.csv", _csv(["a", "b"], _rows()))
     page = texts(at)
-    assert "t (the number of pieces, from the row count n)" in page
-    assert "sha256 fingerprint" in page
+    assert "t stays at the paper's 200, not derived from your row count" in page
+    assert "their count and any fingerprint of them never leave this session" in page
 
 
 def test_two_sessions_never_see_each_others_upload():

@@ -14,6 +14,7 @@ from apptest_helpers import container, has_container, open_app, texts
 
 from app.components import server_path
 from dpviz.data import fig6_blobs
+from dpviz.privacy.ledger_store import LedgerStore
 
 N, K = 3000, 3
 
@@ -72,6 +73,7 @@ def _keys(doc) -> set[str]:
 
 def _fill(at, path: str, algorithm: str = "dp_lloyd") -> None:
     at.text_input(key="srv_path").input(path).run()
+    at.text_input(key="srv_dataset_id").input("small table")
     at.selectbox(key="srv_algorithm").set_value(algorithm)
     at.number_input(key="srv_k").set_value(K)
     at.number_input(key="srv_eps").set_value(2.0)
@@ -90,7 +92,7 @@ def test_outside_path_is_refused_as_text(data_dir):
     assert r"\*\*bold\*\*" in str(container(at, "srv_error").error[0].value)  # shown as text
 
 
-def test_streamed_release_from_a_server_path(data_dir):
+def test_streamed_release_from_a_server_path(data_dir, ledger_dir):
     at = open_app("data")
     assert has_container(at, "srv_panel")
     _fill(at, "sub/small.parquet")
@@ -105,6 +107,7 @@ def test_streamed_release_from_a_server_path(data_dir):
     assert res.algorithm == "dp_lloyd" and res.params["streamed"] and not res.simulation and res.seed is None
     assert res.centers.shape == (K, 2) and columns == ["a", "b"]
     assert res.guarantee.eps <= 2.0 * (1 + 1e-9) and total.eps == pytest.approx(res.guarantee.eps)
+    assert [e["outcome"] for e in LedgerStore(ledger_dir).entries("Small Table")] == ["release"]
     doc = json.loads(text)
     assert doc["public_inputs"]["n_declared"] == N and doc["parameters"]["mode"] == "stream"
     assert not {"seed", "seconds", "method"} & _keys(doc) and np.asarray(doc["centers"]).shape == (K, 2)
@@ -113,7 +116,7 @@ def test_streamed_release_from_a_server_path(data_dir):
     assert at.session_state["_srv_result"][0] is res and "_srv_running" not in at.session_state
 
 
-def test_a_bad_value_mid_file_and_a_cancelled_run_release_nothing(data_dir):
+def test_a_bad_value_mid_file_and_a_cancelled_run_release_nothing_and_are_booked(data_dir, ledger_dir):
     body = "0.123456,0.654321\n" * 120_000  # 2 MB: the type inference sees only the first block
     (data_dir / "late.csv").write_text("a,b\n" + body + "oops,0.5\n")
     at = open_app("data")
@@ -122,9 +125,10 @@ def test_a_bad_value_mid_file_and_a_cancelled_run_release_nothing(data_dir):
     at.checkbox(key="srv_confirm").check().run()
     at.button(key="srv_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "Nothing was released" in texts(at) and "_srv_result" not in at.session_state
-    assert "_session_ledger" not in at.session_state or not at.session_state["_session_ledger"].entries
-    at.session_state["_srv_running"] = True  # what an interrupted run (Cancel) leaves behind
+    assert "did not produce a release" in texts(at) and "_srv_result" not in at.session_state
+    store = LedgerStore(ledger_dir)
+    assert [e["outcome"] for e in store.entries("small table")] == ["failed"]
+    at.session_state["_srv_running"] = "ε = 2, δ = 1e-08"  # what an interrupted run (Cancel) leaves behind
     at.run()
     assert "cancelled before it finished: nothing was released" in texts(at)
     assert "_srv_running" not in at.session_state

@@ -1,0 +1,140 @@
+"""The persistent ledger store (issue 25, finding 3): keyed by a declared identity, every attempt
+booked whatever its outcome, composed by basic composition, safe under concurrent writers, and
+surviving a fresh process."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dpviz.privacy.ledger_store import COMPOSITION, ENV, LedgerStore, normalize_identity
+
+
+def test_empty_store_reports_nothing(tmp_path):
+    store = LedgerStore(tmp_path / "ledgers")
+    assert store.total("customers") == (0.0, 0.0)
+    assert store.entries("customers") == []
+    assert not store.known("customers")
+    assert not (tmp_path / "ledgers").exists()  # created on demand, not on reading
+
+
+def test_every_outcome_is_booked_and_composes(tmp_path):
+    store = LedgerStore(tmp_path)
+    store.book("customers", algorithm="FriendlyCore", epsilon=1.0, delta=1e-6, outcome="release",
+               surface="release-page")
+    store.book("customers", algorithm="DP-Lloyd", epsilon=0.5, delta=0.0, outcome="failed",
+               surface="server-path")
+    store.book("customers", algorithm="auto", epsilon=0.25, delta=1e-8, outcome="cancelled",
+               surface="server-path")
+    store.book("customers", algorithm="Easy Instances", epsilon=2.0, delta=1e-7, outcome="refused",
+               surface="cli")
+    eps, delta = store.total("customers")
+    assert eps == pytest.approx(3.75, abs=1e-15)
+    assert delta == pytest.approx(1e-6 + 1e-8 + 1e-7, rel=1e-12)
+    es = store.entries("customers")
+    assert [e["outcome"] for e in es] == ["release", "failed", "cancelled", "refused"]
+    assert [e["surface"] for e in es] == ["release-page", "server-path", "server-path", "cli"]
+    assert es[1] == {**es[1], "algorithm": "DP-Lloyd", "epsilon": 0.5, "delta": 0.0}
+    assert store.known("customers")
+    assert "basic composition" in COMPOSITION
+
+
+def test_identity_is_normalized_and_datasets_do_not_mix(tmp_path):
+    store = LedgerStore(tmp_path)
+    store.book("  Customers\t 2026-Q1 ", algorithm="a", epsilon=1, delta=0, outcome="release",
+               surface="library")
+    assert store.known("customers 2026-q1")
+    assert store.known("CUSTOMERS 2026-Q1")
+    assert store.total("customers 2026-q1") == (1.0, 0.0)
+    assert store.total("customers 2026-Q2") == (0.0, 0.0)
+    assert normalize_identity("Ｃｕｓｔｏｍｅｒｓ") == "customers"  # NFKC: full-width letters
+    with pytest.raises(ValueError, match="identity"):
+        normalize_identity("   \n ")
+    with pytest.raises(ValueError):
+        normalize_identity("x" * 201)
+
+
+def test_new_identity_is_recorded_as_such(tmp_path):
+    store = LedgerStore(tmp_path)
+    assert store.identity("Sales") is None
+    store.book("Sales", algorithm="a", epsilon=1, delta=0, outcome="release", surface="cli")
+    store.book("sales", algorithm="a", epsilon=1, delta=0, outcome="release", surface="cli")
+    ident = store.identity("SALES")
+    assert ident["declared"] == "Sales" and ident["normalized"] == "sales"
+    lines = [json.loads(x) for x in store.path("sales").read_text().splitlines()]
+    assert [x["kind"] for x in lines] == ["identity", "attempt", "attempt"]  # one identity line
+
+
+def test_file_names_are_safe(tmp_path):
+    store = LedgerStore(tmp_path)
+    for name in ("../../etc/passwd", "a/b", "..", "名前"):
+        p = store.path(name)
+        assert p.parent == tmp_path and "/" not in p.name and not p.name.startswith(".")
+    assert store.path("a/b") != store.path("a-b")  # the hash keeps slug collisions apart
+
+
+@pytest.mark.parametrize("kw", [dict(outcome="ok"), dict(surface="web"), dict(epsilon=-1.0),
+                                dict(epsilon=math.inf), dict(delta=1.5), dict(delta=math.nan)])
+def test_bad_bookings_are_refused(tmp_path, kw):
+    store = LedgerStore(tmp_path)
+    args = dict(algorithm="a", epsilon=1.0, delta=0.0, outcome="release", surface="cli") | kw
+    with pytest.raises(ValueError):
+        store.book("x", **args)
+    assert store.entries("x") == []
+
+
+def test_unreadable_line_refuses_to_under_count(tmp_path):
+    store = LedgerStore(tmp_path)
+    store.book("x", algorithm="a", epsilon=1, delta=0, outcome="release", surface="cli")
+    with open(store.path("x"), "a") as f:
+        f.write('{"kind": "attempt", "epsilon": 3\n')  # a torn line
+    with pytest.raises(ValueError, match="not readable"):
+        store.total("x")
+
+
+def test_directory_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV, str(tmp_path / "from-env"))
+    store = LedgerStore()
+    store.book("x", algorithm="a", epsilon=1, delta=0, outcome="release", surface="cli")
+    assert store.path("x").parent == tmp_path / "from-env"
+    assert store.path("x").is_file()
+
+
+def test_survives_a_fresh_process(tmp_path):
+    """A new process (a server restart) sees the same total."""
+    LedgerStore(tmp_path).book("x", algorithm="a", epsilon=0.7, delta=1e-9, outcome="failed",
+                               surface="release-page")
+    code = ("import sys; from dpviz.privacy.ledger_store import LedgerStore; "
+            "print(LedgerStore(sys.argv[1]).total('X'))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                         check=True, cwd=os.getcwd()).stdout
+    assert out.strip() == "(0.7, 1e-09)"
+
+
+def _writer(directory: str, worker: int, count: int) -> None:
+    store = LedgerStore(directory)
+    for _ in range(count):
+        store.book("shared", algorithm=f"w{worker}", epsilon=0.125, delta=0.0, outcome="release",
+                   surface="library")
+
+
+def test_concurrent_writers_lose_nothing(tmp_path):
+    workers, count = 4, 50
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, count)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    store = LedgerStore(tmp_path)
+    assert len(store.entries("shared")) == workers * count
+    assert store.total("shared")[0] == 0.125 * workers * count  # exact: multiples of 1/8
+    lines = [json.loads(x) for x in store.path("shared").read_text().splitlines()]
+    assert sum(x["kind"] == "identity" for x in lines) == 1
