@@ -414,9 +414,10 @@ def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
     # A cluster is reached before any row is read (an unreachable scheduler reads and books nothing).
     engine = make_engine(args.scheduler) if args.scheduler else None
     attempt.read = True  # from here on the rows may be read: every outcome is booked
-    if args.dataset_id is None:
-        progress("note: no --dataset-id, so this attempt is not booked in a persistent ledger")
     progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
+    if args.dataset_id is None and not args.quiet:  # not through progress: it must not be rate-limited away
+        print("dpviz: note: no --dataset-id, so this attempt is not booked in a persistent ledger",
+              file=sys.stderr, flush=True)
     rng = _release_rng()
     if mode == "stream":
         try:
