@@ -468,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad input: one line, no traceback
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         booked = attempt.book_failure("failed")
+        if booked and not first.endswith("."):
+            first += "."
         print(f"dpviz: error: {first}{booked}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
     except Exception as exc:
