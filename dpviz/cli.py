@@ -16,7 +16,22 @@ streamed path (:mod:`dpviz.large`: FriendlyCore, DP-Lloyd, and auto when its pub
 them). The noise comes from :func:`_release_rng` (the
 release sampler, ``dpviz.privacy.release.SecureRNG``); a run that would be a simulation is refused.
 
-Exit codes: 0 released, 2 bad input (one line on stderr), 130 interrupted (Ctrl-C).
+Exit codes: 0 released, 2 bad input or a failed run (one line on stderr), 130 interrupted (Ctrl-C).
+
+Faults (issue 29): the output location is checked before any row is read (a missing directory, a
+parent that is a file, a directory without write permission, an existing path that is not a
+regular file such as ``/dev/full``); the release JSON and the report are written to temporary
+files in the output directory and renamed only when both are complete, so a full disk or any
+failure leaves no partial output. A file changed mid-read (:class:`dpviz.large.source.
+SourceChangedError`), an unreachable or lost Dask scheduler (:class:`dpviz.large.engine.ClusterError`)
+end in one line and exit 2; a worker lost mid-run is recomputed by Dask and changes nothing.
+
+Booking: with ``--dataset-id NAME`` (the table's declared identity) every attempt that read the
+data is booked in the persistent ledger (:class:`dpviz.privacy.ledger_store.LedgerStore`,
+``$DPVIZ_LEDGER_DIR``) at its row-level (ε, δ), whatever its outcome: ``release``, ``failed`` (a
+bad value mid-file, a changed file, a lost cluster, a full disk), ``cancelled`` (Ctrl-C),
+``refused``. The ledger's directory is checked before any row is read, and a release is booked
+before its files are renamed into place (a release that cannot be booked is not published).
 """
 
 from __future__ import annotations
@@ -27,6 +42,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -95,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--public", metavar="PATH", help="records you declare PUBLIC (same columns; e.g. a "
                    "held-out split) for an algorithm that uses them (kernel_kmeans: its k initial "
                    "centres). They get no privacy and must not be rows of PATH")
+    r.add_argument("--dataset-id", metavar="NAME", help="the table's declared identity (e.g. 'customers "
+                   "2026-Q1'): every attempt that reads the data is booked under it in the persistent "
+                   "ledger ($DPVIZ_LEDGER_DIR), releases and failures alike")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("list", help="list the registered algorithms")
     return p
@@ -179,6 +198,11 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
 
 
 def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
+    """Write :func:`report_html` to ``path`` (atomically)."""
+    _atomic_write(path, report_html(doc, res))
+
+
+def report_html(doc: dict[str, Any], res: Any) -> str:
     """An offline HTML page (plotly.js inlined): the released centres and the ledger."""
     import plotly.graph_objects as go
 
@@ -211,9 +235,8 @@ def write_report(doc: dict[str, Any], res: Any, path: Path) -> None:
             f"<p>Public inputs: {json.dumps(doc['public_inputs'])}</p>"
             + (f"<p><b>Failure:</b> {doc['failure']}</p>" if doc["failure"] else ""))
     body = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
-    html = ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>dpviz release</title></head><body>"
             + head + "".join(body) + "</body></html>")
-    _atomic_write(path, html)
 
 
 def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any:
@@ -239,9 +262,101 @@ def _ledger_sunburst(rows: list[dict[str, Any]], total: dict[str, float]) -> Any
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _atomic_write_all({path: text})
+
+
+def _atomic_write_all(files: dict[Path, str], before_publish: Any = None) -> None:
+    """Write every file or none: each to a temporary file in its own directory, renamed over its
+    path only once all of them are complete (a full disk or any error leaves no partial file).
+    ``before_publish()`` runs between the two (the release's booking: if it fails, nothing is
+    published)."""
+    tmps: dict[Path, Path] = {}
+    try:
+        for path, text in files.items():
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+            tmps[path] = Path(name)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        if before_publish is not None:
+            before_publish()
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output location before any row is read: its directory must exist and take a new
+    file, and the path itself, if it exists, must be a regular file (never a device or a
+    directory: the atomic rename would replace it)."""
+    parent = path.parent
+    if not parent.exists():
+        raise ValueError(f"The directory of {str(path)!r} does not exist.")
+    if not parent.is_dir():
+        raise ValueError(f"Cannot write {str(path)!r}: {str(parent)!r} is not a directory.")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"Cannot write {str(path)!r}: it exists and is not a regular file.")
+    try:  # the only reliable test of "can I create a file here" (permissions, read-only mounts)
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"Cannot write to {str(parent)!r}: {exc.strerror or exc}.") from exc
+
+
+class _Attempt:
+    """One run of the command line as the persistent ledger sees it: booked once, and only if it
+    read the data (``read`` is set just before the first row is read)."""
+
+    def __init__(self) -> None:
+        self.store: Any = None
+        self.dataset_id: str | None = None
+        self.algorithm = ""
+        self.epsilon = self.delta = 0.0
+        self.read = False
+        self.booked = False
+
+    def open(self, args: argparse.Namespace, algorithm: str) -> None:
+        """Check the ledger before anything is read (a failure here reads nothing, books nothing)."""
+        self.algorithm, self.epsilon, self.delta = algorithm, float(args.epsilon), float(args.delta)
+        if args.dataset_id is None:
+            return
+        from dpviz.privacy.ledger_store import LedgerStore, normalize_identity
+
+        normalize_identity(args.dataset_id)  # ValueError: empty or too long
+        store = LedgerStore()
+        try:
+            store.total(args.dataset_id)  # readable (a damaged file refuses, never under-counts)
+            store.directory.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=store.directory, prefix=".probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise ValueError(f"The ledger directory {str(store.directory)!r} cannot be written "
+                             f"({exc.strerror or exc}); nothing was read.") from exc
+        self.store, self.dataset_id = store, args.dataset_id
+
+    def book(self, outcome: str, epsilon: float | None = None, delta: float | None = None) -> bool:
+        """Book this attempt once (if it read the data and an identity was declared)."""
+        if self.booked or not self.read or self.store is None:
+            return False
+        self.booked = True
+        self.store.book(self.dataset_id, algorithm=self.algorithm,
+                        epsilon=self.epsilon if epsilon is None else epsilon,
+                        delta=self.delta if delta is None else delta, outcome=outcome, surface="cli")
+        return True
+
+    def book_failure(self, outcome: str) -> str:
+        """Book a failed or cancelled attempt; the words to append to the one-line message."""
+        try:
+            if self.book(outcome):
+                return f" The attempt is booked in the ledger of {self.dataset_id!r}."
+        except Exception as exc:  # the message still reaches the user; the booking error with it
+            return f" Booking the attempt FAILED: {str(exc).splitlines()[0] if str(exc) else exc!r}."
+        return ""
 
 
 def _cmd_list() -> int:
@@ -269,12 +384,14 @@ def _auto_sentence(args: argparse.Namespace, d: int) -> str:
     return choose(args.n_declared, d, args.k, args.epsilon, args.delta).sentence
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
+    from dpviz.large.engine import make_engine
     from dpviz.large.run import STREAMED, run_stream, streamed_choice
     from dpviz.large.source import TableSource
     from dpviz.registry import get, run
 
     progress = _Progress(args.quiet)
+    attempt = attempt if attempt is not None else _Attempt()
     spec = get(args.algorithm)
     if not spec.is_private:
         raise ValueError(f"{args.algorithm!r} is a non-private reference; a release needs a private "
@@ -287,8 +404,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     report = Path(args.report) if args.report else out.with_suffix(".html")
     for f in (out, report):
-        if not f.parent.exists():
-            raise ValueError(f"The directory of {str(f)!r} does not exist.")
+        check_output(f)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     src = TableSource(args.path, columns=columns,
                       **({"chunk_rows": args.chunk_rows} if args.chunk_rows else {}))
@@ -307,12 +423,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     chosen = _auto_sentence(args, src.d) if spec.name == "auto" else None
     if chosen is not None:
         progress(chosen)
+    attempt.open(args, spec.name)
+    # A cluster is reached before any row is read (an unreachable scheduler reads and books nothing).
+    engine = make_engine(args.scheduler) if args.scheduler else None
+    attempt.read = True  # from here on the rows may be read: every outcome is booked
     progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
+    if args.dataset_id is None and not args.quiet:  # not through progress: it must not be rate-limited away
+        print("dpviz: note: no --dataset-id, so this attempt is not booked in a persistent ledger",
+              file=sys.stderr, flush=True)
     rng = _release_rng()
     if mode == "stream":
-        res = run_stream(src, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
-                         n_declared=args.n_declared, algorithm=spec.name, rng=rng, scheduler=args.scheduler,
-                         n_jobs=args.n_jobs, progress=progress, **params)
+        try:
+            res = run_stream(src, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
+                             n_declared=args.n_declared, algorithm=spec.name, rng=rng, scheduler=engine,
+                             n_jobs=args.n_jobs, progress=progress, **params)
+        finally:
+            if engine is not None:
+                engine.close()
     else:
         X = src.read_all()
         public_X = TableSource(args.public, columns=columns).read_all() if args.public else None
@@ -320,37 +447,49 @@ def _cmd_run(args: argparse.Namespace) -> int:
         res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
                   rng=rng, n_declared=args.n_declared, public_X=public_X, **params)
     if res.simulation or res.seed is not None:  # never publish replayable noise
+        attempt.book("refused")
         raise RuntimeError("dpviz run produced a simulation, not a release: a bug.")
     doc = release_document(res, spec, args, p, src.d, src.columns, mode)
     if chosen is not None:
         doc["parameters"]["auto_choice"] = chosen
-    _atomic_write(out, json.dumps(doc, indent=1, ensure_ascii=False))
-    write_report(doc, res, report)
+    g = res.guarantee
+    _atomic_write_all({out: json.dumps(doc, indent=1, ensure_ascii=False), report: report_html(doc, res)},
+                      before_publish=lambda: attempt.book("release", g.eps, g.delta))
     progress(f"wrote {out} and {report}")
+    if attempt.booked:
+        eps, delta = attempt.store.total(attempt.dataset_id)
+        progress(f"booked in the ledger of {attempt.dataset_id!r}: total ε = {eps:.4g}, δ = {delta:.3g} "
+                 "(basic composition)")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (0, 2 bad input, 130 interrupted)."""
     args = _parser().parse_args(argv)
+    attempt = _Attempt()
     try:
         if args.command == "list":
             return _cmd_list()
-        return _cmd_run(args)
+        return _cmd_run(args, attempt)
     except KeyboardInterrupt:
-        print("dpviz: interrupted; nothing was released.", file=sys.stderr, flush=True)
+        booked = attempt.book_failure("cancelled")
+        print(f"dpviz: interrupted; nothing was released.{booked}", file=sys.stderr, flush=True)
         if argv is None:  # a program: do not wait for worker threads to finish their task
             sys.stdout.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except (ValueError, OSError) as exc:  # bad input: one line, no traceback
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpviz: error: {first}", file=sys.stderr, flush=True)
+        booked = attempt.book_failure("failed")
+        if booked and not first.endswith("."):
+            first += "."
+        print(f"dpviz: error: {first}{booked}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
     except Exception as exc:
         import pyarrow as pa
 
+        booked = attempt.book_failure("failed") if not attempt.booked else ""
         if isinstance(exc, pa.ArrowException):  # e.g. a malformed CSV block found mid-file
-            print(f"dpviz: error: cannot read the table: {str(exc).splitlines()[0]}", file=sys.stderr)
+            print(f"dpviz: error: cannot read the table: {str(exc).splitlines()[0]}{booked}", file=sys.stderr)
             return EXIT_BAD_INPUT
         raise

@@ -33,6 +33,9 @@ import streamlit as st
 from app.components import ledger_view, safe
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
+#: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
+#: (``--scheduler`` of the command line); unset: local threads. Server configuration, never a widget.
+SCHEDULER_ENV = "DPVIZ_SCHEDULER"
 #: The algorithms with a streamed implementation (``auto`` streams when its public choice does).
 ALGORITHMS = {"auto": "auto (public choice rule)", "dp_lloyd": "DP-Lloyd", "friendlycore": "FriendlyCore"}
 _RESULT, _RUNNING, _FAILED = "_srv_result", "_srv_running", "_srv_failed"
@@ -116,6 +119,11 @@ def describe(src, text: str) -> str:
 # ----------------------------------------------------------------------------- the panel
 
 
+def scheduler() -> str | None:
+    """The Dask scheduler the server's releases run on (``DPVIZ_SCHEDULER``), or None (threads)."""
+    return os.environ.get(SCHEDULER_ENV, "").strip() or None
+
+
 def enabled() -> bool:
     return root() is not None
 
@@ -160,6 +168,8 @@ def panel() -> None:
                 st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
             return
         st.markdown(describe(src, text))
+        if scheduler() is not None:
+            st.caption(f"Runs on the Dask cluster at `{safe.md(scheduler())}` (server configuration).")
         cfg = _form(src)
         interrupted = st.session_state.pop(_RUNNING, None)
         if interrupted is not None:
@@ -277,7 +287,7 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
     try:
         res = run_stream(src, cfg["k"], epsilon=cfg["eps"], delta=cfg["delta"], radius=cfg["radius"],
                          n_declared=cfg["n_declared"], algorithm=cfg["name"], rng=SecureRNG(),
-                         progress=progress)
+                         scheduler=scheduler(), progress=progress)
         finished = True
     except Exception:  # the table or the algorithm: it read the data, so it is booked
         finished = True

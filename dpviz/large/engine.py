@@ -10,10 +10,19 @@ written once:
 
 The private stage (noise, ledger) always runs on the driver; the engines only ever compute
 non-private intermediate values (tuples, sums, counts).
+
+Faults on a Dask cluster (issue 29): a worker that dies mid-run loses its tasks and the results it
+held; the scheduler recomputes them on the other workers from the same inputs (every task is a
+deterministic function of its chunk, key and seed), so the release is the one without the fault.
+A scheduler that cannot be reached, or that goes away, or a task that keeps killing its workers,
+raises :class:`ClusterError` (an ``OSError``: one line, the command line exits 2); nothing is
+released because the private stage runs only after every gather has returned.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import operator
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +31,27 @@ from typing import Any
 from dpviz.clustering.tuples import default_n_jobs, one_thread
 
 Progress = Callable[[str], None]
+
+
+class ClusterError(OSError):
+    """The Dask cluster could not run the work (scheduler unreachable or gone, workers lost)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _cluster_failures() -> tuple[type[BaseException], ...]:
+    """The exception types that mean the cluster failed, not the task (a task's own ValueError or
+    OSError, e.g. a file it cannot read, passes through unchanged)."""
+    import distributed.client as dc
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    extra = tuple(getattr(dc, n) for n in ("ClosedClientError", "FuturesCancelledError") if hasattr(dc, n))
+    return (KilledWorker, CommClosedError, concurrent.futures.CancelledError, asyncio.CancelledError,
+            concurrent.futures.TimeoutError, TimeoutError, *extra)
 
 
 def _quiet(_: str) -> None:
@@ -85,29 +115,58 @@ class DaskEngine:
         from distributed import Client
 
         self._own = not isinstance(client, Client)
-        self.client = Client(client) if self._own else client
+        self.address = str(client) if self._own else client.scheduler.address
+        if self._own:
+            try:
+                self.client = Client(client)
+            except (OSError, ValueError, *_cluster_failures()) as exc:
+                raise ClusterError(f"Cannot reach the Dask scheduler at {self.address!r} "
+                                   f"({_one_line(exc)}); nothing was read or released.") from exc
+        else:
+            self.client = client
+
+    def _failed(self, exc: BaseException) -> ClusterError:
+        return ClusterError(f"The Dask cluster at {self.address!r} failed during the run ({_one_line(exc)}); "
+                            "nothing was released.")
+
+    def _status_ok(self) -> None:
+        if self.client.status not in ("running", "connecting"):
+            raise ClusterError(f"The connection to the Dask scheduler at {self.address!r} is "
+                               f"{self.client.status}; nothing was released.")
 
     def map(self, fn: Callable[..., Any], *iterables: Iterable[Any], progress: Progress = _quiet,
             label: str = "") -> list[Any]:
         lists = [list(it) for it in iterables]
         if not lists or not lists[0]:
             return []
-        futures = self.client.map(_one_thread, [fn] * len(lists[0]), *lists, pure=False)
-        progress(f"{label}: {len(futures)} task(s) submitted to {self.client.scheduler.address}")
+        self._status_ok()
+        try:
+            futures = self.client.map(_one_thread, [fn] * len(lists[0]), *lists, pure=False)
+        except _cluster_failures() as exc:
+            raise self._failed(exc) from exc
+        progress(f"{label}: {len(futures)} task(s) submitted to {self.address}")
         return futures
 
     def pick(self, parts: list[Any], i: int) -> list[Any]:
-        return self.client.map(operator.getitem, parts, [i] * len(parts), pure=False)
+        self._status_ok()
+        try:
+            return self.client.map(operator.getitem, parts, [i] * len(parts), pure=False)
+        except _cluster_failures() as exc:
+            raise self._failed(exc) from exc
 
     def gather(self, xs: list[Any]) -> list[Any]:
-        return self.client.gather(xs)
+        self._status_ok()
+        try:
+            return self.client.gather(xs)
+        except _cluster_failures() as exc:
+            raise self._failed(exc) from exc
 
     def close(self) -> None:
         if self._own:
             self.client.close()
 
     def __repr__(self) -> str:
-        return f"DaskEngine({self.client.scheduler.address})"
+        return f"DaskEngine({self.address})"
 
 
 Engine = ThreadEngine | DaskEngine

@@ -213,13 +213,20 @@ def stream_tuple_stage(
     parts = engine.map(split_chunk, chunks, [key] * len(chunks), [t] * len(chunks),
                        [radius] * len(chunks), [edges] * len(chunks), progress=progress,
                        label="pass 1 (read, hash, split) chunk")
-    stats = engine.gather(engine.pick(parts, len(streams)))
-    blocks = engine.map(block_tuples, [engine.pick(parts, b) for b in range(len(streams))],
+    stats = engine.pick(parts, len(streams))
+    picked = [engine.pick(parts, b) for b in range(len(streams))]
+    # Only the per-block slices are needed from here: on Dask, dropping the parts lets the
+    # scheduler release them, so a worker holds (and spills) the rows once, not twice (measured at
+    # 10⁸ rows: 8.2 GB spilled for 4.4 GB of rows; issue 29). Lost slices are still recomputed.
+    del parts
+    stats = engine.gather(stats)
+    blocks = engine.map(block_tuples, picked,
                         [s.start for s, _ in streams], [s.stop for s, _ in streams],
                         [k] * len(streams), [oracle] * len(streams), [sd for _, sd in streams],
                         [used] * len(streams), progress=progress, label="pass 1 (oracle) block")
+    del picked
     out = engine.gather(blocks)
-    del parts, blocks
+    del blocks
     tuples = np.concatenate([o[0] for o in out])
     sizes = np.concatenate([o[1] for o in out])
     stage = TupleStage(tuples=tuples, piece_of_row=np.zeros(0, dtype=np.int64), piece_sizes=sizes, k=k,

@@ -10,10 +10,16 @@ order.
 Rows with a missing or non-finite value are dropped per row (a per-row rule: one row's presence
 never changes what happens to another). The number of rows is never read for anything that
 shapes a release: the declared size is a public input (``--n-declared``).
+
+A file that changes while a run reads it (truncated, rewritten, replaced) must not end in a release
+mixing two tables: every file chunk carries the file's *stamp* taken when the table was opened
+(size, modification time, and a Parquet file's footer) and checks it before and after reading;
+a difference raises :class:`SourceChangedError` (a ``ValueError``) on whichever thread or worker reads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +32,38 @@ CHUNK_ROWS = 1_000_000
 BATCH_ROWS = 262_144
 
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+
+
+class SourceChangedError(ValueError):
+    """A file of the table changed (size, modification time or Parquet footer) during the run."""
+
+
+def file_stamp(path: str | os.PathLike, kind: str) -> tuple[int, int, str]:
+    """(size, mtime in ns, digest of the Parquet footer or "") of a file: what a run checks to
+    know that it reads the same file from start to end (on any machine of a shared filesystem)."""
+    st = os.stat(path)
+    digest = ""
+    if kind == "parquet" and st.st_size >= 12:
+        with open(path, "rb") as f:  # a Parquet file ends with <footer><4-byte length>PAR1
+            f.seek(st.st_size - 8)
+            tail = f.read(8)
+            n = int.from_bytes(tail[:4], "little")
+            if tail[4:] == b"PAR1" and 0 < n <= st.st_size - 12:
+                f.seek(st.st_size - 8 - n)
+                digest = hashlib.blake2b(f.read(n), digest_size=16).hexdigest()
+    return st.st_size, st.st_mtime_ns, digest
+
+
+def check_stamp(path: str, kind: str, stamp: tuple[int, int, str]) -> None:
+    """Raise :class:`SourceChangedError` unless ``path`` still has ``stamp`` (a missing file too)."""
+    try:
+        now = file_stamp(path, kind)
+    except OSError:
+        now = None
+    if now != stamp:
+        raise SourceChangedError(f"The input file {path!r} changed or disappeared while the run was reading "
+                            "it (its size, modification time or footer differ from when the run "
+                            "started); nothing was released.")
 
 
 def _pa():
@@ -80,19 +118,25 @@ class Chunk:
     row_groups: tuple[int, ...] = ()
     array: np.ndarray | None = None
     batch_rows: int = BATCH_ROWS
+    stamp: tuple[int, int, str] | None = None
 
     def batches(self) -> Iterator[np.ndarray]:
         """The chunk's finite rows as float64 arrays of at most ``batch_rows`` rows, in order.
 
         After a file chunk, pyarrow's memory pool returns its freed pages to the system
-        (:func:`release_reader_memory`)."""
+        (:func:`release_reader_memory`). A file chunk checks the file's stamp before its first
+        batch and after its last (:class:`SourceChangedError`)."""
         if self.kind == "array":
             yield from self._batches()
             return
+        if self.stamp is not None:
+            check_stamp(self.path, self.kind, self.stamp)
         try:
             yield from self._batches()
         finally:
             release_reader_memory()
+        if self.stamp is not None:
+            check_stamp(self.path, self.kind, self.stamp)
 
     def _batches(self) -> Iterator[np.ndarray]:
         if self.kind == "array":
@@ -161,6 +205,7 @@ class TableSource:
             return
         self.array = None
         self.files, self.kind = _list_files(Path(data))
+        self.stamps = {str(f): _stamp(f, self.kind) for f in self.files}
         self.columns = self._resolve_columns(columns)
 
     @property
@@ -196,10 +241,13 @@ class TableSource:
             return out
         for f in self.files:
             if self.kind == "csv":
-                out.append(Chunk(len(out), "csv", self.columns, path=str(f), batch_rows=self.batch_rows))
+                out.append(Chunk(len(out), "csv", self.columns, path=str(f), batch_rows=self.batch_rows,
+                                 stamp=self.stamps[str(f)]))
                 continue
             import pyarrow.parquet as pq
 
+            stamp = self.stamps[str(f)]
+            check_stamp(str(f), self.kind, stamp)
             md = pq.ParquetFile(f).metadata
             group: list[int] = []
             rows = 0
@@ -208,11 +256,11 @@ class TableSource:
                 rows += md.row_group(g).num_rows
                 if rows >= self.chunk_rows:
                     out.append(Chunk(len(out), "parquet", self.columns, path=str(f),
-                                     row_groups=tuple(group), batch_rows=self.batch_rows))
+                                     row_groups=tuple(group), batch_rows=self.batch_rows, stamp=stamp))
                     group, rows = [], 0
             if group:
                 out.append(Chunk(len(out), "parquet", self.columns, path=str(f), row_groups=tuple(group),
-                                 batch_rows=self.batch_rows))
+                                 batch_rows=self.batch_rows, stamp=stamp))
         return out
 
     def read_all(self) -> np.ndarray:
@@ -241,6 +289,13 @@ def _list_files(path: Path) -> tuple[list[Path], str]:
     if len(kinds) > 1:
         raise ValueError(f"Directory {str(path)!r} mixes Parquet and CSV files; keep one format.")
     return files, kinds.pop()
+
+
+def _stamp(path: Path, kind: str) -> tuple[int, int, str]:
+    try:
+        return file_stamp(path, kind)
+    except OSError as exc:
+        raise ValueError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from exc
 
 
 def _schema_names(path: Path, kind: str) -> tuple[str, ...]:
