@@ -25,7 +25,7 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, run
+from app.components import cache, controls, run, state
 
 LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
@@ -122,14 +122,16 @@ def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:
 
 
 def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
-    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
-    and (if shown) their storyboard figures on the background worker: the next move is most
+    """Start the private runs one slider step away (ε first, then δ; each planned on the worker),
+    their privacy statements and (if shown) their storyboard figures on the background worker: the
+    next move is most
     often one step of one slider. Speculation of earlier moves that has not started is
     withdrawn first. Same seeds, so the same release as computing them on the move; nothing
     computed here is shown unless the user moves there."""
     cache.cancel_queued("run", "statement", "live_figures")
-    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
-    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
+    eps = cfg.eps if cfg.eps else float(state.get("eps"))  # a link's ρ: its ε's neighbours
+    steps = [cfg.at_eps(e) for e in controls.eps_neighbours(eps)]
+    steps += [replace(cfg.at_eps(eps), delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
     proj, vector = projection(ds), bool(st.session_state.get(VECTOR, False))
     for step in steps:
         get_result = run.prefetch(ds, stage, step)

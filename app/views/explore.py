@@ -243,24 +243,52 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
     return bool(state.get("fb"))
 
 
+def _budget(ds, cfg: run.RunConfig):
+    """(the run's config, its plan, a note): at the row-level ε on the slider, or at exactly the ρ
+    a link carried (made with the old ρ slider; kept until ε or δ moves), whose row-level ε is then
+    the slider's position (:func:`dpviz.registry.plan_at_budget`)."""
+    rho = st.session_state.get(controls.RHO_LINK)
+    if rho is None:
+        cfg = cfg.at_eps(float(state.get("eps")))
+        return cfg, run.fc_plan(ds, cfg), None
+    cfg = replace(cfg, rho=float(rho), eps=None)
+    plan = run.fc_plan(ds, cfg)
+    state.update(eps=float(plan.guarantee.eps))
+    note = (f"Opened from a link with FriendlyCore's own budget ρ = {rho:g} (δ = "
+            f"{controls.fmt_delta(cfg.delta)}): the same run, at exactly that ρ. The slider sits at its "
+            f"row-level ε = {plan.guarantee.eps:.3g}; moving ε or δ plans the budget from the row-level "
+            "target instead.")
+    return cfg, plan, note
+
+
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
-    """ρ and δ controls and everything that depends on them (reruns alone on a ρ/δ move)."""
+    """The row-level ε and δ controls and everything that depends on them (reruns alone on a move)."""
     lap = profiler.Laps("explore.live")
     # The sliders on the left, the one main panel they change on the right: both on one screen
     # at 1280×720 (issue 16).
     left, right = st.columns([5, 6], gap="medium")
-    rho_slot = left.container()
+    eps_slot = left.container()
     c2, c2b = left.columns(2)
     c3 = left.container()
     with c2:  # δ and the fallback first: the slider's mark depends on them
         delta = controls.delta_select()
     with c2b:
         fallback = fallback_toggle()
-    with rho_slot:
-        mark = run.core_rho(ds, stage, replace(cfg, delta=delta, fallback=fallback), controls.RHO_GRID)
-        rho = controls.rho_slider(mark=mark, t=cfg.t)
-    cfg = replace(cfg, rho=rho, delta=delta, fallback=fallback)
+    try:
+        cfg, plan, link_note = _budget(ds, replace(cfg, delta=delta, fallback=fallback))
+    except ValueError as exc:  # no budget meets the target for these declared inputs
+        with eps_slot:
+            controls.eps_slider(t=cfg.t)
+        _error(run.error_text(exc))
+        return
+    with eps_slot:
+        mark = run.core_eps(ds, stage, cfg, controls.EPS_GRID)
+        controls.eps_slider(mark=mark, t=cfg.t)
+        if link_note is not None:
+            with st.container(key="rho_link_note"):
+                st.info(link_note, icon=":material/link:")
+    state.update(rho=float(plan.budget.rho))  # the readout, for the pages that read FriendlyCore's ρ
     stage_key = cfg.stage_key(ds)
     shown = explore_live.private_or_last(ds, stage, cfg)
     if shown.error is not None:
@@ -271,11 +299,12 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         st.caption("Showing the previous result.")
     result_key, result, failed = shown.key, shown.result, shown.error is not None
     lap("private")
-    statement = run.statement(result_key, result, delta)
+    statement = run.statement(ds, cfg, result, key=result_key)
     lap("statement")
     with c3:
-        controls.epsilon_readout(rho, delta, statement, n_declared=int(ds.n))
-        controls.target_epsilon(lambda eps, d: run.calibrate_fc(ds, cfg, eps, d))
+        with st.container(key="own_budget_readout"):
+            controls.own_budget_readout("FriendlyCore", "zcdp", plan)
+        controls.epsilon_readout(statement, n_declared=int(ds.n))
     lap("readout")
 
     storyboard = dpviz.viz.storyboard
