@@ -125,6 +125,11 @@ def _neighbours(grid: tuple[float, ...], value: float) -> tuple[float, ...]:
     return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
 
 
+def rho_neighbours(rho: float) -> tuple[float, ...]:
+    """The ρ grid's values one step below and above ``rho`` (the Learn page's ρ slider)."""
+    return _neighbours(RHO_GRID, rho)
+
+
 def delta_neighbours(delta: float) -> tuple[float, ...]:
     """The δ slider's values one step below and above ``delta``."""
     return _neighbours(DELTA_GRID, delta)

@@ -29,6 +29,7 @@ from app.components import cache, controls, run, state
 
 LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
+LAST_CFG = "_explore_last_cfg"  # its RunConfig (its plan states it)
 VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
 DRAWS = "_explore_draws"  # (stage key, {private key: centers}) of the runs shown on this stage
 MAGNIFICATION = "_explore_noise_x"  # {(content hash, k): M} of the main panel's noise cloud
@@ -58,6 +59,7 @@ def stage_or_last(ds, cfg: run.RunConfig) -> Staged:
     try:
         with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
                         f"{cfg.oracle}…"):
+            run.check_feasible(ds, cfg)  # declared inputs only (the registry's check)
             stage = run.tuple_stage(ds, cfg)
         st.session_state[LAST_STAGE] = (ds, stage, cfg)
         return Staged(ds, stage, cfg)
@@ -77,6 +79,7 @@ class Shown:
     key: tuple | None
     result: Any
     error: str | None = None
+    cfg: run.RunConfig | None = None  # the run's config (its plan is the one to state)
 
 
 def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
@@ -88,10 +91,11 @@ def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
         error, last, stage_key = run.error_text(exc), st.session_state.get(LAST_RESULT), cfg.stage_key(ds)
         if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
             return Shown(None, None, error)
-        return Shown(*last, error)
+        return Shown(*last, error, st.session_state.get(LAST_CFG))
     key = cfg.private_key(ds)
     st.session_state[LAST_RESULT] = (key, result)
-    return Shown(key, result)
+    st.session_state[LAST_CFG] = cfg
+    return Shown(key, result, cfg=cfg)
 
 
 def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:

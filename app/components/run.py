@@ -88,6 +88,16 @@ def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: st
     return registry.plan_at_budget(spec, dpviz.privacy.ZCDP(float(rho), delta), pub, params)
 
 
+def check_feasible(ds, cfg: RunConfig) -> None:
+    """Raise the registry's ValueError when FriendlyCore cannot run with these declared inputs
+    (e.g. t·k above the declared n): before the tuple stage, so the page keeps the last good one."""
+    spec = dpviz.registry.get("friendlycore")
+    if spec.feasible is not None:
+        pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
+        spec.feasible(pub, spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
+                                            fallback=cfg.fallback, r_min=cfg.r_min))
+
+
 def fc_plan(ds, cfg: RunConfig):
     """THE budget plan of FriendlyCore's run for ``cfg`` (:func:`dpviz.registry.plan`, the one
     budget ↔ row-level translation; issue 26): at the row-level target (``cfg.eps``, ``cfg.delta``)

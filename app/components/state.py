@@ -314,12 +314,23 @@ def get(name: str) -> Any:
 
 
 def update(**values: Any) -> None:
-    """Set parameters (names must be registered)."""
+    """Set parameters (names must be registered).
+
+    A page that hands Explore FriendlyCore's own budget ρ (Budget's point click, triage's "apply")
+    asks for exactly that ρ, as a link does (:data:`RHO_LINK`); Explore's own readout of the ρ its
+    plan gives is written with :func:`set_readout`."""
     p = params()
     for name, value in values.items():
         if name not in PARAMS and _spec_field(name) is None:
             raise KeyError(f"Unknown app parameter {name!r}")
         p[name] = value
+    if "rho" in values:
+        st.session_state[RHO_LINK] = float(values["rho"])
+
+
+def set_readout(name: str, value: Any) -> None:
+    """Write a parameter that is a readout of another (Explore's planned ρ): no side effect."""
+    params()[name] = value
 
 
 def url_notices() -> list[str]:

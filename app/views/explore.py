@@ -243,22 +243,24 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
     return bool(state.get("fb"))
 
 
-def _budget(ds, cfg: run.RunConfig):
-    """(the run's config, its plan, a note): at the row-level ε on the slider, or at exactly the ρ
-    a link carried (made with the old ρ slider; kept until ε or δ moves), whose row-level ε is then
-    the slider's position (:func:`dpviz.registry.plan_at_budget`)."""
+def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
+    """(the run's config, a note): at the row-level ε on the slider, or at exactly the ρ a link
+    carried (made with the old ρ slider) or another page handed over (Budget's point click; kept
+    until ε or δ moves), whose row-level ε is then the slider's position
+    (:func:`dpviz.registry.plan_at_budget`)."""
     rho = st.session_state.get(controls.RHO_LINK)
     if rho is None:
-        cfg = cfg.at_eps(float(state.get("eps")))
-        return cfg, run.fc_plan(ds, cfg), None
+        return cfg.at_eps(float(state.get("eps"))), None
     cfg = replace(cfg, rho=float(rho), eps=None)
-    plan = run.fc_plan(ds, cfg)
-    state.update(eps=float(plan.guarantee.eps))
-    note = (f"Opened from a link with FriendlyCore's own budget ρ = {rho:g} (δ = "
-            f"{controls.fmt_delta(cfg.delta)}): the same run, at exactly that ρ. The slider sits at its "
-            f"row-level ε = {plan.guarantee.eps:.3g}; moving ε or δ plans the budget from the row-level "
-            "target instead.")
-    return cfg, plan, note
+    try:
+        eps = float(run.fc_plan(ds, cfg).guarantee.eps)
+    except ValueError:  # knobs the registry refuses: the run reports it
+        return cfg, None
+    state.update(eps=eps)
+    note = (f"Opened with FriendlyCore's own budget ρ = {rho:g} (δ = {controls.fmt_delta(cfg.delta)}): "
+            f"the same run, at exactly that ρ. The slider sits at its row-level ε = {eps:.3g}; moving "
+            "ε or δ plans the budget from the row-level target instead.")
+    return cfg, note
 
 
 @st.fragment
@@ -275,21 +277,15 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         delta = controls.delta_select()
     with c2b:
         fallback = fallback_toggle()
-    try:
-        cfg, plan, link_note = _budget(ds, replace(cfg, delta=delta, fallback=fallback))
-    except ValueError as exc:  # no budget meets the target for these declared inputs
-        with eps_slot:
-            controls.eps_slider(t=cfg.t)
-        _error(run.error_text(exc))
-        return
+    cfg, link_note = _budget(ds, replace(cfg, delta=delta, fallback=fallback))
     with eps_slot:
         mark = run.core_eps(ds, stage, cfg, controls.EPS_GRID)
         controls.eps_slider(mark=mark, t=cfg.t)
         if link_note is not None:
             with st.container(key="rho_link_note"):
                 st.info(link_note, icon=":material/link:")
-    state.update(rho=float(plan.budget.rho))  # the readout, for the pages that read FriendlyCore's ρ
     stage_key = cfg.stage_key(ds)
+    # a knob no budget meets (the plan's ValueError, e.g. t·k above the declared n) fails here too
     shown = explore_live.private_or_last(ds, stage, cfg)
     if shown.error is not None:
         _error(shown.error)
@@ -298,8 +294,11 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     if shown.error is not None:
         st.caption("Showing the previous result.")
     result_key, result, failed = shown.key, shown.result, shown.error is not None
+    shown_cfg = shown.cfg or cfg
+    plan = run.fc_plan(ds, shown_cfg)  # the run's plan (memoized: the run read it)
+    state.set_readout("rho", float(plan.budget.rho))  # for the pages that read FriendlyCore's ρ
     lap("private")
-    statement = run.statement(ds, cfg, result, key=result_key)
+    statement = run.statement(ds, shown_cfg, result, key=result_key)
     lap("statement")
     with c3:
         with st.container(key="own_budget_readout"):
