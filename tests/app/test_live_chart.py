@@ -50,7 +50,7 @@ def test_storyboard_charts_get_the_cached_figure_and_the_packaged_plotly_js():
     served = live_chart.STATIC_DIR / name
     assert served.read_bytes() == (live_chart._PLOTLY_JS).read_bytes()
 
-    at.select_slider(key="rho_slider").set_value(0.794).run()
+    at.select_slider(key="eps_slider").set_value(10.0).run()
     moved = json.loads(_elements(at, "bidi_component")["storyboard_live"].proto.json)
     assert moved["figure"] == _shown_live_spec(at) != spec
 
