@@ -62,7 +62,7 @@ def feasibility_sentence(mark: float | None, t: int) -> str:
 
 
 def _leave_link() -> None:
-    """A move of ε or δ leaves a link's exact ρ: the run is planned from the row-level target."""
+    """A move of ε leaves a link's exact ρ: the run is planned from the row-level target."""
     st.session_state.pop(RHO_LINK, None)
 
 
@@ -141,9 +141,10 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
     state.seed_widget("delta", key)
     st.select_slider(
         label, options=_with(DELTA_GRID, delta), format_func=fmt_delta, key=key,
-        on_change=_on_change("delta", key),
+        on_change=state.on_change("delta", key, float),
         help="The row-level δ: the probability that the guarantee fails for one row. Keep it well "
-             "below 1/n. The algorithm's plan splits it between its own δ and the conversion's δ′.",
+             "below 1/n. The algorithm's plan splits it between its own δ and the conversion's δ′ "
+             "(while a link's exact ρ is kept, it is that budget's own δ, with δ′ = δ).",
     )
     return float(state.get("delta"))
 

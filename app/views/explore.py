@@ -246,7 +246,7 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
 def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
     """(the run's config, a note): at the row-level ε on the slider, or at exactly the ρ a link
     carried (made with the old ρ slider) or another page handed over (Budget's point click; kept
-    until ε or δ moves), whose row-level ε is then the slider's position
+    until ε moves; δ is then its own δ, with δ′ = δ), whose row-level ε is the slider's position
     (:func:`dpviz.registry.plan_at_budget`)."""
     rho = st.session_state.get(controls.RHO_LINK)
     if rho is None:
@@ -259,7 +259,7 @@ def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
     state.update(eps=eps)
     note = (f"Opened with FriendlyCore's own budget ρ = {rho:g} (δ = {controls.fmt_delta(cfg.delta)}): "
             f"the same run, at exactly that ρ. The slider sits at its row-level ε = {eps:.3g}; moving "
-            "ε or δ plans the budget from the row-level target instead.")
+            "ε plans the budget from the row-level target instead.")
     return cfg, note
 
 

@@ -1,7 +1,7 @@
 """The storyboard's charts (app/components/live_chart.py): one mounted component per chart, fed
 the cached figure JSON and the app-served plotly.js; ``st.plotly_chart`` when it cannot be
 served. (That the page updates the graph in place is checked in a real browser:
-tests/e2e/test_e2e_explore.py::test_rho_slider_redraws_the_storyboard.)"""
+tests/e2e/test_e2e_explore.py::test_eps_slider_redraws_the_storyboard.)"""
 
 from __future__ import annotations
 
