@@ -273,3 +273,46 @@ def test_an_old_rho_link_opens_the_same_run_at_exactly_that_rho(key):
     assert not at.exception and not has_container(at, "rho_link_note")
     assert "friendlycore.rho" not in dict(at.query_params)
     assert f"ρ = {_fc_plan(3.0).budget.rho:.4g} " in _readout(at)
+
+
+# ----------------------------------------------------------------------------- one Explore path
+
+
+def test_the_explore_page_names_no_algorithm_and_calls_one_hook_for_every_one():
+    """app/views/explore.py has one path: every algorithm is drawn by live_pages.render (FriendlyCore's
+    page is a registered hook like any family's could be); the page calls no FriendlyCore function."""
+    import ast
+    from pathlib import Path
+
+    source = (Path(__file__).parents[2] / "app/views/explore.py").read_text()
+    tree = ast.parse(source)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert "friendlycore" not in source.lower().replace("friendlycore's", "")
+    assert not {"fc_explore", "explore_live", "run", "controls"} & imported
+    assert not [n for n in names if n.startswith("fc_") or "rho" in n or "core" in n]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "render"]
+    assert [ast.unparse(c.func) for c in calls] == ["live_pages.render"]
+
+
+@pytest.fixture
+def toy_live_page():
+    from app.components import live_pages
+
+    before = live_pages.registered()
+    live_pages.register("dp_lloyd", "toy_live_page")
+    yield
+    live_pages._PAGES.clear()
+    live_pages._PAGES.update(before)
+
+
+def test_any_family_can_register_a_live_page_and_explore_draws_it(toy_live_page):
+    at = open_app(**SMALL, alg="dp_lloyd")
+    assert not at.exception
+    text = " ".join(m.value for m in container(at, "toy_live_page").markdown)
+    assert text == "Toy live page for dp_lloyd (Λ = 1, n = 3000)"
+    assert not has_container(at, "own_budget_readout")  # the generic page was not drawn
+    fc = open_app(**SMALL)  # FriendlyCore's registered page, through the same hook
+    assert has_container(fc, "main_panel") and not has_container(fc, "toy_live_page")
