@@ -290,10 +290,10 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("private")
     statement = run.statement(ds, shown_cfg, result, key=result_key)
     lap("statement")
-    with c3:
+    with c3:  # the per-row sentence first: it stays on the first screen at 1280×720
+        controls.epsilon_readout(statement, n_declared=int(ds.n))
         with st.container(key="own_budget_readout"):
             controls.own_budget_readout("FriendlyCore", "zcdp", plan)
-        controls.epsilon_readout(statement, n_declared=int(ds.n))
     lap("readout")
 
     storyboard = dpviz.viz.storyboard

@@ -25,6 +25,7 @@ from st_e2e import (
     choose_radio,
     click_button,
     go_to_page,
+    move_slider,
     open_app,
     plotly_charts,
     plotly_traces,
@@ -76,7 +77,7 @@ def test_teacher_steps_through_and_sees_the_noise_grow_as_rho_shrinks(page: Page
     readout = widget(page, "eps_readout").inner_text()
     # an ε move (the link's exact ρ = 10 is left for the plan at ε = 30: ρ ≈ 0.96) keeps the step;
     # on this lesson the core then does not complete (the plan's own δ is tiny: docs/app.md)
-    press_slider_key(page, "eps_slider", "End")
+    move_slider(page, "eps_slider", -1)  # the link's ε (above the grid) → 30
     assert slider_text(page, "eps_slider") == "30"
     assert_no_exception(page)
     expect(widget(page, "step_narration")).to_contain_text("Panel 5 of 7 — (e) · paper step 6")

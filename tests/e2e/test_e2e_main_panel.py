@@ -78,15 +78,15 @@ def test_budget_sliders_and_main_panel_on_one_screen_at_1280x720(page720: Page, 
 
     # δ moves keep the link's exact ρ = 1 (FriendlyCore answers; on the ε slider, whose plan gives
     # a tiny own δ, the core of this lesson completes at no grid ε: docs/app.md)
-    move_slider(page, "delta_select", 1)  # 10⁻⁶ → 10⁻⁷
-    move_slider(page, "delta_select", -2)  # → 10⁻⁵
-    assert slider_text(page, "delta_select") == "10⁻⁵"
+    move_slider(page, "delta_select", 1)  # 10⁻⁶ → 10⁻⁵
+    move_slider(page, "delta_select", -2)  # → 10⁻⁷
+    assert slider_text(page, "delta_select") == "10⁻⁷"
     expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
     _drawn(page)
     legend = _legend(page)
     assert cloud in legend, "the cloud's magnification must stay fixed across budget moves"
     earlier = legend["earlier draws (runs you saw before)"]
-    assert len(earlier["x"]) == 2 * 8  # the runs at δ = 10⁻⁶ and 10⁻⁷, faint
+    assert len(earlier["x"]) == 2 * 8  # the runs at δ = 10⁻⁶ and 10⁻⁵, faint
     assert set(zip(centers["x"], centers["y"], strict=True)) <= set(
         zip(earlier["x"], earlier["y"], strict=True))
     _within_viewport(widget(page, "eps_slider"))
