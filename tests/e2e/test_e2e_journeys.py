@@ -63,8 +63,8 @@ def _docs_copy(page: Page, shot, name: str, height: int) -> None:
     shutil.copyfile(path, ROOT / "docs" / f"{name}.png")
 
 
-def test_teacher_steps_through_and_sees_the_noise_grow_as_rho_shrinks(page: Page, app_url: str,
-                                                                      shoot) -> None:
+def test_teacher_steps_through_and_the_step_stays_on_an_eps_move(page: Page, app_url: str,
+                                                                 shoot) -> None:
     open_app(page, app_url + EXPLORE)
     assert_no_exception(page)
     expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
@@ -86,8 +86,8 @@ def test_teacher_steps_through_and_sees_the_noise_grow_as_rho_shrinks(page: Page
     _docs_copy(page, shoot, "journey_teacher", 1900)
 
 
-def test_stakeholder_types_a_target_eps_and_reads_the_guarantee_in_words(page: Page, app_url: str,
-                                                                         shoot) -> None:
+def test_stakeholder_sets_a_target_eps_and_reads_the_guarantee_in_words(page: Page, app_url: str,
+                                                                        shoot) -> None:
     open_app(page, app_url + EXPLORE)
     readout = widget(page, "eps_readout")
     expect(readout).to_contain_text("Privacy strength: none")  # ρ = 10: the row-level δ is 1
