@@ -1,4 +1,4 @@
-"""Explore's live path for FriendlyCore: what a ρ / δ move shows, and what it computes ahead.
+"""Explore's live path for FriendlyCore: what an ε / δ move shows, and what it computes ahead.
 
 - The last good tuple stage and private run are kept in Session State: when new knobs fail
   (a ValueError for bad knobs, or a library bug) the page shows the error next to the previous
@@ -11,7 +11,7 @@
 - :func:`prefetch_next` speculates the private runs one slider step away, their privacy
   statements and (if shown) their figures (:func:`app.components.cache.speculate`).
 
-The page (``app/views/explore.py``) only lays out widgets.
+The page (``app/components/fc_explore.py``, FriendlyCore's registered live page) only lays out widgets.
 """
 
 from __future__ import annotations

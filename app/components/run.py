@@ -5,8 +5,9 @@ Two stages (DESIGN.md, "Two stages, for live interaction"):
 - the tuple stage (pieces and the oracle's k-tuples) depends on the rows, k, t, the oracle and
   the seed, not on the budget. It is cached per session keyed on
   ``(content_hash, k, t, oracle, seed)``;
-- the private stage reruns on every ρ / δ move, on the cached tuples (milliseconds at t = 200);
-  its results are kept in a small per-session LRU so moving back to a ρ is instant.
+- the private stage reruns on every ε / δ move (at the budget of the run's plan, ``fc_plan``),
+  on the cached tuples (milliseconds at t = 200); its results are kept in a small per-session LRU
+  so moving back to a budget is instant.
 
 The non-private reference (k-means++ on all rows: its centers and cost, used by the normalized
 loss and the noise cloud) is computed once per ``(content_hash, k)``.
