@@ -30,12 +30,13 @@ Stable widget keys (locate in the browser as ``.st-key-<key>``)
 Every page
     ``dataset_summary`` (sidebar container: the current dataset in one line).
 Explore
-    Live (a fragment: a change reruns only the private stage): ``rho_slider`` (select_slider on a
-    log grid; its thumb is ``input[type=range]``), ``delta_select`` (select_slider, powers of
-    ten), ``fallback_toggle`` (FriendlyCore's backup method on/off), ``eps_readout`` (container:
-    the metric "Privacy per row of your data" = row-level ε and δ, the strength in words, the
-    odds sentence, the paper's per-tuple ε as a caption); ``eps_target``, ``eps_target_delta``,
-    ``eps_target_apply`` ("I need a given ε: what ρ?": sets the ρ and δ sliders).
+    Live (a fragment: a change reruns only the private stage): ``eps_slider`` (select_slider: the
+    row-level ε, every algorithm's main control; its thumb is ``input[type=range]``),
+    ``delta_select`` (select_slider, powers of ten), ``own_budget_readout`` (container: the
+    algorithm's own budget from its plan, e.g. FriendlyCore's ρ), ``rho_link_note`` (container: an
+    old link's exact ρ is kept), ``fallback_toggle`` (FriendlyCore's backup method on/off),
+    ``eps_readout`` (container: the metric "Privacy per row of your data" = row-level ε and δ, the
+    strength in words, the odds sentence, the paper's per-tuple ε as a caption).
     Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
     ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); an out-of-range
     value's message sits under its field in ``<key>_msg`` (e.g. ``ex_t_msg``); ``auto_changes``

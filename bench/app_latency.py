@@ -1,6 +1,6 @@
 """ρ (or δ) slider → redraw latency of the Explore page, measured in Debian's chromium.
 
-    PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--slider rho|delta]
+    PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--slider eps|delta]
         [--moves 10] [--url URL] [--no-prefetch] [--plotly-chart] [--vector] [--net]
         [--json PATH]
     PYTHONPATH=. .venv/bin/python bench/app_latency.py --compare [OPENS]   # Compare's default view
@@ -59,10 +59,12 @@ from st_e2e import (  # noqa: E402
     widget,
 )
 
-QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t=200&rho={rho}&delta={delta}&seed=0"
-#: --slider: (widget key, start value in the URL, fresh steps below the start)
-SLIDERS = {"rho": ("rho_slider", {"rho": "3.16", "delta": "1e-06"}, 25),
-           "delta": ("delta_select", {"rho": "1.0", "delta": "0.001"}, 9)}
+QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t=200&{budget}&delta={delta}&seed=0"
+#: --slider: (widget key, start value in the URL, fresh steps below the start). The row-level ε
+#: is Explore's main control (issue 26): a move plans FriendlyCore's ρ (memoized per ε; the
+#: neighbours' plans are computed on the worker with their runs); δ moves at an old link's exact ρ.
+SLIDERS = {"eps": ("eps_slider", {"budget": "eps=30", "delta": "1e-06"}, 14),
+           "delta": ("delta_select", {"budget": "rho=1.0", "delta": "0.001"}, 9)}
 
 # The keydown time, and the time of every DOM change inside a plotly chart after it (the app
 # replaces some chart elements on a rerun and updates others in place: both show up here).
@@ -127,7 +129,7 @@ _DONE_JS = """
 """
 
 
-def measure_move(page: Page, slider: str = "rho_slider", *, net: bool = False) -> dict:
+def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False) -> dict:
     """Press ArrowLeft once on ``slider``; return the move's timings (ms).
 
     The page times everything itself (``performance.now()``); Python only presses the key and
@@ -169,14 +171,14 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str,
-           slider: str = "rho") -> str:
+           slider: str = "eps") -> str:
     net = "server_ms" in moves[0]
     cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
-    name = {"rho": "ρ", "delta": "δ"}[slider]
+    name = {"eps": "ε", "delta": "δ"}[slider]
     lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; {name} slider ArrowLeft × {len(moves)}, "
              f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
              f"(load average before: {load})",
-             f"{'move':>4}  {'ρ from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
+             f"{'move':>4}  {name + ' from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
     for i, m in enumerate(moves, 1):
         lines.append(f"{i:>4}  {m['from'] + ' → ' + m['to']:>16}"
                      + "".join(f"  {m[c]:>6.0f}ms" for c in cols))
@@ -425,7 +427,7 @@ def issue16_report(rows, probe, *, load: str, label: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
-    ap.add_argument("--slider", choices=sorted(SLIDERS), default="rho",
+    ap.add_argument("--slider", choices=sorted(SLIDERS), default="eps",
                     help="the slider to move: ρ (from 3.16) or δ (from 10⁻³)")
     ap.add_argument("--moves", type=int, help="measured moves after 1 warm-up (default: 10 for "
                     "ρ, 8 for δ)")

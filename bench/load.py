@@ -108,7 +108,7 @@ class Session:
                 etype = el.WhichOneof("type")
                 if etype == "exception":
                     self.errors += 1
-                elif etype == "slider" and el.slider.id.endswith("rho_slider"):
+                elif etype == "slider" and el.slider.id.endswith("eps_slider"):
                     self.slider_id, self.options = el.slider.id, list(el.slider.options)
                     self.fragment = msg.delta.fragment_id
             elif kind == "script_finished":

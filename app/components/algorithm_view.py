@@ -4,8 +4,8 @@ its storyboard, privacy statement and ledger.
 Nothing here names an algorithm: the picker lists ``dpviz.algorithms()``, the form is built from
 the parameter dataclass's hints (``dpviz.registry.param_fields``), the run goes through
 ``dpviz.registry`` (each algorithm calibrated to the row-level (ε, δ) target), and the figure is
-the family's registered storyboard (``dpviz.viz.storyboards``). FriendlyCore keeps its own,
-richer page (``app/views/explore.py``), which this module's picker switches to.
+the family's registered storyboard (``dpviz.viz.storyboards``). A family may register a richer
+live page instead (``app/components/live_pages.py``; FriendlyCore's is ``fc_explore.py``).
 
 Two stages as everywhere: the spec's non-private stage is cached per (rows, algorithm, its
 stage fields, k, seed, Λ, declared n), so moving ε reruns only the private part.
@@ -27,8 +27,8 @@ from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
 from dpviz.viz.storyboards import ExplorationContext, explorations, story_steps, storyboard_builder
 
-#: The row-level ε target on a log-like grid.
-EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
+#: The row-level ε target on a log-like grid (one grid for every algorithm, FriendlyCore included).
+EPS_GRID = controls.EPS_GRID
 
 PICKER_KEY = "ex_algorithm"
 
@@ -260,37 +260,16 @@ def prefetch_neighbours(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon
 
 
 def _neighbours(eps: float) -> tuple[float, ...]:
-    options = sorted(set(EPS_GRID) | {float(eps)})
-    i = options.index(float(eps))
-    return tuple(options[j] for j in (i - 1, i + 1) if 0 <= j < len(options))
+    return controls.eps_neighbours(eps)
 
 
 # ----------------------------------------------------------------------------- the page
 
 
-def _eps_slider() -> float:
-    eps = float(state.get("eps"))
-    options = sorted(set(EPS_GRID) | {eps})
-    state.seed_widget("eps", "eps_slider")
-    st.select_slider("Row-level privacy ε (the guarantee for one row of your data)", options=options,
-                     format_func=lambda v: f"{v:g}", key="eps_slider",
-                     on_change=state.on_change("eps", "eps_slider", float),
-                     help="The algorithm's own budget is calibrated so that adding or removing any "
-                          "one row changes the odds of any outcome by at most e^ε (except with "
-                          "probability δ).")
-    return float(state.get("eps"))
-
-
 def own_budget_readout(spec: AlgorithmSpec, result) -> None:
-    """The algorithm's own budget under the row-level ε slider: a readout, not a control. It is the
-    budget the registry's calibration chose for this target (``Result.params["budget"]``, written
-    by ``dpviz.run``), e.g. ρ for a zCDP algorithm."""
-    budget = result.params.get("budget")
-    if budget is None:
-        return
-    kinds = {"zcdp": "ρ-zCDP", "pure": "pure ε-DP", "approx": "(ε, δ)-DP"}
-    kind = kinds.get(spec.budget_kind, spec.budget_kind)
-    st.caption(f"{spec.title}'s own budget ({kind}), calibrated to this row-level target: **{budget}**")
+    """The algorithm's own budget under the row-level ε slider, from the run's plan
+    (``Result.plan``, written by ``dpviz.run``): :func:`controls.own_budget_readout`."""
+    controls.own_budget_readout(spec.title, spec.budget_kind, getattr(result, "plan", None))
 
 
 def _status(spec: AlgorithmSpec, result) -> None:
@@ -466,7 +445,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
                                          f" It excludes the {public.n_public:,} rows declared public."))
     c1, c2 = st.columns([5, 3])
     with c1:
-        eps = _eps_slider()
+        eps = controls.eps_slider()
     with c2:
         delta = controls.delta_select()
     try:

@@ -25,13 +25,11 @@ def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
     """The canonical parameters that open ``name`` at row-level ``eps`` in Explore.
 
     Explore shows any registered private algorithm (``alg``) at a row-level target (``eps`` and
-    ``delta``), with its own parameters under ``<algorithm>.<field>`` keys. FriendlyCore keeps its
-    own page, driven by its budget (ρ, δ) and knobs: for it the calibrated budget of the
-    comparison's run, its t (the auto t from the declared size when 0), preset, oracle and r_min,
-    so that Explore shows the same row-level guarantee.
+    ``delta``), with its own parameters under ``<algorithm>.<field>`` keys. FriendlyCore's page
+    reads its knobs from the flat keys: for it the comparison's t (the auto t from the declared
+    size when 0), preset, oracle and r_min, so that Explore plans the same budget.
     """
-    from dpviz.registry import Public, get
-    from dpviz.sweeps import calibrated
+    from dpviz.registry import get
 
     params = spec.params_of(name)
     algo = get(name)
@@ -43,9 +41,9 @@ def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
         return out | {"delta": spec.delta}
     from dpviz.clustering.fc_spec import auto_n_tuples
 
-    pub = Public(spec.n_declared, spec.d, spec.k, spec.radius)
-    cal = calibrated(algo, float(eps), spec.delta, pub, params)
-    return out | {"rho": cal.budget.rho, "delta": cal.budget.delta,
+    # Explore plans FriendlyCore's budget from the row-level (ε, δ) like every algorithm's: the same
+    # plan as this comparison's (its ρ is Explore's readout; a ρ handed over would be kept exactly).
+    return out | {"delta": spec.delta,
                   "t": params.n_tuples or auto_n_tuples(spec.n_declared, spec.k),
                   "preset": params.preset, "oracle": params.oracle,
                   "rmin": params.r_min or 1e-3 * spec.radius}

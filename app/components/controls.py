@@ -1,4 +1,4 @@
-"""Reusable controls: the budget (log-ρ slider, δ as a power of ten, ρ → ε readout).
+"""Reusable controls: the budget (the row-level ε slider, δ as a power of ten, the own-budget readout).
 
 Each control owns one widget key (listed in ``app/main.py``) and is bound to one canonical
 parameter in :mod:`app.components.state`.
@@ -12,7 +12,8 @@ import streamlit as st
 
 from app.components import state
 
-#: ρ on a log grid: 10 steps per decade from 10⁻³ to 10 (values rounded to 3 digits).
+#: ρ on a log grid: 10 steps per decade from 10⁻³ to 10 (values rounded to 3 digits); the Learn
+#: and Budget pages' ρ axes.
 RHO_GRID: tuple[float, ...] = tuple(float(f"{10 ** (i / 10):.3g}") for i in range(-30, 11))
 #: δ as powers of ten.
 DELTA_GRID: tuple[float, ...] = tuple(10.0 ** -e for e in range(3, 13))
@@ -37,50 +38,85 @@ def _with(grid: tuple[float, ...], value: float) -> list[float]:
     return sorted(set(grid) | {float(value)})
 
 
+#: The row-level ε (Explore's main control for every algorithm) on a log-like grid.
+EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
+
+#: The session key of an own budget ρ a link carried (``rho=`` / ``friendlycore.rho=``, made with
+#: the old ρ slider): while it is set the run spends exactly that (ρ, δ), and the ε slider sits at
+#: the row-level ε of that budget (:func:`dpviz.registry.plan_at_budget`).
+RHO_LINK = state.RHO_LINK
+
+
+def fmt_eps(v: float) -> str:
+    return f"{v:.3g}"
+
+
 def feasibility_sentence(mark: float | None, t: int) -> str:
     """One sentence on the slider's mark: from where this simulation's core forms."""
     if mark is None:
-        return (f"At no ρ on this slider does the core of t = {t} pieces form in this simulation "
+        return (f"At no ε on this slider does the core of t = {t} pieces form in this simulation "
                 "(the noise on each piece's count of agreeing pieces exceeds what t pieces can "
                 "give): the backup method answers; raise t or n.")
-    return (f"▲ ρ = {fmt_rho(mark)}: from here up FriendlyCore's core forms in this simulation; "
+    return (f"▲ ε = {fmt_eps(mark)}: from here up FriendlyCore's core forms in this simulation; "
             "below it the backup method answers.")
 
 
-def rho_slider(key: str = "rho_slider", *, label: str = "Privacy budget ρ (zCDP)",
-               mark: float | None = None, t: int | None = None) -> float:
-    """The log-scale ρ slider with "more privacy ↔ more accuracy" end labels and, when ``t`` is
-    given, a mark at ``mark``: the smallest ρ from which FriendlyCore's core forms in this
-    simulation (``run.core_rho``: the run's own decision), with one sentence of why."""
-    rho = float(state.get("rho"))
-    options = _with(RHO_GRID, rho)
-    state.seed_widget("rho", key)
+def _leave_link() -> None:
+    """A move of ε leaves a link's exact ρ: the run is planned from the row-level target."""
+    st.session_state.pop(RHO_LINK, None)
+
+
+def _on_change(name: str, key: str):
+    update = state.on_change(name, key, float)
+
+    def callback() -> None:
+        _leave_link()
+        update()
+
+    return callback
+
+
+def eps_slider(key: str = "eps_slider", *, mark: float | None = None, t: int | None = None,
+               label: str = "Row-level privacy ε (the guarantee for one row of your data)") -> float:
+    """The row-level ε slider, every algorithm's main control (with δ, :func:`delta_select`): the
+    algorithm's own budget is planned from it (:func:`dpviz.registry.plan`) and shown as a readout.
+    With ``t`` (FriendlyCore) a mark at ``mark``: the smallest ε from which its core forms in this
+    simulation (``run.core_eps``: the run's own decision), with one sentence of why."""
+    eps = float(state.get("eps"))
+    options = _with(EPS_GRID, eps)
+    state.seed_widget("eps", key)
     why = "" if t is None else (
         "\n\n" + feasibility_sentence(mark, t) + " The mark is found by running the private stage as "
         "each slider step does (a non-private diagnostic of this seeded simulation; other noise may "
         f"move it a step). Below it the noise on how many of the t = {t} pieces agree hides the "
         "agreement FriendlyCore must detect.")
     st.select_slider(
-        label, options=options, format_func=fmt_rho, key=key,
-        on_change=state.on_change("rho", key, float),
-        help="ρ-zCDP: smaller ρ adds more noise (stronger privacy). The slider is logarithmic: "
-             "each step multiplies ρ by about 1.26. Moving it reruns only the private stage." + why,
+        label, options=options, format_func=fmt_eps, key=key, on_change=_on_change("eps", key),
+        help="The algorithm's own budget is calibrated so that adding or removing any one row changes "
+             "the odds of any outcome by at most e^ε (except with probability δ). Smaller ε adds more "
+             "noise (stronger privacy). Moving it reruns only the private stage." + why,
     )
     # One element for both end labels: every element of the live fragment is re-rendered by
     # the browser on each move.
     tick = ""
-    if t is not None and mark is not None:
-        pos = 100.0 * options.index(float(mark)) / (len(options) - 1)  # the mark is on RHO_GRID
+    if t is not None and mark is not None and float(mark) in options:
+        pos = 100.0 * options.index(float(mark)) / (len(options) - 1)  # the mark is on EPS_GRID
         tick = (f"<div style='position:relative;height:1.1rem;font-size:0.8rem'><span "
                 f"style='position:absolute;left:{pos:.1f}%;transform:translateX(-50%);"
-                f"white-space:nowrap;color:#D55E00'>▲ core forms from ρ ≈ {fmt_rho(mark)}</span>"
+                f"white-space:nowrap;color:#D55E00'>▲ core forms from ε ≈ {fmt_eps(mark)}</span>"
                 "</div>")
+    elif t is not None:  # no tick to show: say so in one short line (the help has the sentence)
+        tick = ("<div style='height:1.1rem;font-size:0.8rem;color:#D55E00'>▲ the core forms at no ε "
+                "of this slider here (backup answers; see ?)</div>")
     st.markdown(tick + "<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
                 "opacity:0.7'><span>← more privacy (more noise)</span>"
                 "<span>more accuracy (less privacy) →</span></div>", unsafe_allow_html=True)
-    if t is not None and mark is None:  # no tick to show: say so in words
-        st.caption(feasibility_sentence(mark, t))
-    return float(state.get("rho"))
+    return float(state.get("eps"))
+
+
+def eps_neighbours(eps: float) -> tuple[float, ...]:
+    """The ε slider's values one step below and above ``eps``."""
+    return _neighbours(EPS_GRID, eps)
 
 
 def _neighbours(grid: tuple[float, ...], value: float) -> tuple[float, ...]:
@@ -91,7 +127,7 @@ def _neighbours(grid: tuple[float, ...], value: float) -> tuple[float, ...]:
 
 
 def rho_neighbours(rho: float) -> tuple[float, ...]:
-    """The ρ slider's values one step below and above ``rho``."""
+    """The ρ grid's values one step below and above ``rho`` (the Learn page's ρ slider)."""
     return _neighbours(RHO_GRID, rho)
 
 
@@ -107,8 +143,9 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
     st.select_slider(
         label, options=_with(DELTA_GRID, delta), format_func=fmt_delta, key=key,
         on_change=state.on_change("delta", key, float),
-        help="The δ of (ρ, δ)-zCDP: the probability that FriendlyCore's high-probability events "
-             "fail. Keep it well below 1/n. The same δ′ = δ is used to convert to (ε, δ)-DP.",
+        help="The row-level δ: the probability that the guarantee fails for one row. Keep it well "
+             "below 1/n. The algorithm's plan splits it between its own δ and the conversion's δ′ "
+             "(while a link's exact ρ is kept, it is that budget's own δ, with δ′ = δ).",
     )
     return float(state.get("delta"))
 
@@ -117,8 +154,23 @@ def _fmt_row(eps: float, delta: float) -> str:
     return f"ε = {eps:.3g} · δ = {delta:.2g}"
 
 
-def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps_readout",
-                    n_declared: int | None = None) -> None:
+def own_budget_readout(title: str, budget_kind: str, plan) -> None:
+    """The algorithm's own budget under the row-level ε slider: a readout, not a control, from the
+    run's ONE budget plan (:func:`dpviz.registry.plan`; ``plan.budget``, e.g. ρ for a zCDP
+    algorithm)."""
+    budget = None if plan is None else plan.budget
+    if budget is None:
+        return
+    kinds = {"zcdp": "ρ-zCDP", "pure": "pure ε-DP", "approx": "(ε, δ)-DP"}
+    kind = kinds.get(budget_kind, budget_kind)
+    if hasattr(budget, "rho"):
+        text = f"ρ = {budget.rho:.4g} (own δ = {budget.delta:.2g}, δ′ = {plan.delta_prime:.2g})"
+    else:
+        text = str(budget)
+    st.caption(f"{title}'s own budget ({kind}), planned for this row-level target: **{text}**")
+
+
+def epsilon_readout(statement=None, *, key: str = "eps_readout", n_declared: int | None = None) -> None:
     """The privacy of this budget in words, per ROW of the user's data: the row-level (ε, δ) as
     the main number, how strong that is (:func:`dpviz.viz.privacy.strength_band`), the odds
     sentence, and the paper's per-tuple ε as a secondary line. Every number comes from the run's
@@ -147,57 +199,8 @@ def epsilon_readout(rho: float, delta: float, statement=None, *, key: str = "eps
         elif n_declared and row.delta > 1.0 / n_declared:
             st.warning(f"The per-row δ = {row.delta:.2g} exceeds 1/n = {1.0 / n_declared:.2g}: a "
                        "mechanism that publishes one random row outright meets such a δ, so the "
-                       "guarantee is weak. Lower ρ or δ.", icon=":material/warning:")
+                       "guarantee is weak. Lower ε or δ.", icon=":material/warning:")
 
 
 #: The label of the main privacy number (tests and the browser find it by this text).
 ROW_METRIC = "Privacy per row of your data"
-
-_TARGET_MSG = "_eps_target_msg"
-
-
-def target_epsilon(calibrate, *, key: str = "eps_target") -> None:
-    """"I need ε = 1: what ρ?" — a row-level (ε, δ) target; the button sets the ρ and δ sliders
-    to the largest budget whose row-level guarantee meets it.
-
-    ``calibrate(eps, delta)`` returns a :class:`dpviz.registry.Calibration` (the registry's
-    bisection on the algorithm's public guarantee; raises ValueError for an unreachable target).
-    """
-    def apply() -> None:
-        eps = st.session_state.get(key)
-        delta = float(st.session_state.get(f"{key}_delta", 1e-6))
-        if eps is None:
-            st.session_state[_TARGET_MSG] = ("error", None, "Type the row-level ε you need first.")
-            return
-        try:
-            cal = calibrate(float(eps), delta)
-        except ValueError as exc:
-            st.session_state[_TARGET_MSG] = ("error", None, str(exc))
-            return
-        budget = cal.budget
-        # Explore's sliders spend (ρ, δ) and state them with δ′ = δ: they express the plan only
-        # when its own δ equals its δ′ (and is positive).
-        if budget.delta <= 0 or cal.delta_prime != budget.delta:
-            st.session_state[_TARGET_MSG] = ("error", None, f"No budget with δ > 0 meets ε = {eps:g}, "
-                                             f"δ = {delta:g} per row: raise ε or δ.")
-            return
-        state.update(rho=float(budget.rho), delta=float(budget.delta))
-        g = cal.guarantee
-        text = (f"ρ = {budget.rho:.4g} and δ = {budget.delta:.2g} give ({g.eps:.3g}, {g.delta:.2g})-DP "
-                f"per row, within your target (ε = {eps:g}, δ = {delta:g}).")
-        st.session_state[_TARGET_MSG] = ("success", float(budget.rho), text)
-
-    with st.expander("I need a given ε: what ρ?", expanded=_TARGET_MSG in st.session_state):
-        c1, c2 = st.columns(2)
-        c1.number_input("Target ε per row", min_value=0.01, max_value=1000.0, value=None,
-                        placeholder="e.g. 1", format="%.3g", key=key,
-                        help="The row-level ε you need (adding or removing one row of your data).")
-        c2.select_slider("Target δ per row", options=list(DELTA_GRID), value=1e-6,
-                         format_func=fmt_delta, key=f"{key}_delta")
-        st.button("Set ρ for this target", key=f"{key}_apply", on_click=apply,
-                  icon=":material/tune:")
-        msg = st.session_state.get(_TARGET_MSG)
-        if msg is not None and msg[1] not in (None, float(state.get("rho"))):
-            msg = None  # the slider moved since: the sentence no longer describes this ρ
-        if msg is not None:
-            (st.success if msg[0] == "success" else st.error)(msg[2])

@@ -163,9 +163,11 @@ def _message(errors: dict[str, str], key: str) -> None:
             st.error(errors[key], icon=":material/error:")
 
 
-def sidebar_form(*, friendlycore: bool = True) -> None:
-    """The data and run settings; FriendlyCore's own knobs (t, oracle, r_min, preset) only when
-    ``friendlycore`` (another algorithm's parameters are its own form, generated from its spec)."""
+def sidebar_form(algorithm: str | None = None) -> None:
+    """The data and run settings; FriendlyCore's own knobs (t, oracle, r_min, preset) only when the
+    chosen ``algorithm`` is FriendlyCore (or none is chosen yet); another algorithm's parameters are
+    its own form, generated from its spec."""
+    friendlycore = algorithm in (None, "friendlycore")
     opts = dataset_options()
     if current_option() not in opts:
         opts[current_option()] = current_option()

@@ -1,4 +1,4 @@
-"""Explore's live path for FriendlyCore: what a ρ / δ move shows, and what it computes ahead.
+"""Explore's live path for FriendlyCore: what an ε / δ move shows, and what it computes ahead.
 
 - The last good tuple stage and private run are kept in Session State: when new knobs fail
   (a ValueError for bad knobs, or a library bug) the page shows the error next to the previous
@@ -11,7 +11,7 @@
 - :func:`prefetch_next` speculates the private runs one slider step away, their privacy
   statements and (if shown) their figures (:func:`app.components.cache.speculate`).
 
-The page (``app/views/explore.py``) only lays out widgets.
+The page (``app/components/fc_explore.py``, FriendlyCore's registered live page) only lays out widgets.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, run
+from app.components import cache, controls, run, state
 
 LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
+LAST_CFG = "_explore_last_cfg"  # its RunConfig (its plan states it)
 VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
 DRAWS = "_explore_draws"  # (stage key, {private key: centers}) of the runs shown on this stage
 MAGNIFICATION = "_explore_noise_x"  # {(content hash, k): M} of the main panel's noise cloud
@@ -58,6 +59,7 @@ def stage_or_last(ds, cfg: run.RunConfig) -> Staged:
     try:
         with st.spinner(f"Tuple stage (non-private): clustering {cfg.t} pieces with "
                         f"{cfg.oracle}…"):
+            run.check_feasible(ds, cfg)  # declared inputs only (the registry's check)
             stage = run.tuple_stage(ds, cfg)
         st.session_state[LAST_STAGE] = (ds, stage, cfg)
         return Staged(ds, stage, cfg)
@@ -77,6 +79,7 @@ class Shown:
     key: tuple | None
     result: Any
     error: str | None = None
+    cfg: run.RunConfig | None = None  # the run's config (its plan is the one to state)
 
 
 def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
@@ -88,10 +91,11 @@ def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
         error, last, stage_key = run.error_text(exc), st.session_state.get(LAST_RESULT), cfg.stage_key(ds)
         if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
             return Shown(None, None, error)
-        return Shown(*last, error)
+        return Shown(*last, error, st.session_state.get(LAST_CFG))
     key = cfg.private_key(ds)
     st.session_state[LAST_RESULT] = (key, result)
-    return Shown(key, result)
+    st.session_state[LAST_CFG] = cfg
+    return Shown(key, result, cfg=cfg)
 
 
 def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
@@ -122,14 +126,16 @@ def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:
 
 
 def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
-    """Start the private runs one slider step away (ρ first, then δ), their privacy statements
-    and (if shown) their storyboard figures on the background worker: the next move is most
+    """Start the private runs one slider step away (ε first, then δ; each planned on the worker),
+    their privacy statements and (if shown) their storyboard figures on the background worker: the
+    next move is most
     often one step of one slider. Speculation of earlier moves that has not started is
     withdrawn first. Same seeds, so the same release as computing them on the move; nothing
     computed here is shown unless the user moves there."""
     cache.cancel_queued("run", "statement", "live_figures")
-    steps = [replace(cfg, rho=rho) for rho in controls.rho_neighbours(cfg.rho)]
-    steps += [replace(cfg, delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
+    eps = cfg.eps if cfg.eps else float(state.get("eps"))  # a link's ρ: its ε's neighbours
+    steps = [cfg.at_eps(e) for e in controls.eps_neighbours(eps)]
+    steps += [replace(cfg.at_eps(eps), delta=delta) for delta in controls.delta_neighbours(cfg.delta)]
     proj, vector = projection(ds), bool(st.session_state.get(VECTOR, False))
     for step in steps:
         get_result = run.prefetch(ds, stage, step)

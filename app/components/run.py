@@ -5,8 +5,9 @@ Two stages (DESIGN.md, "Two stages, for live interaction"):
 - the tuple stage (pieces and the oracle's k-tuples) depends on the rows, k, t, the oracle and
   the seed, not on the budget. It is cached per session keyed on
   ``(content_hash, k, t, oracle, seed)``;
-- the private stage reruns on every ρ / δ move, on the cached tuples (milliseconds at t = 200);
-  its results are kept in a small per-session LRU so moving back to a ρ is instant.
+- the private stage reruns on every ε / δ move (at the budget of the run's plan, ``fc_plan``),
+  on the cached tuples (milliseconds at t = 200); its results are kept in a small per-session LRU
+  so moving back to a budget is instant.
 
 The non-private reference (k-means++ on all rows: its centers and cost, used by the normalized
 loss and the noise cloud) is computed once per ``(content_hash, k)``.
@@ -18,6 +19,7 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Hashable, Mapping
@@ -45,12 +47,16 @@ class RunConfig:
     t: int
     oracle: str
     seed: int
-    rho: float
+    rho: float | None
     delta: float
     radius: float
     r_min: float
     preset: str
     fallback: bool = True
+    #: The row-level ε target (Explore's main control): the run spends the budget the registry's
+    #: plan gives for (eps, delta) (:func:`fc_plan`). None (or 0): the run spends the own budget
+    #: (rho, delta) with δ′ = δ (a link made with the old ρ slider, the Learn page, triage).
+    eps: float | None = None
 
     @classmethod
     def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
@@ -64,7 +70,46 @@ class RunConfig:
 
     def private_key(self, ds) -> tuple:
         return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset,
-                self.fallback)
+                self.fallback, self.eps or None)
+
+    def at_eps(self, eps: float) -> RunConfig:
+        """This run at the row-level target ε (and this δ): the budget comes from the plan."""
+        return replace(self, eps=float(eps), rho=None)
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: str, fallback: bool,
+          r_min: float, eps: float | None, rho: float | None, delta: float):
+    registry = dpviz.registry
+    spec = registry.get("friendlycore")
+    pub = registry.Public(n_declared=n, d=d, k=k, radius=radius)
+    params = spec.make_params(n_tuples=t, oracle=oracle, preset=preset, fallback=fallback, r_min=r_min)
+    if eps:
+        return registry.plan(spec, eps, delta, pub, params)
+    return registry.plan_at_budget(spec, dpviz.privacy.ZCDP(float(rho), delta), pub, params)
+
+
+def check_feasible(ds, cfg: RunConfig) -> None:
+    """Raise the registry's ValueError when FriendlyCore cannot run with these declared inputs
+    (e.g. t·k above the declared n): before the tuple stage, so the page keeps the last good one."""
+    spec = dpviz.registry.get("friendlycore")
+    if spec.feasible is not None:
+        pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
+        spec.feasible(pub, spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
+                                            fallback=cfg.fallback, r_min=cfg.r_min))
+
+
+def fc_plan(ds, cfg: RunConfig):
+    """THE budget plan of FriendlyCore's run for ``cfg`` (:func:`dpviz.registry.plan`, the one
+    budget ↔ row-level translation; issue 26): at the row-level target (``cfg.eps``, ``cfg.delta``)
+    or, for a given own budget (``cfg.rho``, ``cfg.delta``, δ′ = δ), its guarantee
+    (:func:`dpviz.registry.plan_at_budget`). Public inputs only (declared n, d, k, Λ, t, oracle,
+    preset, fallback, r_min); memoized (a pure function; safe on the background worker).
+    ``plan.budget.rho`` is what the private stage spends, ``plan.delta_prime`` the δ′ its
+    statement uses."""
+    return _plan(int(ds.n), int(ds.d), int(cfg.k), float(cfg.radius), int(cfg.t), str(cfg.oracle),
+                 str(cfg.preset), bool(cfg.fallback), float(cfg.r_min), float(cfg.eps) if cfg.eps else None,
+                 None if cfg.rho is None else float(cfg.rho), float(cfg.delta))
 
 
 def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
@@ -92,7 +137,8 @@ def _private(ds, stage, cfg: RunConfig):
     fc = dpviz.clustering.friendlycore
     # A simulation treats the dataset's size as declared (as the other algorithms' view does);
     # the Release page asks for a declared n or pays for a DP count.
-    return fc.fc_private_stage(ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius,
+    budget = fc_plan(ds, cfg).budget
+    return fc.fc_private_stage(ds.X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius,
                                r_min=cfg.r_min, preset=cfg.preset, n_declared=int(ds.n),
                                fallback=cfg.fallback, rng=np.random.default_rng(seeds(cfg.seed)[1]))
 
@@ -102,18 +148,22 @@ def core_forms(result) -> bool:
     return bool(dpviz.registry.get("friendlycore").structure_ok(result))
 
 
-def core_rho(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
-    """The smallest ρ of the slider's grid from which this seeded simulation's core forms, found
-    the way the run decides: by running the private stage (cached, as a slider move would) and
-    reading its outcome, bisecting over the grid (about log₂(len(grid)) runs, once per stage, δ,
-    preset, r_min and fallback). None if the core does not form at the top of the grid.
+def core_eps(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None:
+    """The smallest row-level ε of the slider's grid from which this seeded simulation's core
+    forms, found the way the run decides: by running the private stage at each ε's planned budget
+    (cached, as a slider move would) and reading its outcome, bisecting over the grid (about
+    log₂(len(grid)) runs, once per stage, δ, preset, r_min and fallback). None if the core does
+    not form at the top of the grid.
 
     A non-private diagnostic of this simulation (it reads the rows through the runs), shown as
-    one: the public prediction (``presets.smallest_feasible_rho``, expected match margin ≥ 0)
-    placed the mark a step or two early (0.631 where the run answered from 0.794, issue 27).
+    one: the public prediction (``presets.smallest_feasible_rho``) placed the mark a step or two
+    early (issue 27).
     """
     def ok(i: int) -> bool:
-        return core_forms(private_run(ds, stage, replace(cfg, rho=float(grid[i]))))
+        try:
+            return core_forms(private_run(ds, stage, cfg.at_eps(grid[i])))
+        except ValueError:  # no budget meets this target (e.g. a δ below what the run needs)
+            return False
 
     def compute() -> float | None:
         lo, hi = 0, len(grid) - 1
@@ -126,19 +176,7 @@ def core_rho(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None
             lo, hi = (lo, mid) if ok(mid) else (mid, hi)
         return float(grid[hi])
 
-    return cache.memo("core_rho", (*replace(cfg, rho=0.0).private_key(ds), grid), compute)
-
-
-def calibrate_fc(ds, cfg: RunConfig, epsilon: float, delta: float):
-    """The largest FriendlyCore budget (ρ, δ) whose row-level guarantee is within (ε, δ), for
-    this run's public knobs (declared n, d, k, Λ, t, oracle, preset, fallback, r_min):
-    :func:`dpviz.registry.calibrate` (bisection on ``fc_guarantee``; memoized there)."""
-    registry = dpviz.registry
-    spec = registry.get("friendlycore")
-    pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
-    params = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
-                              fallback=cfg.fallback, r_min=cfg.r_min)
-    return registry.calibrate(spec, float(epsilon), float(delta), pub, params)
+    return cache.memo("core_eps", (*cfg.at_eps(1.0).private_key(ds), grid), compute)
 
 
 def private_run(ds, stage, cfg: RunConfig):
@@ -162,19 +200,21 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     if pending is None and done is None:  # speculation is off
         return None
     get = pending.result if pending is not None else (lambda: done)
-    cache.speculate("statement", (key, cfg.delta), lambda: _statement(get(), cfg.delta))
+    # the plan (memoized) is read on the worker too: a new ε's calibration is not on the step
+    cache.speculate("statement", key, lambda: _statement(get(), fc_plan(ds, cfg).delta_prime))
     return get
 
 
 def redraw(ds, stage, cfg: RunConfig, draw: int):
-    """The ``draw``-th re-draw of the private stage for ``cfg``: the same tuples and the exact ρ of
-    the run on screen, fresh noise from the third seed stream (cached). Registered explorations
-    get it as ``ctx.simulate(draw=i)`` on FriendlyCore's page."""
+    """The ``draw``-th re-draw of the private stage for ``cfg``: the same tuples and the exact
+    budget of the run on screen (its plan's ρ), fresh noise from the third seed stream (cached).
+    Registered explorations get it as ``ctx.simulate(draw=i)`` on FriendlyCore's page."""
     def compute():
         ss = seeds(cfg.seed)[2]
         rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
+        budget = fc_plan(ds, cfg).budget
         return dpviz.clustering.friendlycore.fc_private_stage(
-            ds.X, stage, rho=cfg.rho, delta=cfg.delta, radius=cfg.radius, r_min=cfg.r_min,
+            ds.X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius, r_min=cfg.r_min,
             preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback, rng=rng)
 
     return cache.memo("redraw", (*cfg.private_key(ds), int(draw)), compute)
@@ -324,12 +364,13 @@ def _statement(result, delta_prime: float):
     return dpviz.privacy.row_level_statement(result.ledger, delta_prime)
 
 
-def statement(result_key: tuple, result, delta_prime: float):
-    """``row_level_statement(result.ledger, δ′)``: every privacy number shown comes from here.
+def statement(ds, cfg: RunConfig, result, *, key: tuple | None = None):
+    """``row_level_statement(result.ledger, δ′)`` with the δ′ of the run's plan (:func:`fc_plan`):
+    every privacy number shown comes from here.
 
     It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly), so it is cached
-    per (run, δ′) and prefetched with the neighbouring runs (:func:`prefetch`). It is a pure
-    function of the run's ledger: the cached statement is the one a fresh call would give.
+    per run and prefetched with the neighbouring runs (:func:`prefetch`). It is a pure function of
+    the run's ledger and public plan: the cached statement is the one a fresh call would give.
     """
-    return cache.memo("statement", (result_key, delta_prime),
-                      lambda: _statement(result, delta_prime))
+    return cache.memo("statement", cfg.private_key(ds) if key is None else key,
+                      lambda: _statement(result, fc_plan(ds, cfg).delta_prime))

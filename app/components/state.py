@@ -24,6 +24,10 @@ import dpviz
 _PARAMS_KEY = "params"
 _NOTICES_KEY = "_url_notices"
 _LAST_QUERY_KEY = "_last_query"
+#: An own budget ρ a link carried (flat ``rho=`` or ``friendlycore.rho=``, links made with the old
+#: ρ slider): Explore runs FriendlyCore at exactly that (ρ, δ) until ε or δ is moved
+#: (``app/components/controls.RHO_LINK``). Links the app writes now carry the row-level ``eps``.
+RHO_LINK = "_fc_rho_link"
 
 
 def _number(text: str, what: str) -> float:
@@ -111,8 +115,8 @@ _DATA_PARAMS = (
 )
 # The private run (Explore) and the sweep (Budget).
 _RUN_PARAMS = (
-    # ρ = 0.0316 (10^-1.5, on the slider's grid): row-level ε ≈ 2.6, δ ≈ 5.6e-6 ≤ 1/n on the default
-    # data (issue 27, defect 3: ρ = 1 opened at ε = 17.1, δ = 1.3e-3 per row, a "weak" warning).
+    # FriendlyCore's own budget: Explore writes its plan's ρ here (for the pages that read it); a
+    # link's ρ is kept exactly (RHO_LINK). The default ε = 3 plans ρ ≈ 0.0315 on the default data.
     Param("rho", 0.0316, _float_in(0.0, 1e3, low_open=True), "zCDP budget ρ"),
     Param("delta", 1e-6, _float_in(0.0, 0.1, low_open=True), "δ"),
     Param("k", 8, _int_in(1, 50), "clusters"),
@@ -124,7 +128,7 @@ _RUN_PARAMS = (
     Param("preset", "practical", _choice("practical", "paper", "reference"), "budget split preset"),
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
     # Which registered algorithm Explore shows (old links carry none: FriendlyCore), and the
-    # row-level ε target an algorithm other than FriendlyCore is calibrated to.
+    # row-level ε target every algorithm is calibrated to (Explore's main control).
     Param("alg", "friendlycore", lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
     Param("eps", 3.0, _float_in(0.0, 1e3, low_open=True), "row-level ε target"),
 )
@@ -298,11 +302,21 @@ def init() -> dict[str, Any]:
         params.update(values)
         st.session_state[_PARAMS_KEY] = params
         st.session_state[_NOTICES_KEY] = notices
+        _pin_link_rho(values)
     elif query and query != st.session_state.get(_LAST_QUERY_KEY):
         values, notices = parse_query(query)
         st.session_state[_PARAMS_KEY].update(values)
         st.session_state[_NOTICES_KEY] = notices
+        _pin_link_rho(values)
     return st.session_state[_PARAMS_KEY]
+
+
+def _pin_link_rho(values: Mapping[str, Any]) -> None:
+    """A link with a ρ (made with the old ρ slider) opens the same run: keep that ρ exactly."""
+    if "rho" in values:
+        st.session_state[RHO_LINK] = float(values["rho"])
+    else:
+        st.session_state.pop(RHO_LINK, None)
 
 
 def params() -> dict[str, Any]:
@@ -317,12 +331,23 @@ def get(name: str) -> Any:
 
 
 def update(**values: Any) -> None:
-    """Set parameters (names must be registered)."""
+    """Set parameters (names must be registered).
+
+    A page that hands Explore FriendlyCore's own budget ρ (Budget's point click, triage's "apply")
+    asks for exactly that ρ, as a link does (:data:`RHO_LINK`); Explore's own readout of the ρ its
+    plan gives is written with :func:`set_readout`."""
     p = params()
     for name, value in values.items():
         if name not in PARAMS and _spec_field(name) is None:
             raise KeyError(f"Unknown app parameter {name!r}")
         p[name] = value
+    if "rho" in values:
+        st.session_state[RHO_LINK] = float(values["rho"])
+
+
+def set_readout(name: str, value: Any) -> None:
+    """Write a parameter that is a readout of another (Explore's planned ρ): no side effect."""
+    params()[name] = value
 
 
 def url_notices() -> list[str]:
@@ -340,7 +365,10 @@ def relevant(p: Mapping[str, Any]) -> dict[str, Any]:
     # Only the shown algorithm's own keys; FriendlyCore (the default) keeps today's flat keys.
     skip |= {k for k in p if "." in k and not k.startswith(f"{p.get('alg')}.")}
     if p.get("alg") == "friendlycore":
-        skip |= {"alg", "eps"}
+        skip.add("alg")
+    # ρ is a readout of the row-level ε; only a link's exact ρ (while it is kept) is written back
+    if p.get("alg") != "friendlycore" or st.session_state.get(RHO_LINK) is None:
+        skip.add("rho")
     return {k: v for k, v in p.items() if k not in skip}
 
 

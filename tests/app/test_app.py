@@ -31,6 +31,11 @@ def _centers(at):
     return at.session_state["_explore_last_result"][1].centers
 
 
+def _own_budget(at) -> str:
+    """The own-budget readout under the ε slider (FriendlyCore's ρ, from its plan)."""
+    return " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
+
+
 # ----------------------------------------------------------------------------- pages load
 
 
@@ -44,7 +49,7 @@ def test_explore_loads_with_private_run_and_labelled_numbers():
     assert row_guarantee(at)[0] > paper_eps(at)
     assert page.count("non-private diagnostic") >= 3
     assert "private output" in page
-    for key in ("rho_slider", "delta_select"):
+    for key in ("eps_slider", "delta_select"):
         assert at.select_slider(key=key) is not None
     assert has_container(at, "run_status") and has_container(at, "storyboard")
     assert _centers(at).shape == (4, 2)
@@ -60,27 +65,32 @@ def test_other_pages_load(page):
 # ----------------------------------------------------------------------------- live controls
 
 
-def test_rho_move_changes_epsilon_and_centers_and_url():
+def test_eps_move_changes_epsilon_and_centers_and_url():
     at = open_app(**SMALL)
     eps_before = paper_eps(at)
     row_before = row_guarantee(at)
     centers_before = _centers(at).copy()
-    at.select_slider(key="rho_slider").set_value(0.1).run()
+    at.select_slider(key="eps_slider").set_value(7.0).run()
     assert not at.exception
     assert paper_eps(at) != eps_before
-    assert row_guarantee(at) != row_before
-    assert at.query_params["friendlycore.rho"] == "0.1"
+    assert row_guarantee(at) != row_before and row_guarantee(at)[0] <= 7.0
+    assert at.query_params["eps"] == "7.0" and "friendlycore.rho" not in at.query_params
     centers_after = _centers(at)
     assert centers_after.shape == centers_before.shape
     assert not (centers_after == centers_before).all()
 
 
-def test_delta_move_changes_epsilon():
+def test_delta_move_replans_the_budget():
+    """δ is the row-level target's δ: at the same ε a smaller δ plans a smaller ρ (the readout), and
+    the row-level statement meets the new target."""
     at = open_app(**SMALL)
-    before = paper_eps(at)
+    assert f"ρ = {_plan(3.0).budget.rho:.4g} " in _own_budget(at)
     at.select_slider(key="delta_select").set_value(1e-10).run()
     assert not at.exception
-    assert paper_eps(at) > before
+    want = _plan(3.0, 1e-10).budget.rho
+    assert want < _plan(3.0).budget.rho and f"ρ = {want:.4g} " in _own_budget(at)
+    eps, delta = row_guarantee(at)
+    assert eps <= 3.0 and delta <= 1e-10
     assert at.query_params["delta"] == "1e-10"
 
 
@@ -196,7 +206,7 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
     assert (q["friendlycore.rho"], q["delta"], q["friendlycore.oracle"], q["k"], q["seed"], q["n"]) == (
         "0.25", "1e-08", "pca", "3", "7", "3000")
     assert not {"rho", "t", "oracle", "preset", "rmin", "fb"} & set(q)  # namespaced (issue 26)
-    assert at.select_slider(key="rho_slider").value == 0.25
+    assert "ρ = 0.25 " in _own_budget(at)  # a link's ρ is kept exactly (test_one_path has the run)
     # A second session opened on the written URL shows the same run.
     again = open_app(**{k: v for k, v in q.items()})
     assert (_centers(again) == _centers(at)).all()
@@ -206,13 +216,14 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
     at.run()
     assert not at.exception
     assert at.session_state["params"]["rho"] == 0.05
-    assert at.select_slider(key="rho_slider").value == 0.05
+    assert "ρ = 0.05 " in _own_budget(at)
 
     bad = open_app(**{**SMALL, "rho": "-1", "k": "many"})
     assert not bad.exception
     notices = " ".join(w.value for w in bad.warning)
     assert "rho='-1' ignored" in notices and "k='many' ignored" in notices
-    assert bad.session_state["params"]["rho"] == 0.0316  # the default (issue 27: a sound budget)
+    # the default: the row-level ε = 3 (issue 27: a sound budget), ρ planned from it
+    assert bad.select_slider(key="eps_slider").value == 3.0 and not has_container(bad, "rho_link_note")
 
 
 # ----------------------------------------------------------------------------- budget
@@ -243,11 +254,14 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert rho_from_selection(clicked) == 1.0
     assert rho_from_selection({"selection": {"points": []}}) is None
     at.session_state["_goto_explore"] = True
+    from app.components import state  # what the click's callback does (Budget hands over a ρ)
+
     at.session_state["params"]["rho"] = 0.316
+    at.session_state[state.RHO_LINK] = 0.316
     at.run()
     assert not at.exception
     assert at.title[0].value.startswith("Explore")
-    assert at.select_slider(key="rho_slider").value == 0.316
+    assert "ρ = 0.316 " in _own_budget(at) and has_container(at, "rho_link_note")
 
 
 # ----------------------------------------------------------------------------- explore views
@@ -296,11 +310,11 @@ def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
         raise RuntimeError("ledger overspent")
 
     monkeypatch.setattr(fc, "fc_private_stage", broken)
-    # a ρ of the slider not run yet (the mark's search runs a few: app/components/run.core_rho)
-    from app.components.controls import RHO_GRID
+    # an ε of the slider not run yet (the mark's search runs a few: app/components/run.core_eps)
+    from app.components.controls import EPS_GRID
 
-    ran = {key[6] for key in at.session_state["_cache_run"]}
-    at.select_slider(key="rho_slider").set_value(next(r for r in RHO_GRID if r not in ran)).run()
+    ran = {key[-1] for key in at.session_state["_cache_run"]}
+    at.select_slider(key="eps_slider").set_value(next(e for e in EPS_GRID if e not in ran)).run()
     assert not at.exception
     errors = [e.value for e in container(at, "explore_error").error]
     assert errors and "RuntimeError: ledger overspent" in errors[0] and "bug" in errors[0]
@@ -313,29 +327,46 @@ def _pending(at, cache_name: str) -> dict:
             if isinstance(value, Future)}
 
 
+def _plan(eps: float, delta: float = 1e-6):
+    """The registry's plan of FriendlyCore's run on SMALL's data (n = 3000, d = 2, k = 4, Λ = 1, t = 60)."""
+    from dpviz.registry import Public, get, plan
+
+    spec = get("friendlycore")
+    return plan(spec, eps, delta, Public(3000, 2, 4, 1.0), spec.make_params(n_tuples=60, r_min=0.001))
+
+
+def _step(key: tuple) -> tuple[float, float]:
+    """(row-level ε, δ) of a run's cache key (``RunConfig.private_key``: δ at 7, ε last)."""
+    return key[-1], key[7]
+
+
+#: ε = 15: its neighbours (10, 20) are not among the grid points the core mark's bisection runs.
+EPS = "15"
+
+
 def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_the_move(
         monkeypatch):
-    at = open_app(**SMALL, rho="1")
+    at = open_app(**SMALL, eps=EPS)
     runs = _pending(at, "run")
-    # one step of either slider: ρ (10 steps per decade) around 1, δ (powers of ten) around 1e-6
-    steps = [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5), (1.26, 1e-6)]
-    assert sorted(key[6:8] for key in runs) == steps
+    # one step of either slider: ε (the grid) around 15, δ (powers of ten) around 1e-6
+    steps = [(10.0, 1e-6), (15.0, 1e-7), (15.0, 1e-5), (20.0, 1e-6)]
+    assert sorted(_step(key) for key in runs) == steps
     figures = _pending(at, "live_figures")
-    assert sorted(key[1][6:8] for key in figures) == steps
+    assert sorted(_step(key[1]) for key in figures) == steps
     for future in [*runs.values(), *figures.values()]:
         future.result(timeout=60)
-    at.select_slider(key="rho_slider").set_value(1.26).run()
+    at.select_slider(key="eps_slider").set_value(20.0).run()
     assert not at.exception
     key, prefetched = at.session_state["_explore_last_result"]
-    assert prefetched.params["rho"] == 1.26
+    assert prefetched.params["rho"] == _plan(20.0).budget.rho  # planned on the worker
     figure = at.session_state["_cache_live_figures"][("live", key, False)]
-    # the next steps: 1.58 is started; ρ = 1 was shown, so it is cached, not started again
-    by_step = {k[6:8]: v for k, v in at.session_state["_cache_run"].items()}
-    # (or already run by the mark's search, app/components/run.core_rho)
-    assert (1.58, 1e-6) in by_step and not isinstance(by_step[1.0, 1e-6], Future)
+    # the next steps: 30 is started; ε = 15 was shown, so it is cached, not started again
+    by_step = {_step(k): v for k, v in at.session_state["_cache_run"].items()}
+    # (or already run by the mark's search, app/components/run.core_eps)
+    assert (30.0, 1e-6) in by_step and not isinstance(by_step[15.0, 1e-6], Future)
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
-    cold = open_app(**SMALL, rho="1.26")
+    cold = open_app(**SMALL, eps="20")
     assert not _pending(cold, "run") and not _pending(cold, "live_figures")
     cold_key, computed = cold.session_state["_explore_last_result"]
     assert cold_key == key
@@ -345,19 +376,20 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
 
 
 def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move(monkeypatch):
-    at = open_app(**SMALL, rho="1")
+    at = open_app(**SMALL, eps=EPS)
     runs = _pending(at, "run")
-    started = next(f for k, f in runs.items() if k[6:8] == (1.0, 1e-5))
+    started = next(f for k, f in runs.items() if _step(k) == (15.0, 1e-5))
     for future in runs.values():
         future.result(timeout=60)
     at.select_slider(key="delta_select").set_value(1e-5).run()
     assert not at.exception
     key, prefetched = at.session_state["_explore_last_result"]
-    assert (prefetched.params["rho"], prefetched.params["delta"]) == (1.0, 1e-5)
+    want = _plan(15.0, 1e-5).budget
+    assert (prefetched.params["rho"], prefetched.params["delta"]) == (want.rho, want.delta)
     assert prefetched is started.result()  # the speculated run is the one shown
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
-    cold = open_app(**SMALL, rho="1", delta="1e-05")
+    cold = open_app(**SMALL, eps=EPS, delta="1e-05")
     cold_key, computed = cold.session_state["_explore_last_result"]
     assert cold_key == key
     np.testing.assert_array_equal(prefetched.centers, computed.centers)
@@ -365,16 +397,15 @@ def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move
 
 
 def test_prefetched_statement_is_the_statement_of_the_run_shown():
-    at = open_app(**SMALL, rho="1")
+    at = open_app(**SMALL, eps=EPS)
     pending = _pending(at, "statement")
-    assert sorted(key[0][6:8] for key in pending) == [(0.794, 1e-6), (1.0, 1e-7), (1.0, 1e-5),
-                                                      (1.26, 1e-6)]
-    assert all(delta_prime == key[7] for key, delta_prime in pending)  # δ′ = that run's δ
+    assert sorted(_step(key) for key in pending) == [(10.0, 1e-6), (15.0, 1e-7), (15.0, 1e-5),
+                                                     (20.0, 1e-6)]
     for future in pending.values():
         future.result(timeout=60)
-    at.select_slider(key="rho_slider").set_value(1.26).run()
+    at.select_slider(key="eps_slider").set_value(20.0).run()
     key, result = at.session_state["_explore_last_result"]
-    shown = at.session_state["_cache_statement"][(key, 1e-6)]
-    fresh = row_level_statement(result.ledger, 1e-6)
+    shown = at.session_state["_cache_statement"][key]
+    fresh = row_level_statement(result.ledger, _plan(20.0).delta_prime)  # δ′ of that run's plan
     assert (shown.row.eps, shown.row.delta) == (fresh.row.eps, fresh.row.delta)
     assert row_guarantee(at)[0] == pytest.approx(fresh.row.eps, rel=5e-3)

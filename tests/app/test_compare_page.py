@@ -120,14 +120,22 @@ def test_a_click_on_a_friendlycore_point_opens_explore_at_its_calibrated_budget(
     from app.components.compare import explore_params
 
     params = explore_params("friendlycore", 5.0, spec)
-    assert params["rho"] > 0 and params["t"] == 75 and params["alg"] == "friendlycore"  # n / (10k)
+    assert params["t"] == 75 and params["alg"] == "friendlycore"  # n / (10k)
+    assert (params["eps"], params["delta"]) == (5.0, spec.delta) and "rho" not in params
+    from dpviz.registry import Public, get
+    from dpviz.sweeps import calibrated
+
+    pub = Public(spec.n_declared, spec.d, spec.k, spec.radius)
+    want = calibrated(get("friendlycore"), 5.0, spec.delta, pub, spec.params_of("friendlycore")).budget.rho
     # what the chart's selection callback does, then the page switch on the next run
     at.session_state["params"].update(params)
     at.session_state["_goto_explore"] = True
     at.run()
     assert not at.exception
     assert at.title[0].value.startswith("Explore")
-    assert at.select_slider(key="rho_slider").value == pytest.approx(params["rho"])
+    assert at.select_slider(key="eps_slider").value == 5.0  # Explore's main control for every algorithm
+    readout = " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
+    assert f"ρ = {want:.4g} " in readout  # the same plan's ρ as the comparison's
     # Explore's own row-level ε for that budget is the comparison's target (same accounting)
     from apptest_helpers import row_guarantee
 

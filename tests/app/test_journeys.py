@@ -7,7 +7,16 @@ and the bugs the issue lists. Small data (apptest_helpers.SMALL) keeps each test
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import SMALL, container, metric, open_app, paper_eps, row_guarantee, texts
+from apptest_helpers import (
+    SMALL,
+    container,
+    hand_over_rho,
+    metric,
+    open_app,
+    paper_eps,
+    row_guarantee,
+    texts,
+)
 from streamlit.testing.v1 import AppTest
 
 from dpviz.privacy import row_level_statement
@@ -16,6 +25,14 @@ from dpviz.viz.privacy import strength_band
 
 def _result(at: AppTest):
     return at.session_state["_explore_last_result"][1]
+
+
+def _delta_prime(at: AppTest) -> float:
+    """The δ′ of the shown run's plan (the one budget plan: app/components/run.fc_plan)."""
+    from app.components import run
+
+    ds, cfg = at.session_state["_explore_last"][0], at.session_state["_explore_last_cfg"]
+    return run.fc_plan(ds, cfg).delta_prime
 
 
 def _text(at: AppTest, key: str) -> str:
@@ -37,7 +54,7 @@ def test_readout_gives_row_level_eps_and_delta_band_odds_and_paper_line():
     assert not at.exception
     eps, delta = row_guarantee(at)
     # the main number is the run's own row-level statement (ε and δ together), not the paper's
-    fresh = row_level_statement(_result(at).ledger, 1e-6)
+    fresh = row_level_statement(_result(at).ledger, _delta_prime(at))
     assert eps == pytest.approx(fresh.row.eps, rel=5e-3)
     assert delta == pytest.approx(fresh.row.delta, rel=5e-2)
     page = texts(at)
@@ -48,28 +65,18 @@ def test_readout_gives_row_level_eps_and_delta_band_odds_and_paper_line():
     assert paper_eps(at) == pytest.approx(fresh.paper_dp.eps, rel=5e-3) and paper_eps(at) < eps
 
 
-def test_target_eps_sets_rho_and_the_readout_meets_it():
+def test_the_eps_slider_is_the_target_and_the_readout_meets_it():
+    """The row-level ε is the main control (issue 26; it replaced "I need a given ε: what ρ?"): the
+    run's plan meets the (ε, δ) on the sliders, and the statement from the run's ledger says so."""
     at = open_app(**SMALL)
-    rho_before = at.select_slider(key="rho_slider").value
-    at.number_input(key="eps_target").set_value(5.0)
-    at.button(key="eps_target_apply").click().run()
+    at.select_slider(key="eps_slider").set_value(5.0).run()
     assert not at.exception
-    rho = at.select_slider(key="rho_slider").value
-    assert rho != rho_before and at.query_params["friendlycore.rho"] == repr(float(rho))
+    assert at.query_params["eps"] == "5.0"
     eps, delta = row_guarantee(at)
     # the shown guarantee (from the new run's ledger) is the target, within the bisection width
-    assert eps == pytest.approx(5.0, rel=2e-2) and delta <= 1e-6 * 1.01
+    assert eps == pytest.approx(5.0, rel=2e-2) and eps <= 5.0 * 1.001 and delta <= 1e-6 * 1.01
     assert "Privacy strength: **weak**" in texts(at)
-    assert "within your target (ε = 5, δ = 1e-06)" in texts(at)
-
-
-def test_target_without_eps_asks_for_it_and_keeps_rho():
-    at = open_app(**SMALL)
-    rho_before = at.select_slider(key="rho_slider").value
-    at.button(key="eps_target_apply").click().run()
-    assert not at.exception
-    assert at.select_slider(key="rho_slider").value == rho_before
-    assert any("Type the row-level ε you need first" in str(e.value) for e in at.error)
+    assert not any(s.key == "eps_target" for s in at.number_input)
 
 
 def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
@@ -117,26 +124,32 @@ def test_status_in_plain_words_and_the_fallback_switch():
 
 
 def test_default_opens_at_a_sound_budget_and_the_mark_is_where_the_run_answers():
-    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200) opens at ρ = 0.0316: row-level
-    ε ≈ 2.6 with δ below 1/n, no "weak guarantee" warning (issue 27, defect 3: ρ = 1 opened at
-    ε = 17.1, δ = 1.3e-3). The mark is found by running the private stage, as the run decides: the
-    core forms at the mark and not one step below (the public prediction said 0.631, the run
-    answered from 0.794)."""
+    """The default lesson (fig6_blobs, n = 20,000, k = 8, t = 200) opens at the row-level ε = 3 with
+    δ below 1/n (the plan's guarantee: ε = 3, δ = 1.5e-7), no "weak guarantee" warning (issue 27,
+    defect 3). The mark is found by running the private stage, as the run decides: the core forms at
+    the mark and not one step below; when it forms at no ε of the slider, the run at the top of the
+    grid does not complete either and the page says so in words."""
+    from app.components.controls import EPS_GRID
+
     at = open_app()
     assert not at.exception
-    assert at.select_slider(key="rho_slider").value == 0.0316
+    assert at.select_slider(key="eps_slider").value == 3.0
     page = texts(at)
-    assert [m.value for m in at.metric if m.label.startswith("Privacy per row")] == ["ε = 2.59 · δ = 5.6e-06"]
-    assert 5.6e-06 < 1 / 20_000 and "Privacy strength: **moderate**" in page
+    assert [m.value for m in at.metric if m.label.startswith("Privacy per row")] == ["ε = 3 · δ = 1.5e-07"]
+    assert "Privacy strength: **moderate**" in page
     assert not [w for w in at.warning if "δ" in str(w.value) or "weak" in str(w.value).lower()]
     assert "the backup method (a private grid summary of the rows) answered instead" in _text(
         at, "run_status")
-    assert "▲ core forms from ρ ≈ 0.794" in page
-    assert "▲ ρ = 0.794: from here up FriendlyCore's core forms in this simulation" in (
-        at.select_slider(key="rho_slider").help)
-    at.select_slider(key="rho_slider").set_value(0.794).run()
+    help_text = at.select_slider(key="eps_slider").help
+    if "At no ε on this slider" in help_text:
+        at.select_slider(key="eps_slider").set_value(EPS_GRID[-1]).run()
+        assert not _text(at, "run_status").startswith("FriendlyCore completed every step")
+        return
+    mark = float(help_text.split("▲ ε = ")[1].split(":")[0])
+    assert f"▲ core forms from ε ≈ {mark:.3g}" in page
+    at.select_slider(key="eps_slider").set_value(mark).run()
     assert _text(at, "run_status").startswith("FriendlyCore completed every step")
-    at.select_slider(key="rho_slider").set_value(0.631).run()
+    at.select_slider(key="eps_slider").set_value(EPS_GRID[EPS_GRID.index(mark) - 1]).run()
     assert "answered instead" in _text(at, "run_status")
 
 
@@ -148,7 +161,7 @@ def test_panels_a_b_never_keep_a_stale_status_after_a_rho_move_makes_the_run_suc
 
     at = open_app(**SMALL, rho="0.001")
     assert "answered instead" in _text(at, "run_status")
-    at.select_slider(key="rho_slider").set_value(10.0).run()
+    hand_over_rho(at, 10.0)  # FriendlyCore answers (the core forms at no ε of the slider here)
     assert _text(at, "run_status").startswith("FriendlyCore completed every step")
     panels = [v for key, v in at.session_state["_cache_figures"].items() if key[0] == "panel"]
     assert {key[1] for key in at.session_state["_cache_figures"] if key[0] == "panel"} == {"a", "b"}
@@ -242,8 +255,8 @@ def test_step_through_shows_one_step_with_narration_and_prev_next():
 
     titles = [json.loads(e.proto.spec)["layout"]["title"]["text"] for e in at.get("plotly_chart")]
     assert any(t.startswith("d. reference tuple") and t.endswith("(paper step 5)") for t in titles)
-    # a ρ move keeps the step (the teacher compares the noise of step (e) at two budgets)
-    at.select_slider(key="rho_slider").set_value(1.0).run()
+    # an ε move keeps the step (the teacher compares the noise of step (e) at two budgets)
+    at.select_slider(key="eps_slider").set_value(10.0).run()
     assert "Panel 4 of 7 — (d)** · paper step 5" in _text(at, "step_narration")
 
 
@@ -297,7 +310,7 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
 
     (scale,) = scales()
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
-    at.select_slider(key="rho_slider").set_value(1.0).run()
+    at.select_slider(key="eps_slider").set_value(10.0).run()
     at.button(key="explore_compute_friendlycore").click().run()
     assert not at.exception
     assert scales() == [scale]

@@ -1,7 +1,7 @@
 """The storyboard's charts (app/components/live_chart.py): one mounted component per chart, fed
 the cached figure JSON and the app-served plotly.js; ``st.plotly_chart`` when it cannot be
 served. (That the page updates the graph in place is checked in a real browser:
-tests/e2e/test_e2e_explore.py::test_rho_slider_redraws_the_storyboard.)"""
+tests/e2e/test_e2e_explore.py::test_eps_slider_redraws_the_storyboard.)"""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_storyboard_charts_get_the_cached_figure_and_the_packaged_plotly_js():
     served = live_chart.STATIC_DIR / name
     assert served.read_bytes() == (live_chart._PLOTLY_JS).read_bytes()
 
-    at.select_slider(key="rho_slider").set_value(0.794).run()
+    at.select_slider(key="eps_slider").set_value(10.0).run()
     moved = json.loads(_elements(at, "bidi_component")["storyboard_live"].proto.json)
     assert moved["figure"] == _shown_live_spec(at) != spec
 

@@ -1,13 +1,14 @@
 """Explore's main panel beside the sliders (issue 16; app/components/explore_live.py): the
-figure the page hands to the live chart, across ρ moves. (That it fits a 1280×720 screen is
-checked in chromium: tests/e2e/test_e2e_main_panel.py.)"""
+figure the page hands to the live chart, across budget moves (an exact ρ handed over, as a link or
+Budget's click does, where FriendlyCore must answer; the ε slider where the backup does). (That it
+fits a 1280×720 screen is checked in chromium: tests/e2e/test_e2e_main_panel.py.)"""
 
 from __future__ import annotations
 
 import json
 
 import numpy as np
-from apptest_helpers import container, open_app
+from apptest_helpers import container, hand_over_rho, open_app
 
 # Fig. 6 blobs, n = 20,000, k = 8, t = 200: FriendlyCore answers from ρ ≈ 0.794 (docs/app.md).
 LESSON = {"src": "generate", "gen": "fig6_blobs", "n": "20000", "k": "8", "t": "200", "seed": "0"}
@@ -44,7 +45,7 @@ def test_main_panel_keeps_its_scale_and_the_earlier_draws_across_rho_moves():
     shown = legend["private centers (this run) — private"]
     assert len(shown["x"]) == len(c1) == 8
 
-    at.select_slider(key="rho_slider").set_value(0.794).run()
+    hand_over_rho(at, 0.794)
     assert not at.exception
     moved = _panel(at)
     legend = _legend(moved)
@@ -56,7 +57,7 @@ def test_main_panel_keeps_its_scale_and_the_earlier_draws_across_rho_moves():
     np.testing.assert_allclose(earlier["y"], c1[:, 1])
     assert moved["layout"]["margin"]["autoexpand"] is False
 
-    at.select_slider(key="rho_slider").set_value(0.01).run()  # the backup answers: no cloud
+    at.select_slider(key="eps_slider").set_value(1.0).run()  # the backup answers: no cloud
     assert not at.exception
     low = _panel(at)
     assert not any(n.startswith("noise cloud") for n in _legend(low))

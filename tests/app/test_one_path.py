@@ -158,14 +158,14 @@ def test_the_row_level_eps_slider_reads_out_the_algorithms_own_budget_from_the_c
     """The main control is the row-level ε; the algorithm's own budget (ρ for a zCDP one) is a
     readout, computed by the registry's calibration (the lead switches it to registry.plan)."""
     import dpviz
-    from dpviz.registry import Public, calibrate, get
+    from dpviz.registry import Public, get, plan
 
     at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
     assert not at.exception
     spec = get("dp_lloyd")
-    cal = calibrate(spec, 2.0, 1e-6, Public(3000, 2, 4, 1.0), spec.make_params())
+    the_plan = plan(spec, 2.0, 1e-6, Public(3000, 2, 4, 1.0), spec.make_params())
     readout = " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
-    assert "(ρ-zCDP)" in readout and f"**{cal.budget}**" in readout
+    assert "(ρ-zCDP)" in readout and f"ρ = {the_plan.budget.rho:.4g} " in readout
     assert dpviz.registry.get("dp_lloyd").budget_kind == "zcdp"
 
 
@@ -204,3 +204,115 @@ def test_friendlycores_redraw_view_is_an_exploration_any_family_can_register(dp_
 def _result_generic(at):
     return next(v for k, v in at.session_state["_cache_run"].items()
                 if k[1] == "dp_lloyd" and k[5] == 2.0 and not hasattr(v, "done"))
+
+
+# ----------------------------------------------------------------------------- FriendlyCore's ε control
+
+
+def _fc_plan(eps: float, delta: float = 1e-6):
+    """The registry's plan for FriendlyCore on SMALL's data (n = 3000, d = 2, k = 4, Λ = 1, t = 60)."""
+    from dpviz.registry import Public, get, plan
+
+    spec = get("friendlycore")
+    return plan(spec, eps, delta, Public(3000, 2, 4, 1.0), spec.make_params(n_tuples=60, r_min=0.001))
+
+
+def _readout(at) -> str:
+    return " ".join(str(e.value) for e in container(at, "own_budget_readout").caption)
+
+
+def test_friendlycores_main_control_is_the_row_level_eps_and_rho_is_the_plans_readout():
+    at = open_app(**SMALL, eps="2.0")
+    assert not at.exception
+    keys = {s.key for s in at.select_slider}
+    assert "eps_slider" in keys and "rho_slider" not in keys
+    assert at.select_slider(key="eps_slider").value == 2.0
+    want = _fc_plan(2.0)
+    assert "(ρ-zCDP)" in _readout(at) and f"ρ = {want.budget.rho:.4g} " in _readout(at)
+    # the run spends the plan's ρ, and its row-level statement is within the target
+    result = _result(at)
+    assert result.ledger.total().rho == pytest.approx(want.budget.rho, rel=1e-9)
+    row = at.session_state["params"]
+    assert row["rho"] == want.budget.rho  # the readout, for the pages that read FriendlyCore's ρ
+    at.select_slider(key="eps_slider").set_value(5.0).run()
+    assert not at.exception
+    assert f"ρ = {_fc_plan(5.0).budget.rho:.4g} " in _readout(at)
+    assert dict(at.query_params)["eps"] == "5.0" and "friendlycore.rho" not in dict(at.query_params)
+
+
+@pytest.mark.parametrize("key", ["rho", "friendlycore.rho"])
+def test_an_old_rho_link_opens_the_same_run_at_exactly_that_rho(key):
+    """A link made with the old ρ slider: the run spends exactly that (ρ, δ) (the same draw as the
+    page made before, private stage on the same seed stream), the ε slider sits at that budget's
+    row-level ε (plan_at_budget) and the page says so; moving ε plans from the target instead."""
+    import dpviz.clustering.friendlycore as fc
+    from app.components import run as app_run
+    from dpviz.privacy import ZCDP
+    from dpviz.registry import Public, get, plan_at_budget
+
+    at = open_app(**SMALL, **{key: "0.251"})
+    assert not at.exception
+    spec = get("friendlycore")
+    at_budget = plan_at_budget(spec, ZCDP(0.251, 1e-6), Public(3000, 2, 4, 1.0),
+                               spec.make_params(n_tuples=60, r_min=0.001))
+    assert at.select_slider(key="eps_slider").value == at_budget.guarantee.eps
+    assert "ρ = 0.251 " in _readout(at)
+    assert "0.251" in " ".join(str(e.value) for e in container(at, "rho_link_note").info)
+    # the very run the ρ slider made: fc_private_stage at ρ = 0.251, δ = 1e-6 on the same streams
+    ds, stage, cfg = at.session_state["_explore_last"]
+    before = fc.fc_private_stage(ds.X, stage, rho=0.251, delta=1e-6, radius=cfg.radius, r_min=cfg.r_min,
+                                 preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback,
+                                 rng=np.random.default_rng(app_run.seeds(cfg.seed)[1]))
+    now = _result(at)
+    assert (now.centers is None) == (before.centers is None)
+    if now.centers is not None:
+        np.testing.assert_array_equal(now.centers, before.centers)
+    assert now.ledger.total() == before.ledger.total()
+    assert dict(at.query_params)["friendlycore.rho"] == "0.251"  # a reload keeps it
+    at.select_slider(key="eps_slider").set_value(3.0).run()
+    assert not at.exception and not has_container(at, "rho_link_note")
+    assert "friendlycore.rho" not in dict(at.query_params)
+    assert f"ρ = {_fc_plan(3.0).budget.rho:.4g} " in _readout(at)
+
+
+# ----------------------------------------------------------------------------- one Explore path
+
+
+def test_the_explore_page_names_no_algorithm_and_calls_one_hook_for_every_one():
+    """app/views/explore.py has one path: every algorithm is drawn by live_pages.render (FriendlyCore's
+    page is a registered hook like any family's could be); the page calls no FriendlyCore function."""
+    import ast
+    from pathlib import Path
+
+    source = (Path(__file__).parents[2] / "app/views/explore.py").read_text()
+    tree = ast.parse(source)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert "friendlycore" not in source.lower().replace("friendlycore's", "")
+    assert not {"fc_explore", "explore_live", "run", "controls"} & imported
+    assert not [n for n in names if n.startswith("fc_") or "rho" in n or "core" in n]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "render"]
+    assert [ast.unparse(c.func) for c in calls] == ["live_pages.render"]
+
+
+@pytest.fixture
+def toy_live_page():
+    from app.components import live_pages
+
+    before = live_pages.registered()
+    live_pages.register("dp_lloyd", "toy_live_page")
+    yield
+    live_pages._PAGES.clear()
+    live_pages._PAGES.update(before)
+
+
+def test_any_family_can_register_a_live_page_and_explore_draws_it(toy_live_page):
+    at = open_app(**SMALL, alg="dp_lloyd")
+    assert not at.exception
+    text = " ".join(m.value for m in container(at, "toy_live_page").markdown)
+    assert text == "Toy live page for dp_lloyd (Λ = 1, n = 3000)"
+    assert not has_container(at, "own_budget_readout")  # the generic page was not drawn
+    fc = open_app(**SMALL)  # FriendlyCore's registered page, through the same hook
+    assert has_container(fc, "main_panel") and not has_container(fc, "toy_live_page")

@@ -96,12 +96,13 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
            }""", title)
     page.mouse.move(x, y)
     page.mouse.click(x, y)
-    expect(widget(page, "rho_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
-    # FriendlyCore's Explore page is driven by its own budget: the click set the calibrated ρ of
-    # that run (at a row-level ε of 1 or 10), and its δ share.
-    expect(page).to_have_url(re.compile(r"[?&]friendlycore\.rho=0\.[0-9]+"), timeout=RERUN_TIMEOUT_MS)
+    expect(widget(page, "eps_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
+    # Explore opens FriendlyCore at the point's row-level (ε, δ), like every algorithm: the same
+    # plan as the comparison's (its ρ is the readout under the slider).
+    expect(page).to_have_url(re.compile(r"[?&]eps=(1|10)\.0"), timeout=RERUN_TIMEOUT_MS)
     assert page.url != before
     got = query_params(page)
     assert got.get("alg", "friendlycore") == "friendlycore"
-    assert 0 < float(got["friendlycore.rho"]) < 0.5 and float(got["delta"]) < 1e-6
+    assert "friendlycore.rho" not in got and float(got["delta"]) == 1e-6
+    expect(widget(page, "own_budget_readout")).to_contain_text("ρ = ")
     assert_no_exception(page)

@@ -53,14 +53,16 @@ def private_centers(page: Page) -> list[tuple[list, list]]:
 def ensure_explore(page: Page, app_url: str) -> None:
     """Open EXPLORE unless this page already shows the app's Explore page, healthy, in a live
     session (reusing the session reuses its cached tuple stage)."""
-    if (not page.url.startswith(app_url) or widget(page, "rho_slider").count() == 0
+    if (not page.url.startswith(app_url) or widget(page, "eps_slider").count() == 0
             or page.get_by_test_id("stException").count() > 0):
         open_app(page, app_url + EXPLORE)
 
 
-def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> None:
+def test_eps_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> None:
     open_app(page, app_url + EXPLORE)
-    assert slider_text(page, "rho_slider") == "1"
+    # the link's exact ρ = 1 (an old ρ link): the ε slider sits at that budget's row-level ε
+    assert slider_text(page, "eps_slider") == "17.1"
+    expect(widget(page, "rho_link_note")).to_contain_text("ρ = 1")
     expect(widget(page, "run_status")).to_contain_text("completed every step")
     shoot("explore", height=README_HEIGHT)  # the README screenshot: both storyboard rows
     shoot("explore_full")
@@ -71,24 +73,25 @@ def test_rho_slider_redraws_the_storyboard(page: Page, app_url: str, shoot) -> N
     live.evaluate("(graph) => { graph.__e2eMark = 'drawn before the move'; }")
     revision = live.get_attribute("data-revision")
 
-    move_slider(page, "rho_slider", -3)  # 1 → 0.501 on the 10-per-decade grid
+    move_slider(page, "eps_slider", -2)  # 17.1 → 10 on the grid: planned from the row-level target
 
-    assert slider_text(page, "rho_slider") == "0.501"
-    assert query_params(page)["friendlycore.rho"] == "0.501"
+    assert slider_text(page, "eps_slider") == "10"
+    assert query_params(page)["eps"] == "10.0" and "friendlycore.rho" not in query_params(page)
     expect(widget(page, "eps_readout")).not_to_have_text(eps)
-    assert private_centers(page) != centers, "panel (f) was not redrawn after the ρ move"
+    expect(widget(page, "own_budget_readout")).to_contain_text("ρ = ")
+    assert private_centers(page) != centers, "panel (f) was not redrawn after the ε move"
     assert chart_traces(page, "storyboard_a") == data_panel, "the data panel must not change"
     assert live.get_attribute("data-revision") != revision
     assert live.evaluate("(graph) => graph.__e2eMark") == "drawn before the move", \
         "the live chart was rebuilt instead of updated in place (Plotly.react)"
     assert_no_exception(page)
-    shoot("explore_after_rho_move")
+    shoot("explore_after_eps_move")
 
 
 def test_copied_link_reproduces_the_view(page: Page, app_url: str, browser: Browser) -> None:
     """A second user opening the first one's URL sees the same parameters and the same release."""
     ensure_explore(page, app_url)
-    move_slider(page, "rho_slider", 1)
+    move_slider(page, "eps_slider", 1)
     link = page.url
     centers = private_centers(page)
     status = widget(page, "run_status").inner_text()
@@ -97,7 +100,7 @@ def test_copied_link_reproduces_the_view(page: Page, app_url: str, browser: Brow
     try:
         open_app(other, link)
         assert query_params(other) == query_params(page)
-        assert slider_text(other, "rho_slider") == slider_text(page, "rho_slider")
+        assert slider_text(other, "eps_slider") == slider_text(page, "eps_slider")
         expect(widget(other, "run_status")).to_have_text(status)
         assert private_centers(other) == centers, "same seed and parameters, different release"
     finally:
@@ -122,7 +125,8 @@ def test_shared_url_parameters_show_in_the_widgets(page: Page, app_url: str, sho
               "seed": "7"}
     open_app(page, app_url + "/?" + "&".join(f"{k}={v}" for k, v in shared.items()))
     assert_no_exception(page)
-    assert slider_text(page, "rho_slider") == "0.316"
+    expect(widget(page, "own_budget_readout")).to_contain_text("ρ = 0.316 ")  # the link's exact ρ
+    expect(widget(page, "rho_link_note")).to_be_visible()
     assert slider_text(page, "delta_select") == "10⁻⁸"
     expect(number_input(page, "ex_n")).to_have_value(re.compile(r"^6,?000$"))
     expect(number_input(page, "ex_k")).to_have_value("6")
@@ -140,16 +144,16 @@ def test_shared_url_parameters_show_in_the_widgets(page: Page, app_url: str, sho
     shoot("explore_shared_url")
 
 
-def test_rho_grid_ends_run_without_exception(page: Page, app_url: str, shoot) -> None:
-    """End and Home on the ρ slider: the largest and the smallest ρ of the grid still give a
+def test_eps_grid_ends_run_without_exception(page: Page, app_url: str, shoot) -> None:
+    """End and Home on the ε slider: the largest and the smallest ε of the grid still give a
     release (or a clear failure message) and a privacy statement, never an exception."""
     ensure_explore(page, app_url)
-    for key_name, rho in (("End", "10"), ("Home", "0.001")):
-        press_slider_key(page, "rho_slider", key_name)
-        assert slider_text(page, "rho_slider") == rho
-        shoot(f"explore_rho_{rho}")
+    for key_name, eps in (("End", "30"), ("Home", "0.1")):
+        press_slider_key(page, "eps_slider", key_name)
+        assert slider_text(page, "eps_slider") == eps
+        shoot(f"explore_eps_{eps}")
         assert_no_exception(page)
-        assert query_params(page)["friendlycore.rho"] == f"{float(rho)!r}"
+        assert query_params(page)["eps"] == f"{float(eps)!r}"
         expect(widget(page, "run_status")).to_be_visible()
         expect(widget(page, "eps_readout")).to_be_visible()
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python tests/e2e/update_screenshot.py
 
-The test (test_e2e_explore.py::test_rho_slider_redraws_the_storyboard) opens Explore on the
+The test (test_e2e_explore.py::test_eps_slider_redraws_the_storyboard) opens Explore on the
 Fig. 6 blobs at n = 20,000, ρ = 1, seed 0, checks that FriendlyCore completed, and saves the top
 1500 px of the page (both storyboard rows) as tests/e2e/screenshots/explore.png.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SHOT = ROOT / "tests" / "e2e" / "screenshots" / "explore.png"
 TARGET = ROOT / "assets" / "screenshot.png"
-TEST = "tests/e2e/test_e2e_explore.py::test_rho_slider_redraws_the_storyboard"
+TEST = "tests/e2e/test_e2e_explore.py::test_eps_slider_redraws_the_storyboard"
 
 
 def main() -> int:

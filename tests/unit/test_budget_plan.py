@@ -153,14 +153,19 @@ def test_app_helpers_state_the_plan():
                                                       r_min=1e-3, n_tuples=40, rng=3, n_declared=N)
     row = app_run._statement(res, delta).row
     assert row.eps == pytest.approx(want.eps, rel=1e-9) and row.delta == pytest.approx(want.delta)
-    # The target reader: the registry's plan, whose own δ equals its δ′ (the sliders' convention).
-    cfg = SimpleNamespace(k=K, radius=RADIUS, t=40, oracle="kmeans++", preset="practical",
-                          fallback=True, r_min=1e-3)
-    cal = app_run.calibrate_fc(ds, cfg, 1.0, 1e-6)
+    # Explore's main control, the row-level (ε, δ): its run spends the registry's plan (run.fc_plan),
+    # whose own δ equals its δ′; a link's exact ρ is stated by plan_at_budget (δ′ = δ).
+    cfg = app_run.RunConfig(k=K, t=40, oracle="kmeans++", seed=0, rho=None, delta=1e-6, radius=RADIUS,
+                            r_min=1e-3, preset="practical", fallback=True, eps=1.0)
+    cal = app_run.fc_plan(ds, cfg)
     target = plan("friendlycore", 1.0, 1e-6, PUB, params | {"preset": "practical", "fallback": True})
-    assert cal.budget == target.budget and cal.budget.delta == cal.delta_prime
+    assert cal == target and cal.budget.delta == cal.delta_prime
     back = plan_at_budget("friendlycore", cal.budget, PUB, params).guarantee
-    assert back == target.guarantee  # what Explore will state after "Set ρ for this target"
+    assert back == target.guarantee
+    from dataclasses import replace
+
+    pinned = app_run.fc_plan(ds, replace(cfg, eps=None, rho=rho, delta=delta))
+    assert pinned.budget == ZCDP(rho, delta) and pinned.guarantee == want
 
 
 def test_release_page_exports_without_a_second_delta_prime():

@@ -1,0 +1,352 @@
+"""FriendlyCore's registered live page in Explore (``app/components/live_pages.py``): the run of
+the paper's Figure 3, drawn as its storyboard, with the live main panel and chart.
+
+Expensive knobs (dataset, n, k, t, oracle, Λ, r_min, preset, seed) sit in the sidebar form; the
+row-level ε and δ are live: moving them reruns only the fragment below, i.e. only the private
+stage on the cached tuples, at the budget the registry's plan gives (``run.fc_plan``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+import dpviz.clustering.presets
+import dpviz.registry
+import dpviz.viz
+import dpviz.viz.data
+import dpviz.viz.filters
+import dpviz.viz.noise
+import dpviz.viz.privacy
+import dpviz.viz.raster
+import dpviz.viz.storyboard
+import dpviz.viz.storyboards
+from app.components import (
+    algorithm_view,
+    controls,
+    data_source,
+    downloads,
+    explore_live,
+    ledger_view,
+    live_chart,
+    modes,
+    profiler,
+    run,
+    safe,
+    state,
+)
+
+_VIEW = "explore_view"  # the view picker: one view of the run at a time
+#: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
+#: in dpviz/viz/filters.py, "Re-draw noise" in dpviz/viz/noise.py) come before Downloads, rendered
+#: as every family's are.
+VIEWS = ("Storyboard", "Privacy", "Downloads")
+
+#: The panels' captions (:mod:`dpviz.viz.storyboard.labels`).
+PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
+
+
+def _error(msg: str) -> None:
+    with st.container(key="explore_error"):
+        st.error(msg)
+
+
+def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
+    """Panel (a) or (b): they do not depend on ρ or δ, so each is built once per tuple stage."""
+    def build() -> str:
+        # The points as an image (dpviz.viz.raster): two WebGL graphs to build on every switch
+        # to this view cost the browser ~0.5 s (docs/app.md, issue 16's speed targets).
+        fig = fn(result, ds.X, projector=proj, reference_centers=ref_centers, max_points=2_000,
+                 points="raster")
+        fig.update_layout(margin=dict(l=55, r=10, t=40, b=45), showlegend=False, height=330,
+                          title=dict(font=dict(size=13)))
+        return fig.to_json()
+
+    live_chart.live_chart(run.memo_figure(("panel", key, stage_key), build),
+                          key=f"storyboard_{key}")
+    st.caption(f"({key}) {PANEL_TEXT[key]}")
+
+
+def _storyboard(result, result_key, ds, ref, stage_key) -> None:
+    storyboard = dpviz.viz.storyboard
+    proj = explore_live.projection(ds)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    with st.container(key="storyboard"):
+        if proj.method == "pca":
+            st.caption(proj.note())
+        if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+            algorithm_view.step_through(dpviz.viz.storyboards.story_steps("friendlycore"), result, ds.X,
+                                        reference_centers=ref_centers, projector=proj)
+            return
+        # (a) and (b) do not depend on ρ or δ: two charts built once per tuple stage.
+        for col, key in zip(st.columns(2), "ab", strict=True):
+            with col:
+                _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
+                       stage_key)
+        vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
+                           "slower)", key=explore_live.VECTOR, value=False)
+        live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
+                              key="storyboard_live")
+        st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
+
+
+def _views() -> tuple[str, ...]:
+    extra = tuple(v.title for v in dpviz.viz.storyboards.explorations("friendlycore"))
+    return (*VIEWS[:-1], *extra, VIEWS[-1])
+
+
+def _view_picker() -> str:
+    """One view at a time, and only its elements are built and sent.
+
+    A button row rather than ``st.tabs``: the browser re-renders every element of the fragment
+    on each ρ move, and inside tabs each costs about twice as much (a fragment of 40 captions:
+    ~55 ms of page script per rerun, ~115 ms inside ``st.tabs``, headless chromium, 2 cores).
+    """
+    return st.segmented_control("View", _views(), key=_VIEW, default=VIEWS[0], required=True,
+                                label_visibility="collapsed", width="stretch")
+
+
+def _tiles(diag: run.Diagnostics, result) -> None:
+    tag = "non-private diagnostic"
+    with st.container(key="metrics_tiles"):
+        c1, c2, c3, c4 = st.columns(4)
+        kept = "—" if diag.tuples_kept is None else f"{diag.tuples_kept} / {diag.tuples_total}"
+        c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
+                  "FriendlyCore filter. Computed from the internal keep mask: " + tag + ".")
+        c1.caption(tag)
+        loss, note = run.loss_tile(diag.normalized_loss)
+        c2.metric("Normalized k-means loss", loss, help="1 − X/Y with X the cost of non-private "
+                  "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
+                  "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ". "
+                  "Shown as 0 when the private centers happen to cost less than the reference.")
+        c2.caption(tag + note)
+        err = "—" if diag.center_error is None else f"{diag.center_error:.4f}"
+        c3.metric("Center error", err, help="Mean distance from each true (generating) center "
+                  "to its matched private center; only for data with known centers. " + tag + ".")
+        c3.caption(tag + ("" if diag.center_error is not None else " (no true centers)"))
+        k = 0 if result.centers is None else len(result.centers)
+        c4.metric("Centers released", f"{k}", help="The number of private centers in the output.")
+        c4.caption("private output (simulated: not a release)")
+
+
+def _privacy_view(result, statement, cfg) -> None:
+    viz = dpviz.viz
+    summary = viz.privacy.privacy_summary(statement)
+    with st.container(key="privacy_statement"):
+        st.markdown(f"**{summary.row_level}**")
+        st.markdown(summary.odds)
+        st.markdown(summary.paper + " — the paper's unit is one k-tuple of the derived database.")
+        with st.expander("How the row-level statement is derived"):
+            for line in summary.details:
+                st.markdown(f"- {line}")
+    left = right = st.container()  # stacked: side by side, the margins table was clipped (issue 16)
+    with left:
+        # Four rings: the 40-odd CheckDiam slivers of the full depth were unreadable and cost
+        # ~65 ms of the switch to this view (issue 16); a click on a ring opens its inner
+        # spends, and the table below lists every one.
+        live_chart.live_chart(viz.privacy.ledger_figure(result.ledger, maxdepth=4),
+                              key="ledger_chart")
+        st.caption("Click a ring to open the spends inside it (the centre goes back).")
+    with right, st.container(key="feasibility"):
+        st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
+                    "quantities, never from the data)")
+        feas = result.find("feasibility")
+        if feas is None:
+            st.caption("No feasibility step in this run.")
+        else:
+            rows = []
+            presets = dpviz.clustering.presets
+            for name, m in dict(feas.data.get("margins", {})).items():
+                rows.append({"FriendlyCore call": name, "expected margin (sd)": round(m, 2),
+                             "keep chance": f"{presets.keep_probability(m):.0%}"})
+            st.markdown(safe.md_table(rows))
+            st.caption(f"Preset: {feas.data.get('preset', cfg.preset)}. A margin below ~1 sd "
+                       "means the filter will likely drop even perfectly friendly tuples: "
+                       "raise ρ or t.")
+    # Static markdown tables, not st.dataframe: mounting the two grids took ~0.4 s of the
+    # browser's time on every switch to this view, over the 0.5 s target (issue 16).
+    ledger_view.ledger_table_view(result.ledger)
+
+
+def _downloads_view(ds, cfg, result, statement, ref) -> None:
+    viz = dpviz.viz
+    c1, c2, c3, c4 = st.columns(4)
+    c1.download_button("Simulated centers (CSV, do not publish)",
+                       downloads.centers_csv(result, ds.feature_names),
+                       file_name="dpviz_simulated_centers.csv", mime="text/csv", key="dl_centers",
+                       on_click="ignore", icon=":material/download:")
+    c4.download_button("Privacy ledger (CSV)", lambda: downloads.ledger_csv(result),
+                       file_name="dpviz_ledger.csv", mime="text/csv", key="dl_ledger",
+                       on_click="ignore", icon=":material/download:")
+    c2.download_button("Run configuration (JSON)",
+                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       file_name="dpviz_run_config.json", mime="application/json",
+                       key="dl_config", on_click="ignore", icon=":material/download:")
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+
+    def figure_html() -> str:
+        fig = viz.storyboard.storyboard_figure(result, ds.X, reference_centers=ref_centers)
+        return fig.to_html(include_plotlyjs="cdn", full_html=True)
+
+    if downloads.storyboard_offered(ds):  # it draws every row: not for an upload
+        c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
+                           mime="text/html", key="dl_figure", on_click="ignore",
+                           icon=":material/download:")
+    st.caption(downloads.EXPLORE_CAPTION)
+
+
+def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, ref) -> None:
+    """A registered exploration of FriendlyCore, rendered by the same code as every family's
+    (``algorithm_view.show_exploration``). Its simulations go through the registry at the
+    row-level (ε, δ) of the run on screen, except re-draws (``simulate(draw=i)``), which keep this
+    page's exact ρ and tuples (``run.redraw``): at a vacuous ρ no row-level target exists."""
+    spec = dpviz.registry.get("friendlycore")
+    view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
+    p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
+                         r_min=cfg.r_min)
+    pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
+    ref_centers = ref.centers if ref is not None else ds.true_centers
+    ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
+                                             statement.row.delta, ref_centers)
+    other = ctx.simulate
+
+    def simulate(epsilon=None, delta=None, seed=None, draw=None, **changes):
+        if draw and epsilon is None and delta is None and seed is None and not changes:
+            return run.redraw(ds, stage, cfg, int(draw))
+        return other(epsilon=epsilon, delta=delta, seed=seed, draw=draw, **changes)
+
+    algorithm_view.show_exploration(view, replace(ctx, simulate=simulate))
+
+
+def fallback_toggle(key: str = "fallback_toggle") -> bool:
+    """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
+    does not form releases no centers instead of the grid summary's."""
+    state.seed_widget("fb", key)
+    st.toggle("Backup method", key=key,
+              on_change=state.on_change("fb", key, bool),
+              help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
+                   "grid summary of the rows (a quadtree coreset + weighted k-means) answers "
+                   "instead, from the budget share reserved for it. Off: such a run releases no "
+                   "centers, so you see FriendlyCore alone. The total ρ is the same either way; "
+                   "the readout shows the row-level ε of each.")
+    return bool(state.get("fb"))
+
+
+def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
+    """(the run's config, a note): at the row-level ε on the slider, or at exactly the ρ a link
+    carried (made with the old ρ slider) or another page handed over (Budget's point click; kept
+    until ε moves; δ is then its own δ, with δ′ = δ), whose row-level ε is the slider's position
+    (:func:`dpviz.registry.plan_at_budget`)."""
+    rho = st.session_state.get(controls.RHO_LINK)
+    if rho is None:
+        return cfg.at_eps(float(state.get("eps"))), None
+    cfg = replace(cfg, rho=float(rho), eps=None)
+    try:
+        eps = float(run.fc_plan(ds, cfg).guarantee.eps)
+    except ValueError:  # knobs the registry refuses: the run reports it
+        return cfg, None
+    state.update(eps=eps)
+    note = (f"Opened with FriendlyCore's own budget ρ = {rho:g} (δ = {controls.fmt_delta(cfg.delta)}): "
+            f"the same run, at exactly that ρ. The slider sits at its row-level ε = {eps:.3g}; moving "
+            "ε plans the budget from the row-level target instead.")
+    return cfg, note
+
+
+@st.fragment
+def live(ds, stage, cfg: run.RunConfig) -> None:
+    """The row-level ε and δ controls and everything that depends on them (reruns alone on a move)."""
+    lap = profiler.Laps("explore.live")
+    # The sliders on the left, the one main panel they change on the right: both on one screen
+    # at 1280×720 (issue 16).
+    left, right = st.columns([5, 6], gap="medium")
+    eps_slot = left.container()
+    c2, c2b = left.columns(2)
+    c3 = left.container()
+    with c2:  # δ and the fallback first: the slider's mark depends on them
+        delta = controls.delta_select()
+    with c2b:
+        fallback = fallback_toggle()
+    cfg, link_note = _budget(ds, replace(cfg, delta=delta, fallback=fallback))
+    with eps_slot:
+        mark = run.core_eps(ds, stage, cfg, controls.EPS_GRID)
+        controls.eps_slider(mark=mark, t=cfg.t)
+        if link_note is not None:
+            with st.container(key="rho_link_note"):
+                st.info(link_note, icon=":material/link:")
+    stage_key = cfg.stage_key(ds)
+    # a knob no budget meets (the plan's ValueError, e.g. t·k above the declared n) fails here too
+    shown = explore_live.private_or_last(ds, stage, cfg)
+    if shown.error is not None:
+        _error(shown.error)
+    if shown.result is None:
+        return
+    if shown.error is not None:
+        st.caption("Showing the previous result.")
+    result_key, result, failed = shown.key, shown.result, shown.error is not None
+    shown_cfg = shown.cfg or cfg
+    plan = run.fc_plan(ds, shown_cfg)  # the run's plan (memoized: the run read it)
+    state.set_readout("rho", float(plan.budget.rho))  # for the pages that read FriendlyCore's ρ
+    lap("private")
+    statement = run.statement(ds, shown_cfg, result, key=result_key)
+    lap("statement")
+    with c3:  # the per-row sentence first: it stays on the first screen at 1280×720
+        controls.epsilon_readout(statement, n_declared=int(ds.n))
+        with st.container(key="own_budget_readout"):
+            controls.own_budget_readout("FriendlyCore", "zcdp", plan)
+    lap("readout")
+
+    storyboard = dpviz.viz.storyboard
+    status = storyboard.run_status(result)
+    with st.container(key="run_status"):
+        # In plain words: which method answered and, if not FriendlyCore, why (issue 16).
+        text = storyboard.plain_status(result)
+        if result.centers is None:
+            st.error(text)
+        elif status.fallback_used or not status.complete:
+            st.warning(text)
+        else:
+            st.success(text)
+    with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
+        ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
+    lap("status+reference")
+    with right, st.container(key="main_panel"):
+        live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
+                              key="main_panel_chart")
+    lap("main panel")
+    _tiles(run.diagnostics(ds, stage, result, ref), result)
+    lap("tiles")
+
+    view = _view_picker()
+    if view == VIEWS[0]:
+        _storyboard(result, result_key, ds, ref, stage_key)
+    elif view == VIEWS[1]:
+        _privacy_view(result, statement, cfg)
+    elif view == VIEWS[2]:
+        _downloads_view(ds, cfg, result, statement, ref)
+    else:
+        _exploration(view, ds, stage, cfg, result, statement, ref)
+    lap("view")
+    state.sync_url()
+    if not failed:
+        explore_live.prefetch_next(ds, stage, cfg, ref, figure=view == VIEWS[0])
+    lap.done()
+
+
+def render(ds, spec, radius: float) -> None:
+    """FriendlyCore's Explore on dataset ``ds`` with the declared radius (the hook's signature)."""
+    modes.simulation_badge("simulation_badge_explore")
+    p = state.params()
+    cfg = run.RunConfig.from_params(p, radius)
+    staged = explore_live.stage_or_last(ds, cfg)
+    if staged.error is not None:
+        _error(staged.error)
+    if staged.stage is None:
+        return
+    ds, stage, cfg = staged.ds, staged.stage, staged.cfg
+    if staged.error is not None:
+        st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
+    st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
+        st.info(k_note, icon=":material/info:")
+    live(ds, stage, cfg)

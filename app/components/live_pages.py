@@ -1,0 +1,42 @@
+"""Explore's live pages, one hook for every algorithm (issue 26).
+
+An algorithm whose Explore view is richer than the generic one (a live main panel and chart, a
+mark on the slider) registers its page here: ``register(name, module)``, where the module has
+``render(ds, spec, radius)``. Explore (``app/views/explore.py``) calls :func:`render` for every
+algorithm; an algorithm without a registered page gets ``algorithm_view.render`` (its form, the
+row-level ε slider, its storyboard and registered explorations).
+
+FriendlyCore registers ``app/components/fc_explore.py``. Its row-level ε control, own-budget
+readout, plan, explorations, step-through and prefetch are the shared ones; what its page still
+has alone is its live main panel and chart (``explore_live``), the core-forms mark and the tuple
+stage's tiles (docs/registry.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import streamlit as st
+
+from app.components import algorithm_view, data_source
+
+_PAGES: dict[str, str] = {"friendlycore": "app.components.fc_explore"}
+
+
+def register(name: str, module: str) -> None:
+    """Explore draws algorithm ``name`` with ``module``'s ``render(ds, spec, radius)``."""
+    _PAGES[name] = module
+
+
+def registered() -> dict[str, str]:
+    return dict(_PAGES)
+
+
+def render(ds, spec, radius: float) -> None:
+    """Explore for ``spec`` on ``ds``: its registered live page, or the generic one."""
+    module = _PAGES.get(spec.name)
+    if module is not None:
+        importlib.import_module(module).render(ds, spec, radius)
+        return
+    st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
+    algorithm_view.render(ds, spec, radius)
