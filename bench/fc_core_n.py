@@ -10,7 +10,7 @@ per (n, seed) and shared by the three ε (it reads no budget).
 n runs on a doubling grid from ``--n0``. A point is MEASURED (``--seeds`` seeds) while one run is
 expected to fit ``--max-seconds`` (the last measured run's time × 4.4 per doubling: t ∝ n and
 the match graph is O(t²)); above that the row is PREDICTED from the public feasibility margins
-(:func:`dpviz.clustering.presets.margins`, in noise sds, at the calibrated ρ) and labelled so.
+(:func:`dpviz.clustering.friendlycore.budget.margins`, in noise sds, at the calibrated ρ) and labelled so.
 Prediction rule: the practical split aims at margins of 4, 4 and 1.5 sds (match core, dist core,
 FindDiam); ``level`` = the smallest margin/target over the three tests, and the core is predicted
 to form when level ≥ ``--level`` (default 0.25). The threshold is read off measured points: the
@@ -34,8 +34,14 @@ import time
 import numpy as np
 
 import dpviz
-from dpviz.clustering.fc_spec import MAX_AUTO_TUPLES, auto_n_tuples
-from dpviz.clustering.presets import MARGIN_DIAM, MARGIN_DIST, MARGIN_MATCH, margins, resolve_split
+from dpviz.clustering.friendlycore.budget import (
+    MARGIN_DIAM,
+    MARGIN_DIST,
+    MARGIN_MATCH,
+    margins,
+    resolve_split,
+)
+from dpviz.clustering.friendlycore.spec import MAX_AUTO_TUPLES, auto_n_tuples
 from dpviz.data.generators import fig6_blobs
 from dpviz.registry import Public, calibrate, get
 

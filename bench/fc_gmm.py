@@ -27,7 +27,7 @@ RHO, DELTA, T, R_MIN, K, N = 1.0, 1e-8, 200, 0.1, 5, 250_000
 def one_rep(d: int, rep: int, preset: str) -> dict:
     from threadpoolctl import threadpool_limits
 
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
     from dpviz.data.generators import fig7_gmm
     from dpviz.metrics import labeling_failure, nearest_center
 

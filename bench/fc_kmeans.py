@@ -33,7 +33,7 @@ def one_rep(n: int, sigma: float, rep: int, methods: list[str]) -> list[dict]:
 
     from bench.harness import stream  # issue 24: data, reference and algorithm streams apart
     from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
-    from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
     from dpviz.data.generators import fig6_blobs
     from dpviz.metrics import normalized_loss, reference_kmeans_cost
 

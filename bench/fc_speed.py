@@ -20,7 +20,7 @@ import tracemalloc
 
 from sklearn.cluster import KMeans
 
-from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage, fc_tuple_stage
 from dpviz.clustering.tuples import stage_match_graph
 from dpviz.core import tuple_predicates as fcm
 from dpviz.data.generators import fig6_blobs

@@ -132,7 +132,7 @@ def run_child(path: Path, n: int, engine: str, seed: int = 0) -> dict:
 
 
 def row_level(n: int) -> str:
-    from dpviz.clustering.fc_spec import FCParams, fc_guarantee
+    from dpviz.clustering.friendlycore.spec import FCParams, fc_guarantee
     from dpviz.privacy.budget import ZCDP
     from dpviz.registry import Public
 
@@ -191,7 +191,7 @@ def dask_vs_threads(n: int) -> None:
 def accuracy(n: int, seeds: int = 3) -> None:
     import pyarrow.parquet as pq
 
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
 
     print(f"\n## 3. Accuracy at n = {n:.0e}: cost / cost(true centres), {seeds} seeds\n")
     path = OUT / f"blobs_{n}.parquet"
@@ -212,7 +212,7 @@ def accuracy(n: int, seeds: int = 3) -> None:
 def fc_vs_kmeans(reps: int = 3) -> None:
     from sklearn.cluster import KMeans
 
-    from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage
     from dpviz.clustering.tuples import compute_tuples
     from dpviz.data.generators import fig6_blobs
 

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
-from dpviz.clustering.presets import smallest_feasible_rho
+from dpviz.clustering.friendlycore.budget import smallest_feasible_rho
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.data import GENERATORS
 
 #: Explore's slider grid (app/components/controls.RHO_GRID), 10⁻³ … 10.

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dpviz._validation import MAX_CLUSTERS, RngLike, check_bool, check_data, check_scalar
-from dpviz.clustering.friendlycore import fc_clustering
+from dpviz.clustering.friendlycore.pipeline import fc_clustering
 from dpviz.result import Result
 
 
@@ -45,7 +45,7 @@ class FriendlyCoreKMeans:
     Privacy
     -------
     Each ``fit`` is (ρ, δ)-zCDP (tuple-level for the FriendlyCore part, row-level for the rest;
-    see :func:`dpviz.clustering.friendlycore.fc_private_stage`). ``predict`` is post-processing.
+    see :func:`dpviz.clustering.friendlycore.pipeline.fc_private_stage`). ``predict`` is post-processing.
 
     References
     ----------

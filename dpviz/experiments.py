@@ -28,7 +28,7 @@ def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: fl
               r_min: float, preset: str, rng: np.random.Generator,
               n_declared: int | None = None, fallback: bool = True) -> Result:
     """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
-    from dpviz.clustering.friendlycore import fc_private_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_private_stage
 
     return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
                             preset=preset, rng=rng, n_declared=n_declared, fallback=fallback)

@@ -1,7 +1,7 @@
 """The algorithm registry: every private clustering algorithm behind one interface.
 
 Each family registers one :class:`AlgorithmSpec` at the bottom of its own module (see
-``dpviz/clustering/fc_spec.py`` for FriendlyCore). A spec states its name and paper, a frozen,
+``dpviz/clustering/friendlycore/spec.py`` for FriendlyCore). A spec states its name and paper, a frozen,
 self-validating parameter dataclass whose fields carry UI hints (:func:`hint`), its budget kind,
 how a **row-level** (ε, δ) target becomes its own budget, an optional non-private stage (cached by
 the app so a budget move reruns only the private part), the private run, and its trace-step names.

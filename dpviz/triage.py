@@ -32,9 +32,9 @@ from scipy.special import ndtr
 
 from dpviz._validation import check_rng, check_scalar
 from dpviz.averaging.diameter import find_diam_calls
-from dpviz.clustering import presets
-from dpviz.clustering.fc_steps import DIAM_BASE
-from dpviz.clustering.friendlycore import fc_tuple_stage
+from dpviz.clustering.friendlycore import budget as presets
+from dpviz.clustering.friendlycore.pipeline import fc_tuple_stage
+from dpviz.clustering.friendlycore.steps import DIAM_BASE
 from dpviz.clustering.tuples import TupleStage, stage_match_graph
 from dpviz.core.filters import ZCDP_FILTER_N_FRACTION, expected_margin, zcdp_threshold
 

@@ -39,7 +39,7 @@ def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
     out |= {f"{name}.{k}": v for k, v in values.items() if v != defaults[k]}
     if name != "friendlycore":
         return out | {"delta": spec.delta}
-    from dpviz.clustering.fc_spec import auto_n_tuples
+    from dpviz.clustering.friendlycore.spec import auto_n_tuples
 
     # Explore plans FriendlyCore's budget from the row-level (ε, δ) like every algorithm's: the same
     # plan as this comparison's (its ρ is Explore's readout; a ρ handed over would be kept exactly).

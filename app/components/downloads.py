@@ -59,9 +59,9 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
         "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
                                                 "private stage, noise redraws]"},
         "calls": [
-            "stage = dpviz.clustering.friendlycore.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
+            "stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
             "radius=radius, rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
-            "result = dpviz.clustering.friendlycore.fc_private_stage(X, stage, rho=rho, "
+            "result = dpviz.clustering.friendlycore.pipeline.fc_private_stage(X, stage, rho=rho, "
             "delta=delta, radius=radius, r_min=r_min, preset=preset, "
             "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
         ],

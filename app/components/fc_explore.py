@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-import dpviz.clustering.presets
+import dpviz.clustering.friendlycore.budget
 import dpviz.registry
 import dpviz.viz
 import dpviz.viz.data
@@ -156,7 +156,7 @@ def _privacy_view(result, statement, cfg) -> None:
             st.caption("No feasibility step in this run.")
         else:
             rows = []
-            presets = dpviz.clustering.presets
+            presets = dpviz.clustering.friendlycore.budget
             for name, m in dict(feas.data.get("margins", {})).items():
                 rows.append({"FriendlyCore call": name, "expected margin (sd)": round(m, 2),
                              "keep chance": f"{presets.keep_probability(m):.0%}"})

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 import dpviz.clustering.baselines
-import dpviz.clustering.friendlycore
-import dpviz.clustering.presets
+import dpviz.clustering.friendlycore.budget
+import dpviz.clustering.friendlycore.pipeline
 import dpviz.data
 import dpviz.experiments
 import dpviz.metrics
@@ -123,7 +123,7 @@ def tuple_stage(ds, cfg: RunConfig):
     Through ``fc_tuple_stage``, the library's one tuple-stage entry point: rows outside the
     Λ-ball are dropped before the pieces are drawn, as the private stage drops them.
     """
-    fc_tuple_stage = dpviz.clustering.friendlycore.fc_tuple_stage
+    fc_tuple_stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage
 
     def compute():
         return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,
@@ -134,7 +134,7 @@ def tuple_stage(ds, cfg: RunConfig):
 
 def _private(ds, stage, cfg: RunConfig):
     """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
-    fc = dpviz.clustering.friendlycore
+    fc = dpviz.clustering.friendlycore.pipeline
     # A simulation treats the dataset's size as declared (as the other algorithms' view does);
     # the Release page asks for a declared n or pays for a DP count.
     budget = fc_plan(ds, cfg).budget
@@ -213,7 +213,7 @@ def redraw(ds, stage, cfg: RunConfig, draw: int):
         ss = seeds(cfg.seed)[2]
         rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
         budget = fc_plan(ds, cfg).budget
-        return dpviz.clustering.friendlycore.fc_private_stage(
+        return dpviz.clustering.friendlycore.pipeline.fc_private_stage(
             ds.X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius, r_min=cfg.r_min,
             preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback, rng=rng)
 

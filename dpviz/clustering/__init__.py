@@ -2,9 +2,7 @@
 
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
 from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
-from dpviz.clustering.fc_steps import friendly_ord_tup_avg, friendly_reorder, noisy_lloyd_step
-from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
-from dpviz.clustering.presets import (
+from dpviz.clustering.friendlycore.budget import (
     FCBudget,
     FCSplit,
     margins,
@@ -13,6 +11,8 @@ from dpviz.clustering.presets import (
     resolve_budget,
     resolve_split,
 )
+from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.steps import friendly_ord_tup_avg, friendly_reorder, noisy_lloyd_step
 from dpviz.clustering.tuples import TupleStage, assign_pieces, compute_tuples, stage_match_graph, tuple_stage
 
 __all__ = [

@@ -7,7 +7,7 @@ gathers its rows from all chunks (file order) and runs the oracle on its pieces 
 rows only: identical for any chunking and any engine.
 
 The private part runs on the driver through the same function as
-:func:`dpviz.clustering.friendlycore.fc_private_stage` (``run_private_part``: same budget, same
+:func:`dpviz.clustering.friendlycore.pipeline.fc_private_stage` (``run_private_part``: same budget, same
 mechanisms, same ledger entries): FC_kTupleClustering on the t tuples, then the row-level stages
 from SUMS OVER CHUNKS gathered by the engine (:class:`StreamRows`): NoisyLloydStep's per-cluster
 counts and sums (FriendlyAvg from its sufficient statistics), or, when FC outputs ⊥, the
@@ -33,9 +33,9 @@ import numpy as np
 
 from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar, is_simulation
 from dpviz.clustering import fallback as fb
-from dpviz.clustering.fc_steps import LloydOutcome, noisy_lloyd_from_sums  # noqa: F401  (re-exported)
-from dpviz.clustering.friendlycore import run_private_part
-from dpviz.clustering.presets import resolve_budget
+from dpviz.clustering.friendlycore.budget import resolve_budget
+from dpviz.clustering.friendlycore.pipeline import run_private_part
+from dpviz.clustering.friendlycore.steps import LloydOutcome, noisy_lloyd_from_sums  # noqa: F401  (re-exported)
 from dpviz.clustering.tuples import ORACLES, TupleStage, block_streams, resolve_method, tuples_from_pieces
 from dpviz.geometry import nearest_center
 from dpviz.large.engine import Engine, Progress, _quiet, make_engine
@@ -240,7 +240,7 @@ def stream_tuple_stage(
 
 
 class StreamRows:
-    """:class:`~dpviz.clustering.friendlycore.RowAccess` on a streamed stage: NoisyLloydStep's
+    """:class:`~dpviz.clustering.friendlycore.pipeline.RowAccess` on a streamed stage: NoisyLloydStep's
     counts and sums and the fallback's statistics are sums over the chunks (engine tasks)."""
 
     inside = None  # rows are never indexed
@@ -327,8 +327,8 @@ def fc_private_stream(
 ) -> Result:
     """The private part of FC_Clustering on a streamed stage; noise drawn on the driver.
 
-    The same private part as :func:`dpviz.clustering.friendlycore.fc_private_stage`
-    (:func:`~dpviz.clustering.friendlycore.run_private_part`: same budget, same draws in the same
+    The same private part as :func:`dpviz.clustering.friendlycore.pipeline.fc_private_stage`
+    (:func:`~dpviz.clustering.friendlycore.pipeline.run_private_part`: same budget, same draws in the same
     order, same ledger tree; ``tests/unit/test_large.py`` checks both agree), with the rows read
     as sums over chunks (:class:`StreamRows`). The trace carries no per-row array.
 
@@ -386,7 +386,7 @@ def fc_stream(
     ----------
     data : path, array or TableSource
     k, rho, delta, radius, r_min, n_tuples, oracle, preset, fallback
-        As :func:`dpviz.clustering.friendlycore.fc_clustering`.
+        As :func:`dpviz.clustering.friendlycore.pipeline.fc_clustering`.
     n_declared : int
         The public dataset size (required: the file's row count is never used).
     rng : Generator, int or None

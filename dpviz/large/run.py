@@ -3,7 +3,7 @@
 :func:`run_stream` is :func:`dpviz.registry.run` for a table on disk: the same spec, parameters and
 calibration, with a streamed private run in place of the in-memory one:
 
-* ``friendlycore``: :func:`dpviz.large.fc_stream.fc_stream` (``dpviz.clustering.fc_spec``);
+* ``friendlycore``: :func:`dpviz.large.fc_stream.fc_stream` (``dpviz.clustering.friendlycore.spec``);
 * ``dp_lloyd``: :func:`dpviz.large.lloyd_stream.dp_lloyd_stream` (``dpviz.clustering.baselines_spec``);
 * ``auto``: its public choice among the streamed algorithms
   (:func:`dpviz.clustering.auto.choose_from` with :data:`STREAMED`), with the ``auto_choice`` trace
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpviz._validation import RngLike, check_rng, check_scalar
-from dpviz.clustering import fc_spec
+from dpviz.clustering.friendlycore import spec as fc_spec
 from dpviz.large.engine import Progress, _quiet
 from dpviz.large.fc_stream import fc_stream
 from dpviz.large.lloyd_stream import dp_lloyd_stream

@@ -83,7 +83,7 @@ def test_learn_eps_table_is_per_row_and_agrees_with_a_run_ledger():
     """Learn's FriendlyCore column is the row-level (ε, δ) the run's own ledger states."""
     import numpy as np
 
-    from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
     from dpviz.data import GENERATORS
 
     at = open_app("learn", **SMALL)
@@ -277,7 +277,7 @@ def test_noise_redraws_follow_the_fallback_switch():
     import numpy as np
 
     from app.components import run
-    from dpviz.clustering.friendlycore import fc_tuple_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_tuple_stage
     from dpviz.data import GENERATORS
     from dpviz.experiments import run_repeats
 

@@ -69,7 +69,7 @@ def cases() -> dict[str, Any]:
     """The pinned runs: name → Result (fig6-like data; success, ⊥ + fallback, ⊥ without, streamed,
     registry)."""
     import dpviz
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
     from dpviz.data import fig6_blobs
     from dpviz.large import fc_stream
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd
-from dpviz.clustering.friendlycore import fc_private_stage
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage
 from dpviz.clustering.tuples import compute_tuples
 from dpviz.data.generators import fig6_blobs
 from dpviz.privacy.accounting import row_level_statement, zcdp_to_dp

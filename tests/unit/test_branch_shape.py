@@ -11,11 +11,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-import dpviz.clustering.fc_steps as fc
+import dpviz.clustering.friendlycore.steps as fc
 import dpviz.clustering.tuples as tuples_mod
 from dpviz.clustering.fallback import grid_levels
-from dpviz.clustering.fc_steps import FC_FAILED
-from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.steps import FC_FAILED
 from dpviz.clustering.tuples import compute_tuples
 from dpviz.data.generators import fig6_blobs
 
@@ -44,7 +44,7 @@ def _run(monkeypatch, ds, stage, branch: str, *, fallback: bool):
         out = real_nhat(n, **kw)
         return -1.0 if branch == "n̂ ≤ 0" and kw["name"].startswith("n̂ (FriendlyOrdTupAvg") else out
 
-    # The steps live in dpviz.clustering.fc_steps (FriendlyOrdTupAvg's n̂: size_underestimate).
+    # The steps live in dpviz.clustering.friendlycore.steps (FriendlyOrdTupAvg's n̂: size_underestimate).
     monkeypatch.setattr(fc, "zcdp_filter", filter_)
     monkeypatch.setattr(fc, "size_underestimate", nhat_)
     res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, rng=3,

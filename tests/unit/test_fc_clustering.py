@@ -7,9 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.clustering.fc_steps import EMPTY_DIST_CORE, FC_FAILED, friendly_ord_tup_avg, friendly_reorder
-from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage, fc_tuple_stage
-from dpviz.clustering.presets import FRACTION_KEYS, PAPER_DELTA, resolve_split
+from dpviz.clustering.friendlycore.budget import FRACTION_KEYS, PAPER_DELTA, resolve_split
+from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.steps import (
+    EMPTY_DIST_CORE,
+    FC_FAILED,
+    friendly_ord_tup_avg,
+    friendly_reorder,
+)
 from dpviz.clustering.tuples import compute_tuples, stage_match_graph
 from dpviz.data.generators import fig3_three, fig6_blobs
 from dpviz.metrics import center_error, normalized_loss

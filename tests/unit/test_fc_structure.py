@@ -13,10 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-import dpviz.clustering.fc_steps as steps
+import dpviz.clustering.friendlycore.steps as steps
 import dpviz.clustering.tuples as tuples
-from dpviz.clustering.friendlycore import fc_clustering, fc_private_stage
-from dpviz.clustering.presets import (
+from dpviz.clustering.friendlycore.budget import (
     FRACTION_KEYS,
     FCBudget,
     budget_margins,
@@ -24,6 +23,7 @@ from dpviz.clustering.presets import (
     practical_split,
     resolve_budget,
 )
+from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage
 from dpviz.data import fig6_blobs
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger

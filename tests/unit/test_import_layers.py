@@ -79,6 +79,8 @@ def imports(path: Path) -> list[str]:
 DISCOVERY: dict[str, tuple[str, ...]] = {
     "dpviz.registry": ("dpviz.clustering", "dpviz.mixtures", "dpviz.generative"),
     "dpviz.viz.storyboards": ("dpviz.viz",),
+    # Explore's live pages: a family's registered page module, imported when it is drawn
+    "app.components.live_pages": ("app.components",),
 }
 
 

@@ -19,7 +19,7 @@ def _load(name: str):
 
 def test_fc_core_n_predictor_reads_public_margins():
     fc = _load("fc_core_n")
-    from dpviz.clustering.presets import MARGIN_MATCH
+    from dpviz.clustering.friendlycore.budget import MARGIN_MATCH
 
     p = fc.predicted(1_024_000, 3.0)
     assert p["t"] == 5000  # auto_n_tuples caps at MAX_AUTO_TUPLES

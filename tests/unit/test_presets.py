@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dpviz.clustering.presets import (
+from dpviz.clustering.friendlycore.budget import (
     _MIN_SHARE,
     FRACTION_KEYS,
     MARGIN_DIAM,

@@ -160,7 +160,7 @@ def test_zcdp_budget_kinds_and_stage_fields_are_checked():
 
 
 def test_auto_tuples_grow_with_the_declared_size():
-    from dpviz.clustering.fc_spec import MAX_AUTO_TUPLES, auto_n_tuples
+    from dpviz.clustering.friendlycore.spec import MAX_AUTO_TUPLES, auto_n_tuples
 
     assert auto_n_tuples(20_000, 8) == 200  # the paper's t while pieces hold ≥ 10k rows
     assert auto_n_tuples(1_000, 8) == 12

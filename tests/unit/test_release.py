@@ -147,7 +147,7 @@ def test_zcdp_budget_unchanged_by_secure_sampler() -> None:
 
 def test_friendlycore_release_end_to_end_keeps_no_seed() -> None:
     """The whole pipeline (pieces, oracle, private stage) runs on the release sampler."""
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
     from dpviz.data.generators import fig6_blobs
     from dpviz.registry import run
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dpviz.data
-from dpviz.clustering import presets
-from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore import budget as presets
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.core.filters import zcdp_threshold
 from dpviz.triage import AGREE_SHARE, expected_kept_share, triage
 

@@ -75,7 +75,7 @@ def test_backup_note_states_its_count_noise_which_grows_as_rho_shrinks():
     every ρ; it now states the grid counts' σ = 1/√(2ρ_level) from the run's ledger."""
     import math
 
-    from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+    from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
     from dpviz.data import GENERATORS
 
     ds = GENERATORS["fig6_blobs"](4000, rng=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpviz.clustering.friendlycore import fc_private_stage, fc_tuple_stage
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.data import GENERATORS
 from dpviz.viz.storyboard import panel_data, panel_tuples, plain_status, storyboard_figure
 

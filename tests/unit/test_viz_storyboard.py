@@ -139,7 +139,7 @@ def test_high_dimensional_data_shares_one_projection():
 # ---- integration: the real fc_clustering -----------------------------------------------------
 
 def test_storyboard_of_a_real_fc_clustering_run():
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
     from dpviz.data import fig3_three
     from dpviz.viz import filter_scores_figure, find_diam_figure, ledger_figure
 
@@ -162,7 +162,7 @@ def test_storyboard_of_a_real_fc_clustering_run():
 
 
 def test_storyboard_of_a_real_run_that_falls_back():
-    from dpviz.clustering.friendlycore import fc_clustering
+    from dpviz.clustering.friendlycore.pipeline import fc_clustering
     from dpviz.data import fig3_three
 
     ds = fig3_three(3000, rng=0)

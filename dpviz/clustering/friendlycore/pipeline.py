@@ -14,8 +14,9 @@ Only the private part (2–4) depends on ρ and δ; :func:`fc_private_stage` run
 milliseconds on a cached :class:`~dpviz.clustering.tuples.TupleStage` and match graph.
 
 Where things live: the steps 2–3 (FC_kTupleClustering, FC_AvgOrdTup, FriendlyReorder,
-FriendlyOrdTupAvg, NoisyLloydStep) in :mod:`dpviz.clustering.fc_steps`; the budget split and
-the :class:`~dpviz.clustering.presets.FCBudget` every step reads in :mod:`dpviz.clustering.presets`;
+FriendlyOrdTupAvg, NoisyLloydStep) in :mod:`dpviz.clustering.friendlycore.steps`; the budget
+split and the :class:`~dpviz.clustering.friendlycore.budget.FCBudget` every step reads in
+:mod:`dpviz.clustering.friendlycore.budget`;
 the tuple stage and its match-graph cache in :mod:`dpviz.clustering.tuples`. This module holds
 the pipeline: :func:`run_private_part` (steps 2–4, shared with the streamed pipeline through a
 :class:`RowAccess`), :func:`fc_private_stage` and :func:`fc_clustering`; import each step from
@@ -44,14 +45,14 @@ from dpviz._validation import (
     is_simulation,
 )
 from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
-from dpviz.clustering.fc_steps import (
+from dpviz.clustering.friendlycore.budget import FCBudget, budget_margins, resolve_budget, suggest_n_tuples
+from dpviz.clustering.friendlycore.steps import (
     DIAM_BASE,
     FC_FAILED,
     fc_k_tuple_clustering,
     noisy_lloyd_from_sums,
     partition_sums,
 )
-from dpviz.clustering.presets import FCBudget, budget_margins, resolve_budget, suggest_n_tuples
 from dpviz.clustering.tuples import TupleStage, check_declared_rows, stage_match_graph, tuple_stage
 from dpviz.core.tuple_predicates import MatchGraph
 from dpviz.privacy.budget import ZCDP
@@ -263,7 +264,7 @@ def fc_private_stage(
     r_min : float
         FindDiam's smallest radius (paper: 0.001 for Fig. 6, 0.1 for Fig. 7).
     preset : {"practical", "paper", "reference"}
-        The budget split (see :mod:`dpviz.clustering.presets`). "practical" is computed from
+        The budget split (see :mod:`dpviz.clustering.friendlycore.budget`). "practical" is computed from
         public quantities (t, k, ρ, δ, r_min, Λ) to maximize the worst predicted margin.
     fractions : mapping, optional
         A full ρ split over match_core, find_diam, dist_core, tuple_avg, lloyd, fallback.

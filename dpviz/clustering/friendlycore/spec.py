@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.clustering.friendlycore import fc_private_stage
-from dpviz.clustering.presets import FRACTION_KEYS, PRESETS, ROW_KEYS, TUPLE_KEYS, resolve_budget
+from dpviz.clustering.friendlycore.budget import FRACTION_KEYS, PRESETS, ROW_KEYS, TUPLE_KEYS, resolve_budget
+from dpviz.clustering.friendlycore.pipeline import fc_private_stage
 from dpviz.clustering.tuples import ORACLES, check_declared_rows, tuple_stage
 from dpviz.privacy.accounting import row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
@@ -26,7 +26,7 @@ from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result
 
 #: The ledger keys of the tuple-level (FC_kTupleClustering) and row-level parts of the split
-#: (defined with the split in dpviz.clustering.presets; re-exported here).
+#: (defined with the split in dpviz.clustering.friendlycore.budget; re-exported here).
 assert set(TUPLE_KEYS) | set(ROW_KEYS) == set(FRACTION_KEYS)
 
 #: Trace steps of fc_private_stage (docs/interfaces.md).
@@ -83,7 +83,7 @@ def _r_min(pub: Public, params: FCParams) -> float:
 
 def fc_guarantee(budget: ZCDP, pub: Public, params: FCParams, delta_prime: float) -> ApproxDP:
     """The row-level (ε, δ) of FC_Clustering at ``budget``, from the public split only: the tuple-
-    and row-level groups of the run's :class:`~dpviz.clustering.presets.FCBudget`."""
+    and row-level groups of the run's :class:`~dpviz.clustering.friendlycore.budget.FCBudget`."""
     fcb = resolve_budget(params.preset, rho=budget.rho, delta=budget.delta, t=_t(pub, params), k=pub.k,
                          r_min=_r_min(pub, params), radius=pub.radius, fallback=params.fallback)
     ledger = Ledger("fc_clustering", budget)

@@ -12,7 +12,7 @@ Generator and a ledger node (no pipeline, no caching, no validation of user inpu
   memory or from per-cluster sums (the streamed path).
 
 The pipeline that runs them (budget, size, branches, trace) is
-:mod:`dpviz.clustering.friendlycore`.
+:mod:`dpviz.clustering.friendlycore.pipeline`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from dpviz.averaging.diameter import find_diam_core
 from dpviz.averaging.friendly_avg import friendly_avg_from_sums
-from dpviz.clustering.presets import FCBudget
+from dpviz.clustering.friendlycore.budget import FCBudget
 from dpviz.core.filters import zcdp_filter
 from dpviz.core.tuple_predicates import MatchGraph, ord_permutation, ordered_dist_counts
 from dpviz.geometry import nearest_center
