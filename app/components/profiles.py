@@ -26,8 +26,8 @@ def center_noise(res: Any) -> np.ndarray | None:
 
     Read from the released step that produced these centers: ``sigma_sum`` over ``noisy_counts``
     (DP-Lloyd: center = noisy sum / noisy count, so ≈ σ_sum / n̂ⱼ), or ``sigma`` (FriendlyAvg and
-    FriendlyOrdTupAvg add N(0, σⱼ²) to each average directly; NaN where a cluster kept its previous
-    center).
+    FriendlyOrdTupAvg add N(0, σⱼ²) to each average directly). NaN where a cluster kept its previous
+    center (DP-Lloyd's ``kept_previous``: a noisy count below 1).
     """
     if res.centers is None:
         return None
@@ -40,7 +40,13 @@ def center_noise(res: Any) -> np.ndarray | None:
             continue
         if step.data.get("sigma_sum") is not None and step.data.get("noisy_counts") is not None:
             counts = np.broadcast_to(np.asarray(step.data["noisy_counts"], dtype=float), (k,))
-            return float(step.data["sigma_sum"]) / np.maximum(counts, 1.0)
+            noise = float(step.data["sigma_sum"]) / np.maximum(counts, 1.0)
+            # a cluster whose noisy count fell below 1 kept its previous center: that center is
+            # not this step's noisy sum / count, so it has no σ_sum / n̂ⱼ (NaN, shown as —)
+            kept = step.data.get("kept_previous")
+            if kept is not None:
+                noise[np.broadcast_to(np.asarray(kept, dtype=bool), (k,))] = np.nan
+            return noise
         if step.data.get("sigma") is not None:
             return np.broadcast_to(np.asarray(step.data["sigma"], dtype=float), (k,)).copy()
         return None

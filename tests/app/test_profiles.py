@@ -40,6 +40,15 @@ def test_noisy_sums_and_counts_give_sigma_over_count():
     np.testing.assert_allclose(profiles.center_noise(_res(C, step)), [0.05, 5.0, 5.0])  # n̂ floored at 1
 
 
+def test_a_center_kept_from_the_previous_iteration_has_no_sum_over_count_noise():
+    """DP-Lloyd keeps a cluster's previous center when its noisy count is below 1: that center is not
+    σ_sum / n̂ⱼ (the sum's σ over a count floored at 1 would claim a noise it does not carry)."""
+    C = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    step = TraceStep("iteration", True, {"centers": C, "noisy_counts": np.array([100.0, 0.4, 50.0]),
+                                         "sigma_sum": 5.0, "kept_previous": np.array([False, True, False])})
+    np.testing.assert_allclose(profiles.center_noise(_res(C, step)), [0.05, np.nan, 0.1])
+
+
 def test_no_noise_column_when_the_method_releases_none_and_none_for_bottom():
     C = np.array([[1.0, 2.0]])
     res = _res(C, TraceStep("fallback", True, {"used": True, "centers": C, "method": "grid"}))
@@ -65,4 +74,9 @@ def test_a_real_run_reports_positive_noise_scales(name, n, eps):
     fb = res.find("fallback")
     assert fb is None or not fb.data.get("used")
     noise = profiles.center_noise(res)
-    assert noise is not None and noise.shape == (3,) and np.all(noise > 0) and np.all(noise < 0.01)
+    assert noise is not None and noise.shape == (3,)
+    fed = ~np.isnan(noise)  # NaN exactly where DP-Lloyd kept a center (its noisy count was below 1)
+    last = next(s for s in reversed(res.trace) if s.name == "iteration") if name == "dp_lloyd" else None
+    kept = np.zeros(3, bool) if last is None else np.asarray(last.data["kept_previous"], bool)
+    np.testing.assert_array_equal(~fed, kept)
+    assert fed.sum() >= 2 and np.all(noise[fed] > 0) and np.all(noise[fed] < 0.01)
