@@ -21,7 +21,7 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_applies_itself():
     text = _verdict_text(at)
     assert "Predicted: FriendlyCore's core does not form at ρ = 0.3" in text
     assert "**Public** · 100 rows per piece (n / t)" in text
-    assert "**Non-private diagnostic of your data**" in text and "100% of the 200 pieces" in text
+    assert "**Non-private diagnostic of your data**" in text and "99% of the 200 pieces" in text
     (button,) = [b for b in at.button if b.key.startswith("triage_apply_")]
     assert "set ρ = 0.794 (row-level ε = " in button.label  # the per-row guarantee it would state
     button.click().run()
