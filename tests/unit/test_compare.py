@@ -102,8 +102,24 @@ def test_every_registered_algorithm_by_default_with_the_reference(toys):
     ref = cmp.frame[cmp.frame.algorithm == "kmeans++"]
     assert len(ref) == 1 and ref["epsilon"].iloc[0] == math.inf and not ref["private"].iloc[0]
     assert math.isnan(ref["guarantee_eps"].iloc[0])
-    private = cmp.frame[cmp.frame.private]  # every private algorithm (auto too) at the target
-    assert private["budget"].ge(0).all() and private["guarantee_eps"].le(1.0 * (1 + 1e-12)).all()
+    private = cmp.frame[cmp.frame.private]
+    # An algorithm whose plan refuses this target from declared values (Easy Instances' automatic t
+    # needs more declared rows than n = 2,000) is a row with the plan's reason and no budget; every
+    # other private algorithm (auto too) is calibrated at the target.
+    pub = dpviz.registry.Public(n_declared=2000, d=DS.X.shape[1], k=4, radius=1.0)
+    refuses = set()
+    for name in private["algorithm"]:
+        try:
+            dpviz.registry.plan(name, 1.0, DELTA, pub)
+        except ValueError:
+            refuses.add(name)
+    assert refuses == {"easy_instances", "easy_instances_gmm"}
+    refused = private[private.algorithm.isin(refuses)]
+    assert refused["budget"].isna().all() and refused["guarantee_eps"].isna().all()
+    assert refused["failure"].str.startswith("cannot meet the target: ").all()
+    assert refused["failure"].str.contains("declared rows").all()
+    met = private[~private.algorithm.isin(refuses)]
+    assert met["budget"].ge(0).all() and met["guarantee_eps"].le(1.0 * (1 + 1e-12)).all()
     assert private["budget_kind"].isin(["zcdp", "pure", "approx"]).all()
 
 
