@@ -145,6 +145,8 @@ with st.sidebar.container(key="dataset_summary"):
         st.caption(data_source.describe_public(choice.dataset) if page is PAGES["release"]
                    else data_source.describe(choice.dataset))
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
+with st.sidebar:
+    state.one_history_entry_per_switch()  # one Back per page switch (issue 27)
 
 _laps = profiler.Laps(f"main.py page={page.title}")
 page.run()

@@ -272,6 +272,15 @@ def own_budget_readout(spec: AlgorithmSpec, result) -> None:
     controls.own_budget_readout(spec.title, spec.budget_kind, getattr(result, "plan", None))
 
 
+def plain_privacy(result) -> None:
+    """The plain-words sentence FriendlyCore's readout shows, for every algorithm: how much one row
+    can move any outcome's probability, from the run's budget plan (``Result.plan``, the plan
+    ``dpviz.registry.plan`` states; the run's own guarantee where a run has no plan)."""
+    plan = getattr(result, "plan", None)
+    g = plan.guarantee if plan is not None else result.guarantee
+    st.caption(dpviz.privacy.odds_sentence(g))
+
+
 def _status(spec: AlgorithmSpec, result) -> None:
     with st.container(key="run_status"):
         if result.centers is None:
@@ -460,6 +469,8 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
                         public=public)
     with c1, st.container(key="own_budget_readout"):
         own_budget_readout(spec, result)
+    with c1, st.container(key="plain_privacy"):
+        plain_privacy(result)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
     _status(spec, result)

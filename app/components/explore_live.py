@@ -107,13 +107,14 @@ def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     every point; fixed margins and no tick labels let plotly.js lay it out in one pass
     (docs/app.md has the numbers). The legend sits in the grid's empty sixth cell, inside the
     fixed margins, with one entry per marker kind (issue 16). Returned as JSON, the form that
-    is cached and sent.
+    is cached and sent. The run's status is not in the figure: the page states it above the
+    tiles (issue 27: in the fixed top margin it ran into the panel titles).
     """
     ref_centers = ref.centers if ref is not None else ds.true_centers
     fig = dpviz.viz.storyboard.storyboard_figure(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=True, legend_in_free_cell=True,
-        tick_labels=False, margin=dict(l=25, r=10, t=70, b=25),
+        tick_labels=False, margin=dict(l=25, r=10, t=70, b=25), status_subtitle=False,
         points="vector" if vector else "raster")
     return fig.to_json()
 

@@ -385,6 +385,36 @@ def query_dict(p: Mapping[str, Any] | None = None) -> dict[str, str]:
     return {URL_NAMES.get(k, k): _format(k, v) for k, v in relevant(p).items()}
 
 
+#: Installed once per browser tab by :func:`one_history_entry_per_switch`. A page switch pushes the
+#: new page's path with no query string; this session's first run there then writes the parameters
+#: back (:func:`sync_url`), and Streamlit's frontend pushes that as a second entry, so Back needed
+#: two presses per switch (issue 27). A push that only adds a query string to a URL that has none,
+#: on the same path, completes the navigation before it: it replaces the entry instead.
+_HISTORY_JS = """<script>
+(() => {
+  const h = window.history;
+  if (h.__dpvizOneEntry) return;
+  h.__dpvizOneEntry = true;
+  const push = h.pushState.bind(h);
+  h.pushState = (state, title, url) => {
+    if (url !== undefined && url !== null) {
+      const next = new URL(String(url), window.location.href);
+      if (next.pathname === window.location.pathname && !window.location.search && next.search) {
+        return h.replaceState(state, title, url);
+      }
+    }
+    return push(state, title, url);
+  };
+})();
+</script>"""
+
+
+def one_history_entry_per_switch() -> None:
+    """Make the URL update that follows a page switch replace the switch's history entry, so one
+    Back returns to the previous page (:data:`_HISTORY_JS`; idempotent per tab)."""
+    st.html(_HISTORY_JS, unsafe_allow_javascript=True)
+
+
 def sync_url() -> None:
     """Write the canonical parameters to the URL (only when they changed)."""
     want = query_dict()

@@ -30,6 +30,8 @@ st.caption("Everything else in the app is a **simulation** (seeded, replayable: 
 
 
 _MESSAGE = "_release_message"  # (kind, text) left by the release callback for the next run
+EPS_MIN = 0.01  # the smallest row-level ε the Release page accepts
+_CLAMPED = "_release_eps_clamped"  # the last ε typed was below EPS_MIN and was raised to it
 _ACCEPTED = "_release_accepted"  # (identity, ε, δ) of the total the accept box was ticked for
 #: The one message of every attempt that did not end in a release (no data-dependent text).
 FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it is booked at its "
@@ -40,6 +42,15 @@ FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it i
 RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a large table; no progress "
                 "counts are shown (they would describe the data). The attempt is booked whatever its "
                 "outcome.")
+
+
+def _clamp_eps() -> None:
+    """``on_change`` of the ε field: a value below :data:`EPS_MIN` (0 included) is raised to it in
+    the field itself, so what the field shows is what the statement and the release use."""
+    low = float(st.session_state["release_eps"]) < EPS_MIN
+    st.session_state[_CLAMPED] = low
+    if low:
+        st.session_state["release_eps"] = EPS_MIN
 
 
 def _fmt(g) -> str:
@@ -61,8 +72,13 @@ def _form(ds, radius: float):
                         key="release_k")
     c3.markdown(f"Declared radius **Λ = {radius:g}** (rows outside are removed, not clipped)")
     c4, c5, c6 = st.columns(3)
-    eps = c4.number_input("Row-level ε", min_value=0.01, max_value=50.0, value=1.0, step=0.1,
-                          key="release_eps")
+    # min_value 0, not EPS_MIN: the browser refused a typed 0 silently (it kept showing 0 while
+    # the statement used the previous ε, issue 27); the callback clamps it where the user sees it.
+    eps = c4.number_input("Row-level ε", min_value=0.0, max_value=50.0, value=1.0, step=0.1,
+                          key="release_eps", on_change=_clamp_eps)
+    if st.session_state.get(_CLAMPED):
+        c4.warning(f"ε must be positive (ε = 0 promises no privacy loss, so no release can meet "
+                   f"it): set to the smallest ε here, {EPS_MIN:g}.", icon=":material/warning:")
     delta = c5.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4],
                              value=1e-6, format_func=lambda v: f"{v:.0e}", key="release_delta")
     n_decl = c6.number_input("Declared n (public; 0 = pay for a DP count)", min_value=0,

@@ -223,14 +223,23 @@ class PrivacyStatement:
     @property
     def odds_sentence(self) -> str:
         """The row-level ε as a plain-language bound on how much any outcome's odds can move."""
-        if self.row.vacuous:
-            return ("At this budget the row-level guarantee is vacuous (δ = 1): one row's influence "
-                    "is not bounded. Lower ρ to get a meaningful guarantee.")
-        factor = math.exp(self.row.eps)
-        return (
-            f"Adding or removing any one row changes the probability of any outcome by at most a "
-            f"factor of {factor:.3g} (e^ε), except with probability {self.row.delta:.2g} (δ)."
-        )
+        return odds_sentence(self.row, lower="ρ")
+
+
+def odds_sentence(row: ApproxDP, *, lower: str = "the budget") -> str:
+    """A row-level (ε, δ) as a plain-language bound on how much any outcome's probability can move
+    (the definition of (ε, δ)-DP, Dwork & Roth 2014, Def. 2.4, read for one added or removed row).
+    One sentence for every algorithm: FriendlyCore's statement and any run's budget plan
+    (``dpviz.registry.plan``) word it alike; ``lower`` names the control a vacuous guarantee asks
+    the user to lower."""
+    if row.vacuous:
+        return ("At this budget the row-level guarantee is vacuous (δ = 1): one row's influence "
+                f"is not bounded. Lower {lower} to get a meaningful guarantee.")
+    factor = math.exp(min(row.eps, 700.0))
+    return (
+        f"Adding or removing any one row changes the probability of any outcome by at most a "
+        f"factor of {factor:.3g} (e^ε), except with probability {row.delta:.2g} (δ)."
+    )
 
 
 def _split_epsilons(rho_t: float, rho_r: float, dts: list[float], drs: list[float],

@@ -17,6 +17,7 @@ from dpviz.result import Result
 from dpviz.viz import colors
 from dpviz.viz.data import centers_trace, downsample_index, project_2d
 from dpviz.viz.storyboards import register_storyboard, result_label
+from dpviz.viz.text import wrap
 
 #: Subplot titles of the storyboard, in order.
 PANELS = (
@@ -189,8 +190,12 @@ def recovery_traces(result: Result, X: np.ndarray,
 def balcan_storyboard(result: Result, X: np.ndarray, *,
                       reference_centers: np.ndarray | None = None) -> go.Figure:
     """The six-panel storyboard (``PANELS``) of one run."""
-    fig = make_subplots(rows=2, cols=3, subplot_titles=PANELS, horizontal_spacing=0.07,
-                        vertical_spacing=0.14)
+    # Titles wrapped to two or three short lines in a smaller font, and room between the rows for
+    # them: at 1280 px each panel is ~240 px wide, and the one-line titles ran into each other
+    # and into the figure's title (issue 27).
+    fig = make_subplots(rows=2, cols=3, subplot_titles=[wrap(t, 30) for t in PANELS],
+                        horizontal_spacing=0.07, vertical_spacing=0.22)
+    fig.update_annotations(font=dict(size=12))
     for tr in projection_traces(result):
         fig.add_trace(tr, row=1, col=1)
     for tr in activation_traces(result):
@@ -209,8 +214,9 @@ def balcan_storyboard(result: Result, X: np.ndarray, *,
         c = cfg.data
         sub = (f"profile {c['profile']} · p={c['p']} · shifts={c['shifts']} · γ={c['gamma']:.3g} · "
                f"T₃={c['T3']} · Lloyd={c['n_lloyd']}" + (f" · {c['notes'][0]}" if c["notes"] else ""))
-    fig.update_layout(template=colors.TEMPLATE, height=720, barmode="group",
-                      title=dict(text=f"{result_label(result)}<br><sup>{sub}</sup>"))
+    fig.update_layout(template=colors.TEMPLATE, height=760, barmode="group",
+                      margin=dict(t=150),
+                      title=dict(text=f"{result_label(result)}<br><sup>{wrap(sub, 110)}</sup>"))
     fig.update_xaxes(title_text="m (points in a cube)", row=1, col=2)
     fig.update_xaxes(title_text="depth", row=1, col=3)
     fig.update_xaxes(title_text="step t", row=2, col=2)

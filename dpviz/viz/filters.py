@@ -91,21 +91,26 @@ def filter_scores_figure(
         data.append(dict(type="histogram", x=np.asarray(scores, float), xbins=xbins,
                          visible="legendonly", opacity=0.4, marker=dict(color=colors.NONPRIVATE),
                          name=release_label("true scores z (before noise)", False)))
-    # Both notes start at their line and grow rightwards (one above the other): a note anchored
+    # Both notes start at their line and grow rightwards (one below the other): a note anchored
     # to the right of z = 0 ran off the chart's left edge in a half-width column (issue 16).
-    rules = ((tau, f"keep threshold τ = {tau:.3g}", "solid", 2, 1.0),
-             (0.0, "z = 0: friends with n/2", "dot", 1, 0.93))
+    # They sit inside the plot, one line apart in pixels: offsets in paper units overlapped each
+    # other and the title when the plot was short (Learn's live example at 1280 px, issue 27).
+    rules = ((tau, f"keep threshold τ = {tau:.3g}", "solid", 2, 0),
+             (0.0, "z = 0: friends with n/2", "dot", 1, -16))
     shapes = [dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1,
                    line=dict(color=colors.THRESHOLD, width=w, dash=dash))
               for x, _, dash, w, _ in rules]
-    notes = [dict(text=text, xref="x", yref="paper", x=x, y=y, yanchor="bottom",
-                  xanchor="left", showarrow=False) for x, text, _, _, y in rules]
+    # The title wrapped at 32 characters: at 45 it left a narrow column's edge (issue 27).
+    notes = [dict(text=text, xref="x", yref="paper", x=x, y=1.0, yanchor="top", yshift=shift,
+                  xanchor="left", showarrow=False, bgcolor="rgba(255,255,255,0.8)")
+             for x, text, _, _, shift in rules]
     sub = f"n = {n}" + (f", n̂ = {float(n_hat):.1f}" if n_hat is not None else "")
     layout = dict(
-        title=dict(text=wrap(title or label + ": noisy scores vs keep threshold", 45) + "<br><sup>"
-                   + wrap(f"{sub}; an element is kept iff its noisy score ẑ ≥ τ", 60) + "</sup>"),
+        title=dict(text=wrap(title or label + ": noisy scores vs keep threshold", 32) + "<br><sup>"
+                   + wrap(f"{sub}; an element is kept iff its noisy score ẑ ≥ τ", 60) + "</sup>",
+                   y=1.0, yref="container", yanchor="top", pad=dict(t=22)),
         barmode="overlay", template=colors.TEMPLATE, bargap=0.05, shapes=shapes,
-        annotations=notes, margin=dict(t=110, b=170),
+        annotations=notes, margin=dict(t=130, b=170),
         legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
         xaxis=dict(title=dict(text="noisy score ẑ<br>= friend count − n/2 + noise")),
         yaxis=dict(title=dict(text="elements")))

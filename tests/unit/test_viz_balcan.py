@@ -24,7 +24,7 @@ def test_storyboard_builds_six_panels(run: tuple) -> None:
     res, X, mu = run
     fig = vb.balcan_storyboard(res, X, reference_centers=mu)
     assert isinstance(fig, go.Figure)
-    titles = [a.text for a in fig.layout.annotations]
+    titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]  # wrapped to fit
     assert titles[: len(vb.PANELS)] == list(vb.PANELS)
     names = {t.name for t in fig.data}
     assert {"f(m)", "recovered (Alg. 4)", "released (after Lloyd)", "L(Z^(t)) in ℝ^p"} <= names

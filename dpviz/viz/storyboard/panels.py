@@ -433,6 +433,7 @@ def storyboard_figure(
     legend_in_free_cell: bool = False,
     tick_labels: bool = True,
     margin: dict | None = None,
+    status_subtitle: bool = True,
 ) -> go.Figure:
     """All storyboard panels in one grid of subplots (shared projection, one legend).
 
@@ -467,6 +468,11 @@ def storyboard_figure(
         Fixed figure margins (plotly's ``l, r, t, b``); they are then not grown to fit the
         legend or tick labels (``autoexpand=False``), which makes plotly.js draw the figure once
         instead of twice.
+    status_subtitle : bool
+        False leaves the run's status (:func:`plain_status`, e.g. why the fallback answered) out
+        of the figure's subtitle (when the run stopped early or fell back), for a caller that
+        states it next to the figure: in a fixed top margin its two or three lines ran into the
+        first row's panel titles (issue 27).
 
     Notes
     -----
@@ -519,7 +525,8 @@ def storyboard_figure(
                 layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
-    sub = wrap(plain_status(result), 110) if (status.fallback_used or not status.complete) else proj.note()
+    stopped = status.fallback_used or not status.complete
+    sub = proj.note() if not stopped else wrap(plain_status(result), 110) if status_subtitle else ""
     layout.update(title=dict(text=f"{head}<br><sup>{sub}</sup>" if sub else head),
                   annotations=annotations, template=colors.TEMPLATE,
                   height=height_per_row * rows + 120,
