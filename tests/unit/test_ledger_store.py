@@ -131,7 +131,11 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
+        # Each spawned worker re-imports dpviz and fsyncs every line; on a shared, loaded machine
+        # (load ~30) that took over a minute. A generous but bounded wait: a hung worker still
+        # fails, with its own message, instead of hiding behind "exitcode is None".
+        p.join(600)
+        assert p.exitcode is not None, "a writer did not finish within 600 s (hung on the lock?)"
         assert p.exitcode == 0
     store = LedgerStore(tmp_path)
     assert len(store.entries("shared")) == workers * count
