@@ -99,7 +99,8 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
              const medians = graph._fullData.filter((t) => t.mode === 'lines+markers' && t.visible === true);
              const fc = medians.find((t) => t.name === title);
              const others = medians.filter((t) => t !== fc)
-               .flatMap((t) => Array.from(t.x, (_, j) => pos(t, j)));
+               .flatMap((t) => Array.from(t.x, (_, j) => pos(t, j)))
+               .filter((o) => Number.isFinite(o[0] + o[1]));  // a gap (a refused cell) is no marker
              let best = null, far = -1;
              for (let j = 0; j < fc.x.length; j++) {
                const p = pos(fc, j);
