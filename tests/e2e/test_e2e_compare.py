@@ -88,7 +88,33 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
     # curve's markers, so that plotly's nearest-point pick is FriendlyCore's.
     before = page.url
     chart.scroll_into_view_if_needed()
-    x, y = chart.evaluate(
+    x, y = _pick(chart, title)
+    # The chart can be taller than the window (FriendlyCore's panel is in its last row): bring the
+    # marker itself into view before clicking (a click outside the viewport selects nothing).
+    height = page.viewport_size["height"]
+    if not 0 < y < height:
+        page.mouse.move(x, height / 2)
+        page.mouse.wheel(0, y - height / 2)
+        page.wait_for_timeout(500)
+        x, y = _pick(chart, title)
+    assert 0 < y < height, (y, height)
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    expect(widget(page, "rho_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
+    # FriendlyCore's Explore page is driven by its own budget: the click set the calibrated ρ of
+    # that run (at a row-level ε of 1 or 10), and its δ share.
+    expect(page).to_have_url(re.compile(r"[?&]friendlycore\.rho=0\.[0-9]+"), timeout=RERUN_TIMEOUT_MS)
+    assert page.url != before
+    got = query_params(page)
+    assert got.get("alg", "friendlycore") == "friendlycore"
+    assert 0 < float(got["friendlycore.rho"]) < 0.5 and float(got["delta"]) < 1e-6
+    assert_no_exception(page)
+
+
+def _pick(chart, title: str) -> tuple[float, float]:
+    """Viewport coordinates of FriendlyCore's marker farthest (in pixels) from every other curve's
+    markers, so that plotly's nearest-point pick is FriendlyCore's."""
+    return chart.evaluate(
         """(graph, title) => {
              const box = graph.getBoundingClientRect();
              const axes = (t) => [graph._fullLayout['xaxis' + (t.xaxis || 'x').slice(1)],
@@ -109,14 +135,3 @@ def test_clicking_a_friendlycore_point_opens_explore(page: Page, app_url: str) -
              }
              return best;
            }""", title)
-    page.mouse.move(x, y)
-    page.mouse.click(x, y)
-    expect(widget(page, "rho_slider")).to_be_visible(timeout=RERUN_TIMEOUT_MS)
-    # FriendlyCore's Explore page is driven by its own budget: the click set the calibrated ρ of
-    # that run (at a row-level ε of 1 or 10), and its δ share.
-    expect(page).to_have_url(re.compile(r"[?&]friendlycore\.rho=0\.[0-9]+"), timeout=RERUN_TIMEOUT_MS)
-    assert page.url != before
-    got = query_params(page)
-    assert got.get("alg", "friendlycore") == "friendlycore"
-    assert 0 < float(got["friendlycore.rho"]) < 0.5 and float(got["delta"]) < 1e-6
-    assert_no_exception(page)
