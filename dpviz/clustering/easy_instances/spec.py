@@ -265,8 +265,13 @@ def easy_kmeans_guarantee(budget: ApproxDP, pub: Public, params: EasyKMeansParam
     return kmeans_guarantee(budget, lloyd_share(budget, pub, params))
 
 
+def _kmeans_budget(epsilon: float, delta: float, pub: Public, params: EasyKMeansParams) -> ApproxDP:
+    """The largest budget within the row-level target (no check that the automatic t fits)."""
+    return calibrate_scale(lambda b: kmeans_guarantee(b, lloyd_share(b, pub, params)), epsilon, delta)
+
+
 def easy_kmeans_calibrate(epsilon: float, delta: float, pub: Public, params: EasyKMeansParams) -> Calibration:
-    budget = calibrate_scale(lambda b: kmeans_guarantee(b, lloyd_share(b, pub, params)), epsilon, delta)
+    budget = _kmeans_budget(epsilon, delta, pub, params)
     # The automatic t must fit the declared rows: decided here, in the plan, from declared values
     # only, so a run whose size is a DP count answers ⊥ instead of raising after the count.
     settings(pub, params, tuple_budget_kmeans(budget, params, pub), pub.n_declared)
@@ -305,7 +310,9 @@ def easy_kmeans_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: floa
 
 def easy_kmeans_auto(epsilon: float, delta: float, pub: Public, params: EasyKMeansParams) -> dict[str, str]:
     """The automatic fields' values at the row-level (ε, δ) (the app's "automatic (value)")."""
-    budget = easy_kmeans_calibrate(epsilon, delta, pub, params).budget
+    # The budget alone, not the plan: where the automatic t does not fit the declared rows, the
+    # label says how many it needs (auto_values) instead of vanishing with the plan's refusal.
+    budget = _kmeans_budget(epsilon, delta, pub, params)
     out = auto_values(budget, pub, params, tuple_budget_kmeans(budget, params, pub), pub.n_declared)
     if not params.lloyd_fraction:
         out["lloyd_fraction"] = f"{AUTO} ({lloyd_share(budget, pub, params):.3g})"
@@ -371,7 +378,7 @@ def easy_gmm_private(X: np.ndarray, k: int, budget: ApproxDP, *, radius: float, 
 
 
 def easy_gmm_auto(epsilon: float, delta: float, pub: Public, params: EasyGMMParams) -> dict[str, str]:
-    budget = easy_gmm_calibrate(epsilon, delta, pub, params).budget
+    budget = calibrate_scale(gmm_guarantee, epsilon, delta)  # the budget alone, as easy_kmeans_auto
     return auto_values(budget, pub, params, budget, pub.n_declared * params.tuple_fraction)
 
 
