@@ -3,6 +3,8 @@ non-private parts labelled apart, and a suggestion button that applies itself an
 
 from __future__ import annotations
 
+import re
+
 from apptest_helpers import SMALL, container, has_container, open_app, texts
 
 LESSON = {"src": "generate", "gen": "fig6_blobs", "n": "20000", "gk": "8", "k": "8", "t": "200"}
@@ -21,7 +23,11 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_applies_itself():
     text = _verdict_text(at)
     assert "Predicted: FriendlyCore's core does not form at ρ = 0.3" in text
     assert "**Public** · 100 rows per piece (n / t)" in text
-    assert "**Non-private diagnostic of your data**" in text and "100% of the 200 pieces" in text
+    assert "**Non-private diagnostic of your data**" in text
+    # The pieces agree (the headline says so); the exact share depends on the tuple stage's seed
+    # stream, which the domain-separated seeds changed (100% → 99% on LESSON's data).
+    m = re.search(r"(\d+)% of the 200 pieces found the same 8 clusters", text)
+    assert m and int(m.group(1)) >= 95, text
     (button,) = [b for b in at.button if b.key.startswith("triage_apply_")]
     assert "set ρ = 0.794 (row-level ε = " in button.label  # the per-row guarantee it would state
     button.click().run()
