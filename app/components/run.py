@@ -124,6 +124,10 @@ def tuple_stage(ds, cfg: RunConfig):
     Λ-ball are dropped before the pieces are drawn, as the private stage drops them.
     """
     fc_tuple_stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage
+    # The private stage refuses t·k above the declared n (the simulation declares ds.n) from
+    # declared values only; refuse here too, before clustering t pieces it would never use, so
+    # the form shows the refusal and the last good stage and run stay on screen.
+    dpviz.clustering.tuples.check_declared_rows(int(ds.n), cfg.t, cfg.k, "fc_private_stage")
 
     def compute():
         return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,

@@ -15,6 +15,7 @@ from dpviz.privacy.ledger_store import LedgerStore
 
 N_UP = 613  # rows of the upload: an unusual number, so any occurrence is the true n
 ID = "Clinic visits"
+WORKABLE_N = 20_000  # declared rows at which easy_instances_gmm (k = 3, ε = 2) can run
 
 
 def _csv(n: int = N_UP, seed: int = 3) -> bytes:
@@ -87,7 +88,9 @@ def test_declared_settings_refused_before_reading_are_not_booked_and_a_run_that_
     """easy_instances_gmm at a declared n = 10 with k = 3 cannot work (its tuple stage needs more
     rows than half the declared size): decided from declared values, before any row is read, so
     nothing runs and nothing is booked. At a declared n that works, the attempt reads the data and
-    is booked whatever its outcome."""
+    is booked whatever its outcome. Easy Instances' automatic t is the fewest private tuples, so
+    at ε = 2 a workable declared n is in the tens of thousands (19,368 for k = 3): the data are
+    generated at n = 20,000 and that size is declared."""
     import dpviz.registry
 
     calls = []
@@ -97,7 +100,7 @@ def test_declared_settings_refused_before_reading_are_not_booked_and_a_run_that_
         calls.append(kwargs.get("n_declared"))
         return real_run(*args, **kwargs)
 
-    at = open_app("release", **SMALL)
+    at = open_app("release", **{**SMALL, "n": str(WORKABLE_N)})
     at.text_input(key="release_dataset_id").input(ID)
     at.selectbox(key="release_algorithm").set_value("easy_instances_gmm")
     at.number_input(key="release_k").set_value(3)
@@ -108,13 +111,13 @@ def test_declared_settings_refused_before_reading_are_not_booked_and_a_run_that_
     assert all(b.key != "release_button" for b in at.button)  # no way to start it
     assert LedgerStore(ledger_dir).entries(ID) == []
     # the same algorithm at a workable declared n reads the data: booked whatever its outcome
-    _release_form(at, algorithm="easy_instances_gmm", n=3000, eps=2.0)
+    _release_form(at, algorithm="easy_instances_gmm", n=WORKABLE_N, eps=2.0)
     assert "cannot make a release" not in texts(at)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(dpviz.registry, "run", spy)
         at.button(key="release_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert calls == [3000]
+    assert calls == [WORKABLE_N]
     (e,) = LedgerStore(ledger_dir).entries(ID)
     assert e["surface"] == "release-page" and e["outcome"] in ("release", "failed", "refused")
 

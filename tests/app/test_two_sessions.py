@@ -89,6 +89,11 @@ def test_a_reloaded_budget_page_finds_its_running_sweep_instead_of_starting_agai
         b = open_app("budget", **q)  # the reload: a new session on the same link
         assert not b.exception
         assert b.session_state["_job_budget"] is job  # found, not started again
+        # Stop once a repetition is in (a stop before any shows the empty page, no "Stopped after").
+        deadline = time.monotonic() + 30
+        while not job.parts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert job.parts and job.running
         b.button(key="budget_stop").click().run()
         assert job.wait(30) and job.cancel.is_set() and len(job.parts) < 10
         b.run()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import os
 import subprocess
 import sys
@@ -117,22 +116,29 @@ def test_survives_a_fresh_process(tmp_path):
     assert out.strip() == "(0.7, 1e-09)"
 
 
-def _writer(directory: str, worker: int, count: int) -> None:
-    store = LedgerStore(directory)
-    for _ in range(count):
-        store.book("shared", algorithm=f"w{worker}", epsilon=0.125, delta=0.0, outcome="release",
-                   surface="library")
+#: One writer process: books ``count`` attempts of ε = 1/8 on the shared identity. Run as a fresh
+#: interpreter (not multiprocessing's spawn, which re-imports the parent's ``__main__``: after an
+#: AppTest ran in this process, that is the Streamlit app, and the child died with exit code 1).
+_WRITER = """
+import sys
+from dpviz.privacy.ledger_store import LedgerStore
+store = LedgerStore(sys.argv[1])
+for _ in range(int(sys.argv[3])):
+    store.book("shared", algorithm="w" + sys.argv[2], epsilon=0.125, delta=0.0, outcome="release",
+               surface="library")
+"""
 
 
 def test_concurrent_writers_lose_nothing(tmp_path):
     workers, count = 4, 50
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, count)) for w in range(workers)]
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(count)],
+                              cwd=os.getcwd(), stderr=subprocess.PIPE, text=True)
+             for w in range(workers)]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+        # Each writer imports dpviz and fsyncs every line; on a shared, loaded machine (load ~30)
+        # that took over a minute. A generous but bounded wait: a hung writer still fails.
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
     store = LedgerStore(tmp_path)
     assert len(store.entries("shared")) == workers * count
     assert store.total("shared")[0] == 0.125 * workers * count  # exact: multiples of 1/8
