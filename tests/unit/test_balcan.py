@@ -449,6 +449,24 @@ def test_localswap_subsampled_books_the_amplified_epsilon_and_scores_q_rows() ->
     assert np.array_equal(a.path, b.path) and a.chosen_t == b.chosen_t
 
 
+def test_localswap_subsample_mask_comes_from_the_algorithm_rng() -> None:
+    """Issue 28: the Poisson mask of each step is drawn from the algorithm's Generator (not numpy's
+    global state, not the data's stream): the same Generator seed gives the same subsamples and path
+    whatever the global state; another seed gives other subsamples (other scaled losses)."""
+    data = np.random.default_rng(21)
+    Y = clip_to_ball(data.standard_normal((3000, 3)), 2.0)
+    C = clip_to_ball(data.standard_normal((10, 3)), 2.0)
+
+    def run(seed: int, global_seed: int):
+        np.random.seed(global_seed)  # noqa: NPY002 -- the legacy global state is what is tested
+        return localswap(Y, C, k=3, T3=5, eps=2.0, radius_p=2.0, rng=np.random.default_rng(seed),
+                         ledger=Ledger("ls"), sample_rate=0.2)
+
+    a, b, c = run(7, 1), run(7, 2), run(8, 1)
+    assert np.array_equal(a.path, b.path) and np.array_equal(a.losses, b.losses)
+    assert not np.array_equal(a.losses, c.losses)
+
+
 def test_integer_child_keys_group_exactly_like_the_byte_keys() -> None:
     """Issue 28 speed: the integer keys (bincount or int64 unique) give the same groups, in the same
     order, as np.unique over the byte keys (so seeded runs are unchanged)."""
