@@ -84,24 +84,25 @@ def explore(name: str, eps: float, delta: float):
     want = plan(name, eps, delta, _pub(ds.radius, _n(name)), spec.make_params())
     assert _stated(str(container(at, "privacy_statement").markdown[0].value)) == _shown(want.guarantee)
     own = "\n".join(str(c.value) for c in container(at, "own_budget_readout").caption)
-    assert str(want.budget) in own  # the own budget is the plan's, as a readout
+    b = want.budget  # the own budget is the plan's, as a readout (controls.own_budget_readout)
+    expected = (f"ρ = {b.rho:.4g} (own δ = {b.delta:.2g}, δ′ = {want.delta_prime:.2g})"
+                if hasattr(b, "rho") else str(b))
+    assert expected in own, own
     return want, ds
 
 
 def explore_friendlycore(eps: float, delta: float):
-    """FriendlyCore's Explore control is its own ρ: "I need a given ε" sets it from the plan at the
-    target, and the readout (from the run's ledger) states that plan's guarantee."""
-    at = open_app(**SMALL)
-    at.number_input(key="eps_target").set_value(eps)
-    at.select_slider(key="eps_target_delta").set_value(delta)
-    at.button(key="eps_target_apply").click().run()
+    """FriendlyCore's Explore control is the row-level ε slider like every algorithm's: its ρ is the
+    plan's (a readout), and the readout from the run's ledger states that plan's guarantee."""
+    at = open_app(**SMALL, eps=str(eps), delta=str(delta))
     assert not at.exception, [e.value for e in at.exception]
     ds = _dataset(at)
     p = at.session_state["params"]
     params = {"n_tuples": p["t"], "r_min": p["rmin"], "oracle": p["oracle"], "preset": p["preset"],
               "fallback": p["fb"]}
     want = plan("friendlycore", eps, delta, _pub(ds.radius), params)
-    assert (p["rho"], p["delta"]) == (want.budget.rho, want.budget.delta)
+    assert at.select_slider(key="eps_slider").value == eps
+    assert p["rho"] == want.budget.rho  # Explore's ρ readout is the plan's
     shown = row_guarantee(at)
     assert (f"{shown[0]:.3g}", f"{shown[1]:.2g}") == _shown(want.guarantee)
     return want, ds
