@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from apptest_helpers import SMALL, open_app, texts
+import numpy as np
+from apptest_helpers import SMALL, container, open_app, texts
 
 from dpviz.viz.easy_instances import PANEL_TITLES, PANELS
 from dpviz.viz.easy_instances_gamma import HELP, TITLE
@@ -74,3 +75,42 @@ def test_automatic_fields_say_automatic_and_too_few_rows_says_how_many():
     assert labels["algp_easy_instances_r_min"] == "r_min: automatic (0.001)"
     errs = " ".join(e.value for e in at.error)
     assert "declared rows" in errs and "n = 3,000 is declared" in errs
+
+
+def test_easy_instances_runs_at_its_defaults_on_its_papers_instance_uploaded():
+    """Issue 28: the paper's easy instance (k = 3, d = 10, means at 1024·e_i, σ = 1; R/σ = 2¹⁰)
+    uploaded as a 20,000-row CSV with Λ = 1036 declared: Explore runs Easy Instances at its defaults
+    (automatic t, γ, r_min and split) at row-level ε = 3 and answers 3 centers near the true means,
+    not ⊥ (before issue 28 the registry's plan tested m = 3 tuples and failed on this instance)."""
+    import io
+
+    g = np.random.default_rng(2028)
+    n, d, k = 20_000, 10, 3
+    means = 1024.0 * np.eye(d)[:k]
+    labels = g.integers(0, k, n)
+    X = means[labels] + g.normal(size=(n, d))
+    buf = io.StringIO()
+    np.savetxt(buf, X, delimiter=",", header=",".join(f"x{i}" for i in range(d)), comments="", fmt="%.6f")
+    at = open_app("data")
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("easy.csv", buf.getvalue().encode(), "text/csv")
+    at.run()
+    at.number_input(key="csv_radius").set_value(1036.0).run()
+    at.number_input(key="csv_declared_n").set_value(n).run()
+    at.button(key="csv_use").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.session_state["params"].update({"alg": "easy_instances", "eps": 3.0, "delta": 1e-6, "k": k})
+    at.switch_page("views/explore.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    status = " ".join(str(e.value) for e in container(at, "run_status").success)
+    assert "released 3 centers" in status, texts(at)
+    res = next(v for key, v in at.session_state["_cache_run"].items()
+               if key[1] == "easy_instances" and not hasattr(v, "done"))
+    assert res.ok and res.centers.shape == (k, d)
+    # the paper's promise on an easy instance: the released centers separate it perfectly (every
+    # row's nearest released center is its own mean's), checked on every row (a simulation)
+    dist = np.linalg.norm(means[:, None, :] - res.centers[None, :, :], axis=2)
+    own = dist.argmin(axis=1)  # the released center of each true mean
+    assert len(set(own.tolist())) == k, dist
+    nearest = np.linalg.norm(X[:, None, :] - res.centers[None, :, :], axis=2).argmin(axis=1)
+    assert np.array_equal(nearest, own[labels])
