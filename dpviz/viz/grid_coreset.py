@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 
 from dpviz.result import Result
 from dpviz.viz import colors
-from dpviz.viz.data import downsample_index, points_traces, project_2d
-from dpviz.viz.storyboards import center_traces, register_storyboard, result_label
+from dpviz.viz.data import centers_trace, downsample_index, points_traces, project_2d
+from dpviz.viz.storyboards import register_storyboard, result_label
 
 
 def grid_coreset_storyboard(result: Result, X: np.ndarray, *, reference_centers: np.ndarray | None = None,
@@ -37,7 +37,15 @@ def grid_coreset_storyboard(result: Result, X: np.ndarray, *, reference_centers:
                            marker=dict(size=size, color=colors.NONPRIVATE, opacity=0.45,
                                        line=dict(width=0)),
                            hovertext=[f"noisy weight {v:.1f}" for v in w], hoverinfo="text"))
-    traces += center_traces(result, proj, reference_centers)
+    if reference_centers is not None:
+        traces.append(centers_trace(proj.transform(np.asarray(reference_centers, dtype=float)),
+                                    name="non-private k-means++ (diagnostic)", color=colors.NONPRIVATE,
+                                    symbol="circle-open", size=13, line_color=colors.NONPRIVATE))
+    if result.centers is not None:
+        C = np.asarray(result.centers, dtype=float)
+        order = colors.align_colors(reference_centers, C)
+        traces.append(centers_trace(proj.transform(C), name="released centers",
+                                    color=[colors.cluster_color(int(i)) for i in order], symbol="x"))
     sub = result.find("subspace")
     how = (f"private PCA to {sub.data['basis'].shape[1]}-D, " if sub is not None else "") + \
         f"{n_cells} coreset cells, noisy group means"

@@ -159,22 +159,6 @@ def result_label(result: Result) -> str:
     return f"{name} — {what}"
 
 
-def center_traces(result: Result, proj, reference_centers: np.ndarray | None = None) -> list:
-    """The non-private reference centers (a labelled diagnostic) and the run's released centers,
-    colored to match the reference, in the projection ``proj`` (none for a ⊥)."""
-    traces = []
-    if reference_centers is not None:
-        traces.append(centers_trace(proj.transform(np.asarray(reference_centers, dtype=float)),
-                                    name="non-private k-means++ (diagnostic)", color=colors.NONPRIVATE,
-                                    symbol="circle-open", size=13, line_color=colors.NONPRIVATE))
-    if result.centers is not None:
-        C = np.asarray(result.centers, dtype=float)
-        order = colors.align_colors(reference_centers, C)
-        traces.append(centers_trace(proj.transform(C), name="released centers",
-                                    color=[colors.cluster_color(int(i)) for i in order], symbol="x"))
-    return traces
-
-
 def generic_storyboard(
     result: Result,
     X: np.ndarray,
@@ -192,7 +176,15 @@ def generic_storyboard(
     proj = project_2d(X)
     idx = downsample_index(X.shape[0], max_points)
     traces = points_traces(proj.transform(X[idx]), name="data", opacity=0.35)
-    traces += center_traces(result, proj, reference_centers)
+    if reference_centers is not None:
+        traces.append(centers_trace(proj.transform(np.asarray(reference_centers, dtype=float)),
+                                    name="non-private k-means++ (diagnostic)", color=colors.NONPRIVATE,
+                                    symbol="circle-open", size=13, line_color=colors.NONPRIVATE))
+    if result.centers is not None:
+        C = np.asarray(result.centers, dtype=float)
+        order = colors.align_colors(reference_centers, C)
+        traces.append(centers_trace(proj.transform(C), name="released centers",
+                                    color=[colors.cluster_color(int(i)) for i in order], symbol="x"))
     status = (f"output ⊥: {result.failure}" if result.centers is None
               else f"{len(result.centers)} centers")
     head = title or result_label(result)
