@@ -283,19 +283,41 @@ _MIN_SHARE = {"tuple_avg": 0.1, "lloyd": 0.15}
 _FALLBACK_SHARE = 0.05
 
 
-def _fraction_needed(margin_fn, target: float) -> float:
-    """Smallest fraction f ∈ (0, 1] with margin_fn(f) ≥ target (margins increase with f); 1.0+
-    (i.e. 2.0) when even f = 1 falls short."""
-    if margin_fn(1.0) < target:
+def _fraction_needed(reaches: Callable[[float], bool]) -> float:
+    """Smallest fraction f ∈ (0, 1] with reaches(f) (margins increase with f, so reaches is
+    monotone); 1.0+ (i.e. 2.0) when even f = 1 falls short."""
+    if not reaches(1.0):
         return 2.0
     lo, hi = 1e-6, 1.0
     for _ in range(24):  # relative precision (10^6)^(2^-24) ≈ 1 + 1e-6
         mid = math.sqrt(lo * hi)
-        if margin_fn(mid) >= target:
+        if reaches(mid):
             hi = mid
         else:
             lo = mid
     return hi
+
+
+@functools.lru_cache(maxsize=8192)
+def _part_bracket(name: str, target: float, delta: float, t: int, c: float, k: int, beta: float,
+                  q: int) -> tuple[float, float]:
+    """(lo, hi): part budgets ρ_p with margin(lo) < ``target`` ≤ margin(hi) for test ``name``,
+    hi/lo ≤ 1 + 1e-9 (lo = 0 or hi = inf at the ends of 10^±30).
+
+    A margin depends on its part's ρ only, not on the total, so the optimizer's runs at the many
+    totals a calibration tries (:func:`dpviz.registry.calibrate`) share these (cached)."""
+    def margin(r: float) -> float:
+        return _margin(name, ZCDP(r, delta), t=t, c=c, k=k, beta=beta, q=q)
+
+    lo, hi = 1e-30, 1e30
+    if margin(hi) < target:
+        return hi, math.inf
+    if margin(lo) >= target:
+        return 0.0, lo
+    while hi / lo > 1.0 + 1e-9:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if margin(mid) >= target else (mid, hi)
+    return lo, hi
 
 
 def practical_split(
@@ -338,19 +360,26 @@ def _practical_split(
     q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
     total = ZCDP(rho, delta)
 
-    def margin_fn(name: str) -> Callable[[float], float]:
-        key = MARGIN_PART[name]  # the margin of test ``name`` if its part got fraction f of ρ
+    public = {"t": t, "c": c, "k": k, "beta": proto.diam_beta, "q": q}
 
-        def fn(f: float) -> float:
-            part = total.split({key: f}, {key: PAPER_DELTA.get(key, 0.0)})[key]
-            return _margin(name, part, t=t, c=c, k=k, beta=proto.diam_beta, q=q)
-        return fn
+    def fraction(name: str, target: float) -> float:
+        # the part test ``name`` reads if it got fraction f of the total (ZCDP.split's products)
+        part_delta = total.delta * PAPER_DELTA.get(MARGIN_PART[name], 0.0)
+        lo, hi = _part_bracket(name, target, part_delta, **public)
 
-    fns = {name: margin_fn(name) for name in MARGIN_PART}
+        def reaches(f: float) -> bool:
+            """margin(part) ≥ target, as evaluating it would say: from the bracket (margins
+            increase with ρ) unless the part falls inside it."""
+            rho = total.rho * f
+            if lo < rho < hi:
+                return _margin(name, ZCDP(rho, part_delta), **public) >= target
+            return rho >= hi
+        return _fraction_needed(reaches)
+
     room = 1.0 - fb - sum(_MIN_SHARE.values())
 
     def needs(s: float) -> dict[str, float]:
-        return {name: _fraction_needed(fn, s * _TARGET_MARGIN[name]) for name, fn in fns.items()}
+        return {name: fraction(name, s * _TARGET_MARGIN[name]) for name in MARGIN_PART}
 
     need = needs(1.0)
     if sum(need.values()) > room:
@@ -363,7 +392,7 @@ def _practical_split(
                 hi = mid
         need = needs(lo)
         if sum(need.values()) > room:  # hopeless: even -3 sd does not fit; split room evenly
-            need = {name: room / 3 for name in fns}
+            need = {name: room / 3 for name in MARGIN_PART}
     surplus = room - sum(need.values())
     frac = {
         "match_core": need[MARGIN_MATCH],
