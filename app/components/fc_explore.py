@@ -253,6 +253,38 @@ def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
     return cfg, note
 
 
+#: Rows per piece of the teaching lesson (20,000 rows, t = 200), kept when :func:`_more_rows_link`
+#: offers more rows; and the generator's largest n (``state``'s ``n`` parameter).
+_ROWS_PER_PIECE, _MAX_ROWS = 100, 500_000
+
+
+def _more_rows(cfg: run.RunConfig) -> tuple[int, int] | None:
+    """(n, t) of the same generated lesson with 5× the rows (at least 100,000) and as many more
+    pieces, offered when the core forms at no ε of the slider: FriendlyCore's core needs many
+    pieces at a sound row-level ε (docs/app.md, bench/fc_delta_split.py), and the class can see it
+    form there. None for uploads and built-ins (their rows are what they are) or at the
+    generator's largest n."""
+    if state.get("src") != "generate":
+        return None
+    n = min(max(100_000, 5 * int(state.get("n"))), _MAX_ROWS)
+    t = n // _ROWS_PER_PIECE
+    return (n, t) if n > int(state.get("n")) and t > cfg.t else None
+
+
+def _more_rows_button(cfg: run.RunConfig) -> None:
+    """:func:`_more_rows` as a button that opens that lesson (nothing when there is none). A button,
+    not a page link: a link to the page it is on does not reload its parameters."""
+    more = _more_rows(cfg)
+    if more is None:
+        return
+    n, t = more
+    if st.button(f"FriendlyCore's own core needs more pieces at a sound ε: open this lesson with {n:,} "
+                 f"rows and t = {t:,} pieces (the slider's mark then shows from which ε its core forms)",
+                 key="more_rows", icon=":material/arrow_forward:", type="tertiary"):
+        state.update(n=n, t=t)
+        st.rerun(scope="app")  # new data: the whole page, not only this fragment
+
+
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """The row-level ε and δ controls and everything that depends on them (reruns alone on a move)."""
@@ -307,6 +339,8 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
             st.warning(text)
         else:
             st.success(text)
+    if mark is None:
+        _more_rows_button(cfg)
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")

@@ -190,3 +190,24 @@ def test_a_chart_that_cannot_load_plotly_js_says_so_and_the_app_stays_usable(
             assert_no_exception(other)
     finally:
         other.context.close()
+
+
+def test_where_the_core_forms_at_no_eps_a_button_opens_the_lesson_with_enough_rows(
+        browser: Browser, app_url: str) -> None:
+    """Issue 27 (a lesson that teaches): on the default lesson (20,000 rows, t = 200) the core forms
+    at no ε of the slider; a button opens the same lesson with 5× the rows and pieces, where the
+    slider's mark shows from which ε FriendlyCore's own core forms (the run's decision)."""
+    page = new_app_page(browser, width=1280, height=720)
+    try:
+        open_app(page, app_url + "/")
+        expect(page.get_by_text("the core forms at no ε of this slider")).to_be_visible()
+        button = widget(page, "more_rows").get_by_role("button")
+        expect(button).to_contain_text("open this lesson with 100,000 rows and t = 1,000 pieces")
+        button.click()
+        page.wait_for_function("() => /[?&]n=100000/.test(location.search)", timeout=60_000)
+        expect(page.get_by_text(re.compile(r"core forms from ε ≈ \d"))).to_be_visible(timeout=180_000)
+        params = query_params(page)
+        assert params[URL_NAMES.get("n", "n")] == "100000" and params[URL_NAMES.get("t", "t")] == "1000"
+        assert_no_exception(page)
+    finally:
+        page.close()
