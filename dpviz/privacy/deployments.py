@@ -243,7 +243,9 @@ def sentence(eps: float) -> str:
         count = f"all {n}" if len(above) == n else f"{len(above)} of the {n}"
         parts.append(f"smaller than {count} published ε listed here (nearest: {_name(above[0])})")
     if about:
-        parts.append(f"about the same as {'; '.join(_name(d) for d in about)}")
+        named = "; ".join(_name(d) for d in about)
+        parts.append(f"about the same as {named}" if len(about) == 1
+                     else f"about the same as {len(about)} ({named})")
     if below:
         count = f"all {n} published ε listed here" if len(below) == n else str(len(below))
         parts.append(f"larger than {count} (nearest: {_name(below[-1])})")

@@ -118,6 +118,13 @@ def test_sentence_places_eps_and_says_the_units_differ():
                              "Redistricting Data (P.L. 94-171), persons file (ε = 17.1 per person) "
                              "and larger than 7 (nearest: Apple's QuickType suggestions (ε = 16 per "
                              "user-day)).")
+    two = sentence(2.0)  # 1.68, 2 and 2.19 are within the factor 1.2 of 2
+    assert two.startswith("Your ε = 2 per row is smaller than 4 of the 8 published ε listed here "
+                          "(nearest: Apple's Emoji suggestions (ε = 4 per user-day)), about the same "
+                          "as 3 (Google's COVID-19 Search Trends symptoms dataset (ε = 1.68 per "
+                          "user-day); Apple's Health Type Usage (ε = 2 per user-day); Google's "
+                          "COVID-19 Vaccination Search Insights (ε = 2.19 per user-day)) and larger "
+                          "than 1 (nearest: Facebook (Meta)'s Full URLs Data Set (ε = 0.45 per action)).")
     assert "smaller than all 8" in sentence(0.1)
     assert "larger than all 8 published ε" in sentence(50.0)
     for s in (one, twenty, sentence(0.1), sentence(50.0)):
