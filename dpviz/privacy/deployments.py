@@ -106,11 +106,6 @@ class Deployment:
         if self.delta is not None and not 0.0 < self.delta < 1.0:
             raise ValueError(f"The 'delta' of a Deployment must be None or in (0, 1). Got {self.delta!r}.")
 
-    @property
-    def label(self) -> str:
-        """Short name for a chart: organization and product."""
-        return f"{self.organization}: {self.product}"
-
 
 _APPLE_READ = ("Desfontaines' list, Apple section: Apple uses local DP, all features use ε-DP "
                "\"with a privacy unit of user-day\"; {feature} uses ε = {eps:g} (citing Apple's "
