@@ -12,7 +12,7 @@ import dpviz.registry
 import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
-from app.components import controls, live_chart, run
+from app.components import controls, deployments, live_chart, run
 
 st.title("Learn: private clustering in five minutes")
 
@@ -65,6 +65,7 @@ with st.container(key="learn_mia"):
     st.caption(f"At ε = {game_eps:g} a row's presence shifts the odds of any guess by at most "
                f"e^ε = {np.exp(game_eps):.3g}×. At ε = 10 the bound is "
                f"{attacker_bound(10.0):.3%}: the release barely hides anyone.")
+    deployments.beside_expander(game_eps, key="learn_deploy")  # this ε beside real deployments'
 
 st.header("2. zCDP and the budget ρ")
 st.markdown(

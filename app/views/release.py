@@ -18,7 +18,7 @@ import dpviz.privacy
 import dpviz.privacy.declared
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, ledger_view, modes, profiles, safe, state
+from app.components import data_source, deployments, ledger_view, modes, profiles, safe, state
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
 
@@ -85,6 +85,8 @@ def _form(ds, radius: float):
                              max_value=10**9, value=0, step=1000, key="release_n",
                              help="The dataset size as a PUBLIC fact (e.g. from the data's "
                                   "documentation). 0 spends 2% of ε on a Laplace count instead.")
+    # not lazy: opening it must not rerun the page (a rerun would interrupt a release in progress)
+    deployments.beside_expander(max(float(eps), EPS_MIN), key="release_deploy", lazy=False)
     return dict(name=name, spec=specs[name], k=int(k), eps=float(eps), delta=float(delta),
                 n_declared=int(n_decl) or None, identity=ledger_view.identity(dataset_id),
                 declared_id=dataset_id)

@@ -1,5 +1,6 @@
 """The language of privacy: budgets, the ledger, conversions, and noise mechanisms."""
 
+from dpviz.privacy import deployments
 from dpviz.privacy.accounting import (
     PrivacyStatement,
     approx_zcdp_to_dp,
@@ -33,6 +34,7 @@ __all__ = [
     "approx_zcdp_to_dp",
     "compose_dp",
     "compose_zcdp",
+    "deployments",
     "dp_to_zcdp",
     "exponential",
     "gaussian",
