@@ -16,6 +16,7 @@ The page (``app/components/fc_explore.py``, FriendlyCore's registered live page)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -144,6 +145,22 @@ def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
                             lambda get=get_result: live_figure_json(get(), ds, ref, proj,
                                                                     vector=vector))
+    # Then the plans of every ε of the slider at this δ (public inputs only; ~0.1 s each the first
+    # time, process-wide cache): a jump of several steps then computes only its run and figure.
+    cache.speculate("plans", cfg.at_eps(1.0).private_key(ds), lambda: _plan_grid(ds, cfg, eps))
+
+
+def _plan_grid(ds, cfg: run.RunConfig, eps: float) -> int:
+    """Plan every ε of the slider (nearest to ``eps`` first) into the plans' cache; returns how
+    many have a plan (an ε no budget meets is skipped: its move shows the registry's refusal)."""
+    planned = 0
+    for e in sorted(controls.EPS_GRID, key=lambda e: abs(math.log(e / eps))):
+        try:
+            run.fc_plan(ds, cfg.at_eps(e))
+            planned += 1
+        except ValueError:
+            pass
+    return planned
 
 
 def remember_draw(stage_key: tuple, result_key: tuple, result) -> list:
