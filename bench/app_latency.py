@@ -129,8 +129,9 @@ _DONE_JS = """
 """
 
 
-def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False) -> dict:
-    """Press ArrowLeft once on ``slider``; return the move's timings (ms).
+def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, presses: int = 1) -> dict:
+    """Press ArrowLeft ``presses`` times at once on ``slider`` (one move of that many steps: the
+    frontend sends the value once, after its debounce); return the move's timings (ms).
 
     The page times everything itself (``performance.now()``); Python only presses the key and
     then waits on one promise. With ``net``, Playwright's record of the websocket frames gives
@@ -142,7 +143,8 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False) -
     thumb.focus()
     charts = page.evaluate(_INSTRUMENT_JS)
     t_press = time.perf_counter()
-    thumb.press("ArrowLeft")
+    for _ in range(presses):
+        thumb.press("ArrowLeft")
     page.evaluate(_DONE_JS, [before, 400, 60_000])
     t = page.evaluate(_TIMES_JS)
     key = t["key"]
@@ -454,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="--issue16: start the app with DPVIZ_PRECOMPUTED=0, so the Budget sweep "
                          "is computed on Run (not read from app/precomputed/)")
     ap.add_argument("--label", default="this checkout", help="--issue16: a name for the table")
+    ap.add_argument("--jump", type=int, default=1, metavar="STEPS",
+                    help="each move goes STEPS slider steps at once (a jump: not prefetched)")
+    ap.add_argument("--pause", type=float, default=0.0, metavar="S",
+                    help="wait S seconds before each measured move (a user reading the picture)")
     ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
                     help="instead: open the Compare page's default link OPENS times, each in a new "
                          "session, and time its default view (issue 27's goal: ≤ 10 s)")
@@ -487,10 +493,10 @@ def main(argv: list[str] | None = None) -> int:
                                             indent=1))
         return 0
     key, start, fresh = SLIDERS[args.slider]
-    args.moves = args.moves or min(10, fresh - 1)
-    if args.moves + 1 > fresh:
-        ap.error(f"--moves must be at most {fresh - 1} for --slider {args.slider} (fresh grid "
-                 "steps below the start, one of them for the warm-up)")
+    args.moves = args.moves or min(10, (fresh - 1) // args.jump)
+    if (args.moves + 1) * args.jump > fresh:
+        ap.error(f"--moves × --jump must be at most {fresh - args.jump} for --slider {args.slider} "
+                 "(fresh grid steps below the start, one move for the warm-up)")
     if args.url and (args.no_prefetch or args.plotly_chart):
         ap.error("--no-prefetch and --plotly-chart apply to the app this script starts, "
                  "not to --url")
@@ -510,15 +516,20 @@ def main(argv: list[str] | None = None) -> int:
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
         if args.vector:
             _vector_points(page)
-        measure_move(page, key, net=args.net)  # warm-up: first figures of a new ρ, lazy imports
+        measure_move(page, key, net=args.net, presses=args.jump)  # warm-up: lazy imports
         probe = [cpu_probe_ms()]
-        moves = [measure_move(page, key, net=args.net) for _ in range(args.moves)]
+        moves = []
+        for _ in range(args.moves):
+            time.sleep(args.pause)
+            moves.append(measure_move(page, key, net=args.net, presses=args.jump))
         probe.append(cpu_probe_ms())
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
     chart += ", WebGL points" if args.vector else ", raster points"
     print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart,
                  slider=args.slider))
+    if args.jump > 1 or args.pause:
+        print(f"each move: {args.jump} slider step(s) at once, after a {args.pause:g} s pause")
     print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "
           f"{probe[1]:.0f} ms (compare tables measured at similar probe times only)")
     if args.json:
