@@ -222,6 +222,8 @@ def main() -> None:
             st.caption(RUNNING_TEXT)
             jobs.panel(SLOT, key="release_progress", stop_label="Cancel", stop_key="release_cancel",
                        text=progress_text, stop_help=CANCEL_HELP)
+        if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
+            st.rerun()
     elif job is not None and job.running:  # another session's attempt on this identity
         st.info("A release on this dataset identity is running in another session: a new attempt can "
                 "start when it ends (its booking will then be in the total above).")
