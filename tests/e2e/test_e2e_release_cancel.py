@@ -85,3 +85,24 @@ def test_cancel_books_the_target_and_shows_nothing(page: Page, app_url: str, sho
     expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
     expect(widget(page, "release_progress")).to_have_count(0)
     assert_no_exception(page)
+
+
+def test_a_reload_during_a_release_finds_it_and_books_it_once(page: Page, app_url: str) -> None:
+    """A reload is a new session: on the same identity and data it shows the running release (its
+    progress and Cancel; no second start), then its outcome; the ledger holds one attempt."""
+    _ready(page, app_url, "reload e2e")
+    click_button(page, "release_button")
+    expect(widget(page, "release_progress")).to_be_visible(timeout=30_000)
+    open_app(page, _url(app_url))  # the reload: the identity is typed again
+    box = widget(page, "release_dataset_id").locator("input")
+    box.fill("reload e2e")
+    rerun_after(page, lambda: box.press("Enter"))
+    expect(widget(page, "release_progress")).to_be_visible(timeout=10_000)
+    assert LINE.match(_line(page)), _line(page)
+    expect(widget(page, "release_button").locator("button")).to_be_disabled()
+    expect(widget(page, "release_output")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Released. Total on this dataset identity")).to_be_visible()
+    history = widget(page, "release_history")
+    expect(history).to_contain_text("(1;")  # one attempt booked, not two
+    expect(history).to_contain_text("release-page")
+    assert_no_exception(page)
