@@ -32,7 +32,8 @@ class Job:
     """One long task: its thread, cancel event and what the worker reports."""
 
     key: Hashable
-    #: What the page needs to show the result (e.g. Generate's configuration); never shared.
+    #: What the page needs to show the result (e.g. Generate's configuration); travels with the
+    #: job, so a ``shared=True`` job's info must hold nothing another session may not see.
     info: dict[str, Any] = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
