@@ -78,12 +78,18 @@ class _Shared:
         with self._lock:
             return self._jobs.get(key)
 
-    def put(self, job: Job) -> None:
+    def put(self, job: Job, *, exclusive: bool = False) -> bool:
+        """Register ``job`` under its key; with ``exclusive``, only when no job on that key is
+        running (checked and registered under one lock). Returns whether it was registered."""
         with self._lock:
+            old = self._jobs.get(job.key)
+            if exclusive and old is not None and old.running:
+                return False
             self._jobs[job.key] = job
             for old in list(self._jobs)[:-self._size] if len(self._jobs) > self._size else []:
                 if not self._jobs[old].running:
                     del self._jobs[old]
+        return True
 
 
 @st.cache_resource(show_spinner=False)
@@ -146,15 +152,19 @@ def this_job() -> Job | None:
 
 def start(slot: str, key: Hashable, work: Callable[[Job], Any], *, shared: bool = False,
           cancel: threading.Event | None = None, total: int = 0,
-          info: dict[str, Any] | None = None) -> Job:
-    """Start ``work(job)`` in a thread as ``slot``'s job (a running one is stopped first)."""
-    stop(slot)
+          info: dict[str, Any] | None = None, exclusive: bool = False) -> Job | None:
+    """Start ``work(job)`` in a thread as ``slot``'s job (a running one is stopped first).
+
+    ``exclusive`` (with ``shared``): start only if no job on ``key`` is running on this server,
+    checked and registered atomically (two sessions clicking at once start one job); returns
+    None, starting nothing, otherwise."""
     job = Job(key, dict(info or {}), cancel=cancel if cancel is not None else threading.Event(),
               total=total)
     job.thread = threading.Thread(target=_work, args=(job, work), name=f"dpviz-{slot}", daemon=True)
+    if shared and not _shared().put(job, exclusive=exclusive):
+        return None
+    stop(slot)
     st.session_state[_slot(slot)] = job
-    if shared:
-        _shared().put(job)
     job.thread.start()
     return job
 

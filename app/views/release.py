@@ -285,17 +285,19 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
                                                "accepted it: nothing was run. Accept the new total.")
         return
-    key = job_key(cfg["identity"])
-    if jobs.running(SLOT) is not None or (jobs.peek(key) is not None and jobs.peek(key).running):
-        st.session_state[_MESSAGE] = ("error", "A release on this dataset identity is already running: "
-                                               "nothing new was started.")
+    busy = ("error", "A release on this dataset identity is already running: nothing new was started.")
+    if jobs.running(SLOT) is not None:  # this session's (perhaps on another identity)
+        st.session_state[_MESSAGE] = busy
         return
     store = ledger_view.store()
     run = dpviz.registry.run  # resolved here, on the page's thread
     total = len(dpviz.registry.stages(cfg["name"], n_declared=cfg["n_declared"]))
     info = {"content": ds.content_hash, "id": uuid.uuid4().hex, "delivered": False}
-    jobs.start(SLOT, key, lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target),
-               shared=True, total=total, info=info)
+    # exclusive: one running release per identity on the server, even if two sessions click at once
+    if jobs.start(SLOT, job_key(cfg["identity"]),
+                  lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target),
+                  shared=True, total=total, info=info, exclusive=True) is None:
+        st.session_state[_MESSAGE] = busy
 
 
 def job_key(identity: str) -> tuple:

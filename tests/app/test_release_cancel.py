@@ -162,3 +162,52 @@ def test_a_reload_finds_the_running_release_and_it_is_booked_once(ledger_dir):
     assert e["outcome"] == "release"
     # the total moved: a second attempt needs the new total accepted (the box is cleared)
     assert again.button(key="release_button").disabled
+
+
+def test_two_sessions_clicking_at_once_start_one_release(ledger_dir):
+    """Both pages were drawn (and accepted) before either clicked: the second click finds the
+    first release running on the identity and starts nothing. (Sequential clicks; the atomicity
+    of the check for truly simultaneous ones is the next test's.)"""
+    first, second = open_app("release", **SMALL), open_app("release", **SMALL)
+    _form(first, identity="twice")
+    _form(second, identity="twice")
+    held = Held()
+    job = _start(first, held)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", held)
+        second.button(key="release_button").click().run()  # drawn enabled before the first click
+    assert not second.exception, [e.value for e in second.exception]
+    assert "already running: nothing new was started" in texts(second)
+    held.go()
+    _finish(first, job)
+    (e,) = LedgerStore(ledger_dir).entries("twice")
+    assert e["outcome"] == "release" and held.heard.count(dpviz.registry.STAGE_PRIVATE) == 1
+
+
+def test_an_exclusive_registration_refuses_while_a_job_on_the_key_runs():
+    """jobs._Shared.put(exclusive=True) checks and registers under one lock: while a job on the key
+    runs it refuses (returns False, keeps the running one); once it ended, the next registers."""
+    from app.components import jobs
+
+    shared = jobs._Shared()
+    gate = threading.Event()
+    running = jobs.Job(("release", "k"))
+    running.thread = threading.Thread(target=lambda: (gate.wait(TIMEOUT), running.done.set()), daemon=True)
+    running.thread.start()
+    assert shared.put(running, exclusive=True)
+    second = jobs.Job(("release", "k"))
+    assert not shared.put(second, exclusive=True) and shared.get(("release", "k")) is running
+    racers = [jobs.Job(("release", "r")) for _ in range(8)]
+    for r in racers:
+        r.thread = running.thread  # "running" while the gate is closed
+    wins = []
+    threads = [threading.Thread(target=lambda r=r: wins.append(shared.put(r, exclusive=True)))
+               for r in racers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False] * 7 + [True]  # simultaneous registrations: exactly one wins
+    gate.set()
+    running.thread.join(TIMEOUT)
+    assert shared.put(second, exclusive=True) and shared.get(("release", "k")) is second
