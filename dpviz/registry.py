@@ -29,7 +29,7 @@ import math
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -558,6 +558,42 @@ def budget_from_rho(kind: BudgetKind, rho: float, delta: float) -> Budget | None
 # ----------------------------------------------------------------------------- running
 
 
+#: The stages :func:`run` reports to its ``progress`` hook, in this order. Which of them a run
+#: goes through depends on public facts only: the DP count when no size is declared, the
+#: non-private stage when the spec has one and none is handed in. None names a branch, a count or
+#: an outcome.
+STAGE_COUNT = "DP count of the rows"
+STAGE_PLAN = "budget plan"
+STAGE_NONPRIVATE = "non-private stage"
+STAGE_PRIVATE = "private stage"
+STAGES: tuple[str, ...] = (STAGE_COUNT, STAGE_PLAN, STAGE_NONPRIVATE, STAGE_PRIVATE)
+
+
+class CancelToken(Protocol):
+    """What :func:`run` accepts as ``cancel``: e.g. a ``threading.Event``."""
+
+    def is_set(self) -> bool: ...
+
+
+class RunCancelledError(Exception):
+    """Raised by :func:`run` when its ``cancel`` token is set at a stage boundary.
+
+    The rows had been read by then (they are validated before the first boundary): a caller that
+    books attempts must book this one at its full target. Nothing of the run is returned.
+    """
+
+
+def stages(name: str | AlgorithmSpec, *, n_declared: int | None = None,
+           stage: Any = None) -> tuple[str, ...]:
+    """The stages :func:`run` will report for these PUBLIC inputs, in order (no data needed)."""
+    spec = get(name) if isinstance(name, str) else name
+    out = [STAGE_COUNT] if n_declared is None and spec.is_private else []
+    out.append(STAGE_PLAN)
+    if stage is None and spec.stage is not None:
+        out.append(STAGE_NONPRIVATE)
+    return (*out, STAGE_PRIVATE)
+
+
 def _declared_size(X: np.ndarray, epsilon: float, rng: np.random.Generator) -> tuple[int, Ledger]:
     """A Laplace count of the rows (sensitivity 1, ε-DP) when the caller declares no size."""
     ledger = Ledger("declared size (DP count)", ApproxDP(epsilon).to_zcdp())
@@ -578,6 +614,8 @@ def run(
     n_declared: int | None = None,
     stage: Any = None,
     public_X: Any = None,
+    progress: Callable[[str], None] | None = None,
+    cancel: CancelToken | None = None,
     **params: Any,
 ) -> Result:
     """Run a registered algorithm so that its **row-level** guarantee is at most (ε, δ).
@@ -604,6 +642,15 @@ def run(
         They are not private rows: X must not contain them, they get no privacy, and the
         guarantee and ledger are those of X alone. ``Result.params`` records their number
         (``public_rows``), never their contents.
+    progress : callable, optional
+        ``progress(stage)`` is called as each stage starts, with one of :data:`STAGES` (the
+        sequence is :func:`stages`: public inputs only). Nothing else is reported: no count, no
+        branch, no outcome (a caller may show it while the run lasts).
+    cancel : object with ``is_set()``, optional
+        E.g. a ``threading.Event``, checked at every stage boundary: before each stage and once
+        more after the last. When set, the run stops there and raises
+        :class:`RunCancelledError` (the library cannot stop inside a stage, so a cancel takes effect at
+        the next boundary). The rows have been read by then: book the attempt at its target.
     **params
         The spec's parameters (unknown names raise ValueError).
 
@@ -611,8 +658,21 @@ def run(
     -------
     Result
         With ``algorithm`` = name and ``guarantee`` = the row-level (ε, δ).
+
+    Raises
+    ------
+    RunCancelledError
+        When ``cancel`` is set at a stage boundary.
     """
     spec = get(name)
+
+    def boundary(next_stage: str | None) -> None:
+        """A stage boundary: stop here if cancelled, else announce the next stage (if any)."""
+        if cancel is not None and cancel.is_set():
+            raise RunCancelledError(f"dpviz.run('{name}') was cancelled at a stage boundary.")
+        if next_stage is not None and progress is not None:
+            progress(next_stage)
+
     func = f"dpviz.run('{name}')"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
@@ -624,11 +684,13 @@ def run(
     gen, seed = check_rng(rng, f"algorithm:{name}")
     count_ledger: Ledger | None = None
     if n_declared is None and spec.is_private:
+        boundary(STAGE_COUNT)
         n_declared, count_ledger = _declared_size(X, COUNT_EPS_FRACTION * epsilon, gen)
     elif n_declared is None:
         n_declared = X.shape[0]  # a non-private reference: nothing to protect
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
+    boundary(STAGE_PLAN)
     try:
         the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
     except ValueError:
@@ -639,9 +701,12 @@ def run(
         return _count_only_failure(spec, epsilon, delta, n_declared, count_ledger, rng)
     cal = the_plan
     if stage is None and spec.stage is not None:
+        boundary(STAGE_NONPRIVATE)
         stage = spec.stage(X, k, radius=radius, rng=gen, pub=pub, params=p)
     extra = {"public_X": public} if spec.uses_public_data else {}
+    boundary(STAGE_PRIVATE)
     res = spec.private(X, k, cal.budget, radius=radius, rng=gen, pub=pub, params=p, stage=stage, **extra)
+    boundary(None)  # a cancel pressed during the last stage: nothing of the run is returned
     ledger = res.ledger
     if count_ledger is not None:
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])

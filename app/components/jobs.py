@@ -1,5 +1,6 @@
 """The one job controller for every long page task (Budget's and Compare's sweeps, Generate's
-training): a background thread, a progress bar, a Stop button, partial results, reload-safe.
+training, the Release page's release): a background thread, a progress bar, a Stop button,
+partial results, reload-safe.
 
 A job runs ``work(job)`` in a daemon thread. The worker reports through the :class:`Job` only
 (``step``/``total``/``message``, finished pieces appended to ``parts``, its return value in
@@ -8,7 +9,7 @@ A job runs ``work(job)`` in a daemon thread. The worker reports through the :cla
 far stay. The page shows the job with :func:`panel`, a fragment that polls every half second and
 reruns the page when a piece lands (partial curves are drawn as they come) and when the job ends.
 
-Each page has a *slot* (``"budget"``, ``"compare"``, ``"generate"``): one job per slot and
+Each page has a *slot* (``"budget"``, ``"compare"``, ``"generate"``, ``"release"``): one job per slot and
 session. A job is keyed on what it computes (a sweep's spec); a page shows the job whose key is
 its current settings. Jobs on PUBLIC data (``shared=True``: generated from a recipe or a built-in
 table, never an upload) are also registered server-wide by key, so a reloaded page (a new
@@ -18,6 +19,7 @@ session) finds the job still running, or its finished pieces, instead of startin
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,8 @@ class Job:
     """One long task: its thread, cancel event and what the worker reports."""
 
     key: Hashable
-    #: What the page needs to show the result (e.g. Generate's configuration); never shared.
+    #: What the page needs to show the result (e.g. Generate's configuration); travels with the
+    #: job, so a ``shared=True`` job's info must hold nothing another session may not see.
     info: dict[str, Any] = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
@@ -41,6 +44,13 @@ class Job:
     result: Any = None
     error: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    #: ``time.monotonic()`` when the job was made (a page may show the elapsed time).
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the job was made."""
+        return time.monotonic() - self.started
 
     @property
     def running(self) -> bool:
@@ -68,12 +78,18 @@ class _Shared:
         with self._lock:
             return self._jobs.get(key)
 
-    def put(self, job: Job) -> None:
+    def put(self, job: Job, *, exclusive: bool = False) -> bool:
+        """Register ``job`` under its key; with ``exclusive``, only when no job on that key is
+        running (checked and registered under one lock). Returns whether it was registered."""
         with self._lock:
+            old = self._jobs.get(job.key)
+            if exclusive and old is not None and old.running:
+                return False
             self._jobs[job.key] = job
             for old in list(self._jobs)[:-self._size] if len(self._jobs) > self._size else []:
                 if not self._jobs[old].running:
                     del self._jobs[old]
+        return True
 
 
 @st.cache_resource(show_spinner=False)
@@ -102,6 +118,17 @@ def find(slot: str, key: Hashable) -> Job | None:
     return shared
 
 
+def peek(key: Hashable) -> Job | None:
+    """The server-wide job computing ``key`` (started with ``shared=True``), without attaching it
+    to this session: the caller decides whether this session may see it (see :func:`attach`)."""
+    return _shared().get(key)
+
+
+def attach(slot: str, job: Job) -> None:
+    """Make ``job`` this session's job in ``slot`` (its progress and Stop then show here)."""
+    st.session_state[_slot(slot)] = job
+
+
 def running(slot: str) -> Job | None:
     job = current(slot)
     return job if job is not None and job.running else None
@@ -125,15 +152,19 @@ def this_job() -> Job | None:
 
 def start(slot: str, key: Hashable, work: Callable[[Job], Any], *, shared: bool = False,
           cancel: threading.Event | None = None, total: int = 0,
-          info: dict[str, Any] | None = None) -> Job:
-    """Start ``work(job)`` in a thread as ``slot``'s job (a running one is stopped first)."""
-    stop(slot)
+          info: dict[str, Any] | None = None, exclusive: bool = False) -> Job | None:
+    """Start ``work(job)`` in a thread as ``slot``'s job (a running one is stopped first).
+
+    ``exclusive`` (with ``shared``): start only if no job on ``key`` is running on this server,
+    checked and registered atomically (two sessions clicking at once start one job); returns
+    None, starting nothing, otherwise."""
     job = Job(key, dict(info or {}), cancel=cancel if cancel is not None else threading.Event(),
               total=total)
     job.thread = threading.Thread(target=_work, args=(job, work), name=f"dpviz-{slot}", daemon=True)
+    if shared and not _shared().put(job, exclusive=exclusive):
+        return None
+    stop(slot)
     st.session_state[_slot(slot)] = job
-    if shared:
-        _shared().put(job)
     job.thread.start()
     return job
 
@@ -152,9 +183,14 @@ def forget(slot: str) -> None:
 
 
 def panel(slot: str, *, unit: str = "step", key: str | None = None, stop_label: str = "Stop",
-          stop_key: str | None = None) -> None:
+          stop_key: str | None = None, text: Callable[[Job], str] | None = None,
+          stop_help: str | None = None) -> None:
     """Progress bar and Stop button of ``slot``'s running job, polled every half second; the
-    page reruns when a new piece lands or the job ends. Nothing when no job runs."""
+    page reruns when a new piece lands or the job ends. Nothing when no job runs.
+
+    ``text(job)`` replaces the bar's default text ("3 of 8 steps · message"): for a job whose
+    counts must not be shown (the Release page shows public stage names and the elapsed time).
+    ``stop_help`` is the Stop button's tooltip."""
     key = key or f"{slot}_progress"
 
     @st.fragment(run_every=0.5)
@@ -172,13 +208,16 @@ def panel(slot: str, *, unit: str = "step", key: str | None = None, stop_label: 
             return
         with st.container(key=key):
             total = job.total or 1
-            text = f"{job.step} of {job.total or '?'} {unit}s"
-            if job.message:
-                text += f" · {job.message}"
-            if job.cancel.is_set():
-                text += " (stopping after the current one)"
-            st.progress(min(job.step / total, 1.0), text=text)
+            if text is not None:
+                words = text(job)
+            else:
+                words = f"{job.step} of {job.total or '?'} {unit}s"
+                if job.message:
+                    words += f" · {job.message}"
+                if job.cancel.is_set():
+                    words += " (stopping after the current one)"
+            st.progress(min(job.step / total, 1.0), text=words)
             st.button(stop_label, key=stop_key or f"{slot}_stop", icon=":material/stop:",
-                      on_click=stop, args=(slot,), disabled=job.cancel.is_set())
+                      on_click=stop, args=(slot,), disabled=job.cancel.is_set(), help=stop_help)
 
     _poll()

@@ -42,7 +42,7 @@ def center_noise(res: Any) -> np.ndarray | None:
             counts = np.broadcast_to(np.asarray(step.data["noisy_counts"], dtype=float), (k,))
             noise = float(step.data["sigma_sum"]) / np.maximum(counts, 1.0)
             # a cluster whose noisy count fell below 1 kept its previous center: that center is
-            # not this step's noisy sum / count, so it has no σ_sum / n̂ⱼ (NaN, shown as —)
+            # not this step's noisy sum / count, so it has no σ_sum / n̂ⱼ (NaN, shown as n/a)
             kept = step.data.get("kept_previous")
             if kept is not None:
                 noise[np.broadcast_to(np.asarray(kept, dtype=bool), (k,))] = np.nan
@@ -66,9 +66,28 @@ def _original_units(ds) -> tuple[np.ndarray, np.ndarray, str]:
     return np.zeros(ds.d), np.ones(ds.d), "original units"
 
 
+#: How the table shows a number that is not known (a NaN): never "None" or "nan".
+NOT_AVAILABLE = "n/a"
+#: The footnote of a noise sd shown as n/a.
+UNKNOWN_NOISE = (f"{NOT_AVAILABLE}: the noise scale of that center is unknown — it was not released "
+                 "through a noisy mean in the method's last step (e.g. DP-Lloyd kept the cluster's "
+                 "previous center because its noisy count fell below 1)")
+
+
+def _shown(values: np.ndarray, digits: int) -> list[str]:
+    """Numbers as text with ``digits`` significant digits (no exponent), :data:`NOT_AVAILABLE` for NaN."""
+    return [NOT_AVAILABLE if not np.isfinite(v) else
+            np.format_float_positional(v, precision=digits, unique=False, fractional=False, trim="-")
+            for v in np.asarray(values, dtype=float)]  # k values: one per center
+
+
 def segment_profiles(res: Any, ds, feature_names=None) -> tuple[pd.DataFrame | None, str]:
     """The centers as a table (one row per segment; a ± noise-sd column per coordinate when the
-    method released one) and a sentence saying the units and where the noise scale comes from."""
+    method released one) and a sentence saying the units and where the noise scale comes from.
+
+    The noise-sd columns are text with 3 significant digits, "n/a" where the scale is unknown
+    (NaN; the sentence then says why); a center column stays numeric unless a value is missing.
+    """
     if res.centers is None:
         return None, "The release is ⊥ (no centers)."
     names = list(feature_names or ds.feature_names)
@@ -77,13 +96,17 @@ def segment_profiles(res: Any, ds, feature_names=None) -> tuple[pd.DataFrame | N
     noise = center_noise(res)
     table: dict[str, Any] = {"segment": [f"segment {j + 1}" for j in range(C.shape[0])]}
     for i, c in enumerate(names):
-        table[c] = C[:, i]
+        table[c] = C[:, i] if np.isfinite(C[:, i]).all() else _shown(C[:, i], 6)
         if noise is not None:
-            table[f"{c} ± noise sd"] = noise * abs(scale[i])
+            table[f"{c} ± noise sd"] = _shown(noise * abs(scale[i]), 3)
     if noise is not None:
         how = ("± noise sd: the standard deviation of the noise on each coordinate, from the method's "
                "released step (an average's σ, or a sum's σ over the released noisy count, ≈ σ / n̂ⱼ, "
-               "approximate since the count is noisy too); — where a cluster kept its previous center")
+               "approximate since the count is noisy too)")
+        if not np.isfinite(noise).all():
+            how += f"; {UNKNOWN_NOISE}"
     else:
         how = "this method's last step releases no per-center noise scale, so none is shown"
+    if not np.isfinite(C).all():
+        how += f"; {NOT_AVAILABLE} in a center column: the method released no value there"
     return pd.DataFrame(table), f"Centers in {units}; {how}."

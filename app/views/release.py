@@ -4,13 +4,21 @@ The user declares the dataset's identity (the ledger's key), confirms the declar
 (Λ, the declared n) and the row-level budget, and sees the composed total on that identity —
 every attempt on it, from this page, a server path or the command line, across sessions and
 server restarts (:mod:`dpviz.privacy.ledger_store`) — BEFORE confirming. The release is drawn
-once by ``dpviz.run`` with ``SecureRNG`` (OpenDP noise, no seed). Every attempt that read the data
-is booked whatever its outcome (a release, ⊥, a failure, a run that came back as a simulation),
-failures show one generic message, and the release is offered as a seedless JSON export with the
-provenance of every public input.
+once by ``dpviz.run`` with ``SecureRNG`` (OpenDP noise, no seed), as a background job of the one
+job controller (:mod:`app.components.jobs`): the page shows the run's public stage name
+(``dpviz.registry.STAGES``) and the elapsed time, and a Cancel that takes effect at the next stage
+boundary. Every attempt that read the data is booked whatever its outcome (a release, ⊥, a
+failure, a cancel, a run that came back as a simulation) in the worker's ``finally``, so a reload
+or a closed tab cannot lose it; failures show one generic message, a cancel says what it cost,
+and only a release is shown and offered as a seedless JSON export with the provenance of every
+public input. One release runs at a time per declared identity on this server; a reloaded page
+on the same identity and data finds it (progress, Cancel, then its result) instead of starting
+a second one.
 """
 
 from __future__ import annotations
+
+import uuid
 
 import streamlit as st
 
@@ -18,7 +26,7 @@ import dpviz.privacy
 import dpviz.privacy.declared
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, deployments, ledger_view, modes, profiles, safe, state
+from app.components import data_source, deployments, jobs, ledger_view, modes, profiles, safe, state
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
 
@@ -42,6 +50,17 @@ FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it i
 RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a large table; no progress "
                 "counts are shown (they would describe the data). The attempt is booked whatever its "
                 "outcome.")
+#: The message of a cancelled attempt (booked at the full target: the run had read the rows).
+CANCELLED_TEXT = ("Cancelled: the attempt was booked at {cost}, because the run had started reading the "
+                  "data. Nothing from the run is shown or exported.")
+#: The Cancel button's tooltip: the library stops only between its stages.
+CANCEL_HELP = ("Cancels at the next stage boundary (the library cannot stop inside a stage, so the "
+               "current stage finishes first). The attempt is booked at its full target (ε, δ) "
+               "whatever, and nothing from the run is shown or exported.")
+#: Before the run reports its first stage.
+STARTING = "starting"
+SLOT = "release"  # the job controller's slot (app.components.jobs)
+_SEEN = "_release_jobs_seen"  # ids of the finished release jobs this session has already shown
 
 
 def _clamp_eps() -> None:
@@ -194,10 +213,24 @@ def main() -> None:
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
                             key="release_confirm_budget", on_change=_accept, args=(current,))
-    # A callback: it runs before the page does, so the totals above are current after a release.
+    job, mine = _job_for(identity, ds)
+    busy = (job is not None and job.running) or jobs.running(SLOT) is not None
+    # A callback: it starts the job before the page runs, so the page already shows it running.
     st.button("Make the release (drawn once)", key="release_button", type="primary",
-              disabled=not (ok_lambda and ok_n and ok_budget and ok_data), icon=":material/lock:",
+              disabled=busy or not (ok_lambda and ok_n and ok_budget and ok_data), icon=":material/lock:",
               on_click=_release, args=(ds, radius, cfg, prov, from_data))
+    if jobs.running(SLOT) is not None:
+        with st.container(key="release_running"):
+            st.caption(RUNNING_TEXT)
+            jobs.panel(SLOT, key="release_progress", stop_label="Cancel", stop_key="release_cancel",
+                       text=progress_text, stop_help=CANCEL_HELP)
+        if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
+            st.rerun()
+    elif job is not None and job.running:  # another session's attempt on this identity
+        st.info("A release on this dataset identity is running in another session: a new attempt can "
+                "start when it ends (its booking will then be in the total above).")
+    elif job is not None and mine and job.done.is_set():
+        _deliver(job, identity)
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
     if kind == "error":
         with st.container(key="release_failed"):
@@ -232,16 +265,9 @@ def method_name(res, title: str) -> str:
     return title
 
 
-def _book(cfg: dict, cost, outcome: str):
-    """Book one attempt on the declared identity; returns the new total (ApproxDP)."""
-    ledger_view.store().book(cfg["identity"], algorithm=cfg["spec"].title, epsilon=cost.eps,
-                             delta=cost.delta, outcome=outcome, surface="release-page")
-    return ledger_view.total(cfg["identity"])
-
-
 def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> None:
-    """Draw the release once, book the attempt (whatever its outcome) and export it."""
-    rel = dpviz.privacy.release
+    """The button's callback: check what can be checked before reading any row (nothing booked
+    when it refuses), then start the attempt as this session's release job (:func:`_attempt`)."""
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
     try:
         ledger_view.store().ensure_writable()  # bookable before reading
@@ -261,39 +287,79 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
                                                "accepted it: nothing was run. Accept the new total.")
         return
+    busy = ("error", "A release on this dataset identity is already running: nothing new was started.")
+    if jobs.running(SLOT) is not None:  # this session's (perhaps on another identity)
+        st.session_state[_MESSAGE] = busy
+        return
+    store = ledger_view.store()
+    run = dpviz.registry.run  # resolved here, on the page's thread
+    total = len(dpviz.registry.stages(cfg["name"], n_declared=cfg["n_declared"]))
+    info = {"content": ds.content_hash, "id": uuid.uuid4().hex, "delivered": False}
+    # exclusive: one running release per identity on the server, even if two sessions click at once
+    if jobs.start(SLOT, job_key(cfg["identity"]),
+                  lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target),
+                  shared=True, total=total, info=info, exclusive=True) is None:
+        st.session_state[_MESSAGE] = busy
+
+
+def job_key(identity: str) -> tuple:
+    """The release job's key: one running release per declared identity on this server."""
+    return ("release", identity)
+
+
+def _attempt(job: jobs.Job, run, store, ds, radius: float, cfg: dict, prov: dict,
+             from_data: list[str], target) -> dict:
+    """The background worker (no Streamlit): draw the release once and book the attempt whatever
+    happens — a release, a failure, a cancel at a stage boundary, or anything raised."""
+    rel = dpviz.privacy.release
+
+    def progress(stage: str) -> None:  # public stage names only (dpviz.registry.STAGES)
+        job.step = (job.step + 1) if job.message else 0
+        job.message = stage
+
     res, failed = None, False
     try:
-        # Public text only while the run lasts: no branch name, no counts (they describe the data).
-        with st.spinner(RUNNING_TEXT, show_time=True):
-            try:
-                res = dpviz.registry.run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"],
-                                         delta=cfg["delta"], radius=radius, rng=rel.SecureRNG(),
-                                         n_declared=cfg["n_declared"])
-            except Exception:
-                failed = True
+        res = run(cfg["name"], ds.X, cfg["k"], epsilon=cfg["eps"], delta=cfg["delta"], radius=radius,
+                  rng=rel.SecureRNG(), n_declared=cfg["n_declared"], progress=progress, cancel=job.cancel)
+    except dpviz.registry.RunCancelledError:
+        pass
+    except Exception:
+        failed = True
     finally:
-        # Booked whatever happens from here, even if the run is interrupted (a rerun or a stop
-        # raised at a Streamlit checkpoint): the run had started reading the data.
-        _settle(ds, radius, cfg, prov, from_data, target, res, failed)
+        # Booked whatever happens from here, even if the run is cancelled or interrupted: it had
+        # started reading the data. A Cancel pressed after the last boundary still drops the result.
+        if job.cancel.is_set():
+            res, failed = None, False
+        job.result = _settle(store, ds, radius, cfg, prov, from_data, target, res, failed)
+    return job.result
 
 
-def _settle(ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
-            failed: bool) -> None:
-    """Book the attempt and keep its export (no Streamlit elements: it runs in a ``finally``)."""
+def _settle(store, ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
+            failed: bool) -> dict:
+    """Book the attempt and make its export (no Streamlit: it runs in the worker's ``finally``).
+    Returns what the page shows: ``kind`` (success / error), ``text`` and, for a release only,
+    ``release`` = (Result, export JSON, method)."""
     rel = dpviz.privacy.release
-    if res is None:
-        outcome = "failed" if failed else "cancelled"
-        total = _book(cfg, target, outcome)
-        st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
-                                      + f" Total on this dataset identity: {_fmt(total)}.")
-        return
-    if res.simulation or res.seed is not None or res.guarantee is None:  # never publish replayable noise
-        total = _book(cfg, target, "refused")
-        st.session_state[_MESSAGE] = ("error", FAILED_TEXT.format(cost=_fmt(target))
-                                      + f" Total on this dataset identity: {_fmt(total)}.")
-        return
+
+    def book(cost, outcome: str):
+        store.book(cfg["identity"], algorithm=cfg["spec"].title, epsilon=cost.eps, delta=cost.delta,
+                   outcome=outcome, surface="release-page")
+        return dpviz.privacy.ApproxDP(*store.total(cfg["identity"]))
+
+    if res is None and not failed:
+        total = book(target, "cancelled")
+        return {"kind": "error", "outcome": "cancelled", "release": None,
+                "text": CANCELLED_TEXT.format(cost=_fmt(target))
+                + f" Total on this dataset identity: {_fmt(total)}."}
+    if res is None or res.simulation or res.seed is not None or res.guarantee is None:
+        # a failure, or a run that came back replayable: never publish it
+        outcome = "failed" if res is None else "refused"
+        total = book(target, outcome)
+        return {"kind": "error", "outcome": outcome, "release": None,
+                "text": FAILED_TEXT.format(cost=_fmt(target))
+                + f" Total on this dataset identity: {_fmt(total)}."}
     cost = res.guarantee
-    total = _book(cfg, cost, "release")
+    total = book(cost, "release")
     dataset = {"name": ds.name, "identity": cfg["declared_id"].strip(), "d": ds.d, "radius": radius,
                "n_declared": res.params.get("n_declared"), "provenance": prov,
                "read_from_the_data_acknowledged": list(from_data) or None}
@@ -307,8 +373,54 @@ def _settle(ds, radius: float, cfg: dict, prov: dict, from_data: list[str], targ
                               # No fingerprint of the rows: a hash tells D from D ∪ {x} exactly,
                               # which would void the guarantee. Only declared, public quantities.
                               dataset=dataset, session_total=total, feature_names=list(ds.feature_names))
-    modes.releases(f"id:{cfg['identity']}").append((res, text, method_name(res, cfg["spec"].title)))
-    st.session_state[_MESSAGE] = ("success", f"Released. Total on this dataset identity: {_fmt(total)}.")
+    return {"kind": "success", "outcome": "release", "text": f"Released. Total on this dataset identity: "
+            f"{_fmt(total)}.", "release": (res, text, method_name(res, cfg["spec"].title))}
+
+
+def progress_text(job: jobs.Job) -> str:
+    """The running release's progress line: a public stage name and the elapsed time, nothing else
+    (no counts, no branch, no outcome before the end)."""
+    if job.cancel.is_set():
+        return f"Cancelling at the next stage boundary… · {job.elapsed:.0f} s elapsed"
+    return f"Now: {job.message or STARTING} · {job.elapsed:.0f} s elapsed"
+
+
+def _job_for(identity: str, ds) -> tuple[jobs.Job | None, bool]:
+    """(the release job this page shows, whether it is this session's to show).
+
+    This session's job on ``identity``; else one running or unshown on the same identity and the
+    same data, started before a reload (attached here, so its progress, Cancel and result show);
+    else a running one on the identity from another session (shown only as "running": it blocks
+    a second attempt, but its result is not this session's)."""
+    own = jobs.current(SLOT)
+    if own is not None and own.key == job_key(identity):
+        return own, True
+    other = jobs.peek(job_key(identity))
+    if other is None:
+        return None, False
+    same_data = other.info.get("content") == ds.content_hash
+    if same_data and (other.running or not other.info["delivered"]) and (own is None or not own.running):
+        jobs.attach(SLOT, other)
+        return other, True
+    return (other, False) if other.running else (None, False)
+
+
+def _deliver(job: jobs.Job, identity: str) -> None:
+    """A finished release job, once per session: its message, and the release itself (a cancel,
+    a failure or a refused run shows nothing of the run)."""
+    seen = st.session_state.setdefault(_SEEN, set())
+    if job.info["id"] in seen:
+        return
+    seen.add(job.info["id"])
+    job.info["delivered"] = True
+    out = job.result
+    if out is None:  # the booking itself failed (e.g. the ledger became unwritable)
+        st.session_state[_MESSAGE] = ("error", "The attempt could not be booked in the privacy ledger "
+                                               f"({safe.md(job.error or 'interrupted')}). Nothing is shown.")
+        return
+    if out["release"] is not None:
+        modes.releases(f"id:{identity}").append(out["release"])
+    st.session_state[_MESSAGE] = (out["kind"], out["text"])
 
 
 main()

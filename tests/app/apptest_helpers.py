@@ -92,3 +92,22 @@ def hand_over_rho(at: AppTest, rho: float) -> AppTest:
     data's core completes at no grid ε (the plan gives a tiny own δ; docs/app.md)."""
     at.session_state["_fc_rho_link"] = float(rho)
     return at.run()
+
+
+def click_release(at: AppTest) -> None:
+    """Click the Release page's button; when it started a release job (app.components.jobs, slot
+    "release") that the page has not shown finished yet, wait for it to end and rerun the page, as
+    the browser's polling fragment does (a job that ended within the click's run is shown then)."""
+    def get(key: str):
+        try:
+            return at.session_state[key]
+        except KeyError:
+            return None
+
+    before = get("_job_release")
+    at.button(key="release_button").click().run()
+    started = get("_job_release")
+    if started is not None and started is not before and started.info["id"] not in (
+            get("_release_jobs_seen") or ()):
+        assert started.wait(TIMEOUT), f"the release job did not finish in {TIMEOUT} s"
+        at.run()

@@ -28,8 +28,8 @@ def test_average_sigma_is_the_noise_sd_and_bounds_give_original_units():
     # original = centre + half-width · x; the noise sd scales by the half-width
     np.testing.assert_allclose(table["age"], [75.0, 50.0])
     np.testing.assert_allclose(table["income"], [50_000.0, 200_000.0])
-    np.testing.assert_allclose(table["age ± noise sd"], [5.0, 10.0])
-    np.testing.assert_allclose(table["income ± noise sd"], [10_000.0, 20_000.0])
+    assert list(table["age ± noise sd"]) == ["5", "10"]  # text, 3 significant digits
+    assert list(table["income ± noise sd"]) == ["10000", "20000"]
     assert "original units" in how and "declared bounds" in how
 
 
@@ -47,6 +47,35 @@ def test_a_center_kept_from_the_previous_iteration_has_no_sum_over_count_noise()
     step = TraceStep("iteration", True, {"centers": C, "noisy_counts": np.array([100.0, 0.4, 50.0]),
                                          "sigma_sum": 5.0, "kept_previous": np.array([False, True, False])})
     np.testing.assert_allclose(profiles.center_noise(_res(C, step)), [0.05, np.nan, 0.1])
+
+
+def test_an_unknown_noise_sd_reads_n_a_with_a_footnote_never_none_or_nan():
+    """A NaN noise sd (a center kept from the previous iteration) is shown as "n/a" and the caption
+    says why; the table holds no None or NaN a grid would render as "None"."""
+    C = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    step = TraceStep("iteration", True, {"centers": C, "noisy_counts": np.array([100.0, 0.4, 50.0]),
+                                         "sigma_sum": 5.0, "kept_previous": np.array([False, True, False])})
+    ds = Dataset(np.zeros((3, 2)), "g", source="generated")
+    table, how = profiles.segment_profiles(_res(C, step), ds)
+    assert list(table["x1 ± noise sd"]) == ["0.05", "n/a", "0.1"]
+    assert list(table["x2 ± noise sd"]) == ["0.05", "n/a", "0.1"]
+    np.testing.assert_array_equal(table[["x1", "x2"]].to_numpy(), C)  # the centers stay numbers
+    assert not table.isna().any().any()
+    shown = table.to_string() + how
+    assert "None" not in shown and "nan" not in shown.lower()
+    assert "n/a: the noise scale of that center is unknown" in how and "noisy mean" in how
+    # every σ known: no footnote
+    _, plain = profiles.segment_profiles(_res(C, TraceStep("iteration", True, {
+        "centers": C, "noisy_counts": np.array([100.0, 9.0, 50.0]), "sigma_sum": 5.0})), ds)
+    assert "n/a" not in plain
+
+
+def test_a_missing_center_value_reads_n_a():
+    C = np.array([[1.0, np.nan], [3.0, 4.0]])
+    ds = Dataset(np.zeros((3, 2)), "g", source="generated")
+    table, how = profiles.segment_profiles(_res(C), ds)
+    assert list(table["x2"]) == ["n/a", "4"] and table["x1"].dtype == float
+    assert "n/a in a center column" in how and not table.isna().any().any()
 
 
 def test_no_noise_column_when_the_method_releases_none_and_none_for_bottom():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from apptest_helpers import SMALL, container, has_container, open_app, texts
+from apptest_helpers import SMALL, click_release, container, has_container, open_app, texts
 
 from dpviz.privacy.ledger_store import LedgerStore
 
@@ -29,7 +29,7 @@ def test_release_needs_confirmation_then_books_and_exports_without_seed(ledger_d
     assert "ε = 2, δ = 1e-06" in preview and "ε = 0, δ = 0 now" in preview
     _confirm(at)
     assert not at.button(key="release_button").disabled
-    at.button(key="release_button").click().run()
+    click_release(at)
     assert not at.exception, [e.value for e in at.exception]
     assert has_container(at, "release_output")
     store = LedgerStore(ledger_dir)
@@ -49,7 +49,7 @@ def test_release_needs_confirmation_then_books_and_exports_without_seed(ledger_d
     assert container(at, "release_preview") is not None
     assert at.button(key="release_button").disabled
     at.checkbox(key="release_confirm_budget").check().run()
-    at.button(key="release_button").click().run()
+    click_release(at)
     assert store.total("blobs")[0] == pytest.approx(2 * eps)
     # Two releases of the same configuration drew independent noise.
     (r1, _, _), (r2, _, _) = at.session_state["_releases"]["id:blobs"]
@@ -70,7 +70,7 @@ def test_an_algorithm_without_the_secure_sampler_is_refused_and_booked(ledger_di
     at.number_input(key="release_n").set_value(3000)
     at.run()
     _confirm(at)
-    at.button(key="release_button").click().run()
+    click_release(at)
     assert not at.exception
     assert "did not produce a release" in texts(at)
     # it read the data: booked at its full budget (issue 25, finding 2)

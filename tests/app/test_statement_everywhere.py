@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, container, finish_job, open_app, row_guarantee, texts
+from apptest_helpers import SMALL, click_release, container, finish_job, open_app, row_guarantee, texts
 
 import dpviz
 import dpviz.sweeps
@@ -170,7 +170,7 @@ def release(name: str, eps: float, delta: float):
     for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
         at.checkbox(key=key).check()
     at.run()
-    at.button(key="release_button").click().run()
+    click_release(at)
     assert not at.exception, [e.value for e in at.exception]
     assert "Released" in texts(at), texts(at)
     ((res, text, _),) = next(iter(at.session_state["_releases"].values()))

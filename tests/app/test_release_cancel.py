@@ -1,0 +1,213 @@
+"""The Release page runs its release through the job controller (app.components.jobs): progress
+in public words (a stage name of dpviz.registry and the elapsed time), a Cancel that takes effect
+at the next stage boundary and books the attempt at its full target, nothing of a cancelled run
+shown or exported, and a reload that finds the running release instead of starting a second one.
+
+The real ``dpviz.registry.run`` runs; a wrapper holds its progress hook at the "budget plan"
+stage until the test lets it go, so the test acts while the release is certainly running."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+from apptest_helpers import SMALL, TIMEOUT, has_container, open_app, texts
+
+import dpviz.registry
+from dpviz.privacy.ledger_store import LedgerStore
+
+ID = "cancel test"
+EPS = 1.0
+#: Every progress line the page may show: a registry stage name, then the elapsed seconds.
+PROGRESS = re.compile(r"^(Now: (starting|" + "|".join(map(re.escape, dpviz.registry.STAGES))
+                      + r")|Cancelling at the next stage boundary…) · \d+ s elapsed$")
+
+
+class Held:
+    """``dpviz.registry.run`` with its progress hook held at ``stage`` until :meth:`go`."""
+
+    def __init__(self, stage: str = dpviz.registry.STAGE_PLAN) -> None:
+        self.stage, self.reached, self.gate = stage, threading.Event(), threading.Event()
+        self.heard: list[str] = []
+        self.real = dpviz.registry.run
+
+    def __call__(self, *args, progress=None, **kwargs):
+        def hook(stage: str) -> None:
+            self.heard.append(stage)
+            progress(stage)
+            if stage == self.stage:
+                self.reached.set()
+                assert self.gate.wait(TIMEOUT)
+
+        return self.real(*args, progress=hook, **kwargs)
+
+    def go(self) -> None:
+        self.gate.set()
+
+
+def _form(at, identity: str = ID):
+    at.text_input(key="release_dataset_id").input(identity)
+    at.selectbox(key="release_algorithm").set_value("friendlycore")
+    at.number_input(key="release_k").set_value(4)
+    at.number_input(key="release_eps").set_value(EPS)
+    at.number_input(key="release_n").set_value(3000)
+    at.run()
+    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
+        at.checkbox(key=key).check()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _start(at, held: Held):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", held)
+        at.button(key="release_button").click().run()
+    assert held.reached.wait(TIMEOUT), "the release never reached its held stage"
+    at.run()  # the page as the polling fragment shows it while the job runs
+    assert not at.exception, [e.value for e in at.exception]
+    return at.session_state["_job_release"]
+
+
+def _finish(at, job) -> None:
+    assert job.wait(TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_progress_is_public_and_a_release_still_completes(ledger_dir):
+    at = open_app("release", **SMALL)
+    _form(at)
+    held = Held()
+    job = _start(at, held)
+    (bar,) = at.progress
+    assert PROGRESS.match(bar.text), bar.text
+    assert bar.text.startswith(f"Now: {dpviz.registry.STAGE_PLAN} · ")
+    assert at.button(key="release_button").disabled  # one attempt at a time
+    assert at.button(key="release_cancel").proto.help.startswith("Cancels at the next stage boundary")
+    assert LedgerStore(ledger_dir).entries(ID) == []  # booked when it ends
+    held.go()
+    _finish(at, job)
+    assert held.heard == list(dpviz.registry.stages("friendlycore", n_declared=3000))
+    assert "Released. Total on this dataset identity" in texts(at)
+    assert has_container(at, "release_output") and not at.progress
+    (e,) = LedgerStore(ledger_dir).entries(ID)
+    assert (e["outcome"], e["surface"]) == ("release", "release-page") and e["epsilon"] <= EPS
+
+
+def test_cancel_books_the_full_target_and_shows_nothing_of_the_run(ledger_dir):
+    at = open_app("release", **SMALL)
+    _form(at)
+    store = LedgerStore(ledger_dir)
+    before = store.total(ID)
+    held = Held()
+    job = _start(at, held)
+    at.button(key="release_cancel").click().run()
+    assert job.cancel.is_set()
+    (bar,) = at.progress
+    assert bar.text.startswith("Cancelling at the next stage boundary… · "), bar.text
+    held.go()  # the run reaches the next boundary (before the non-private stage) and stops there
+    _finish(at, job)
+    assert held.heard == [dpviz.registry.STAGE_PLAN]  # no later stage ran
+    (e,) = store.entries(ID)
+    assert (e["outcome"], e["surface"], e["epsilon"], e["delta"]) == ("cancelled", "release-page", EPS, 1e-6)
+    assert store.total(ID)[0] == pytest.approx(before[0] + EPS)
+    page = texts(at)
+    assert "Cancelled: the attempt was booked at ε = 1, δ = 1e-06, because the run had started reading " \
+           "the data" in page
+    assert not has_container(at, "release_output")
+    assert all(b.key != "release_download" for b in at.get("download_button"))
+    assert at.session_state["_releases"].get(f"id:{ID}", []) == []
+    at.run()  # shown once: a rerun neither repeats the message nor books again
+    assert "Cancelled" not in texts(at) and len(store.entries(ID)) == 1
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_run_interrupted_by_any_exception_is_booked_as_cancelled(ledger_dir):
+    """A BaseException in the worker (not a failure the library raised) still books the attempt."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    def interrupted(*args, **kwargs):
+        raise StopException()
+
+    at = open_app("release", **SMALL)
+    _form(at)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", interrupted)
+        at.button(key="release_button").click().run()
+    _finish(at, at.session_state["_job_release"])
+    (e,) = LedgerStore(ledger_dir).entries(ID)
+    assert (e["outcome"], e["epsilon"]) == ("cancelled", EPS)
+
+
+def test_a_reload_finds_the_running_release_and_it_is_booked_once(ledger_dir):
+    """A reload is a new session: it finds the release still running on the same identity and data
+    (progress and Cancel there, no second start), and the attempt is booked once."""
+    first = open_app("release", **SMALL)
+    _form(first, identity="reload test")
+    held = Held()
+    job = _start(first, held)
+    again = open_app("release", **SMALL)  # the reloaded page
+    again.text_input(key="release_dataset_id").input("reload test").run()
+    assert not again.exception, [e.value for e in again.exception]
+    assert again.session_state["_job_release"] is job
+    (bar,) = again.progress
+    assert PROGRESS.match(bar.text), bar.text
+    assert again.button(key="release_button").disabled
+    held.go()
+    _finish(again, job)
+    assert "Released. Total on this dataset identity" in texts(again)
+    assert has_container(again, "release_output")
+    (e,) = LedgerStore(ledger_dir).entries("reload test")
+    assert e["outcome"] == "release"
+    # the total moved: a second attempt needs the new total accepted (the box is cleared)
+    assert again.button(key="release_button").disabled
+
+
+def test_two_sessions_clicking_at_once_start_one_release(ledger_dir):
+    """Both pages were drawn (and accepted) before either clicked: the second click finds the
+    first release running on the identity and starts nothing. (Sequential clicks; the atomicity
+    of the check for truly simultaneous ones is the next test's.)"""
+    first, second = open_app("release", **SMALL), open_app("release", **SMALL)
+    _form(first, identity="twice")
+    _form(second, identity="twice")
+    held = Held()
+    job = _start(first, held)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpviz.registry, "run", held)
+        second.button(key="release_button").click().run()  # drawn enabled before the first click
+    assert not second.exception, [e.value for e in second.exception]
+    assert "already running: nothing new was started" in texts(second)
+    held.go()
+    _finish(first, job)
+    (e,) = LedgerStore(ledger_dir).entries("twice")
+    assert e["outcome"] == "release" and held.heard.count(dpviz.registry.STAGE_PRIVATE) == 1
+
+
+def test_an_exclusive_registration_refuses_while_a_job_on_the_key_runs():
+    """jobs._Shared.put(exclusive=True) checks and registers under one lock: while a job on the key
+    runs it refuses (returns False, keeps the running one); once it ended, the next registers."""
+    from app.components import jobs
+
+    shared = jobs._Shared()
+    gate = threading.Event()
+    running = jobs.Job(("release", "k"))
+    running.thread = threading.Thread(target=lambda: (gate.wait(TIMEOUT), running.done.set()), daemon=True)
+    running.thread.start()
+    assert shared.put(running, exclusive=True)
+    second = jobs.Job(("release", "k"))
+    assert not shared.put(second, exclusive=True) and shared.get(("release", "k")) is running
+    racers = [jobs.Job(("release", "r")) for _ in range(8)]
+    for r in racers:
+        r.thread = running.thread  # "running" while the gate is closed
+    wins = []
+    threads = [threading.Thread(target=lambda r=r: wins.append(shared.put(r, exclusive=True)))
+               for r in racers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False] * 7 + [True]  # simultaneous registrations: exactly one wins
+    gate.set()
+    running.thread.join(TIMEOUT)
+    assert shared.put(second, exclusive=True) and shared.get(("release", "k")) is second

@@ -1,0 +1,108 @@
+"""The Release page's release as a job, in chromium: while it runs the page shows a progress line
+made of a public stage name (dpviz.registry.STAGES) and the elapsed time, and a Cancel button;
+Cancel books the attempt at its full target, says so, and shows or offers nothing of the run.
+
+The data are Fig. 6 blobs at n = 500,000 (FriendlyCore takes several seconds on it: 7.3 s on an
+idle core, longer on the shared machine), so the run is certainly still going when the test acts.
+One `streamlit run app/main.py` for the module, one page.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+from st_e2e import assert_no_exception, click_button, fill_number, open_app, rerun_after, widget
+
+pytestmark = pytest.mark.e2e
+
+N = 500_000
+#: The only progress lines the page may show (digits only in the elapsed seconds).
+STAGES = ("starting", "DP count of the rows", "budget plan", "non-private stage", "private stage")
+LINE = re.compile(r"^(Now: (" + "|".join(map(re.escape, STAGES)) + r")|Cancelling at the next stage "
+                  r"boundary…) · \d+ s elapsed$")
+
+
+def _url(app_url: str) -> str:
+    return f"{app_url}/release?src=generate&gen=fig6_blobs&n={N}&gk=4&k=4&seed=1"
+
+
+def _ready(page: Page, app_url: str, identity: str) -> None:
+    open_app(page, _url(app_url))
+    box = widget(page, "release_dataset_id").locator("input")
+    box.fill(identity)
+    rerun_after(page, lambda: box.press("Enter"))
+    fill_number(page, "release_n", N)
+    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
+        rerun_after(page, widget(page, key).locator("label").click)
+    expect(widget(page, "release_preview")).to_contain_text("ε = 0, δ = 0 now")
+
+
+def _line(page: Page) -> str:
+    return widget(page, "release_progress").get_by_test_id("stProgress").inner_text().strip()
+
+
+def test_a_release_shows_public_progress_and_completes(page: Page, app_url: str, shoot) -> None:
+    _ready(page, app_url, "progress e2e")
+    click_button(page, "release_button")
+    expect(widget(page, "release_progress")).to_be_visible(timeout=30_000)
+    shoot("release_progress")
+    seen = []
+    while widget(page, "release_progress").count() and len(seen) < 40:
+        try:
+            seen.append(_line(page))
+        except Exception:  # the bar went away between the check and the read: the run ended
+            break
+        page.wait_for_timeout(250)
+    assert seen, "no progress line was read while the release ran"
+    for line in seen:
+        assert LINE.match(line), f"not a public progress line: {line!r}"
+    expect(widget(page, "release_output")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Released. Total on this dataset identity")).to_be_visible()
+    expect(widget(page, "release_history")).to_contain_text("release-page")
+    assert_no_exception(page)
+
+
+def test_cancel_books_the_target_and_shows_nothing(page: Page, app_url: str, shoot) -> None:
+    _ready(page, app_url, "cancel e2e")
+    click_button(page, "release_button")
+    cancel = widget(page, "release_cancel").get_by_role("button", name="Cancel")
+    expect(cancel).to_be_visible(timeout=30_000)
+    cancel.click()
+    expect(widget(page, "release_progress")).to_contain_text("Cancelling at the next stage boundary",
+                                                           timeout=10_000)
+    message = page.get_by_text("Cancelled: the attempt was booked at ε = 1, δ = 1e-06, because the run "
+                               "had started reading the data")
+    expect(message).to_be_visible(timeout=120_000)
+    shoot("release_cancelled")
+    # the ledger total rose by the target (it was 0) ...
+    expect(widget(page, "release_preview")).to_contain_text(re.compile(r"ε = 1, δ = 1e-06 now → ε = 2"))
+    expect(widget(page, "release_history")).to_contain_text("cancelled")
+    # ... and nothing of the run is shown or offered for download
+    expect(widget(page, "release_output")).to_have_count(0)
+    expect(widget(page, "release_download")).to_have_count(0)
+    expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
+    expect(widget(page, "release_progress")).to_have_count(0)
+    assert_no_exception(page)
+
+
+def test_a_reload_during_a_release_finds_it_and_books_it_once(page: Page, app_url: str) -> None:
+    """A reload is a new session: on the same identity and data it shows the running release (its
+    progress and Cancel; no second start), then its outcome; the ledger holds one attempt."""
+    _ready(page, app_url, "reload e2e")
+    click_button(page, "release_button")
+    expect(widget(page, "release_progress")).to_be_visible(timeout=30_000)
+    open_app(page, _url(app_url))  # the reload: the identity is typed again
+    box = widget(page, "release_dataset_id").locator("input")
+    box.fill("reload e2e")
+    rerun_after(page, lambda: box.press("Enter"))
+    expect(widget(page, "release_progress")).to_be_visible(timeout=10_000)
+    assert LINE.match(_line(page)), _line(page)
+    expect(widget(page, "release_button").locator("button")).to_be_disabled()
+    expect(widget(page, "release_output")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Released. Total on this dataset identity")).to_be_visible()
+    history = widget(page, "release_history")
+    expect(history).to_contain_text("(1;")  # one attempt booked, not two
+    expect(history).to_contain_text("release-page")
+    assert_no_exception(page)
