@@ -507,14 +507,18 @@ def clustering_verdict(
             losses[eps] = float(sw.frame["loss"].median())
         return losses[eps]
 
-    grid = [*SOUND_EPS, *BEYOND_EPS]
+    # The target itself (when sound) is one of the ε looked at: the verdict's ε and the loss it
+    # quotes at the target then never disagree (a target between two grid points that already
+    # meets max_loss is where usefulness starts, not the next grid point above it).
+    sound = tuple(sorted({*SOUND_EPS, *([float(target_eps)] if target_eps <= MAX_SOUND_EPS else [])}))
+    grid = [*sound, *BEYOND_EPS]
     ok = []
     for e in grid:  # ascending: stop at the first ε that reaches max_loss
         if run(e) <= max_loss:
             ok.append(e)
             break
     run(float(target_eps))
-    sound_ok = [e for e in ok if e <= MAX_SOUND_EPS and e in SOUND_EPS]
+    sound_ok = [e for e in ok if e in sound]
     eps = sound_ok[0] if sound_ok else None
     rows = None
     at = eps if eps is not None else float(target_eps)

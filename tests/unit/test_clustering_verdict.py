@@ -40,3 +40,18 @@ def test_three_segments_at_k3_answer_with_a_sound_epsilon():
     assert all(v.losses[e] > v.max_loss for e in v.losses if e < v.epsilon)  # the smallest
     assert f"ε = {v.epsilon:g}" in v.sentence
     print(v.sentence)
+
+
+def test_the_verdict_eps_and_the_loss_quoted_at_the_target_never_disagree():
+    """Breast cancer, k = 2, target ε = 3 (between the grid's 2 and 5): the loss at the target is
+    within max_loss, so usefulness starts at or below the target — the verdict said "from ε = 5"
+    while quoting a loss of 0.08 at ε = 3."""
+    from dpviz.data.builtin import load_builtin
+
+    ds = load_builtin("breast_cancer")
+    v = clustering_verdict(ds.X, 2, radius=float(ds.radius), n_declared=int(ds.n), delta=1e-6,
+                           target_eps=3.0)
+    assert v.losses[3.0] <= v.max_loss  # the case: the target meets the stated loss
+    assert v.epsilon is not None and v.epsilon <= 3.0
+    assert all(v.losses[e] > v.max_loss for e in v.losses if e < v.epsilon)
+    assert f"from row-level ε = {v.epsilon:g}" in v.sentence
