@@ -46,7 +46,7 @@ def clip_to_ball(X: np.ndarray, radius: float) -> np.ndarray:
     radius = check_radius(radius, "radius", "clip_to_ball")
     X = check_data(X, "clip_to_ball")
     norms = row_norms(X)
-    scale = np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))
+    scale = radius / np.maximum(norms, radius)  # 1 inside the ball; no division by ~0
     out = X * scale[:, None]
     # Guard rounding: a rescaled row may land a few ulps above the radius.
     over = row_norms(out) > radius
