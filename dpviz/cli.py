@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.privacy.release import NOT_RELEASED, SAMPLER_TEXT  # one list and text for every export
+from dpviz.privacy.release import NOT_RELEASED, SAMPLER_TEXT, SAMPLERS  # one text for every export
 
 #: Above this many declared cells (n_declared × d) a streamable algorithm streams (float64: 160 MB).
 IN_MEMORY_MAX_CELLS = 20_000_000
@@ -61,8 +61,9 @@ EXIT_INTERRUPTED = 130
 
 def _release_rng() -> Any:
     """The sampler every CLI release draws its noise (and its piece key) from: the release
-    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian and
-    Laplace on a CSPRNG; other randomness from fresh OS entropy; no seed exists to store)."""
+    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian,
+    Laplace and noisy max on a CSPRNG; Binomial draws and other randomness from a numpy PCG64
+    seeded from fresh OS entropy, ``dpviz.privacy.release.SAMPLERS``; no seed exists to store)."""
     from dpviz.privacy.release import SecureRNG
 
     return SecureRNG()
@@ -192,6 +193,7 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
                        for name in ("k", "radius", "n", "columns")},
         "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
         "sampler": SAMPLER_TEXT,
+        "samplers": dict(SAMPLERS),
         "ledger": res.ledger.to_rows(),
         "ledger_total": {"rho": res.ledger.total().rho, "delta": res.ledger.total().delta},
     })

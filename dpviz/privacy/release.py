@@ -36,10 +36,29 @@ from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.declared import Provenance
 
-#: How a release draws its randomness (written into every export).
-SAMPLER_TEXT = ("OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); exponential "
-                "mechanism and Binomial draws from OpenDP's CSPRNG samplers (SecureRNG); other "
-                "randomness from fresh OS entropy; nothing replayable is kept")
+#: Which sampler draws each kind of randomness of a release (written into every export; issue 34,
+#: finding F). OpenDP draws the Gaussian, Laplace and exponential-mechanism noise; numpy's PCG64
+#: (seeded from OS entropy, fresh per call, NOT a CSPRNG) draws the rest, Binomial draws included.
+_NUMPY_FRESH = ("numpy Generator (PCG64 — not a cryptographically secure generator) seeded with 128 "
+                "bits of OS entropy (numpy.random.SeedSequence()), a fresh one per call, never stored")
+SAMPLERS: dict[str, str] = {
+    "gaussian noise": "OpenDP make_gaussian: the noisy value sampled exactly from OpenDP's CSPRNG and "
+                      "rounded once (floating-point safe)",
+    "laplace noise": "OpenDP make_laplace: the noisy value sampled exactly from OpenDP's CSPRNG and "
+                     "rounded once (floating-point safe)",
+    "exponential mechanism": "OpenDP make_noisy_max / make_noisy_top_k (Gumbel race, zCDP output "
+                             "measure, scale 1) sampled exactly from OpenDP's CSPRNG",
+    "binomial and geometric draws (Balcan et al.'s activation of empty cells)":
+        f"{_NUMPY_FRESH}; numpy's BTPE / inversion samplers on 53-bit uniforms (OpenDP has no "
+        "Binomial sampler): not OpenDP, not a CSPRNG",
+    "other randomness (piece assignment, permutations, subsamples, projections, oracle seeds)":
+        _NUMPY_FRESH,
+}
+#: The same in one sentence (``sampler`` in every export; ``samplers`` gives it per kind).
+SAMPLER_TEXT = ("Gaussian and Laplace noise: OpenDP make_gaussian / make_laplace (CSPRNG, floating-point "
+                "safe); exponential mechanism: OpenDP make_noisy_max / make_noisy_top_k (CSPRNG); "
+                "Binomial and geometric draws and all other randomness: a numpy PCG64 Generator seeded "
+                "from fresh OS entropy per call (not a CSPRNG); nothing replayable is kept")
 
 #: Result.params keys never written to a release: timings and choices read from the true data.
 NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})
@@ -399,5 +418,6 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
                                       "unit", "mechanism")} for r in result.ledger.to_rows()],
         "parameters": params,
         "sampler": SAMPLER_TEXT,
+        "samplers": dict(SAMPLERS),
     }
     return json.dumps(_strip_seeds(jsonable(out)), indent=2, default=str)

@@ -17,6 +17,7 @@ import pytest
 
 from dpviz.cli import main
 from dpviz.data import fig6_blobs
+from dpviz.privacy.release import SAMPLER_TEXT, SAMPLERS
 from dpviz.registry import Public, calibrate, get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def test_release_json_and_offline_report(table, tmp_path, mode):
     assert doc["ledger_total"]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert doc["ledger"][0]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert not {"seed", "seconds", "method"} & _keys(doc)  # nothing to replay or time the data by
-    assert doc["sampler"].startswith("OpenDP")
+    assert doc["sampler"] == SAMPLER_TEXT and doc["samplers"] == SAMPLERS
     html = out.with_suffix(".html").read_text()
     assert "<script src=" not in html  # works offline: no external script (plotly.js is inlined)
     assert html.count("Plotly.newPlot") == 2 and len(html) > 1_000_000  # plotly.js inlined
