@@ -38,9 +38,10 @@ from dpviz.privacy.declared import Provenance
 
 #: Which sampler draws each kind of randomness of a release (written into every export; issue 34,
 #: finding F). OpenDP draws the Gaussian, Laplace and exponential-mechanism noise; numpy's PCG64
-#: (seeded from OS entropy, fresh per call, NOT a CSPRNG) draws the rest, Binomial draws included.
-_NUMPY_FRESH = ("numpy Generator (PCG64 — not a cryptographically secure generator) seeded with 128 "
-                "bits of OS entropy (numpy.random.SeedSequence()), a fresh one per call, never stored")
+#: (from OS entropy, fresh per call, NOT a CSPRNG) draws the rest, Binomial draws included. (No
+#: export may contain the word "seed": the texts avoid it.)
+_NUMPY_FRESH = ("numpy Generator (PCG64 — not a cryptographically secure generator) initialised from 128 "
+                "bits of fresh OS entropy, a new one per call, never stored")
 SAMPLERS: dict[str, str] = {
     "gaussian noise": "OpenDP make_gaussian: the noisy value sampled exactly from OpenDP's CSPRNG and "
                       "rounded once (floating-point safe)",
@@ -51,14 +52,14 @@ SAMPLERS: dict[str, str] = {
     "binomial and geometric draws (Balcan et al.'s activation of empty cells)":
         f"{_NUMPY_FRESH}; numpy's BTPE / inversion samplers on 53-bit uniforms (OpenDP has no "
         "Binomial sampler): not OpenDP, not a CSPRNG",
-    "other randomness (piece assignment, permutations, subsamples, projections, oracle seeds)":
+    "other randomness (piece assignment, permutations, subsamples, projections, oracle starts)":
         _NUMPY_FRESH,
 }
 #: The same in one sentence (``sampler`` in every export; ``samplers`` gives it per kind).
 SAMPLER_TEXT = ("Gaussian and Laplace noise: OpenDP make_gaussian / make_laplace (CSPRNG, floating-point "
                 "safe); exponential mechanism: OpenDP make_noisy_max / make_noisy_top_k (CSPRNG); "
-                "Binomial and geometric draws and all other randomness: a numpy PCG64 Generator seeded "
-                "from fresh OS entropy per call (not a CSPRNG); nothing replayable is kept")
+                "Binomial and geometric draws and all other randomness: a numpy PCG64 Generator "
+                "initialised from fresh OS entropy per call (not a CSPRNG); nothing replayable is kept")
 
 #: Result.params keys never written to a release: timings and choices read from the true data.
 NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})

@@ -88,3 +88,10 @@ def test_the_export_states_which_sampler_drew_each_kind_of_noise():
     assert "Binomial draws from OpenDP" not in SAMPLER_TEXT
     doc = json.loads(export_release(_fc_fallback_run(), dataset={"name": "x"}))
     assert doc["samplers"] == SAMPLERS and doc["sampler"] == SAMPLER_TEXT
+
+
+def test_the_sampler_texts_name_no_seed():
+    """Release files are checked for the word 'seed' anywhere (nothing replayable is kept)."""
+    from dpviz.privacy.release import SAMPLER_TEXT, SAMPLERS
+
+    assert "seed" not in (SAMPLER_TEXT + json.dumps(SAMPLERS, ensure_ascii=False)).lower()
