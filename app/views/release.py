@@ -253,8 +253,7 @@ def main() -> None:
         if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
             st.rerun()
     elif jobs.locked(lock_name(identity)):  # whoever runs it, whatever their data
-        with st.container(key="release_locked"):
-            st.info(LOCKED_TEXT)
+        _locked_notice(lock_name(identity))
     elif job is not None and job.done.is_set():
         _deliver(job, identity)
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
@@ -284,6 +283,16 @@ def _near_identity_check(declared: str) -> bool:
                    icon=":material/warning:")
         return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
                            key="release_new_identity")
+
+
+@st.fragment(run_every=1.0)
+def _locked_notice(name: tuple) -> None:
+    """The one sentence other sessions see while the identity is locked; polled, so the page
+    redraws (with the new total and attempts) once the run ends."""
+    if not jobs.locked(name):
+        st.rerun()
+    with st.container(key="release_locked"):
+        st.info(LOCKED_TEXT)
 
 
 def lock_name(identity: str) -> tuple:
