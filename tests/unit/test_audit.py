@@ -200,3 +200,26 @@ def test_audit_of_the_grid_level_count_through_dpviz_run() -> None:
     claim = dpviz.run("grid_coreset", GRID_DATA[0], 3, epsilon=eps, delta=1e-6, radius=1.0,
                       rng=SecureRNG()).guarantee
     assert _audit(run, [lambda lv: lv >= 2], 200 * SCALE, delta=claim.delta) <= claim.eps
+
+
+def test_the_cli_door_reads_the_declared_size_only(tmp_path) -> None:
+    """The command line requires --n-declared (argparse), so the grid's levels on 1,159 and 1,160
+    rows are the same ledger lines (the level count is a deterministic function of the declared n;
+    with the same n_declared no run can separate D from D′ through it)."""
+    import json
+
+    from dpviz.cli import main
+
+    labels = []
+    for j, X in enumerate(GRID_DATA):
+        csv, out = tmp_path / f"d{j}.csv", tmp_path / f"r{j}.json"
+        np.savetxt(csv, X, delimiter=",", header="a,b", comments="")
+        assert main(["run", str(csv), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius", "1",
+                     "--n-declared", "1160", "--algorithm", "grid_coreset", "--out", str(out), "--quiet",
+                     "--unbooked"]) == 0
+        rows = json.loads(out.read_text())["ledger"]
+        labels.append([r["label"] for r in rows if "grid counts" in r["label"]])
+    assert labels[0] == labels[1] and labels[0]
+    with pytest.raises(SystemExit):  # no declared size: refused by the parser, nothing read
+        main(["run", str(tmp_path / "d0.csv"), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius",
+              "1", "--algorithm", "grid_coreset", "--out", str(tmp_path / "x.json"), "--unbooked"])
