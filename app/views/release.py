@@ -369,9 +369,14 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be written: nothing was run.")
         return
     info = {"id": token, "attempt": attempt}
-    jobs.start(SLOT, job_key(cfg["identity"]),
-               lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target, unlock),
-               info=info)
+    try:
+        jobs.start(SLOT, job_key(cfg["identity"]),
+                   lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target, unlock),
+                   info=info)
+    except BaseException:  # the worker never started: no row was read; still marked, never lost
+        store.close_attempt(cfg["identity"], attempt, "failed")
+        unlock()
+        raise
 
 
 def job_key(identity: str) -> tuple:
