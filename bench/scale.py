@@ -266,7 +266,7 @@ def cli_run(path: Path, n: int, algorithm: str) -> dict:
 
     out = OUT / f"release_{algorithm}_{n}.json"
     cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", str(K), "--epsilon", "3",
-           "--delta", "1e-6", "--radius", "1", "--n-declared", str(n), "--algorithm", algorithm,
+           "--delta", "1e-6", "--radius", "1", "--n-declared", str(n), "--algorithm", algorithm, "--unbooked",
            "--out", str(out)]
     before = load()
     t0 = time.perf_counter()

@@ -172,7 +172,7 @@ def cli_run(addr: str, wpids: list[int], n: int, algorithm: str) -> dict:
     out = DIR / f"release_{algorithm}_{n}.json"
     cmd = [sys.executable, "-m", "dpviz", "run", str(path_for(n)), "--k", str(K), "--epsilon", str(EPSILON),
            "--delta", str(DELTA), "--radius", "1", "--n-declared", str(n), "--algorithm", algorithm,
-           "--scheduler", addr, "--out", str(out)]
+           "--unbooked", "--scheduler", addr, "--out", str(out)]
     cpu0 = {p: _cpu_s(p) or 0.0 for p in wpids}
     before = load()
     t0 = time.perf_counter()

@@ -3,6 +3,8 @@
     python -m dpviz run PATH --k K --epsilon E --delta D --radius R --n-declared N \\
         --out release.json [--algorithm NAME] [--scheduler ADDRESS] [--columns a,b,c]
     python -m dpviz list
+    python -m dpviz ledger list
+    python -m dpviz ledger show NAME
 
 ``run`` reads a Parquet or CSV file (or a directory of them), runs a registered private algorithm
 so that adding or removing one row changes its output by at most (ε, δ) (the registry's
@@ -26,12 +28,22 @@ failure leaves no partial output. A file changed mid-read (:class:`dpviz.large.s
 SourceChangedError`), an unreachable or lost Dask scheduler (:class:`dpviz.large.engine.ClusterError`)
 end in one line and exit 2; a worker lost mid-run is recomputed by Dask and changes nothing.
 
-Booking: with ``--dataset-id NAME`` (the table's declared identity) every attempt that read the
-data is booked in the persistent ledger (:class:`dpviz.privacy.ledger_store.LedgerStore`,
-``$DPVIZ_LEDGER_DIR``) at its row-level (ε, δ), whatever its outcome: ``release``, ``failed`` (a
-bad value mid-file, a changed file, a lost cluster, a full disk), ``cancelled`` (Ctrl-C),
-``refused``. The ledger's directory is checked before any row is read, and a release is booked
-before its files are renamed into place (a release that cannot be booked is not published).
+Booking (issue 34, findings B–D): a release needs ``--dataset-id NAME`` (the table's declared
+identity), or ``--unbooked``, an explicit opt-out that the release JSON records
+(``booking.booked: false``). With an identity, the attempt is written to the persistent ledger
+(:class:`dpviz.privacy.ledger_store.LedgerStore`, ``$DPVIZ_LEDGER_DIR``) at its full row-level
+target BEFORE the first row is read (write-ahead), then marked ``release`` (at the plan's
+guarantee, before the files are renamed into place: a release that cannot be booked is not
+published), ``failed`` (a bad value mid-file, a changed file, a lost cluster, a full disk),
+``cancelled`` (Ctrl-C) or ``refused``. A process killed outright (SIGKILL, a power cut) leaves
+the attempt open: it still counts at its full target and ``ledger show`` says "interrupted". A
+new identity close to a known one (punctuation, dashes, a trailing dot, ``.csv``, or ≤ 2 edits)
+is refused before anything runs ("did you mean …"), unless ``--new-identity`` says it is new.
+``ledger list`` / ``ledger show NAME`` print the known identities and one identity's attempts.
+
+Test hook: when ``DPVIZ_TEST_PAUSE_AFTER_READ`` is set (seconds), an in-memory run prints one
+line and sleeps for that long right after the rows are read (the write-ahead booking is then on
+disk), so a test can kill the process mid-run deterministically. Unset, it does nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.privacy.release import NOT_RELEASED, SAMPLER_TEXT  # one list and text for every export
+from dpviz.privacy.release import NOT_RELEASED, SAMPLER_TEXT, SAMPLERS  # one text for every export
 
 #: Above this many declared cells (n_declared × d) a streamable algorithm streams (float64: 160 MB).
 IN_MEMORY_MAX_CELLS = 20_000_000
@@ -61,8 +73,9 @@ EXIT_INTERRUPTED = 130
 
 def _release_rng() -> Any:
     """The sampler every CLI release draws its noise (and its piece key) from: the release
-    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian and
-    Laplace on a CSPRNG; other randomness from fresh OS entropy; no seed exists to store)."""
+    sampler :class:`dpviz.privacy.release.SecureRNG` (OpenDP's floating-point-safe Gaussian,
+    Laplace and noisy max on a CSPRNG; Binomial draws and other randomness from a numpy PCG64
+    seeded from fresh OS entropy, ``dpviz.privacy.release.SAMPLERS``; no seed exists to store)."""
     from dpviz.privacy.release import SecureRNG
 
     return SecureRNG()
@@ -112,11 +125,26 @@ def _parser() -> argparse.ArgumentParser:
                    "held-out split) for an algorithm that uses them (kernel_kmeans: its k initial "
                    "centres). They get no privacy and must not be rows of PATH")
     r.add_argument("--dataset-id", metavar="NAME", help="the table's declared identity (e.g. 'customers "
-                   "2026-Q1'): every attempt that reads the data is booked under it in the persistent "
-                   "ledger ($DPVIZ_LEDGER_DIR), releases and failures alike")
+                   "2026-Q1'), required unless --unbooked: the attempt is booked under it in the "
+                   "persistent ledger ($DPVIZ_LEDGER_DIR) before any row is read, releases and "
+                   "failures alike")
+    r.add_argument("--unbooked", action="store_true", help="run WITHOUT booking the attempt in any "
+                   "persistent ledger (its spend composes with nothing); the release JSON records it")
+    r.add_argument("--new-identity", action="store_true", help="--dataset-id is a new table although "
+                   "its name is close to a known identity (otherwise refused: did you mean …)")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("list", help="list the registered algorithms")
+    _ledger_parser(sub)
     return p
+
+
+def _ledger_parser(sub: Any) -> None:
+    """``ledger list`` and ``ledger show NAME`` (the persistent ledger, ``$DPVIZ_LEDGER_DIR``)."""
+    lg = sub.add_parser("ledger", help="the persistent release ledger: known identities, attempts")
+    lsub = lg.add_subparsers(dest="ledger_command", required=True)
+    lsub.add_parser("list", help="every known dataset identity with its composed total")
+    show = lsub.add_parser("show", help="every attempt booked on one dataset identity")
+    show.add_argument("name", help="the declared dataset identity")
 
 
 def _parse_params(items: list[str], spec: Any) -> dict[str, Any]:
@@ -162,8 +190,12 @@ def _jsonable(v: Any) -> Any:
 
 
 def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any, d: int,
-                     columns: tuple[str, ...], mode: str) -> dict[str, Any]:
-    """The release: private output, the row-level statement, the ledger and public inputs only."""
+                     columns: tuple[str, ...], mode: str, booking: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+    """The release: private output, the row-level statement, the ledger and public inputs only.
+
+    ``booking`` says where the attempt is booked (``{"booked": True, "dataset_id": …}``) or that
+    it is not (``{"booked": False, …}``, the command line's ``--unbooked``)."""
     from dpviz.privacy.release import produced_by
 
     the_plan = res.plan  # the run's one budget plan: the statement is its guarantee and lines
@@ -192,8 +224,10 @@ def release_document(res: Any, spec: Any, args: argparse.Namespace, params: Any,
                        for name in ("k", "radius", "n", "columns")},
         "parameters": {"algorithm": dataclasses.asdict(params), "run": run_params, "mode": mode},
         "sampler": SAMPLER_TEXT,
+        "samplers": dict(SAMPLERS),
         "ledger": res.ledger.to_rows(),
         "ledger_total": {"rho": res.ledger.total().rho, "delta": res.ledger.total().delta},
+        **({"booking": booking} if booking is not None else {}),
     })
 
 
@@ -307,9 +341,22 @@ def check_output(path: Path) -> None:
         raise ValueError(f"Cannot write to {str(parent)!r}: {exc.strerror or exc}.") from exc
 
 
+#: What an --unbooked release JSON says about its booking.
+UNBOOKED = {"booked": False, "dataset_id": None,
+            "note": "run with --unbooked: this attempt is booked in no persistent ledger, so its spend "
+                    "composes with no other release of the same data; account for it yourself"}
+
+
+def _near_match_error(name: str, near: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in near[:3])
+    return (f"--dataset-id {name!r} is a new identity close to the known {shown}: did you mean "
+            f"{near[0]!r}? A new name starts a new ledger at (0, 0). Give the known name, or add "
+            "--new-identity if this really is another table. Nothing was read.")
+
+
 class _Attempt:
-    """One run of the command line as the persistent ledger sees it: booked once, and only if it
-    read the data (``read`` is set just before the first row is read)."""
+    """One run of the command line as the persistent ledger sees it: booked write-ahead at its
+    full target just before the first row is read (:meth:`start`), then marked once."""
 
     def __init__(self) -> None:
         self.store: Any = None
@@ -318,18 +365,29 @@ class _Attempt:
         self.epsilon = self.delta = 0.0
         self.read = False
         self.booked = False
+        self.id: str | None = None
 
     def open(self, args: argparse.Namespace, algorithm: str) -> None:
-        """Check the ledger before anything is read (a failure here reads nothing, books nothing)."""
+        """Check the identity and the ledger before anything is read (a failure here reads
+        nothing, books nothing): an identity or --unbooked, no near-miss of a known identity,
+        a readable and writable ledger."""
         self.algorithm, self.epsilon, self.delta = algorithm, float(args.epsilon), float(args.delta)
         if args.dataset_id is None:
+            if not getattr(args, "unbooked", False):
+                raise ValueError("a release needs --dataset-id NAME (the table's declared identity: the "
+                                 "attempt is booked under it in the persistent ledger before any row is "
+                                 "read), or --unbooked to run without booking (the release JSON then "
+                                 "says so). Nothing was read.")
             return
+        if getattr(args, "unbooked", False):
+            raise ValueError("--unbooked and --dataset-id contradict each other: give one.")
         from dpviz.privacy.ledger_store import LedgerStore, normalize_identity
 
         normalize_identity(args.dataset_id)  # ValueError: empty or too long
         store = LedgerStore()
         try:
             store.total(args.dataset_id)  # readable (a damaged file refuses, never under-counts)
+            near = store.near_matches(args.dataset_id)
             store.directory.mkdir(parents=True, exist_ok=True)
             fd, probe = tempfile.mkstemp(dir=store.directory, prefix=".probe-")
             os.close(fd)
@@ -337,26 +395,90 @@ class _Attempt:
         except OSError as exc:
             raise ValueError(f"The ledger directory {str(store.directory)!r} cannot be written "
                              f"({exc.strerror or exc}); nothing was read.") from exc
+        if near and not getattr(args, "new_identity", False):
+            raise ValueError(_near_match_error(args.dataset_id, near))
         self.store, self.dataset_id = store, args.dataset_id
 
+    def start(self) -> None:
+        """The rows are about to be read: book the attempt at its full target NOW (write-ahead),
+        so a process killed from here on still leaves it in the ledger."""
+        if self.store is not None and self.id is None:
+            self.id = self.store.open_attempt(self.dataset_id, algorithm=self.algorithm,
+                                              epsilon=self.epsilon, delta=self.delta, surface="cli")
+        self.read = True
+
+    def booking(self) -> dict[str, Any]:
+        """What the release JSON says about the booking."""
+        if self.store is None:
+            return dict(UNBOOKED)
+        return {"booked": True, "dataset_id": self.dataset_id, "attempt": self.id,
+                "note": "booked write-ahead at the full target before any row was read, then marked "
+                        "with its outcome (python -m dpviz ledger show NAME)"}
+
     def book(self, outcome: str, epsilon: float | None = None, delta: float | None = None) -> bool:
-        """Book this attempt once (if it read the data and an identity was declared)."""
-        if self.booked or not self.read or self.store is None:
+        """Mark this attempt once with its outcome (if it was booked: an identity was declared)."""
+        if self.booked or not self.read or self.store is None or self.id is None:
             return False
         self.booked = True
-        self.store.book(self.dataset_id, algorithm=self.algorithm,
-                        epsilon=self.epsilon if epsilon is None else epsilon,
-                        delta=self.delta if delta is None else delta, outcome=outcome, surface="cli")
+        cost = {} if epsilon is None else {"epsilon": epsilon, "delta": delta}
+        self.store.close_attempt(self.dataset_id, self.id, outcome, **cost)
         return True
 
     def book_failure(self, outcome: str) -> str:
-        """Book a failed or cancelled attempt; the words to append to the one-line message."""
+        """Mark a failed or cancelled attempt; the words to append to the one-line message."""
         try:
             if self.book(outcome):
                 return f" The attempt is booked in the ledger of {self.dataset_id!r}."
         except Exception as exc:  # the message still reaches the user; the booking error with it
-            return f" Booking the attempt FAILED: {str(exc).splitlines()[0] if str(exc) else exc!r}."
+            return (f" Marking the attempt FAILED ({str(exc).splitlines()[0] if str(exc) else exc!r}); "
+                    "it stays booked at its full target.")
         return ""
+
+
+def _pause_for_tests() -> None:
+    """The documented test hook (module docstring): sleep after the rows are read, only when
+    ``DPVIZ_TEST_PAUSE_AFTER_READ`` is set."""
+    value = os.environ.get("DPVIZ_TEST_PAUSE_AFTER_READ", "").strip()
+    if value:
+        print("dpviz: test hook: rows read, pausing", file=sys.stderr, flush=True)
+        time.sleep(float(value))
+
+
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    """``ledger list`` / ``ledger show NAME`` on stdout."""
+    from dpviz.privacy.ledger_store import COMPOSITION, LedgerStore
+
+    store = LedgerStore()
+    if args.ledger_command == "list":
+        names = store.identities()
+        if not names:
+            print(f"No dataset identity is booked in {store.directory}.")
+            return 0
+        print(f"Dataset identities in {store.directory} ({COMPOSITION}):")
+        for name in names:
+            es = store.entries(name)
+            eps, delta = store.total(name)
+            open_ = sum(e["outcome"] == "open" for e in es)
+            extra = f", {open_} open or interrupted (counted in full)" if open_ else ""
+            print(f"  {name}: {len(es)} attempt(s){extra}; total ε = {eps:.4g}, δ = {delta:.3g}")
+        return 0
+    if not store.known(args.name):
+        near = store.near_matches(args.name)
+        hint = f" Did you mean {near[0]!r}?" if near else ""
+        raise ValueError(f"No attempt is booked on {args.name!r} in {store.directory}.{hint}")
+    ident = store.identity(args.name) or {}
+    eps, delta = store.total(args.name)
+    print(f"Dataset identity: {ident.get('declared', args.name)} (normalized: "
+          f"{ident.get('normalized', '?')}; first booked {ident.get('time', '?')})")
+    print(f"Total: ε = {eps:.4g}, δ = {delta:.3g} ({COMPOSITION}; an open or interrupted attempt "
+          "counts at its full target)")
+    for i, e in enumerate(store.entries(args.name), 1):
+        state = {"running": "open: still running", "interrupted": "INTERRUPTED: its process ended "
+                 "before marking it; counted as spent", "open": "open (booked on another host); "
+                 "counted as spent"}.get(e.get("state", "closed"), e["outcome"])
+        print(f"  {i:3d}. {e.get('time', '?')}  {e.get('surface', '?'):12s} {e.get('algorithm', '?')}: "
+              f"ε = {float(e['epsilon']):.4g}, δ = {float(e['delta']):.3g} — {state}")
+    return 0
 
 
 def _cmd_list() -> int:
@@ -426,11 +548,8 @@ def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
     attempt.open(args, spec.name)
     # A cluster is reached before any row is read (an unreachable scheduler reads and books nothing).
     engine = make_engine(args.scheduler) if args.scheduler else None
-    attempt.read = True  # from here on the rows may be read: every outcome is booked
+    attempt.start()  # write-ahead: booked at the full target before the first row is read
     progress(f"{spec.name}: {mode} run on {src!r}, row-level (ε={args.epsilon:g}, δ={args.delta:g})")
-    if args.dataset_id is None and not args.quiet:  # not through progress: it must not be rate-limited away
-        print("dpviz: note: no --dataset-id, so this attempt is not booked in a persistent ledger",
-              file=sys.stderr, flush=True)
     rng = _release_rng()
     if mode == "stream":
         try:
@@ -442,6 +561,7 @@ def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
                 engine.close()
     else:
         X = src.read_all()
+        _pause_for_tests()
         public_X = TableSource(args.public, columns=columns).read_all() if args.public else None
         progress("read into memory; running")
         res = run(spec.name, X, args.k, epsilon=args.epsilon, delta=args.delta, radius=args.radius,
@@ -449,13 +569,16 @@ def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
     if res.simulation or res.seed is not None:  # never publish replayable noise
         attempt.book("refused")
         raise RuntimeError("dpviz run produced a simulation, not a release: a bug.")
-    doc = release_document(res, spec, args, p, src.d, src.columns, mode)
+    doc = release_document(res, spec, args, p, src.d, src.columns, mode, booking=attempt.booking())
     if chosen is not None:
         doc["parameters"]["auto_choice"] = chosen
     g = res.guarantee
     _atomic_write_all({out: json.dumps(doc, indent=1, ensure_ascii=False), report: report_html(doc, res)},
                       before_publish=lambda: attempt.book("release", g.eps, g.delta))
     progress(f"wrote {out} and {report}")
+    if attempt.store is None:  # --unbooked: said even with --quiet (never rate-limited away)
+        print("dpviz: note: --unbooked: this release is booked in no persistent ledger (the release "
+              "JSON says so)", file=sys.stderr, flush=True)
     if attempt.booked:
         eps, delta = attempt.store.total(attempt.dataset_id)
         progress(f"booked in the ledger of {attempt.dataset_id!r}: total ε = {eps:.4g}, δ = {delta:.3g} "
@@ -470,6 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _cmd_list()
+        if args.command == "ledger":
+            return _cmd_ledger(args)
         return _cmd_run(args, attempt)
     except KeyboardInterrupt:
         booked = attempt.book_failure("cancelled")

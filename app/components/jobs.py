@@ -14,6 +14,12 @@ session. A job is keyed on what it computes (a sweep's spec); a page shows the j
 its current settings. Jobs on PUBLIC data (``shared=True``: generated from a recipe or a built-in
 table, never an upload) are also registered server-wide by key, so a reloaded page (a new
 session) finds the job still running, or its finished pieces, instead of starting again.
+
+A job on private rows (the Release page's) is never shared: it lives in its session only, and
+nothing about it is keyed on the rows. What other sessions may learn is one bit per NAME through
+:func:`lock`: "a job holding this name is running", whatever its data (issue 34, finding E: the
+Release page used to attach a session to another session's job when their content hashes were
+equal — an oracle for "is your data byte-identical to mine" — and let it cancel that run).
 """
 
 from __future__ import annotations
@@ -95,6 +101,62 @@ class _Shared:
 @st.cache_resource(show_spinner=False)
 def _shared() -> _Shared:
     return _Shared()
+
+
+class _Locks:
+    """Names held by running jobs, server-wide: the only cross-session state of a private job.
+
+    A name maps to its holder's opaque token; nobody but the holder can release it, and a
+    holder's identity, data or progress is never exposed: :meth:`held` says only yes or no."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[Hashable, str] = {}
+
+    def acquire(self, name: Hashable, owner: str) -> bool:
+        with self._lock:
+            if name in self._held:
+                return False
+            self._held[name] = owner
+            return True
+
+    def release(self, name: Hashable, owner: str) -> None:
+        with self._lock:
+            if self._held.get(name) == owner:
+                del self._held[name]
+
+    def held(self, name: Hashable) -> bool:
+        with self._lock:
+            return name in self._held
+
+
+@st.cache_resource(show_spinner=False)
+def _locks() -> _Locks:
+    return _Locks()
+
+
+def lock(name: Hashable, owner: str) -> bool:
+    """Hold ``name`` for ``owner`` (a token only the caller knows) unless someone holds it;
+    returns whether it is now held by ``owner``. Release it with :func:`unlock` (the worker's
+    ``finally``)."""
+    return _locks().acquire(name, owner)
+
+
+def unlock(name: Hashable, owner: str) -> None:
+    """Release ``name`` if ``owner`` holds it (anyone else's call changes nothing)."""
+    _locks().release(name, owner)
+
+
+def unlocker(name: Hashable, owner: str) -> Callable[[], None]:
+    """``unlock(name, owner)`` as a callable bound on the page's thread, for a worker thread
+    (which has no Streamlit context to reach the server-wide registry from)."""
+    locks = _locks()
+    return lambda: locks.release(name, owner)
+
+
+def locked(name: Hashable) -> bool:
+    """Whether a job holds ``name`` on this server — the one bit other sessions may see."""
+    return _locks().held(name)
 
 
 def _slot(slot: str) -> str:

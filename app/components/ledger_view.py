@@ -82,6 +82,20 @@ def identity_note(dataset_id: str) -> str:
             f"{safe.md(first)} (every surface: this page, server paths, the command line).")
 
 
+#: How an attempt booked write-ahead and never marked reads (issue 34, finding B): it counts at
+#: its full target whatever became of its process.
+OPEN_STATES = {"running": "open: running now (booked at its full target)",
+               "interrupted": "interrupted: its process ended before it finished; counted as spent",
+               "open": "open (booked by another host); counted as spent"}
+
+
+def outcome_text(entry: dict) -> str:
+    """An attempt's outcome in words (an open one says whether it is still running)."""
+    if entry.get("outcome") == "open":
+        return OPEN_STATES.get(entry.get("state", "open"), OPEN_STATES["open"])
+    return str(entry.get("outcome", ""))
+
+
 def attempts_table(dataset_id: str, *, key: str) -> None:
     """Every attempt booked on ``dataset_id`` (whatever its outcome or surface), oldest first."""
     es = store().entries(dataset_id)
@@ -89,9 +103,10 @@ def attempts_table(dataset_id: str, *, key: str) -> None:
         return
     rows = [{"#": i + 1, "time (UTC)": e.get("time", ""), "algorithm": e.get("algorithm", ""),
              "row-level ε": round(float(e["epsilon"]), 4), "row-level δ": f"{float(e['delta']):.2g}",
-             "outcome": e.get("outcome", ""), "surface": e.get("surface", "")}
+             "outcome": outcome_text(e), "surface": e.get("surface", "")}
             for i, e in enumerate(es)]
     with st.container(key=key):
-        st.markdown(f"**Every attempt booked on this dataset identity** ({len(rows)}; a failed, "
-                    "cancelled or refused run read the data too, so it costs its full budget)")
+        st.markdown(f"**Every attempt booked on this dataset identity** ({len(rows)}; each is booked at "
+                    "its full budget before the run reads a row; a failed, cancelled, refused or "
+                    "interrupted run read the data too, so it costs its full budget)")
         st.markdown(safe.md_table(rows))

@@ -13,7 +13,9 @@ guarantee, its ledger and a JSON download. Every attempt that starts reading the
 in the persistent ledger of the dataset identity the user declares
 (:mod:`dpviz.privacy.ledger_store`; it composes with Release-page and command-line attempts on the
 same identity), whatever its outcome: a release, a failure, a simulation refused, or a Cancel (or
-any other click), which stops the run and releases nothing. While it runs the page shows only
+any other click), which stops the run and releases nothing. It is booked WRITE-AHEAD, at its full
+target before the first row is read, then marked with its outcome: a server stopped mid-run
+leaves it open, counted as spent (issue 34, finding B). While it runs the page shows only
 public quantities (no branch names, no chunk counter: those tell how many rows the file has and
 which path the data sent the algorithm down); a failure shows one generic message.
 
@@ -210,7 +212,9 @@ def _form(src) -> dict[str, Any] | None:
     delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
                              value=1e-8, format_func=lambda v: f"{v:.0e}", key="srv_delta")
     ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key="srv_confirm")
+    ok_name = _near_identity_ok(dataset_id) if identity is not None else True
     missing = [m for m, bad in (("declare the dataset identity", identity is None),
+                                ("confirm the new identity or use the known one", not ok_name),
                                 ("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
                                 ("confirm that n and Λ are public", not ok_public)) if bad]
     if identity is not None:
@@ -237,16 +241,41 @@ def _form(src) -> dict[str, Any] | None:
                 radius=float(radius), identity=identity)
 
 
-def _book(cfg: dict[str, Any], eps: float, delta: float, outcome: str) -> tuple[float, float]:
-    """Book one streamed attempt on the declared identity; returns the new total (ε, δ)."""
+def _near_identity_ok(declared: str) -> bool:
+    """A NEW identity close to a known one: "did you mean …" and a box to say it is another
+    table (issue 34, finding D); True when the name may be used."""
+    try:
+        near = ledger_view.store().near_matches(declared)
+    except (OSError, ValueError):
+        near = []
+    if not near:
+        return True
+    with st.container(key="srv_near_identity"):
+        st.warning(f"**Did you mean “{safe.md(near[0])}”?** This new identity is close to a known one; a "
+                   "new name starts a new ledger at (0, 0).", icon=":material/warning:")
+        return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
+                           key="srv_new_identity")
+
+
+def _open(cfg: dict[str, Any]) -> str:
+    """Book the streamed attempt WRITE-AHEAD at its full target, before the file is read (issue
+    34, finding B); returns its id. OSError when the ledger cannot be written."""
+    return ledger_view.store().open_attempt(
+        cfg["identity"], algorithm=f"{ALGORITHMS[cfg['name']]} (streamed)", epsilon=cfg["eps"],
+        delta=cfg["delta"], surface="server-path")
+
+
+def _book(cfg: dict[str, Any], attempt: str, outcome: str, eps: float | None = None,
+          delta: float | None = None) -> tuple[float, float]:
+    """Mark the attempt with its outcome (a release at its guarantee); returns the new total."""
     store = ledger_view.store()
-    store.book(cfg["identity"], algorithm=f"{ALGORITHMS[cfg['name']]} (streamed)", epsilon=eps,
-               delta=delta, outcome=outcome, surface="server-path")
+    cost = {} if eps is None else {"epsilon": eps, "delta": delta}
+    store.close_attempt(cfg["identity"], attempt, outcome, **cost)
     return store.total(cfg["identity"])
 
 
-def _failed(cfg: dict[str, Any], outcome: str) -> None:
-    teps, tdelta = _book(cfg, cfg["eps"], cfg["delta"], outcome)
+def _failed(cfg: dict[str, Any], attempt: str, outcome: str) -> None:
+    teps, tdelta = _book(cfg, attempt, outcome)
     st.session_state[_FAILED] = FAILED_TEXT.format(eps=cfg["eps"], delta=cfg["delta"], teps=teps,
                                                    tdelta=tdelta, identity=safe.md(cfg["identity"]))
 
@@ -265,8 +294,9 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
         st.error(f"{ALGORITHMS[cfg['name']]} has no streamed implementation on these inputs.")
         return  # decided from declared inputs only: nothing read, nothing booked
     try:
-        ledger_view.store().ensure_writable()  # bookable before reading
-    except OSError:
+        ledger_view.store().ensure_writable()
+        attempt = _open(cfg)  # write-ahead: booked at the full target before reading
+    except (OSError, ValueError):
         st.error("The privacy ledger's directory cannot be written: nothing was run.")
         return
     cost = f"ε = {cfg['eps']:.3g}, δ = {cfg['delta']:.2g}"
@@ -292,19 +322,19 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
     except Exception:  # the table or the algorithm: it read the data, so it is booked
         finished = True
         st.session_state.pop(_RUNNING, None)
-        _failed(cfg, "failed")
+        _failed(cfg, attempt, "failed")
         st.rerun()  # shows the one generic message (panel())
     finally:
-        if not finished:  # a Cancel click (Streamlit's rerun/stop request) left mid-run: book it
-            _book(cfg, cfg["eps"], cfg["delta"], "cancelled")
+        if not finished:  # a Cancel click (Streamlit's rerun/stop request) left mid-run: mark it
+            _book(cfg, attempt, "cancelled")
     st.session_state.pop(_RUNNING, None)
     cancel.empty()
     status.empty()
     if res.simulation or res.seed is not None or res.guarantee is None:  # never publish replayable noise
-        _failed(cfg, "refused")
+        _failed(cfg, attempt, "refused")
         st.rerun()
     g = res.guarantee
-    teps, tdelta = _book(cfg, g.eps, g.delta, "release")
+    teps, tdelta = _book(cfg, attempt, "release", g.eps, g.delta)
     from dpviz.privacy.budget import ApproxDP
 
     st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns),

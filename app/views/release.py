@@ -5,15 +5,20 @@ The user declares the dataset's identity (the ledger's key), confirms the declar
 every attempt on it, from this page, a server path or the command line, across sessions and
 server restarts (:mod:`dpviz.privacy.ledger_store`) — BEFORE confirming. The release is drawn
 once by ``dpviz.run`` with ``SecureRNG`` (OpenDP noise, no seed), as a background job of the one
-job controller (:mod:`app.components.jobs`): the page shows the run's public stage name
-(``dpviz.registry.STAGES``) and the elapsed time, and a Cancel that takes effect at the next stage
-boundary. Every attempt that read the data is booked whatever its outcome (a release, ⊥, a
-failure, a cancel, a run that came back as a simulation) in the worker's ``finally``, so a reload
-or a closed tab cannot lose it; failures show one generic message, a cancel says what it cost,
-and only a release is shown and offered as a seedless JSON export with the provenance of every
-public input. One release runs at a time per declared identity on this server; a reloaded page
-on the same identity and data finds it (progress, Cancel, then its result) instead of starting
-a second one.
+job controller (:mod:`app.components.jobs`).
+
+Issue 34: the attempt is booked WRITE-AHEAD — written to the persistent ledger at its full target
+in the button's callback, before the worker reads a row — and marked with its outcome (released,
+failed, refused, cancelled) in the worker's ``finally``; a server stopped mid-run leaves it open,
+counted in full and shown "interrupted". The job lives in this session only (never matched with
+another session's job, whatever the data); a server-wide lock per declared identity tells every
+other session only "a release of this identity is running", and only this session can cancel its
+run. While it runs the page shows public words and the elapsed time in whole minutes (no stage
+name, no seconds: stage durations describe the data). The identity can be picked from the known
+ones or typed; a new name close to a known one is flagged ("did you mean …") and needs an
+explicit "this is another table" before anything runs. Failures show one generic message, a
+cancel says what it cost, and only a release is shown and offered as a seedless JSON export with
+the provenance of every public input.
 """
 
 from __future__ import annotations
@@ -48,8 +53,11 @@ FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it i
 
 #: What the page shows while a release runs: public words only (no branch, no counts, no rows).
 RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a large table; no progress "
-                "counts are shown (they would describe the data). The attempt is booked whatever its "
-                "outcome.")
+                "counts, stage names or seconds are shown while it runs (they would describe the data). "
+                "The attempt is already booked at its full target; its outcome is marked when it ends.")
+#: What every other session sees while a release on the same identity runs (whatever its data).
+LOCKED_TEXT = ("A release of this dataset identity is running: a new attempt can start when it ends "
+               "(its booking is already in the total above).")
 #: The message of a cancelled attempt (booked at the full target: the run had read the rows).
 CANCELLED_TEXT = ("Cancelled: the attempt was booked at {cost}, because the run had started reading the "
                   "data. Nothing from the run is shown or exported.")
@@ -61,6 +69,7 @@ CANCEL_HELP = ("Cancels at the next stage boundary (the library cannot stop insi
 STARTING = "starting"
 SLOT = "release"  # the job controller's slot (app.components.jobs)
 _SEEN = "_release_jobs_seen"  # ids of the finished release jobs this session has already shown
+_PICK_NEW = "— type a name —"  # the known-identity picker's first option
 
 
 def _clamp_eps() -> None:
@@ -72,6 +81,13 @@ def _clamp_eps() -> None:
         st.session_state["release_eps"] = EPS_MIN
 
 
+def _pick_identity() -> None:
+    """``on_change`` of the known-identity picker: the picked name fills the identity field."""
+    pick = st.session_state.get("release_known_id")
+    if pick and pick != _PICK_NEW:
+        st.session_state["release_dataset_id"] = pick
+
+
 def _fmt(g) -> str:
     return f"ε = {g.eps:.3g}, δ = {g.delta:.2g}"
 
@@ -81,6 +97,15 @@ def _form(ds, radius: float):
     registry = dpviz.registry
     specs = {s.name: s for s in registry.algorithms(private_only=True, applicable_to=int(ds.d))}
     p = state.params()
+    try:
+        known = ledger_view.store().identities()
+    except OSError:
+        known = []
+    if known:
+        st.selectbox("Known dataset identities (pick one, or type a name below)", [_PICK_NEW, *known],
+                     key="release_known_id", on_change=_pick_identity,
+                     help="Every identity already booked on this server's ledger: pick the one of "
+                          "this table so its releases compose.")
     dataset_id = st.text_input(
         "Dataset identity (declared; required)", key="release_dataset_id", max_chars=200,
         placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP)
@@ -213,12 +238,13 @@ def main() -> None:
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
                             key="release_confirm_budget", on_change=_accept, args=(current,))
-    job, mine = _job_for(identity, ds)
-    busy = (job is not None and job.running) or jobs.running(SLOT) is not None
+    ok_name = _near_identity_check(cfg["declared_id"])
+    job = _own_job(identity)
+    busy = jobs.running(SLOT) is not None or jobs.locked(lock_name(identity))
     # A callback: it starts the job before the page runs, so the page already shows it running.
     st.button("Make the release (drawn once)", key="release_button", type="primary",
-              disabled=busy or not (ok_lambda and ok_n and ok_budget and ok_data), icon=":material/lock:",
-              on_click=_release, args=(ds, radius, cfg, prov, from_data))
+              disabled=busy or not (ok_lambda and ok_n and ok_budget and ok_data and ok_name),
+              icon=":material/lock:", on_click=_release, args=(ds, radius, cfg, prov, from_data))
     if jobs.running(SLOT) is not None:
         with st.container(key="release_running"):
             st.caption(RUNNING_TEXT)
@@ -226,10 +252,9 @@ def main() -> None:
                        text=progress_text, stop_help=CANCEL_HELP)
         if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
             st.rerun()
-    elif job is not None and job.running:  # another session's attempt on this identity
-        st.info("A release on this dataset identity is running in another session: a new attempt can "
-                "start when it ends (its booking will then be in the total above).")
-    elif job is not None and mine and job.done.is_set():
+    elif jobs.locked(lock_name(identity)):  # whoever runs it, whatever their data
+        _locked_notice(lock_name(identity))
+    elif job is not None and job.done.is_set():
         _deliver(job, identity)
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
     if kind == "error":
@@ -238,6 +263,41 @@ def main() -> None:
     elif kind == "success":
         st.success(msg)
     _history(ds, identity)
+
+
+def _near_identity_check(declared: str) -> bool:
+    """Warn when a NEW identity is close to a known one ("did you mean …"); True when the name
+    may be used (known, not close to any, or the user ticked "this is another table")."""
+    try:
+        near = ledger_view.store().near_matches(declared)
+    except (OSError, ValueError):
+        near = []
+    if not near:
+        return True
+    with st.container(key="release_near_identity"):
+        st.warning(f"**Did you mean “{safe.md(near[0])}”?** “{safe.md(declared.strip())}” is a new dataset "
+                   "identity, but close to " + ", ".join(f"“{safe.md(n)}”" for n in near[:3]) + " (same "
+                   "name up to punctuation, dashes, a trailing dot, a file extension or a letter or two). A "
+                   "new name starts a new ledger at (0, 0): releases of the same table under two names do "
+                   "not compose. Pick the known name above, or confirm that this is another table.",
+                   icon=":material/warning:")
+        return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
+                           key="release_new_identity")
+
+
+@st.fragment(run_every=1.0)
+def _locked_notice(name: tuple) -> None:
+    """The one sentence other sessions see while the identity is locked; polled, so the page
+    redraws (with the new total and attempts) once the run ends."""
+    if not jobs.locked(name):
+        st.rerun()
+    with st.container(key="release_locked"):
+        st.info(LOCKED_TEXT)
+
+
+def lock_name(identity: str) -> tuple:
+    """The server-wide lock of a declared identity (the only thing other sessions can see)."""
+    return ("release", identity)
 
 
 def plan_of(ds, radius: float, cfg: dict):
@@ -269,6 +329,10 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
     """The button's callback: check what can be checked before reading any row (nothing booked
     when it refuses), then start the attempt as this session's release job (:func:`_attempt`)."""
     target = dpviz.privacy.ApproxDP(cfg["eps"], cfg["delta"])
+    busy = ("error", "A release of this dataset identity is running: nothing new was started.")
+    if jobs.locked(lock_name(cfg["identity"])):  # said first: its write-ahead booking moved the total
+        st.session_state[_MESSAGE] = busy
+        return
     try:
         ledger_view.store().ensure_writable()  # bookable before reading
         after = compose_dp(ledger_view.total(cfg["identity"]), target)
@@ -287,34 +351,47 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
                                                "accepted it: nothing was run. Accept the new total.")
         return
-    busy = ("error", "A release on this dataset identity is already running: nothing new was started.")
     if jobs.running(SLOT) is not None:  # this session's (perhaps on another identity)
         st.session_state[_MESSAGE] = busy
         return
     store = ledger_view.store()
     run = dpviz.registry.run  # resolved here, on the page's thread
-    total = len(dpviz.registry.stages(cfg["name"], n_declared=cfg["n_declared"]))
-    info = {"content": ds.content_hash, "id": uuid.uuid4().hex, "delivered": False}
-    # exclusive: one running release per identity on the server, even if two sessions click at once
-    if jobs.start(SLOT, job_key(cfg["identity"]),
-                  lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target),
-                  shared=True, total=total, info=info, exclusive=True) is None:
+    token = uuid.uuid4().hex  # this attempt's lock token and job id (known to this session only)
+    if not jobs.lock(lock_name(cfg["identity"]), token):  # one running release per identity
         st.session_state[_MESSAGE] = busy
+        return
+    unlock = jobs.unlocker(lock_name(cfg["identity"]), token)
+    try:  # WRITE-AHEAD: booked at the full target before the worker reads a row
+        attempt = store.open_attempt(cfg["identity"], algorithm=cfg["spec"].title, epsilon=target.eps,
+                                     delta=target.delta, surface="release-page")
+    except (OSError, ValueError):
+        unlock()
+        st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be written: nothing was run.")
+        return
+    info = {"id": token, "attempt": attempt}
+    try:
+        jobs.start(SLOT, job_key(cfg["identity"]),
+                   lambda job: _attempt(job, run, store, ds, radius, cfg, prov, from_data, target, unlock),
+                   info=info)
+    except BaseException:  # the worker never started: no row was read; still marked, never lost
+        store.close_attempt(cfg["identity"], attempt, "failed")
+        unlock()
+        raise
 
 
 def job_key(identity: str) -> tuple:
-    """The release job's key: one running release per declared identity on this server."""
+    """The release job's key in this session's slot (never shared with another session)."""
     return ("release", identity)
 
 
 def _attempt(job: jobs.Job, run, store, ds, radius: float, cfg: dict, prov: dict,
-             from_data: list[str], target) -> dict:
-    """The background worker (no Streamlit): draw the release once and book the attempt whatever
-    happens — a release, a failure, a cancel at a stage boundary, or anything raised."""
+             from_data: list[str], target, unlock) -> dict:
+    """The background worker (no Streamlit): draw the release once and mark the attempt (booked
+    write-ahead by the callback) whatever happens — a release, a failure, a cancel at a stage
+    boundary, or anything raised — then free the identity's lock."""
     rel = dpviz.privacy.release
 
-    def progress(stage: str) -> None:  # public stage names only (dpviz.registry.STAGES)
-        job.step = (job.step + 1) if job.message else 0
+    def progress(stage: str) -> None:  # kept, never shown while running (finding G)
         job.message = stage
 
     res, failed = None, False
@@ -326,24 +403,28 @@ def _attempt(job: jobs.Job, run, store, ds, radius: float, cfg: dict, prov: dict
     except Exception:
         failed = True
     finally:
-        # Booked whatever happens from here, even if the run is cancelled or interrupted: it had
-        # started reading the data. A Cancel pressed after the last boundary still drops the result.
+        # Marked whatever happens from here (the booking itself is already on disk). A Cancel
+        # pressed after the last boundary still drops the result.
         if job.cancel.is_set():
             res, failed = None, False
-        job.result = _settle(store, ds, radius, cfg, prov, from_data, target, res, failed)
+        try:
+            job.result = _settle(store, ds, radius, cfg, prov, from_data, target, res, failed,
+                                 job.info["attempt"])
+        finally:
+            unlock()
     return job.result
 
 
 def _settle(store, ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
-            failed: bool) -> dict:
-    """Book the attempt and make its export (no Streamlit: it runs in the worker's ``finally``).
-    Returns what the page shows: ``kind`` (success / error), ``text`` and, for a release only,
-    ``release`` = (Result, export JSON, method)."""
+            failed: bool, attempt: str) -> dict:
+    """Mark the attempt (booked write-ahead) with its outcome and make its export (no Streamlit:
+    it runs in the worker's ``finally``). Returns what the page shows: ``kind`` (success /
+    error), ``text`` and, for a release only, ``release`` = (Result, export JSON, method)."""
     rel = dpviz.privacy.release
 
     def book(cost, outcome: str):
-        store.book(cfg["identity"], algorithm=cfg["spec"].title, epsilon=cost.eps, delta=cost.delta,
-                   outcome=outcome, surface="release-page")
+        extra = {"epsilon": cost.eps, "delta": cost.delta} if outcome == "release" else {}
+        store.close_attempt(cfg["identity"], attempt, outcome, **extra)
         return dpviz.privacy.ApproxDP(*store.total(cfg["identity"]))
 
     if res is None and not failed:
@@ -377,32 +458,27 @@ def _settle(store, ds, radius: float, cfg: dict, prov: dict, from_data: list[str
             f"{_fmt(total)}.", "release": (res, text, method_name(res, cfg["spec"].title))}
 
 
+def coarse_elapsed(seconds: float) -> str:
+    """Elapsed time in whole minutes ("under a minute", "about 3 minutes"): coarse on purpose, so
+    the page never times a stage to the second (stage durations describe the data)."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "under a minute"
+    return "about 1 minute" if minutes == 1 else f"about {minutes} minutes"
+
+
 def progress_text(job: jobs.Job) -> str:
-    """The running release's progress line: a public stage name and the elapsed time, nothing else
-    (no counts, no branch, no outcome before the end)."""
+    """The running release's progress line: public words and the elapsed time in whole minutes;
+    no stage name, no count, no branch, no outcome before the end (issue 34, finding G)."""
     if job.cancel.is_set():
-        return f"Cancelling at the next stage boundary… · {job.elapsed:.0f} s elapsed"
-    return f"Now: {job.message or STARTING} · {job.elapsed:.0f} s elapsed"
+        return f"Cancelling at the next stage boundary… · running for {coarse_elapsed(job.elapsed)}"
+    return f"Drawing the release · running for {coarse_elapsed(job.elapsed)}"
 
 
-def _job_for(identity: str, ds) -> tuple[jobs.Job | None, bool]:
-    """(the release job this page shows, whether it is this session's to show).
-
-    This session's job on ``identity``; else one running or unshown on the same identity and the
-    same data, started before a reload (attached here, so its progress, Cancel and result show);
-    else a running one on the identity from another session (shown only as "running": it blocks
-    a second attempt, but its result is not this session's)."""
+def _own_job(identity: str) -> jobs.Job | None:
+    """This session's release job on ``identity`` (another session's is never shown here)."""
     own = jobs.current(SLOT)
-    if own is not None and own.key == job_key(identity):
-        return own, True
-    other = jobs.peek(job_key(identity))
-    if other is None:
-        return None, False
-    same_data = other.info.get("content") == ds.content_hash
-    if same_data and (other.running or not other.info["delivered"]) and (own is None or not own.running):
-        jobs.attach(SLOT, other)
-        return other, True
-    return (other, False) if other.running else (None, False)
+    return own if own is not None and own.key == job_key(identity) else None
 
 
 def _deliver(job: jobs.Job, identity: str) -> None:
@@ -412,7 +488,6 @@ def _deliver(job: jobs.Job, identity: str) -> None:
     if job.info["id"] in seen:
         return
     seen.add(job.info["id"])
-    job.info["delivered"] = True
     out = job.result
     if out is None:  # the booking itself failed (e.g. the ledger became unwritable)
         st.session_state[_MESSAGE] = ("error", "The attempt could not be booked in the privacy ledger "

@@ -54,6 +54,7 @@ from dpviz.clustering.fallback import GRID_DIM, PROJECTION_DIM, fallback_centers
 from dpviz.data.bounds import row_norms
 from dpviz.privacy.accounting import approx_zcdp_to_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result, Trace
@@ -86,8 +87,9 @@ def grid_coreset(
     radius : float
         The public ℓ2 bound Λ (rows beyond it are removed).
     n_declared : int, optional
-        The public dataset size (chooses the grid levels when d ≤ 3); default the number of rows
-        (a simulation convenience: a release should pass the declared size).
+        The public dataset size (chooses the grid levels when d ≤ 3); default the number of rows,
+        a simulation convenience only: a release (``rng=SecureRNG()``) without it is refused
+        (ValueError, nothing read), since the true n would shape the grid.
     projection_dim : int, default 5
         Public cap on the private-PCA dimension (d > 3).
     rng : Generator, int or None
@@ -108,6 +110,7 @@ def grid_coreset(
     Su et al. 2016; Feldman et al. 2009; Dwork et al. 2014; Tsfadia et al. 2022, §6.2.
     """
     func = "grid_coreset"
+    require_declared_size(n_declared, rng, func, "grid_coreset")  # before any row (issue 34, A)
     X = check_data(X, func, allow_empty=False)
     n = X.shape[0]
     k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)

@@ -64,6 +64,23 @@ def resolve_size(n_declared: int | DeclaredSize | None, func: str, *, n_rows: in
     return DeclaredSize(int(n), "declared")
 
 
+def require_declared_size(n_declared: object, rng: object, func: str, registered: str) -> None:
+    """Refuse a RELEASE (``rng`` is the release sampler) that has no public size, before any row
+    is read (issue 34, finding A).
+
+    A direct call such as ``grid_coreset(X, …, rng=SecureRNG())`` without ``n_declared`` used to
+    fall back on ``len(X)``: the true row count then shaped the release (the grid's levels changed
+    between 1,159 and 1,160 rows) and the result was marked a release. A simulation keeps that
+    convenience (it is never published); a release must state its size, or go through
+    :func:`dpviz.run`, which pays for a DP count of the rows when none is declared.
+    """
+    if n_declared is None and getattr(rng, "is_secure_sampler", False):
+        raise ValueError(
+            f"{func}: a release (rng=SecureRNG()) needs a public size: pass n_declared (the declared "
+            f"number of rows), or call dpviz.run('{registered}', …), which pays for a DP count of the rows "
+            "when no size is declared. Nothing was read.")
+
+
 def record_size(ledger: Ledger, size: DeclaredSize) -> None:
     """Book the size's cost in ``ledger`` (nothing for a declared size: it is public)."""
     if size.source == "dp_count":

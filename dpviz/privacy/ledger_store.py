@@ -23,6 +23,20 @@ one appended line. Appends hold an exclusive ``flock`` on the file and write the
 server processes, the command line) never interleave or lose a line. The files outlive the
 server process. A line that cannot be read makes :meth:`LedgerStore.total` raise rather than
 under-count the spend.
+
+Write-ahead booking (issue 34, finding B): a run books its attempt with :meth:`LedgerStore.
+open_attempt` at its full row-level target BEFORE the first row is read (an ``"attempt"`` line
+with ``"outcome": "open"``, a random id, the process id and host), and marks it afterwards with
+:meth:`LedgerStore.close_attempt` (an ``"outcome"`` line naming the attempt: released, failed,
+refused or cancelled; a release may state its calibrated guarantee, never above the booked
+target). An attempt never closed — its process was killed, the server stopped mid-run — stays
+in the total at its full target and is shown as such (:func:`attempt_state`: "running" while its
+process lives, "interrupted" once it is gone). Nothing is ever subtracted.
+
+Identities are keys, so a typo starts a new ledger: :meth:`LedgerStore.identities` lists the
+known ones and :meth:`LedgerStore.near_matches` finds those a new name is close to (same letters
+and digits once punctuation, dashes, a trailing dot and a ``.csv``-like extension are set aside,
+or within edit distance 2), so every surface can say "did you mean …" before anything runs.
 """
 
 from __future__ import annotations
@@ -34,7 +48,9 @@ import json
 import math
 import os
 import re
+import socket
 import unicodedata
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,6 +61,8 @@ except ImportError:  # pragma: no cover - Windows
 
 ENV = "DPVIZ_LEDGER_DIR"
 OUTCOMES = ("release", "failed", "cancelled", "refused")
+#: The outcome of an attempt booked write-ahead and not (yet) marked: it counts at its full target.
+OPEN = "open"
 SURFACES = ("release-page", "server-path", "cli", "library")
 #: How attempts compose (stated in every total the app shows).
 COMPOSITION = "basic composition (ε and δ add; Dwork & Roth 2014, Thm 3.16)"
@@ -127,16 +145,8 @@ class LedgerStore:
         if not os.access(self.directory, os.W_OK | os.X_OK):
             raise PermissionError(f"The ledger directory {self.directory} is not writable.")
 
-    def book(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
-             outcome: str, surface: str) -> None:
-        """Book one attempt that read the data: its row-level (ε, δ), outcome and surface.
-
-        A first booking on an identity writes the identity line first (the identity is recorded
-        as new). Raises ValueError for an unknown outcome or surface or an invalid (ε, δ).
-        """
-        normalized = normalize_identity(dataset_id)
-        if outcome not in OUTCOMES:
-            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}.")
+    @staticmethod
+    def _check(epsilon: float, delta: float, surface: str) -> tuple[float, float]:
         if surface not in SURFACES:
             raise ValueError(f"surface must be one of {', '.join(SURFACES)}; got {surface!r}.")
         eps, dlt = float(epsilon), float(delta)
@@ -144,23 +154,84 @@ class LedgerStore:
             raise ValueError(f"epsilon must be finite and ≥ 0; got {epsilon!r}.")
         if not (math.isfinite(dlt) and 0 <= dlt <= 1):
             raise ValueError(f"delta must lie in [0, 1]; got {delta!r}.")
-        entry = {"kind": "attempt", "time": _now(), "algorithm": str(algorithm), "epsilon": eps,
-                 "delta": dlt, "outcome": outcome, "surface": surface}
+        return eps, dlt
+
+    def _append(self, dataset_id: str, lines: list[dict]) -> None:
+        """Append ``lines`` to the identity's file in one locked ``write`` (the identity line
+        first when the file is new), then ``fsync``."""
+        normalized = normalize_identity(dataset_id)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner only
         path = self.directory / _filename(normalized)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             with _locked(fd, exclusive=True):
-                lines = []
                 if os.fstat(fd).st_size == 0:  # first booking: the identity is new
-                    lines.append({"kind": "identity", "time": entry["time"], "declared": dataset_id,
-                                  "normalized": normalized, "note": "new dataset identity"})
-                lines.append(entry)
+                    lines = [{"kind": "identity", "time": lines[0]["time"], "declared": dataset_id,
+                              "normalized": normalized, "note": "new dataset identity"}, *lines]
                 data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode("utf-8")
                 os.write(fd, data)
                 os.fsync(fd)
         finally:
             os.close(fd)
+
+    def book(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
+             outcome: str, surface: str) -> None:
+        """Book one finished attempt that read the data: its row-level (ε, δ), outcome and surface.
+
+        For a run still to start, prefer :meth:`open_attempt` (write-ahead) and
+        :meth:`close_attempt`. A first booking on an identity writes the identity line first (the
+        identity is recorded as new). Raises ValueError for an unknown outcome or surface or an
+        invalid (ε, δ).
+        """
+        normalize_identity(dataset_id)
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}.")
+        eps, dlt = self._check(epsilon, delta, surface)
+        self._append(dataset_id, [{"kind": "attempt", "time": _now(), "algorithm": str(algorithm),
+                                   "epsilon": eps, "delta": dlt, "outcome": outcome, "surface": surface}])
+
+    def open_attempt(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
+                     surface: str) -> str:
+        """Write-ahead: book an attempt at its FULL row-level target before any row is read.
+
+        The attempt counts in :meth:`total` from now on, whatever happens to the process; mark it
+        with :meth:`close_attempt`. Returns the attempt's id. Raises ValueError (bad surface or
+        (ε, δ)) or OSError (the ledger cannot be written: then nothing may be read).
+        """
+        normalize_identity(dataset_id)
+        eps, dlt = self._check(epsilon, delta, surface)
+        attempt = uuid.uuid4().hex
+        self._append(dataset_id, [{"kind": "attempt", "id": attempt, "time": _now(),
+                                   "algorithm": str(algorithm), "epsilon": eps, "delta": dlt,
+                                   "outcome": OPEN, "surface": surface, "pid": os.getpid(),
+                                   "host": socket.gethostname(), "proc_start": _proc_start(os.getpid())}])
+        return attempt
+
+    def close_attempt(self, dataset_id: str, attempt: str, outcome: str, *,
+                      epsilon: float | None = None, delta: float | None = None) -> None:
+        """Mark an open attempt with its outcome (release, failed, refused, cancelled).
+
+        A release may state its calibrated row-level (ε, δ) when it is within the booked target
+        (the plan's guarantee); anything else keeps the full target. Raises ValueError for an
+        unknown outcome or attempt, one already marked, or a cost above the booked target.
+        """
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}.")
+        opened = next((r for r in self._records(dataset_id)
+                       if r.get("kind") == "attempt" and r.get("id") == attempt), None)
+        if opened is None:
+            raise ValueError(f"No attempt {attempt!r} is booked on {dataset_id!r}.")
+        if any(r.get("kind") == "outcome" and r.get("attempt") == attempt for r in self._records(dataset_id)):
+            raise ValueError(f"Attempt {attempt!r} is already marked.")
+        line: dict = {"kind": "outcome", "attempt": attempt, "time": _now(), "outcome": outcome}
+        if epsilon is not None or delta is not None:
+            eps, dlt = self._check(opened["epsilon"] if epsilon is None else epsilon,
+                                   opened["delta"] if delta is None else delta, opened["surface"])
+            if eps > opened["epsilon"] * (1 + 1e-12) or dlt > opened["delta"] * (1 + 1e-12):
+                raise ValueError(f"The attempt's cost (ε = {eps:g}, δ = {dlt:g}) exceeds its booked "
+                                 f"target (ε = {opened['epsilon']:g}, δ = {opened['delta']:g}).")
+            line |= {"epsilon": eps, "delta": dlt}
+        self._append(dataset_id, [line])
 
     # ------------------------------------------------------------------ reading
     def _records(self, dataset_id: str) -> list[dict]:
@@ -192,9 +263,24 @@ class LedgerStore:
 
     def entries(self, dataset_id: str) -> list[dict]:
         """Every booked attempt on ``dataset_id``, oldest first (dicts with ``time``,
-        ``algorithm``, ``epsilon``, ``delta``, ``outcome``, ``surface``)."""
-        return [{k: v for k, v in r.items() if k != "kind"}
-                for r in self._records(dataset_id) if r.get("kind") == "attempt"]
+        ``algorithm``, ``epsilon``, ``delta``, ``outcome``, ``surface``; a write-ahead attempt
+        also has ``id``, its ``outcome`` once marked ("open" before), the marking's ``closed``
+        time, and ``state`` from :func:`attempt_state`)."""
+        records = self._records(dataset_id)
+        marks = {r.get("attempt"): r for r in records if r.get("kind") == "outcome"}
+        out = []
+        for r in records:
+            if r.get("kind") != "attempt":
+                continue
+            e = {k: v for k, v in r.items() if k not in ("kind", "pid", "host", "proc_start")}
+            mark = marks.get(r.get("id")) if r.get("id") else None
+            if mark is not None:
+                e |= {"outcome": mark["outcome"], "closed": mark.get("time")}
+                e |= {k: mark[k] for k in ("epsilon", "delta") if k in mark}
+            if "id" in r:
+                e["state"] = attempt_state(r, closed=mark is not None)
+            out.append(e)
+        return out
 
     def total(self, dataset_id: str) -> tuple[float, float]:
         """The composed row-level (ε, δ) over every booked attempt (:data:`COMPOSITION`)."""
@@ -207,3 +293,99 @@ class LedgerStore:
     def known(self, dataset_id: str) -> bool:
         """True once an attempt on this identity has been booked (in any session or process)."""
         return self.path(dataset_id).is_file() and bool(self._records(dataset_id))
+
+    def identities(self) -> list[str]:
+        """The declared names of every identity in the store (as first declared), sorted by their
+        normalized form. An unreadable file is skipped here (its own total still refuses)."""
+        out: dict[str, str] = {}
+        for path in sorted(self.directory.glob("*.jsonl")) if self.directory.is_dir() else ():
+            try:
+                with open(path, encoding="utf-8") as f:
+                    first = json.loads(f.readline() or "{}")
+            except (OSError, ValueError):
+                continue
+            if first.get("kind") == "identity" and isinstance(first.get("normalized"), str):
+                out.setdefault(first["normalized"], str(first.get("declared") or first["normalized"]))
+        return [out[k] for k in sorted(out)]
+
+    def near_matches(self, dataset_id: str) -> list[str]:
+        """Known identities a NEW name is probably a typo of (:func:`near_identities`); empty when
+        the name itself is known."""
+        if self.known(dataset_id):
+            return []
+        return near_identities(dataset_id, self.identities())
+
+
+def attempt_state(record: dict, *, closed: bool) -> str:
+    """"closed" for a marked attempt; for an open one "running" while the process that booked it
+    lives on this host, "interrupted" once it is gone (the attempt still counts at its full
+    target), "open" when that cannot be told (another host)."""
+    if closed:
+        return "closed"
+    if record.get("host") != socket.gethostname() or not isinstance(record.get("pid"), int):
+        return "open"
+    pid = record["pid"]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "interrupted"
+    except PermissionError:
+        pass  # alive, another user's
+    start = record.get("proc_start")
+    if start is not None and _proc_start(pid) not in (None, start):
+        return "interrupted"  # the pid was reused by another process
+    return "running"
+
+
+def _proc_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), or None: with the
+    pid it tells a live process from a later one that reused its pid."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# ----------------------------------------------------------------------------- near matches
+
+#: A file-name-like extension typed after the name (".csv", ".parquet", …).
+_EXTENSION = re.compile(r"\.(csv|tsv|txt|parquet|pq|json|jsonl|xlsx?|zip|gz)$")
+
+
+def loose_identity(dataset_id: str) -> str:
+    """The normalized identity with what a typo most often changes set aside: a file extension,
+    trailing dots, and every dash, punctuation mark or space (letters and digits remain)."""
+    text = normalize_identity(dataset_id)
+    text = _EXTENSION.sub("", text).rstrip(". ")
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def edit_distance(a: str, b: str, cap: int = 3) -> int:
+    """Levenshtein distance of ``a`` and ``b``, computed up to ``cap`` (larger ones return cap)."""
+    if abs(len(a) - len(b)) >= cap:
+        return cap
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) >= cap:
+            return cap
+        prev = cur
+    return min(prev[-1], cap)
+
+
+def near_identities(dataset_id: str, known: list[str], max_distance: int = 2) -> list[str]:
+    """The names in ``known`` that ``dataset_id`` is probably a typo of: equal once punctuation,
+    dashes, spaces, trailing dots and a file extension are set aside, or within ``max_distance``
+    edits of that loose form (closest first). The name itself (normalized) is never returned."""
+    mine, norm = loose_identity(dataset_id), normalize_identity(dataset_id)
+    scored = []
+    for name in known:
+        if normalize_identity(name) == norm:
+            continue
+        dist = edit_distance(mine, loose_identity(name), cap=max_distance + 1)
+        if dist <= max_distance:
+            scored.append((dist, name))
+    return [name for _, name in sorted(scored)]

@@ -32,14 +32,34 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.privacy.accounting import compose_dp, row_level_statement
+from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.declared import Provenance
 
-#: How a release draws its randomness (written into every export).
-SAMPLER_TEXT = ("OpenDP make_gaussian / make_laplace (CSPRNG, floating-point safe); exponential "
-                "mechanism and Binomial draws from OpenDP's CSPRNG samplers (SecureRNG); other "
-                "randomness from fresh OS entropy; nothing replayable is kept")
+#: Which sampler draws each kind of randomness of a release (written into every export; issue 34,
+#: finding F). OpenDP draws the Gaussian, Laplace and exponential-mechanism noise; numpy's PCG64
+#: (from OS entropy, fresh per call, NOT a CSPRNG) draws the rest, Binomial draws included. (No
+#: export may contain the word "seed": the texts avoid it.)
+_NUMPY_FRESH = ("numpy Generator (PCG64 — not a cryptographically secure generator) initialised from 128 "
+                "bits of fresh OS entropy, a new one per call, never stored")
+SAMPLERS: dict[str, str] = {
+    "gaussian noise": "OpenDP make_gaussian: the noisy value sampled exactly from OpenDP's CSPRNG and "
+                      "rounded once (floating-point safe)",
+    "laplace noise": "OpenDP make_laplace: the noisy value sampled exactly from OpenDP's CSPRNG and "
+                     "rounded once (floating-point safe)",
+    "exponential mechanism": "OpenDP make_noisy_max / make_noisy_top_k (Gumbel race, zCDP output "
+                             "measure, scale 1) sampled exactly from OpenDP's CSPRNG",
+    "binomial and geometric draws (Balcan et al.'s activation of empty cells)":
+        f"{_NUMPY_FRESH}; numpy's BTPE / inversion samplers on 53-bit uniforms (OpenDP has no "
+        "Binomial sampler): not OpenDP, not a CSPRNG",
+    "other randomness (piece assignment, permutations, subsamples, projections, oracle starts)":
+        _NUMPY_FRESH,
+}
+#: The same in one sentence (``sampler`` in every export; ``samplers`` gives it per kind).
+SAMPLER_TEXT = ("Gaussian and Laplace noise: OpenDP make_gaussian / make_laplace (CSPRNG, floating-point "
+                "safe); exponential mechanism: OpenDP make_noisy_max / make_noisy_top_k (CSPRNG); "
+                "Binomial and geometric draws and all other randomness: a numpy PCG64 Generator "
+                "initialised from fresh OS entropy per call (not a CSPRNG); nothing replayable is kept")
 
 #: Result.params keys never written to a release: timings and choices read from the true data.
 NOT_RELEASED = frozenset({"seed", "seconds", "method", "n", "n_rows", "labels"})
@@ -310,8 +330,8 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
 
     The statement is the run's :class:`~dpviz.privacy.plan.BudgetPlan` (``result.plan``, set by
     :func:`dpviz.run`): the same (ε, δ), δ′ and lines as the guarantee the run was calibrated to.
-    A result with no plan (a function called directly) is stated from its ledger at the caller's
-    ``delta_prime``.
+    A result with no plan (a function called directly) is refused: only a plan shows that the
+    size and budget came from declared inputs or a booked DP count (issue 34, finding A).
 
     Parameters
     ----------
@@ -329,48 +349,42 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
     Raises
     ------
     ValueError
-        A simulation (seeded, or drawn without :class:`SecureRNG`); a ``delta_prime`` that is
+        A simulation (seeded, or drawn without :class:`SecureRNG`); a Result without a budget plan
+        built from declared inputs (not made by :func:`dpviz.run`); a ``delta_prime`` that is
         not the plan's; an input read from the data without an acknowledgement.
     """
     if getattr(result, "simulation", True) or getattr(result, "seed", None) is not None:
         raise ValueError("export_release: this Result is a simulation (its noise is reproducible "
                          "or not from the release sampler); run it with rng=SecureRNG().")
     plan = getattr(result, "plan", None)
+    if plan is None or plan.guarantee is None or plan.size_source not in ("declared", "dp_count") \
+            or "n_declared" not in dict(getattr(result, "params", {}) or {}):
+        # A direct call (grid_coreset(...), balcan_kmeans(...)) has no plan: nothing says its size
+        # and budget came from declared inputs, and its params may hold len(X) (issue 34, A).
+        raise ValueError("export_release: this Result has no budget plan built from declared inputs "
+                         "(it was not made by dpviz.run), so nothing shows that the true row count "
+                         "shaped nothing. Run it as dpviz.run(name, X, k, epsilon=…, delta=…, "
+                         "radius=…, n_declared=…, rng=SecureRNG()).")
     prov = provenance if provenance is not None else Provenance.of()
-    if plan is not None:
-        prov = prov.with_source("n", "dp_estimate" if plan.size_source == "dp_count" else "declared")
+    prov = prov.with_source("n", "dp_estimate" if plan.size_source == "dp_count" else "declared")
     derived = prov.data_derived()
     if derived and not (acknowledge_data_derived or "").strip():
         raise ValueError(f"export_release: {', '.join(derived)} was read from the data, not declared; "
                          "the guarantee does not cover it. Declare it, or pass "
                          "acknowledge_data_derived with the user's acknowledgement.")
-    if plan is not None:
-        if delta_prime is not None and not math.isclose(delta_prime, plan.delta_prime, rel_tol=1e-12,
-                                                        abs_tol=0.0):
-            raise ValueError(f"export_release: delta_prime={delta_prime:g} is not the run's "
-                             f"δ′ = {plan.delta_prime:g}; omit it (the plan states the guarantee).")
-        privacy: dict[str, Any] = {
-            "neighbouring_relation": "add/remove one row of the dataset",
-            "row_level_eps": plan.guarantee.eps,
-            "row_level_delta": plan.guarantee.delta,
-            "algorithm": plan.algorithm,
-            "delta_prime": plan.delta_prime,
-            "plan": plan.as_dict(),
-            "lines": list(plan.lines),
-        }
-    else:
-        if delta_prime is None:
-            raise ValueError("export_release: this Result has no budget plan (not run through "
-                             "dpviz.run); give the delta_prime of its ledger statement.")
-        stmt = row_level_statement(result.ledger, delta_prime)
-        privacy = {
-            "neighbouring_relation": "add/remove one row of the dataset",
-            "row_level_eps": stmt.row.eps,
-            "row_level_delta": stmt.row.delta,
-            "algorithm": getattr(result, "algorithm", None),
-            "delta_prime": delta_prime,
-            "lines": list(stmt.lines),
-        }
+    if delta_prime is not None and not math.isclose(delta_prime, plan.delta_prime, rel_tol=1e-12,
+                                                    abs_tol=0.0):
+        raise ValueError(f"export_release: delta_prime={delta_prime:g} is not the run's "
+                         f"δ′ = {plan.delta_prime:g}; omit it (the plan states the guarantee).")
+    privacy: dict[str, Any] = {
+        "neighbouring_relation": "add/remove one row of the dataset",
+        "row_level_eps": plan.guarantee.eps,
+        "row_level_delta": plan.guarantee.delta,
+        "algorithm": plan.algorithm,
+        "delta_prime": plan.delta_prime,
+        "plan": plan.as_dict(),
+        "lines": list(plan.lines),
+    }
     total = result.ledger.total()
     privacy["zcdp_total"] = {"rho": total.rho, "delta": total.delta}
     centers = None if result.centers is None else np.asarray(result.centers, dtype=np.float64)
@@ -384,11 +398,10 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
         centers = centers * scale + shift
     ds = dict(dataset)
     params = {k: v for k, v in dict(result.params).items() if k not in NOT_RELEASED}
-    if plan is not None:
-        ds["size_source"] = "dp_count" if plan.size_source == "dp_count" else "declared"
-        ds["n_declared" if plan.size_source == "declared" else "n_dp_count"] = params.get("n_declared")
-        if plan.size_source == "dp_count":
-            ds.pop("n_declared", None)
+    ds["size_source"] = "dp_count" if plan.size_source == "dp_count" else "declared"
+    ds["n_declared" if plan.size_source == "declared" else "n_dp_count"] = params.get("n_declared")
+    if plan.size_source == "dp_count":
+        ds.pop("n_declared", None)
     out: dict[str, Any] = {
         "kind": "dpviz release",
         "dataset": ds,
@@ -406,5 +419,6 @@ def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: floa
                                       "unit", "mechanism")} for r in result.ledger.to_rows()],
         "parameters": params,
         "sampler": SAMPLER_TEXT,
+        "samplers": dict(SAMPLERS),
     }
     return json.dumps(_strip_seeds(jsonable(out)), indent=2, default=str)

@@ -134,3 +134,93 @@ def test_bigger_audit() -> None:
         test_audit_of_the_friendlycore_private_stage()
     finally:
         SCALE = old
+
+
+# ----------------------------------------------------------------------------- issue 34, finding A
+# The grid's number of levels is a public function of (d, n, ρ): at d = 2 and ρ = 0.02436 the
+# budget of cells n·√(2ρ) crosses 2⁸ between n = 1,159 (one level) and n = 1,160 (two levels).
+# Called directly with the release sampler and no declared size, grid_coreset used len(X): the
+# number of released levels told D from D′ in every run (issue 34: 200 of 200, ε ≥ 3.81).
+GRID_RHO = 0.02436
+GRID_X = np.random.default_rng(34).uniform(-0.5, 0.5, (1_160, 2))
+GRID_DATA = (GRID_X[:1_159], GRID_X)
+
+
+def _levels(res) -> int:
+    return len(res.step("coreset").data["levels"])
+
+
+def test_grid_levels_cross_between_1159_and_1160_rows() -> None:
+    """The boundary the audit below stands on (a public rule: d, n, ρ only)."""
+    from dpviz.clustering.fallback import grid_levels
+
+    assert len(grid_levels(2, 1_159, GRID_RHO)) == 1 and len(grid_levels(2, 1_160, GRID_RHO)) == 2
+
+
+def test_audit_of_direct_release_calls_without_a_declared_size() -> None:
+    """Every direct door refuses a release with no declared size, on D and on D′ alike (nothing
+    read, so nothing to distinguish)."""
+    from dpviz.clustering.balcan import balcan_kmeans
+    from dpviz.clustering.grid_coreset import grid_coreset
+    from dpviz.privacy.release import SecureRNG
+
+    for X in GRID_DATA:
+        with pytest.raises(ValueError, match="needs a public size: pass n_declared"):
+            grid_coreset(X, 3, rho=GRID_RHO, radius=1.0, rng=SecureRNG())
+        with pytest.raises(ValueError, match="needs a public size: pass n_declared"):
+            balcan_kmeans(X, 3, epsilon=1.0, radius=1.0, rng=SecureRNG())
+
+
+def test_audit_of_the_grid_level_count_with_a_declared_size() -> None:
+    """With the size declared (the same public n on D and D′), the level count is the same on both:
+    empirical ε 0.00 at the claim, in 200 release runs per side."""
+    from dpviz.clustering.grid_coreset import grid_coreset
+    from dpviz.privacy.release import SecureRNG
+
+    def run(j, i):
+        return _levels(grid_coreset(GRID_DATA[j], 3, rho=GRID_RHO, radius=1.0, n_declared=1_160,
+                                    rng=SecureRNG()))
+
+    assert _audit(run, [lambda lv: lv == 2], 200 * SCALE, delta=0.0) == 0.0
+
+
+def test_audit_of_the_grid_level_count_through_dpviz_run() -> None:
+    """dpviz.run with no declared size pays for a DP count: the levels follow the noisy count, and
+    the level-count distinguisher stays within the run's row-level claim."""
+    import dpviz
+    from dpviz.privacy.release import SecureRNG
+
+    eps = 0.5
+
+    def run(j, i):
+        res = dpviz.run("grid_coreset", GRID_DATA[j], 3, epsilon=eps, delta=1e-6, radius=1.0,
+                        rng=SecureRNG())
+        return _levels(res)
+
+    claim = dpviz.run("grid_coreset", GRID_DATA[0], 3, epsilon=eps, delta=1e-6, radius=1.0,
+                      rng=SecureRNG()).guarantee
+    assert _audit(run, [lambda lv: lv >= 2], 200 * SCALE, delta=claim.delta) <= claim.eps
+
+
+def test_the_cli_door_reads_the_declared_size_only(tmp_path) -> None:
+    """The command line requires --n-declared (argparse), so the grid's levels on 1,159 and 1,160
+    rows are the same levels in the ledger (the level count is a deterministic function of the declared n;
+    with the same n_declared no run can separate D from D′ through it)."""
+    import json
+
+    from dpviz.cli import main
+
+    labels = []
+    for j, X in enumerate(GRID_DATA):
+        csv, out = tmp_path / f"d{j}.csv", tmp_path / f"r{j}.json"
+        np.savetxt(csv, X, delimiter=",", header="a,b", comments="")
+        assert main(["run", str(csv), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius", "1",
+                     "--n-declared", "1160", "--algorithm", "grid_coreset", "--out", str(out), "--quiet",
+                     "--unbooked"]) == 0
+        rows = json.loads(out.read_text())["ledger"]
+        # the levels drawn (the number of cells noised at a deeper level follows the noisy survivors)
+        labels.append([r["label"].split(":")[0] for r in rows if "grid counts" in r["label"]])
+    assert labels[0] == labels[1] and labels[0]
+    with pytest.raises(SystemExit):  # no declared size: refused by the parser, nothing read
+        main(["run", str(tmp_path / "d0.csv"), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius",
+              "1", "--algorithm", "grid_coreset", "--out", str(tmp_path / "x.json"), "--unbooked"])

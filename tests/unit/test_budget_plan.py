@@ -115,7 +115,7 @@ def test_cli_states_the_plan(tmp_path):
     for name in ("friendlycore", "balcan", "easy_instances"):
         out = tmp_path / f"{name}.json"
         rc = main(["run", str(csv), "--k", str(K), "--epsilon", "2", "--delta", "1e-6", "--radius", "1",
-                   "--n-declared", str(N), "--out", str(out), "--quiet", "--algorithm", name,
+                   "--n-declared", str(N), "--out", str(out), "--quiet", "--unbooked", "--algorithm", name,
                    *_cli_params(name)])
         assert rc == 0
         doc = json.loads(out.read_text())

@@ -17,6 +17,7 @@ import pytest
 
 from dpviz.cli import main
 from dpviz.data import fig6_blobs
+from dpviz.privacy.release import SAMPLER_TEXT, SAMPLERS
 from dpviz.registry import Public, calibrate, get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,8 @@ def table(tmp_path_factory) -> Path:
 def _args(table: Path, out: Path, *extra: str, algorithm: str | None = "friendlycore") -> list[str]:
     alg = ["--algorithm", algorithm] if algorithm else []
     return ["run", str(table), "--k", str(K), "--epsilon", "4", "--delta", "1e-6", "--radius", "1",
-            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", *alg, *extra]
+            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", *alg,
+            *(extra if "--dataset-id" in extra else ("--unbooked", *extra))]
 
 
 def _keys(doc) -> set[str]:
@@ -61,7 +63,7 @@ def test_release_json_and_offline_report(table, tmp_path, mode):
     assert doc["ledger_total"]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert doc["ledger"][0]["rho"] == pytest.approx(cal.budget.rho, rel=1e-12)
     assert not {"seed", "seconds", "method"} & _keys(doc)  # nothing to replay or time the data by
-    assert doc["sampler"].startswith("OpenDP")
+    assert doc["sampler"] == SAMPLER_TEXT and doc["samplers"] == SAMPLERS
     html = out.with_suffix(".html").read_text()
     assert "<script src=" not in html  # works offline: no external script (plotly.js is inlined)
     assert html.count("Plotly.newPlot") == 2 and len(html) > 1_000_000  # plotly.js inlined
@@ -158,7 +160,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "dpviz", "run", str(path), "--k", "16", "--epsilon", "1", "--delta", "1e-6",
            "--radius", "2", "--n-declared", "400000", "--out", str(out), "--mode", "stream",
-           "--chunk-rows", "20000", "--n-jobs", "1", "--algorithm", "friendlycore"]
+           "--chunk-rows", "20000", "--n-jobs", "1", "--algorithm", "friendlycore", "--unbooked"]
     # A shell that starts this suite in the background (``make test &``) passes SIGINT on as
     # ignored, and Python then installs no KeyboardInterrupt handler: Ctrl-C in a terminal
     # always arrives with the default disposition, so the child gets that back first.
@@ -184,3 +186,123 @@ def test_scheduler_address_runs_the_streamed_path_on_dask(table, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["parameters"]["mode"] == "stream" and doc["parameters"]["run"]["engine"] == "dask"
     assert np.asarray(doc["centers"]).shape == (K, 2)
+
+
+# ----------------------------------------------------------------------------- issue 34, B–D
+
+
+@pytest.fixture()
+def ledger_dir(tmp_path, monkeypatch) -> Path:
+    from dpviz.privacy.ledger_store import ENV
+
+    path = tmp_path / "ledgers"
+    monkeypatch.setenv(ENV, str(path))
+    return path
+
+
+def test_a_release_needs_a_dataset_id_or_an_explicit_opt_out(table, tmp_path, capsys, ledger_dir,
+                                                               monkeypatch):
+    """Finding C: without --dataset-id nothing used to be booked (and --quiet hid even the note)."""
+    from dpviz.large.source import TableSource
+
+    out = tmp_path / "r.json"
+    argv = ["run", str(table), "--k", str(K), "--epsilon", "4", "--delta", "1e-6", "--radius", "1",
+            "--n-declared", str(N), "--columns", "a,b", "--out", str(out), "--quiet", "--algorithm",
+            "dp_lloyd"]
+    read = []
+    monkeypatch.setattr(TableSource, "read_all", lambda self: read.append(1))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "a release needs --dataset-id NAME" in err and "--unbooked" in err and "\n" not in err.strip()
+    assert not read and not out.exists() and not ledger_dir.exists()  # nothing read, nothing booked
+    monkeypatch.undo()
+    from dpviz.privacy.ledger_store import ENV
+
+    monkeypatch.setenv(ENV, str(ledger_dir))
+    assert main([*argv, "--unbooked"]) == 0
+    err = capsys.readouterr().err
+    assert "--unbooked: this release is booked in no persistent ledger" in err  # even with --quiet
+    doc = json.loads(out.read_text())
+    assert doc["booking"]["booked"] is False and "--unbooked" in doc["booking"]["note"]
+    assert not ledger_dir.exists()
+
+
+def test_booked_release_is_written_ahead_then_marked(table, tmp_path, ledger_dir, monkeypatch):
+    """Finding B: the attempt is in the ledger at its full target before the first row is read."""
+    from dpviz.large.source import TableSource
+    from dpviz.privacy.ledger_store import LedgerStore
+
+    seen = []
+    real = TableSource.read_all
+
+    def spy(self):
+        seen.append(LedgerStore().entries("blobs 2026"))  # what the ledger holds as the read starts
+        return real(self)
+
+    monkeypatch.setattr(TableSource, "read_all", spy)
+    out = tmp_path / "r.json"
+    assert main(_args(table, out, "--dataset-id", "blobs 2026", algorithm="dp_lloyd")) == 0
+    (before,) = seen
+    assert [(e["outcome"], e["epsilon"], e["delta"]) for e in before] == [("open", 4.0, 1e-6)]
+    (after,) = LedgerStore().entries("blobs 2026")
+    doc = json.loads(out.read_text())
+    assert after["outcome"] == "release" and after["id"] == before[0]["id"] == doc["booking"]["attempt"]
+    assert after["epsilon"] == pytest.approx(doc["statement"]["epsilon"]) and after["epsilon"] <= 4.0
+    assert doc["booking"]["booked"] is True and doc["booking"]["dataset_id"] == "blobs 2026"
+
+
+def test_kill_9_mid_run_leaves_the_attempt_in_the_ledger(table, tmp_path, ledger_dir):
+    """Finding B: a CLI release killed with SIGKILL after reading its rows (held there by the
+    documented test hook DPVIZ_TEST_PAUSE_AFTER_READ) is booked, counted in full, shown interrupted."""
+    out = tmp_path / "r.json"
+    env = dict(_env(), DPVIZ_LEDGER_DIR=str(ledger_dir), DPVIZ_TEST_PAUSE_AFTER_READ="300")
+    proc = subprocess.Popen([sys.executable, "-m", "dpviz", *_args(table, out, "--dataset-id", "killed table",
+                                                                      "--mode", "memory")],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:  # explicit state: the rows are read and the run is held
+            if "test hook: rows read" in line:
+                break
+        else:
+            pytest.fail(f"the run ended before the hook: {proc.wait()}")
+        proc.kill()  # SIGKILL: no finally, no handler runs
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    from dpviz.privacy.ledger_store import LedgerStore
+
+    store = LedgerStore(ledger_dir)
+    (e,) = store.entries("killed table")
+    assert (e["outcome"], e["state"], e["epsilon"], e["delta"]) == ("open", "interrupted", 4.0, 1e-6)
+    assert store.total("killed table") == (4.0, 1e-6) and not out.exists()
+    shown = subprocess.run([sys.executable, "-m", "dpviz", "ledger", "show", "killed table"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "INTERRUPTED" in shown.stdout and "counted as spent" in shown.stdout
+    assert "Total: ε = 4" in shown.stdout
+
+
+def test_a_near_miss_of_a_known_identity_is_refused_before_reading(table, tmp_path, capsys, ledger_dir):
+    """Finding D: a dash, an en dash, a trailing dot, '.csv' or one wrong letter used to start a
+    fresh (0, 0) ledger silently."""
+    from dpviz.privacy.ledger_store import LedgerStore
+
+    LedgerStore().book("customers 2026-Q1", algorithm="auto", epsilon=1.0, delta=1e-7, outcome="release",
+                       surface="cli")
+    out = tmp_path / "r.json"
+    for typo in ("customers 2026 Q1", "customers 2026–Q1", "customers 2026-Q1.", "customers 2026-Q1.csv",
+                 "custmers 2026-Q1"):
+        assert main(_args(table, out, "--dataset-id", typo, algorithm="dp_lloyd")) == 2
+        err = capsys.readouterr().err
+        assert "did you mean 'customers 2026-Q1'?" in err and "--new-identity" in err, err
+    assert LedgerStore().identities() == ["customers 2026-Q1"] and not out.exists()
+    assert main(_args(table, out, "--dataset-id", "customers 2026-Q2", "--new-identity",
+                      algorithm="dp_lloyd")) == 0
+    assert main(["ledger", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "customers 2026-Q1: 1 attempt(s); total ε = 1" in listed
+    assert "customers 2026-Q2: 1 attempt(s)" in listed
+    assert main(["ledger", "show", "customers 2026–Q1"]) == 2
+    assert "Did you mean 'customers 2026-Q1'?" in capsys.readouterr().err
+    assert main(["ledger", "show", "CUSTOMERS 2026-q1"]) == 0
+    assert "Total: ε = 1, δ = 1e-07" in capsys.readouterr().out

@@ -154,3 +154,54 @@ def test_ensure_writable_before_a_run(tmp_path):
     blocked.write_text("")
     with pytest.raises(OSError):
         LedgerStore(blocked / "sub").ensure_writable()  # a file where the directory should be
+
+
+# ----------------------------------------------------------------------------- issue 34, B and D
+
+
+def test_write_ahead_attempt_counts_at_its_full_target_until_marked(tmp_path):
+    store = LedgerStore(tmp_path)
+    a = store.open_attempt("customers", algorithm="FriendlyCore", epsilon=1.0, delta=1e-6,
+                           surface="cli")
+    assert store.total("customers") == (1.0, 1e-6)  # booked before any row is read
+    (e,) = store.entries("customers")
+    assert e["outcome"] == "open" and e["state"] == "running" and e["id"] == a
+    store.close_attempt("customers", a, "release", epsilon=0.9, delta=1e-6)  # the plan's guarantee
+    (e,) = store.entries("customers")
+    assert (e["outcome"], e["state"], e["epsilon"]) == ("release", "closed", 0.9)
+    assert store.total("customers") == (0.9, 1e-6)
+    with pytest.raises(ValueError, match="already marked"):
+        store.close_attempt("customers", a, "failed")
+    b = store.open_attempt("customers", algorithm="DP-Lloyd", epsilon=0.5, delta=0.0, surface="cli")
+    with pytest.raises(ValueError, match="exceeds its booked target"):
+        store.close_attempt("customers", b, "release", epsilon=0.6, delta=0.0)
+    store.close_attempt("customers", b, "cancelled")
+    assert [e["outcome"] for e in store.entries("customers")] == ["release", "cancelled"]
+    assert store.total("customers") == (pytest.approx(1.4), 1e-6)
+    with pytest.raises(ValueError, match="No attempt"):
+        store.close_attempt("customers", "nope", "failed")
+
+
+def test_an_attempt_left_open_by_a_dead_process_is_spent_and_shown_interrupted(tmp_path):
+    code = ("import sys; from dpviz.privacy.ledger_store import LedgerStore; "
+            "LedgerStore(sys.argv[1]).open_attempt('customers', algorithm='auto', epsilon=2.0, "
+            "delta=1e-7, surface='cli')")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=120,
+                   env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    store = LedgerStore(tmp_path)
+    (e,) = store.entries("customers")
+    assert e["outcome"] == "open" and e["state"] == "interrupted"
+    assert store.total("customers") == (2.0, 1e-7)
+
+
+def test_known_identities_and_near_matches(tmp_path):
+    store = LedgerStore(tmp_path)
+    for name in ("Customers 2026-Q1", "triage 2026", "orders"):
+        store.book(name, algorithm="a", epsilon=1, delta=0, outcome="release", surface="library")
+    assert store.identities() == ["Customers 2026-Q1", "orders", "triage 2026"]
+    for typo in ("customers 2026 Q1", "customers 2026–Q1", "customers 2026-Q1.", "customers 2026-Q1.csv",
+                 "custmers 2026-Q1", "customers_2026_Q1"):
+        assert store.near_matches(typo) == ["Customers 2026-Q1"], typo
+    assert store.near_matches("customers 2026-q1") == []  # the same identity: no warning
+    assert store.near_matches("inventory") == []
+    assert store.near_matches("order") == ["orders"]

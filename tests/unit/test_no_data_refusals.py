@@ -164,8 +164,8 @@ def test_cli_neighbours_both_answer_and_are_booked(name, tmp_path):
         out = tmp_path / f"r{i}.json"
         codes.append(main(["run", str(csv), "--k", str(K), "--epsilon", str(EPS), "--delta", str(DELTA),
                            "--radius", str(RADIUS), "--n-declared", str(N_DECLARED), "--out", str(out),
-                           "--report", str(tmp_path / f"r{i}.html"), "--quiet", "--algorithm", name,
-                           *_cli_params(name)]))
+                           "--report", str(tmp_path / f"r{i}.html"), "--quiet", "--unbooked",
+                           "--algorithm", name, *_cli_params(name)]))
         if codes[-1] == 0:
             doc = json.loads(out.read_text())
             kinds.append("release" if doc["centers"] is not None else "⊥")
@@ -188,7 +188,7 @@ def test_cli_streamed_neighbours_both_answer(name, tmp_path):
         out = tmp_path / f"r{i}.json"
         assert main(["run", str(csv), "--k", str(K), "--epsilon", str(EPS), "--delta", str(DELTA),
                      "--radius", str(RADIUS), "--n-declared", str(N_DECLARED), "--out", str(out),
-                     "--report", str(tmp_path / f"r{i}.html"), "--quiet", "--algorithm", name,
+                     "--report", str(tmp_path / f"r{i}.html"), "--quiet", "--unbooked", "--algorithm", name,
                      "--mode", "stream"]) == 0
         docs.append(json.loads(out.read_text()))
     assert all(d["ledger"] and d["statement"]["epsilon"] <= EPS * (1 + 1e-9) for d in docs)

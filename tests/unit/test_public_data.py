@@ -154,7 +154,8 @@ def test_the_command_line_reads_public_records_with_public(tmp_path, capsys) -> 
     np.savetxt(tmp_path / "public.csv", X[:40], delimiter=",", header=head, comments="")
     out = tmp_path / "release.json"
     base = ["run", str(tmp_path / "private.csv"), "--algorithm", "kernel_kmeans", "--k", "3", "--epsilon",
-            "2", "--delta", "1e-6", "--radius", "2.5", "--n-declared", "360", "--out", str(out), "--quiet"]
+            "2", "--delta", "1e-6", "--radius", "2.5", "--n-declared", "360", "--out", str(out), "--quiet",
+            "--unbooked"]
     assert main([*base, "--public", str(tmp_path / "public.csv")]) == 0
     doc = json.loads(out.read_text())
     assert doc["parameters"]["run"]["public_rows"] == 40

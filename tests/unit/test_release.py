@@ -124,17 +124,24 @@ def test_session_ledger_composes_per_dataset() -> None:
 
 
 def test_export_refuses_a_simulation_and_has_no_seed(data) -> None:
-    sim = dp_lloyd(data, K, rho=RHO, radius=RADIUS, iters=1, rng=7)
+    import dpviz
+
+    sim = dpviz.run("dp_lloyd", data, K, epsilon=2.0, delta=1e-6, radius=RADIUS, n_declared=len(data),
+                    rng=7, iters=1)
     with pytest.raises(ValueError, match="simulation"):
-        export_release(sim, delta_prime=1e-6, dataset={"name": "x"})
-    rel = dp_lloyd(data, K, rho=RHO, radius=RADIUS, iters=1, rng=SecureRNG())
-    text = export_release(rel, delta_prime=1e-6, dataset={"name": "x", "sha256": "ab"},
-                          session_total=ApproxDP(1.0, 1e-6))
+        export_release(sim, dataset={"name": "x"})
+    # A direct call has no plan built from declared inputs: refused (issue 34, finding A).
+    direct = dp_lloyd(data, K, rho=RHO, radius=RADIUS, iters=1, rng=SecureRNG())
+    with pytest.raises(ValueError, match="no budget plan built from declared inputs"):
+        export_release(direct, delta_prime=1e-6, dataset={"name": "x"})
+    rel = dpviz.run("dp_lloyd", data, K, epsilon=2.0, delta=1e-6, radius=RADIUS, n_declared=len(data),
+                    rng=SecureRNG(), iters=1)
+    text = export_release(rel, dataset={"name": "x", "sha256": "ab"}, session_total=ApproxDP(1.0, 1e-6))
     out = json.loads(text)
     assert "seed" not in text.lower()
     assert np.allclose(out["centers"], rel.centers)
     assert out["privacy"]["neighbouring_relation"].startswith("add/remove one row")
-    assert out["privacy"]["zcdp_total"]["rho"] == pytest.approx(RHO)
+    assert out["privacy"]["zcdp_total"]["rho"] == pytest.approx(rel.ledger.total().rho)
     assert math.isfinite(out["privacy"]["row_level_eps"]) and out["ledger"][0]["label"] == "dp_lloyd"
 
 

@@ -72,3 +72,26 @@ def test_centers_in_original_units_with_the_declared_bounds():
     suggested = dict(scaled.params) | {"bounds_source": "suggested from the file"}
     assert input_provenance(suggested).data_derived() == ("bounds",)
     assert declared_units({"scaled": "this file's own mean and sd (NOT private)"}) is None
+
+
+def test_the_export_states_which_sampler_drew_each_kind_of_noise():
+    """Issue 34, finding F: exports said Binomial draws came from OpenDP's CSPRNG; they come from a
+    numpy PCG64 generator seeded from OS entropy. The text names the generator SecureRNG uses."""
+    from dpviz.privacy.release import SAMPLER_TEXT, SAMPLERS
+
+    bitgen = type(SecureRNG._fresh().bit_generator).__name__
+    assert bitgen == "PCG64"
+    binomial = next(v for k, v in SAMPLERS.items() if k.startswith("binomial"))
+    assert bitgen in binomial and "not a CSPRNG" in binomial and "OpenDP has no Binomial" in binomial
+    assert "CSPRNG" in SAMPLERS["gaussian noise"] and "CSPRNG" in SAMPLERS["exponential mechanism"]
+    assert "Binomial and geometric draws and all other randomness: a numpy PCG64" in SAMPLER_TEXT
+    assert "Binomial draws from OpenDP" not in SAMPLER_TEXT
+    doc = json.loads(export_release(_fc_fallback_run(), dataset={"name": "x"}))
+    assert doc["samplers"] == SAMPLERS and doc["sampler"] == SAMPLER_TEXT
+
+
+def test_the_sampler_texts_name_no_seed():
+    """Release files are checked for the word 'seed' anywhere (nothing replayable is kept)."""
+    from dpviz.privacy.release import SAMPLER_TEXT, SAMPLERS
+
+    assert "seed" not in (SAMPLER_TEXT + json.dumps(SAMPLERS, ensure_ascii=False)).lower()

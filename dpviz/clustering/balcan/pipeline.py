@@ -22,6 +22,7 @@ from dpviz.clustering.balcan.recovery import recover_centers, sparse_recover, sp
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
 from dpviz.privacy.budget import ApproxDP
+from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential
 from dpviz.result import Result, Trace
@@ -190,8 +191,9 @@ def balcan_kmeans(
     radius : float
         Λ, the public ℓ2 bound.
     n_declared : int, optional
-        The public dataset size (default len(X), assumed public as in the paper). Sets p, γ, the
-        depth and the theory constants; the true n shapes nothing else.
+        The public dataset size. Sets p, γ, the depth and the theory constants; the true n shapes
+        nothing else. Default len(X) (the paper assumes n public) in a simulation only: a release
+        (``rng=SecureRNG()``) without it is refused (ValueError, nothing read).
     params : BalcanParams, optional
         Profile ("practical" default, or "theory"), T₃, the split, etc.
     rng : Generator, int or None
@@ -221,6 +223,7 @@ def balcan_kmeans(
     Balcan, Dick, Liang, Mou, Zhang. ICML 2017, Alg. 1–5, §7; engineer's note §8.2 (profiles).
     """
     func = "balcan_kmeans"
+    require_declared_size(n_declared, rng, func, "balcan")  # before any row (issue 34, A)
     shape = np.shape(X)
     # The memory guard reads the DECLARED size when there is one: a refusal at the true n would
     # tell D from D plus one row at the boundary (issue 25, finding 1).

@@ -1,0 +1,71 @@
+"""The Release page's dataset identity (issue 34, findings B and D): known identities are offered
+(pick or type), a new name close to a known one is flagged ("did you mean …") and nothing can run
+until the user says it is another table, and an attempt left open by a dead process shows as
+interrupted and counts in the total."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from apptest_helpers import SMALL, click_release, container, has_container, open_app, texts
+
+from dpviz.privacy.ledger_store import LedgerStore
+
+KNOWN = "customers 2026-Q1"
+
+
+def _confirm(at) -> None:
+    at.selectbox(key="release_algorithm").set_value("dp_lloyd")
+    at.number_input(key="release_k").set_value(3)
+    at.number_input(key="release_n").set_value(3000)
+    at.run()
+    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
+        at.checkbox(key=key).check()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_known_identities_are_offered_and_picking_one_fills_the_field(ledger_dir):
+    store = LedgerStore(ledger_dir)
+    for name in (KNOWN, "orders"):
+        store.book(name, algorithm="DP-Lloyd", epsilon=1.0, delta=1e-7, outcome="release", surface="cli")
+    at = open_app("release", **SMALL)
+    picker = at.selectbox(key="release_known_id")
+    assert picker.options[1:] == [KNOWN, "orders"]
+    picker.set_value(KNOWN).run()
+    assert at.text_input(key="release_dataset_id").value == KNOWN
+    assert "Known dataset identity" in texts(at) and not has_container(at, "release_near_identity")
+
+
+def test_a_near_miss_is_flagged_and_blocks_the_run_until_declared_new(ledger_dir):
+    store = LedgerStore(ledger_dir)
+    store.book(KNOWN, algorithm="DP-Lloyd", epsilon=1.0, delta=1e-7, outcome="release", surface="cli")
+    for typo in ("customers 2026 Q1", "customers 2026–Q1", "customers 2026-Q1.", "customers 2026-Q1.csv",
+                 "custmers 2026-Q1"):
+        at = open_app("release", **SMALL)
+        at.text_input(key="release_dataset_id").input(typo)
+        _confirm(at)
+        warning = "\n".join(str(w.value) for w in container(at, "release_near_identity").warning)
+        assert f"Did you mean “{KNOWN}”?" in warning, typo
+        assert at.button(key="release_button").disabled  # nothing can run on the near-miss as is
+    at.checkbox(key="release_new_identity").check().run()
+    assert not at.button(key="release_button").disabled
+    click_release(at)
+    assert "Released" in texts(at)
+    assert sorted(store.identities()) == ["custmers 2026-q1", KNOWN]  # a new ledger, as declared
+
+
+def test_an_attempt_left_open_by_a_dead_process_is_shown_interrupted_and_counted(ledger_dir):
+    code = ("import sys; from dpviz.privacy.ledger_store import LedgerStore; LedgerStore(sys.argv[1])"
+            f".open_attempt({KNOWN!r}, algorithm='FriendlyCore', epsilon=2.0, delta=1e-7, "
+            "surface='release-page')")
+    subprocess.run([sys.executable, "-c", code, str(ledger_dir)], check=True, timeout=120,
+                   env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    at = open_app("release", **SMALL)
+    at.text_input(key="release_dataset_id").input(KNOWN).run()
+    table = "\n".join(str(m.value) for m in container(at, "release_history").markdown)
+    assert "interrupted\\: its process ended before it finished; counted as spent" in table  # md-escaped
+    preview = "\n".join(str(m.value) for m in container(at, "release_preview").markdown)
+    assert "ε = 2, δ = 1e-07 now" in preview
