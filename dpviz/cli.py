@@ -3,6 +3,7 @@
     python -m dpviz run PATH --k K --epsilon E --delta D --radius R --n-declared N \\
         --out release.json [--algorithm NAME] [--scheduler ADDRESS] [--columns a,b,c]
     python -m dpviz list
+    python -m dpviz app [--port N] [--classroom]     # the web app (dpviz.serve; needs [app])
 
 ``run`` reads a Parquet or CSV file (or a directory of them), runs a registered private algorithm
 so that adding or removing one row changes its output by at most (ε, δ) (the registry's
@@ -116,6 +117,9 @@ def _parser() -> argparse.ArgumentParser:
                    "ledger ($DPVIZ_LEDGER_DIR), releases and failures alike")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("list", help="list the registered algorithms")
+    from dpviz import serve  # `dpviz app`: the web app (issue 37)
+
+    serve.add_parser(sub)
     return p
 
 
@@ -470,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _cmd_list()
+        if args.command == "app":
+            from dpviz import serve
+
+            return serve.main(args)
         return _cmd_run(args, attempt)
     except KeyboardInterrupt:
         booked = attempt.book_failure("cancelled")

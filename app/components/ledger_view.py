@@ -47,9 +47,13 @@ IDENTITY_HELP = (
 
 
 def store():
-    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``)."""
+    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in
+    classroom mode, whose server keeps no persistent ledger (issue 37)."""
+    from app.components import classroom
     from dpviz.privacy.ledger_store import LedgerStore
 
+    if classroom.on():
+        raise RuntimeError("This classroom server keeps no persistent privacy ledger.")
     return LedgerStore()
 
 

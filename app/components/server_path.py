@@ -47,9 +47,12 @@ FAILED_TEXT = ("The streamed run did not produce a release (the file could not b
 
 
 def root() -> Path | None:
-    """The directory server paths are restricted to, or None (the feature is off)."""
+    """The directory server paths are restricted to, or None (the feature is off; always off in
+    classroom mode, which has no releases and no persistent ledger: issue 37)."""
+    from app.components import classroom
+
     value = os.environ.get(ENV, "").strip()
-    if not value:
+    if not value or classroom.on():
         return None
     base = Path(value).expanduser().resolve()
     return base if base.is_dir() else None
