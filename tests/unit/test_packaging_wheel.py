@@ -66,11 +66,24 @@ def _source_copy(dest: Path) -> Path:
     return dest
 
 
+def _dockerfile() -> str:
+    """The Dockerfile with its continuation lines joined."""
+    return (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+
+
+def _exec_form(instruction: str) -> list[list[str]]:
+    """The JSON (exec) form arguments of every ``instruction`` line of the Dockerfile."""
+    return [json.loads(m) for m in re.findall(rf"^\s*{instruction}\s+(\[.*\])\s*$", _dockerfile(), re.M)]
+
+
 def _constraints(dest: Path) -> Path:
-    """requirements.txt as pip constraints (no extras, no -r lines): the pinned versions."""
-    lines = [re.sub(r"\[[^]]*\]", "", ln) for ln in (ROOT / "requirements.txt").read_text().splitlines()
-             if ln.strip() and not ln.lstrip().startswith(("#", "-"))]
-    dest.write_text("\n".join(lines) + "\n")
+    """The Dockerfile's own command that turns requirements.txt into pip constraints (extras and
+    -r lines stripped: the pinned versions), run on this checkout's requirements.txt."""
+    m = re.search(r"^RUN (sed .*?) > /tmp/constraints\.txt", _dockerfile(), re.M)
+    assert m, "the Dockerfile's constraints step moved: update this test"
+    cmd = m.group(1).replace("/tmp/requirements.txt", str(ROOT / "requirements.txt"))
+    subprocess.run(["bash", "-c", f"{cmd} > {dest}"], check=True)
+    assert "dask==" in dest.read_text() and "[" not in dest.read_text()
     return dest
 
 
@@ -109,6 +122,9 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     venv = _environment(wheel, _constraints(tmp / "constraints.txt"), tmp)
     work = tmp / "elsewhere"  # an empty working directory: no dpviz/ or app/ to import from
     work.mkdir()
+    for run in _exec_form("RUN"):  # the image's build steps after the install (plotly.js copy)
+        assert run[0] == "python"
+        _run([str(venv / "bin" / "python"), *run[1:]], work)
     return {"wheel": wheel, "bin": venv / "bin", "work": work}
 
 
@@ -215,11 +231,19 @@ def test_installed_app_serves_the_classroom_lesson(installed):
     b, work = installed["bin"], installed["work"]
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(b / "dpviz"), "app", "--classroom", "--port", str(port),
-                             "--address", "127.0.0.1"], cwd=work, env=_clean_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    (cmd,) = _exec_form("CMD")  # the image's command, on a free loopback port
+    assert cmd[:3] == ["dpviz", "app", "--classroom"] and "8501" in cmd and "0.0.0.0" in cmd
+    cmd = [str(b / "dpviz"), *[{"8501": str(port), "0.0.0.0": "127.0.0.1"}.get(a, a) for a in cmd[1:]]]
+    proc = subprocess.Popen(cmd, cwd=work, env=_clean_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_healthy(url, proc)  # the container's HEALTHCHECK (Dockerfile)
+        _wait_healthy(url, proc)
+        (health,) = _exec_form("HEALTHCHECK.*CMD")  # the image's HEALTHCHECK, as Docker runs it
+        _run([str(b / "python"), *[a.replace(":8501/", f":{port}/") for a in health[1:]]], work)
+        # plotly.js for the live charts, copied at build time, is served from the installed app.
+        version = _run([str(b / "python"), "-c", "import plotly; print(plotly.__version__)"], work).stdout
+        with urllib.request.urlopen(f"{url}/app/static/plotly-{version.strip()}.min.js", timeout=10) as r:
+            assert r.status == 200 and len(r.read()) > 1_000_000
         with urllib.request.urlopen(url, timeout=10) as r:
             assert r.status == 200 and b"<html" in r.read().lower()
         (work / "session.py").write_text(SESSION)
