@@ -22,8 +22,13 @@ _RELEASES = "_releases"
 
 def simulation_badge(key: str) -> None:
     """The simulation warning, in a container with ``key`` (tests find it by key)."""
+    from app.components import classroom
+
+    text = SIMULATION_TEXT
+    if classroom.on():  # no Release page on a class's server (issue 37)
+        text = text.replace("; make a release on the **Release** page.", ".")
     with st.container(key=key):
-        st.warning(SIMULATION_TEXT, icon=":material/science:")
+        st.warning(text, icon=":material/science:")
 
 
 def session_ledger():

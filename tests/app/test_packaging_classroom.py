@@ -28,6 +28,7 @@ def test_classroom_landing_page_is_the_lesson_with_the_banner_and_no_release(cla
     # Explore's teaching lesson: the Fig. 6 blobs at n = 20,000 (the default parameters).
     assert at.query_params.get("gen", "fig6_blobs") == "fig6_blobs"
     assert "20,000" in texts(at) or "20000" in texts(at)
+    assert "Simulation — not a release" in texts(at) and "Release** page" not in texts(at)
 
 
 def test_classroom_data_page_offers_no_upload(class_on):
