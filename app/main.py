@@ -103,7 +103,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import cache, data_source, profiler, safe, state  # noqa: E402
+from app.components import cache, classroom, data_source, profiler, safe, state  # noqa: E402
 
 st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
                    layout="wide")
@@ -132,8 +132,11 @@ PAGES = {
     "present": st.Page(HERE / "views/present.py", title="Present", icon=":material/co_present:",
                        url_path="present"),
 }
+if classroom.on():  # a class's read-only server has no Release page (issue 37)
+    del PAGES["release"]
 st.session_state["_pages"] = PAGES
 page = st.navigation(list(PAGES.values()))
+classroom.banner()
 
 for notice in state.url_notices():
     st.warning(safe.md(notice))  # a link's text is shown as text
@@ -142,7 +145,7 @@ with st.sidebar.container(key="dataset_summary"):
     choice = data_source.current()
     if choice.dataset is not None:
         # The Release page states public facts only: never an upload's true row count (issue 25).
-        st.caption(data_source.describe_public(choice.dataset) if page is PAGES["release"]
+        st.caption(data_source.describe_public(choice.dataset) if page is PAGES.get("release")
                    else data_source.describe(choice.dataset))
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 with st.sidebar:

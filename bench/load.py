@@ -20,6 +20,14 @@ status other than success or an ``exception`` element in the page. Memory is the
 was dropped: the server runs with ``server.disconnectedSessionTTL = --ttl`` (Streamlit's
 default is 120 s) and drops expired sessions lazily, so after the TTL one short connection
 touches the session storage (:func:`settle`). Prints one table row per N.
+
+A class at once (issue 37): ``--arrive 10`` opens the N sessions at seeded uniform times within
+10 s instead of all at once; ``--classroom`` starts the server in classroom mode
+(``DPVIZ_CLASSROOM=1``, uploads refused), as ``dpviz app --classroom`` does. The table also gives
+the first screen's p50 and max, the server's CPU time (user + system of the whole process, from
+``/proc/<pid>/stat``) per first screen and per move, and the RSS growth per session.
+
+    PYTHONPATH=. .venv/bin/python bench/load.py --sessions 40 --arrive 10 --think 5 --moves 6 --classroom
 """
 
 from __future__ import annotations
@@ -54,12 +62,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, timing: Path, ttl: int, arenas: int = 2) -> subprocess.Popen:
+def start_server(port: int, timing: Path, ttl: int, arenas: int = 2,
+                 classroom: bool = False) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
            "--server.disconnectedSessionTTL", str(ttl)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DPVIZ_TIMING": str(timing)}
+    if classroom:  # as `dpviz app --classroom` (dpviz/serve.py) starts it
+        from dpviz.serve import CLASSROOM_ENV, CLASSROOM_OPTIONS
+
+        cmd += list(CLASSROOM_OPTIONS)
+        env[CLASSROOM_ENV] = "1"
     if arenas > 0:  # as `make run` starts the app (Makefile): fewer glibc arenas, less held memory
         env["MALLOC_ARENA_MAX"] = str(arenas)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
@@ -74,6 +88,12 @@ def start_server(port: int, timing: Path, ttl: int, arenas: int = 2) -> subproce
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError("streamlit did not come up")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU time of the whole process (every thread) so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -144,10 +164,19 @@ class Session:
 
 
 async def drive(url: str, n_sessions: int, moves: int, n: int, think: float, seed: int,
-                pid: int | None = None) -> dict:
+                pid: int | None = None, arrive: float = 0.0) -> dict:
     query = f"src=generate&gen=fig6_blobs&n={n}&gk=8&k=8&t=200&seed=1"
     sessions = [Session(url, query) for _ in range(n_sessions)]
-    loads = await asyncio.gather(*(s.open() for s in sessions), return_exceptions=True)
+    starts = np.random.default_rng([seed, 10**6]).uniform(0.0, arrive, n_sessions)
+
+    async def arrive_and_open(s: Session, at: float) -> float:
+        await asyncio.sleep(float(at))
+        return await s.open()
+
+    cpu0 = cpu_s(pid) if pid else float("nan")
+    loads = await asyncio.gather(*(arrive_and_open(s, at) for s, at in zip(sessions, starts, strict=True)),
+                                 return_exceptions=True)
+    cpu1 = cpu_s(pid) if pid else float("nan")
     failed = [x for x in loads if isinstance(x, BaseException)]
     live = [s for s, x in zip(sessions, loads, strict=True) if not isinstance(x, BaseException)]
 
@@ -160,6 +189,7 @@ async def drive(url: str, n_sessions: int, moves: int, n: int, think: float, see
         return out
 
     per = await asyncio.gather(*(user(i, s) for i, s in enumerate(live)), return_exceptions=True)
+    cpu2 = cpu_s(pid) if pid else float("nan")
     lat = [t for p in per if not isinstance(p, BaseException) for t in p]
     errors = len(failed) + sum(isinstance(p, BaseException) for p in per) + sum(s.errors for s in live)
     peak = rss_mb(pid) if pid else float("nan")
@@ -168,7 +198,8 @@ async def drive(url: str, n_sessions: int, moves: int, n: int, think: float, see
     await asyncio.sleep(0.5)  # let the close frames go out
     failures = [repr(x) for x in failed + [p for p in per if isinstance(p, BaseException)]]
     return dict(loads=[x for x in loads if not isinstance(x, BaseException)], lat=lat, errors=errors,
-                peak=peak, failures=failures)
+                peak=peak, failures=failures, cpu_open=(cpu1 - cpu0) / max(len(live), 1),
+                cpu_move=(cpu2 - cpu1) / max(len(lat), 1))
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -215,6 +246,9 @@ def main() -> None:
     ap.add_argument("--malloc-arena-max", type=int, default=2,
                     help="MALLOC_ARENA_MAX for the server, as `make run` sets it (0: unset, "
                          "glibc's default of 8 per core)")
+    ap.add_argument("--arrive", type=float, default=0.0,
+                    help="open the sessions at seeded uniform times within this many seconds (0: at once)")
+    ap.add_argument("--classroom", action="store_true", help="serve in classroom mode (DPVIZ_CLASSROOM=1)")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = ap.parse_args()
     ns = [1, 5] if args.quick else [int(x) for x in args.sessions.split(",")]
@@ -222,7 +256,7 @@ def main() -> None:
 
     timing = Path(tempfile.mkdtemp()) / "timing.log"
     port = free_port()
-    proc = start_server(port, timing, args.ttl, args.malloc_arena_max)
+    proc = start_server(port, timing, args.ttl, args.malloc_arena_max, args.classroom)
     url = f"ws://127.0.0.1:{port}"
     rows, raw = [], {}
     try:
@@ -233,7 +267,7 @@ def main() -> None:
             base = rss_mb(proc.pid)
             start = len(timing.read_text().splitlines()) if timing.exists() else 0
             t0 = time.perf_counter()
-            out = asyncio.run(drive(url, n_sess, moves, args.n, args.think, args.seed, proc.pid))
+            out = asyncio.run(drive(url, n_sess, moves, args.n, args.think, args.seed, proc.pid, args.arrive))
             wall = time.perf_counter() - t0
             peak = out["peak"]
             if out["failures"]:
@@ -243,22 +277,27 @@ def main() -> None:
             lat, loads = out["lat"], out["loads"]
             rows.append((n_sess, len(lat), out["errors"], statistics.median(loads) if loads else float("nan"),
                          pct(lat, 50), pct(lat, 99), max(lat, default=float("nan")),
-                         pct(server, 50), pct(server, 99), base, peak, after, wall))
-            raw[n_sess] = dict(latency=lat, page_load=loads, server_live=server, rss=[base, peak, after])
+                         pct(server, 50), pct(server, 99), base, peak, after, wall,
+                         max(loads, default=float("nan")), out["cpu_open"], out["cpu_move"],
+                         (peak - base) / n_sess))
+            raw[n_sess] = dict(latency=lat, page_load=loads, server_live=server, rss=[base, peak, after],
+                               cpu_open=out["cpu_open"], cpu_move=out["cpu_move"])
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-    print(f"n = {args.n:,} rows, {moves} moves per session, think {args.think} s, "
+    print(f"n = {args.n:,} rows, {moves} moves per session, think {args.think} s, arrivals within "
+          f"{args.arrive} s, {'classroom mode, ' if args.classroom else ''}"
           f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs, MALLOC_ARENA_MAX "
           f"{args.malloc_arena_max or 'unset'}, warm-up {args.warmup_moves} moves, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
           "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "
-          "| RSS after close (MB) | wall (s) |")
-    print("|" + "---|" * 13)
+          "| RSS after close (MB) | wall (s) | page load max (s) | server CPU per page load (s) "
+          "| server CPU per move (s) | RSS per session (MB) |")
+    print("|" + "---|" * 17)
     for r in rows:
         print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
     janitor = [ln for ln in (timing.read_text().splitlines() if timing.exists() else [])

@@ -5,6 +5,7 @@
     python -m dpviz list
     python -m dpviz ledger list
     python -m dpviz ledger show NAME
+    python -m dpviz app [--port N] [--classroom]     # the web app (dpviz.serve; needs [app])
 
 ``run`` reads a Parquet or CSV file (or a directory of them), runs a registered private algorithm
 so that adding or removing one row changes its output by at most (ε, δ) (the registry's
@@ -135,6 +136,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sub.add_parser("list", help="list the registered algorithms")
     _ledger_parser(sub)
+    from dpviz import serve  # `dpviz app`: the web app (issue 37)
+
+    serve.add_parser(sub)
     return p
 
 
@@ -595,6 +599,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_list()
         if args.command == "ledger":
             return _cmd_ledger(args)
+        if args.command == "app":
+            from dpviz import serve
+
+            return serve.main(args)
         return _cmd_run(args, attempt)
     except KeyboardInterrupt:
         booked = attempt.book_failure("cancelled")

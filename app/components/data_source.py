@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 import dpviz.data
-from app.components import cache, safe, state
+from app.components import cache, classroom, safe, state
 from dpviz.data import columns as _columns
 
 _LAST_GOOD = "_last_dataset"
@@ -92,6 +92,8 @@ def current() -> DataChoice:
     """The dataset the parameters point at; on error, the last good one plus the error."""
     if []:
         return DataChoice(None, error=None, notice=None)
+    if state.get("src") == "upload" and classroom.on():  # a class's server takes no uploads
+        state.update(src="generate")
     p = state.params()
     last = st.session_state.get(_LAST_GOOD)
     try:

@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz.data
-from app.components import cache, data_source, safe, state
+from app.components import cache, classroom, data_source, safe, state
 from dpviz.data import columns
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
@@ -59,7 +59,8 @@ def sync_run_defaults(ds) -> None:
 
 def source_radio() -> str:
     state.seed_widget("src", "source_radio")
-    st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="source_radio",
+    sources = [s for s in SOURCES if s != "upload" or not classroom.on()]  # issue 37
+    st.radio("Data source", sources, format_func=SOURCES.get, key="source_radio",
              horizontal=True, on_change=_source_changed)
     return state.get("src")
 

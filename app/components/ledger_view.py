@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import safe
+from app.components import classroom, safe
 from dpviz.privacy.ledger import Ledger
 from dpviz.viz.privacy import ledger_table
 
@@ -47,9 +47,12 @@ IDENTITY_HELP = (
 
 
 def store():
-    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``)."""
+    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in
+    classroom mode, whose server keeps no persistent ledger (issue 37)."""
     from dpviz.privacy.ledger_store import LedgerStore
 
+    if classroom.on():
+        raise RuntimeError("This classroom server keeps no persistent privacy ledger.")
     return LedgerStore()
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.components import classroom
+
 SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers.** Seeded and "
                    "replayable (the seed is in the URL); make a release on the **Release** page.")
 
@@ -22,8 +24,11 @@ _RELEASES = "_releases"
 
 def simulation_badge(key: str) -> None:
     """The simulation warning, in a container with ``key`` (tests find it by key)."""
+    text = SIMULATION_TEXT
+    if classroom.on():  # no Release page on a class's server (issue 37)
+        text = text.replace("; make a release on the **Release** page.", ".")
     with st.container(key=key):
-        st.warning(SIMULATION_TEXT, icon=":material/science:")
+        st.warning(text, icon=":material/science:")
 
 
 def session_ledger():

@@ -32,7 +32,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import ledger_view, safe
+from app.components import classroom, ledger_view, safe
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
 #: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
@@ -49,9 +49,10 @@ FAILED_TEXT = ("The streamed run did not produce a release (the file could not b
 
 
 def root() -> Path | None:
-    """The directory server paths are restricted to, or None (the feature is off)."""
+    """The directory server paths are restricted to, or None (the feature is off; always off in
+    classroom mode, which has no releases and no persistent ledger: issue 37)."""
     value = os.environ.get(ENV, "").strip()
-    if not value:
+    if not value or classroom.on():
         return None
     base = Path(value).expanduser().resolve()
     return base if base.is_dir() else None

@@ -322,8 +322,10 @@ def code_hash() -> str:
     root = Path(dpviz.__file__).resolve().parent
     app = Path(__file__).resolve().parents[1]
     files = [*sorted(root.rglob("*.py")), Path(__file__).resolve(), app / "precompute_sweeps.py"]
-    for path in files:
-        h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in files:  # named from the directory holding dpviz/ or app/: a checkout and an
+        # installed wheel (app/ under dpviz_app/, setup.py) give the same hash (issue 37)
+        base = root.parent if path.is_relative_to(root) else app.parent
+        h.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
     for name in _NUMERIC_PACKAGES:
         try:
             h.update(f"{name}=={metadata.version(name)}\0".encode())
