@@ -43,9 +43,9 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.accounting import compose_dp, group_privacy_dp, row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.ledger import Ledger, Spend
 from dpviz.privacy.mechanisms import laplace
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.result import Result
@@ -710,6 +710,7 @@ def run(
     ledger = res.ledger
     if count_ledger is not None:
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    check_ledger(ledger, the_plan)  # re-accounted after every run: over the target is a bug
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
                                plan=the_plan,
@@ -720,6 +721,104 @@ def run(
                                   if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng),
                                seed=res.seed if seed is None else seed)
+
+
+# ----------------------------------------------------------------------------- re-accounting
+
+
+#: Relative slack of :func:`check_ledger` (float sums and the calibration's own 10⁻⁵ search width
+#: are far below it; a real overspend is not).
+LEDGER_RTOL = 1e-6
+
+
+class LedgerOverTargetError(RuntimeError):
+    """A run's ledger, re-accounted on its own, states more than its plan's target: a bug in the
+    algorithm's budget split or its guarantee, never a user error (it fails loudly)."""
+
+
+def _dp_only(node: Ledger | Spend) -> bool:
+    """Whether every spend under ``node`` is stated in (ε, δ)-DP (pure or approximate)."""
+    if isinstance(node, Spend):
+        return isinstance(node.budget, ApproxDP)
+    return all(_dp_only(c) for c in node.children)
+
+
+#: A tuple-unit ledger node whose note holds this states its subtree for REPLACING one tuple (the
+#: CKM+21 neighbouring relation, ``easy_instances``): one row costs it once. Any other tuple spend is
+#: stated for adding or removing one tuple (FriendlyCore): one row replaces a tuple, two steps.
+REPLACE_ONE = "replace-one"
+
+
+def _dp_total(node: Ledger | Spend, group: int = 2) -> ApproxDP:
+    """The row-level (ε, δ) of a DP-only subtree: sequential nodes compose by basic composition
+    (Dwork & Roth 2014, Thm 3.16), parallel nodes cost their largest child, a tuple-unit spend goes
+    through group privacy of size ``group`` (2, as in ``row_level_statement``; 1 under a
+    :data:`REPLACE_ONE` node)."""
+    if isinstance(node, Spend):
+        assert isinstance(node.budget, ApproxDP)
+        return group_privacy_dp(node.budget, group) if node.unit == "tuple" else node.budget
+    if node.unit == "tuple" and REPLACE_ONE in (node.note or ""):
+        group = 1
+    parts = [_dp_total(c, group) for c in node.children]
+    if not parts:
+        return ApproxDP(0.0, 0.0)
+    if node.composition == "parallel":
+        return ApproxDP(max(p.eps for p in parts), max(p.delta for p in parts))
+    return compose_dp(*parts)
+
+
+def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
+    """The row-level (ε, δ) of a run read from its LEDGER alone (not from the plan's guarantee).
+
+    DP-stated subtrees (a Laplace count, a pure-DP family) compose in (ε, δ)-DP; the rest of a
+    sequential root is stated by :func:`~dpviz.privacy.accounting.row_level_statement` (zCDP with
+    the plan's δ′, tuple spends through group privacy); the two compose by basic composition.
+    None when the ledger holds a step with no proven guarantee (no statement can be made from it).
+    """
+    if not ledger.has_guarantee():
+        return None
+    if _dp_only(ledger):
+        return _dp_total(ledger)
+    dp_parts: list[Ledger | Spend] = []
+    rest: list[Ledger | Spend] = list(ledger.children)
+    if ledger.composition == "sequential":
+        dp_parts = [c for c in ledger.children if _dp_only(c)]
+        rest = [c for c in ledger.children if not _dp_only(c)]
+    zc = Ledger(ledger.name, None, ledger.composition, ledger.unit, ledger.note, children=rest)
+    if delta_prime <= 0.0:
+        raise LedgerOverTargetError(f"The ledger '{ledger.name}' holds zCDP spends but its plan has no "
+                                    "δ′ to state them with: the plan and the run disagree.")
+    parts = [row_level_statement(zc, delta_prime).row, *(_dp_total(c) for c in dp_parts)]
+    return compose_dp(*parts)
+
+
+def check_ledger(ledger: Ledger, the_plan: BudgetPlan) -> ApproxDP | None:
+    """Re-account a run's ledger independently and raise if it states more than ``plan.target``.
+
+    Like Google's clustering library (``privacy_calculator.py``), which derives every noise
+    parameter once and then re-accounts them: the plan was computed from public inputs before the
+    run; the ledger is what the mechanisms recorded while running. Each node's own budget is
+    checked too (:meth:`Ledger.check`). Returns the re-accounted (ε, δ) (None for a reference or a
+    ledger with no proven guarantee).
+
+    Raises
+    ------
+    LedgerOverTargetError
+        When the re-accounted ε or δ is above the target (or, with no target, the plan's guarantee).
+    """
+    ledger.check()
+    bound = the_plan.target if the_plan.target is not None else the_plan.guarantee
+    if bound is None or not the_plan.is_private:
+        return None
+    got = reaccount(ledger, the_plan.delta_prime)
+    if got is None:
+        return None
+    if (got.eps > bound.eps * (1 + LEDGER_RTOL) + 1e-12
+            or got.delta > bound.delta * (1 + LEDGER_RTOL) + 1e-300):
+        raise LedgerOverTargetError(
+            f"The run of '{the_plan.algorithm}' spent {got} by its own ledger, above its plan's target "
+            f"{bound}: this is a bug in the algorithm's budget split or guarantee, not a user error.")
+    return got
 
 
 #: The one failure text of a run stopped by its DP-counted size (no data-dependent count quoted).
@@ -767,7 +866,8 @@ def markdown_table() -> str:
 
 
 __all__ = [
-    "AlgorithmSpec", "BudgetPlan", "Calibration", "DataShape", "ParamHint", "Public", "algorithms",
-    "applicability", "budget_from_rho", "calibrate", "check_hinted", "check_public", "get", "hint",
-    "markdown_table", "param_fields", "plan", "plan_at_budget", "register", "releasable", "run", "unregister",
+    "AlgorithmSpec", "BudgetPlan", "Calibration", "DataShape", "LedgerOverTargetError", "ParamHint", "Public",
+    "algorithms", "applicability", "budget_from_rho", "calibrate", "check_hinted", "check_ledger",
+    "check_public", "get", "hint", "markdown_table", "param_fields", "plan", "plan_at_budget", "reaccount",
+    "register", "releasable", "run", "unregister",
 ]
