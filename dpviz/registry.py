@@ -616,6 +616,7 @@ def run(
     public_X: Any = None,
     progress: Callable[[str], None] | None = None,
     cancel: CancelToken | None = None,
+    budget_plan: BudgetPlan | None = None,
     **params: Any,
 ) -> Result:
     """Run a registered algorithm so that its **row-level** guarantee is at most (ε, δ).
@@ -651,6 +652,11 @@ def run(
         more after the last. When set, the run stops there and raises
         :class:`RunCancelledError` (the library cannot stop inside a stage, so a cancel takes effect at
         the next boundary). The rows have been read by then: book the attempt at its target.
+    budget_plan : BudgetPlan, optional
+        The run's plan, already made from public inputs (e.g. :func:`plan_at_budget` of an own
+        budget a user typed as ρ, an old link's): used instead of calibrating, once its algorithm
+        matches and its guarantee is within the target (ε, δ) (ValueError otherwise); needs
+        ``n_declared``. The run's ledger is re-accounted against the target all the same.
     **params
         The spec's parameters (unknown names raise ValueError).
 
@@ -691,8 +697,12 @@ def run(
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
     boundary(STAGE_PLAN)
+    if budget_plan is not None:
+        the_plan = _given_plan(spec, budget_plan, epsilon, delta, count_ledger is not None)
+    else:
+        the_plan = None
     try:
-        the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
+        the_plan = the_plan or plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
     except ValueError:
         if count_ledger is None:
             raise  # declared inputs only: the caller changes them
@@ -721,6 +731,85 @@ def run(
                                   if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng),
                                seed=res.seed if seed is None else seed)
+
+
+# ----------------------------------------------------------------------------- who answered
+# Every label that names an algorithm next to released centers reads :func:`answered_by`, so a run
+# whose own structure did not form (FriendlyCore's core) is never titled with the algorithm's name
+# alone when its backup (the private grid coreset) released the centers (issue 33, item 4). Read from
+# the released trace only: the fallback step's ``used`` bit and ``method``, private outputs.
+
+#: The backup's short name, for a fallback step whose ``method`` mentions a grid coreset.
+GRID_CORESET = "grid coreset"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Who released a run's centers.
+
+    Attributes
+    ----------
+    algorithm : str
+        The title of the algorithm that was run (the registered spec's).
+    backup : str or None
+        The backup's short name when the backup answered (e.g. "grid coreset"), else None.
+    released : bool
+        Whether any centers were released (False: the output is ⊥).
+    """
+
+    algorithm: str
+    backup: str | None
+    released: bool
+
+    @property
+    def who(self) -> str:
+        """Who answered, e.g. "FriendlyCore clustering" or "grid coreset (FriendlyCore clustering's
+        backup)"; "no one (⊥)" when nothing was released."""
+        if not self.released:
+            return "no one (⊥)"
+        if self.backup is not None:
+            return f"{self.backup} ({self.algorithm}'s backup)"
+        return self.algorithm
+
+    @property
+    def own(self) -> bool:
+        """The algorithm itself answered (not its backup, not ⊥)."""
+        return self.released and self.backup is None
+
+    def label(self, k: int | None = None) -> str:
+        """One line for a title or a legend: "<who>: k private centers" (or ": no centers (⊥)")."""
+        if not self.released:
+            return f"{self.algorithm}: no centers (⊥)"
+        return f"{self.who}: {k} private centers" if k is not None else self.who
+
+
+def _title(name: str | None) -> str:
+    if not name:
+        return "the algorithm"
+    try:
+        return get(name).title
+    except ValueError:
+        return str(name)
+
+
+def backup_name(method: Any) -> str:
+    """A fallback step's ``method`` in a few words ("grid coreset (quadtree) + weighted k-means" →
+    "grid coreset")."""
+    text = str(method or "backup")
+    return GRID_CORESET if GRID_CORESET in text else text
+
+
+def answered_by(result: Any, algorithm: str | None = None) -> Answer:
+    """Who released ``result``'s centers (see the module docstring); ``algorithm`` names the
+    registered algorithm when the result does not (a spec's ``private`` called directly)."""
+    title = _title(getattr(result, "algorithm", None) or algorithm)
+    if result.centers is None:
+        return Answer(title, None, False)
+    fb = next((s for s in getattr(result, "trace", ()) or () if s.name == "fallback"), None)
+    if fb is not None and bool(fb.data.get("used")):
+        return Answer(title, backup_name(fb.data.get("method")), True)
+    return Answer(title, None, True)
+
 
 
 # ----------------------------------------------------------------------------- re-accounting
@@ -821,6 +910,21 @@ def check_ledger(ledger: Ledger, the_plan: BudgetPlan) -> ApproxDP | None:
     return got
 
 
+def _given_plan(spec: AlgorithmSpec, given: BudgetPlan, epsilon: float, delta: float,
+                counted: bool) -> BudgetPlan:
+    """A caller's plan for :func:`run` (``budget_plan``), checked before any row is used."""
+    if counted:
+        raise ValueError(f"dpviz.run('{spec.name}'): a given budget_plan needs a declared size "
+                         "(n_declared); without one the plan must include the DP count.")
+    if given.algorithm != spec.name or given.guarantee is None or given.budget is None:
+        raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan is for "
+                         f"{given.algorithm!r}, or states no guarantee.")
+    if not _within(given.guarantee, epsilon, delta):
+        raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan states {given.guarantee}, "
+                         f"above the target (ε={epsilon:g}, δ={delta:g}).")
+    return dataclasses.replace(given, target=ApproxDP(epsilon, delta))
+
+
 #: The one failure text of a run stopped by its DP-counted size (no data-dependent count quoted).
 COUNT_INFEASIBLE = ("⊥: the DP-counted size is too small for these settings (declare the size to decide "
                     "in advance)")
@@ -866,8 +970,8 @@ def markdown_table() -> str:
 
 
 __all__ = [
-    "AlgorithmSpec", "BudgetPlan", "Calibration", "DataShape", "LedgerOverTargetError", "ParamHint", "Public",
-    "algorithms", "applicability", "budget_from_rho", "calibrate", "check_hinted", "check_ledger",
-    "check_public", "get", "hint", "markdown_table", "param_fields", "plan", "plan_at_budget", "reaccount",
-    "register", "releasable", "run", "unregister",
+    "AlgorithmSpec", "Answer", "BudgetPlan", "Calibration", "DataShape", "LedgerOverTargetError", "ParamHint",
+    "Public", "algorithms", "answered_by", "applicability", "budget_from_rho", "calibrate", "check_hinted",
+    "check_ledger", "check_public", "get", "hint", "markdown_table", "param_fields", "plan", "plan_at_budget",
+    "reaccount", "register", "releasable", "run", "unregister",
 ]

@@ -21,16 +21,20 @@ import pandas as pd
 from app.components import safe
 from app.components.run import RunConfig
 from dpviz.privacy.release import jsonable
+from dpviz.registry import answered_by
 from dpviz.viz.privacy import ledger_table
 
 
 def centers_csv(result, feature_names) -> str:
-    """The private centers as CSV (one row per center); column names from an upload are
-    neutralised for spreadsheets (a leading = + - @ tab or CR gets an apostrophe)."""
+    """The private centers as CSV (one row per center, and who released them: ``answered_by``);
+    column names from an upload are neutralised for spreadsheets (a leading = + - @ tab or CR gets
+    an apostrophe)."""
     if result.centers is None:
         return "no centers: the run output ⊥\n"
     df = pd.DataFrame(np.asarray(result.centers), columns=[safe.csv_cell(c) for c in feature_names])
     df.index.name = "center"
+    # Who released them (the algorithm or its backup): a public bit of the run's trace.
+    df["answered_by"] = answered_by(result).who
     # Quote every text cell: a name holding a CR would otherwise break the row (pandas quotes
     # only fields with the delimiter, a quote or LF).
     return df.to_csv(quoting=csv.QUOTE_NONNUMERIC)
@@ -46,8 +50,9 @@ def ledger_csv(result) -> str:
 
 
 def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
-                url_query: Mapping[str, str] | None = None) -> str:
-    """The run configuration (enough to reproduce it with the library) as JSON."""
+                url_query: Mapping[str, str] | None = None, result=None) -> str:
+    """The run configuration (enough to reproduce it with the library) as JSON; with ``result``,
+    who answered (the algorithm or its backup) and the run's budget plan (``Result.plan``)."""
     dataset: dict[str, Any] = {"name": ds.name, "source": ds.source, "d": ds.d,
                                "recipe": jsonable(public_recipe(ds))}
     if ds.source != "upload":  # a recipe's n is public; an upload's row count is not
@@ -73,6 +78,10 @@ def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
         out["privacy"] = {"paper": str(statement.paper), "row_level_eps": statement.row.eps,
                           "row_level_delta": statement.row.delta,
                           "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
+    if result is not None:
+        out["answered_by"] = answered_by(result).who
+        if getattr(result, "plan", None) is not None:
+            out["plan"] = result.plan.as_dict()
     if ds.source == "upload":
         out["note"] = ("Uploaded data is not included, nor its row count or any fingerprint of it: "
                        "only the file name, the chosen columns and what you declared.")

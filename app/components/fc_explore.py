@@ -15,6 +15,7 @@ import streamlit as st
 import dpviz.clustering.friendlycore.budget
 import dpviz.registry
 import dpviz.viz
+import dpviz.viz.answered
 import dpviz.viz.data
 import dpviz.viz.filters
 import dpviz.viz.noise
@@ -126,8 +127,11 @@ def _tiles(diag: run.Diagnostics, result) -> None:
                   "to its matched private center; only for data with known centers. " + tag + ".")
         c3.caption(tag + ("" if diag.center_error is not None else " (no true centers)"))
         k = 0 if result.centers is None else len(result.centers)
-        c4.metric("Centers released", f"{k}", help="The number of private centers in the output.")
-        c4.caption("private output (simulated: not a release)")
+        answer = dpviz.viz.answered.answered_by(result, "friendlycore")
+        c4.metric("Centers released", f"{k}", help="The number of private centers in the output, "
+                  "and who released them: FriendlyCore's own core or its backup.")
+        with c4.container(key="answered_by"):
+            st.caption(f"by {answer.who} · private output (simulated: not a release)")
 
 
 def _privacy_view(result, statement, cfg) -> None:
@@ -180,7 +184,8 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                        file_name="dpviz_ledger.csv", mime="text/csv", key="dl_ledger",
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
-                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict(),
+                                             result=result),
                        file_name="dpviz_run_config.json", mime="application/json",
                        key="dl_config", on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers

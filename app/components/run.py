@@ -136,15 +136,25 @@ def tuple_stage(ds, cfg: RunConfig):
     return cache.memo("stage", cfg.stage_key(ds), compute)
 
 
+def _run(ds, stage, cfg: RunConfig, rng: np.random.Generator):
+    """FriendlyCore through ``dpviz.run`` like every family (issue 33): the registry plans the run
+    from the row-level target (or takes the plan of an old link's ρ, :func:`fc_plan`), runs the
+    private stage on the cached tuple stage and re-accounts its ledger. A simulation treats the
+    dataset's size as declared (as the other algorithms' view does); the Release page asks for a
+    declared n or pays for a DP count."""
+    the_plan = fc_plan(ds, cfg)
+    target = (float(cfg.eps), float(cfg.delta)) if cfg.eps else (the_plan.guarantee.eps,
+                                                                   the_plan.guarantee.delta)
+    return dpviz.registry.run(
+        "friendlycore", ds.X, int(cfg.k), epsilon=target[0], delta=target[1], radius=float(cfg.radius),
+        rng=rng, n_declared=int(ds.n), stage=stage, budget_plan=None if cfg.eps else the_plan,
+        n_tuples=int(cfg.t), oracle=str(cfg.oracle), preset=str(cfg.preset), fallback=bool(cfg.fallback),
+        r_min=float(cfg.r_min))
+
+
 def _private(ds, stage, cfg: RunConfig):
     """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
-    fc = dpviz.clustering.friendlycore.pipeline
-    # A simulation treats the dataset's size as declared (as the other algorithms' view does);
-    # the Release page asks for a declared n or pays for a DP count.
-    budget = fc_plan(ds, cfg).budget
-    return fc.fc_private_stage(ds.X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius,
-                               r_min=cfg.r_min, preset=cfg.preset, n_declared=int(ds.n),
-                               fallback=cfg.fallback, rng=np.random.default_rng(seeds(cfg.seed)[1]))
+    return _run(ds, stage, cfg, np.random.default_rng(seeds(cfg.seed)[1]))
 
 
 def core_forms(result) -> bool:
@@ -216,10 +226,7 @@ def redraw(ds, stage, cfg: RunConfig, draw: int):
     def compute():
         ss = seeds(cfg.seed)[2]
         rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
-        budget = fc_plan(ds, cfg).budget
-        return dpviz.clustering.friendlycore.pipeline.fc_private_stage(
-            ds.X, stage, rho=budget.rho, delta=budget.delta, radius=cfg.radius, r_min=cfg.r_min,
-            preset=cfg.preset, n_declared=int(ds.n), fallback=cfg.fallback, rng=rng)
+        return _run(ds, stage, cfg, rng)
 
     return cache.memo("redraw", (*cfg.private_key(ds), int(draw)), compute)
 
