@@ -682,8 +682,12 @@ def run(
     func = f"dpviz.run('{name}')"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
-    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high=MAX_EPSILON)
-    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
+    # A given plan may state a vacuous guarantee (δ = 1: an old link's large ρ); it is still the
+    # run's statement, so its target is read as given.
+    given = budget_plan is not None
+    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True,
+                           high=math.inf if given else MAX_EPSILON)
+    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=not given)
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
     public = check_public(public_X, X.shape[1], spec, func)
