@@ -64,12 +64,13 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
     fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18))
     st.plotly_chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
-    g = result.guarantee
+    g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
     with st.container(key=f"present_answer_{key}"):
         st.markdown(f"## ε = {eps:g}\n{what}. One person's row changes the odds of any "
-                    f"outcome by at most **×{math.exp(g.eps):.3g}** (δ = {g.delta:.0e}).")
+                    f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "
+                    f"ε = {g.eps:.3g}, δ = {g.delta:.2g}).")
 
 
 def main() -> None:
