@@ -56,13 +56,14 @@ def test_explore_says_who_released_the_centers_as_its_status_does():
 
 
 def test_downloads_name_who_answered_and_carry_the_runs_plan():
-    from app.components import downloads, run
+    from app.components import downloads
+    from app.components.friendlycore import page, run
 
     at = open_app(**SMALL)
     ds = at.session_state["_last_dataset"]
     result = at.session_state["_explore_last_result"][1]
     cfg = run.RunConfig.from_params(at.session_state["params"], float(ds.radius))
-    doc = json.loads(downloads.config_json(ds, cfg, {}, result=result))
+    doc = json.loads(page.config_json(ds, cfg, {}, result=result))
     assert doc["answered_by"] == BACKUP
     assert doc["plan"]["epsilon"] == result.plan.guarantee.eps
     frame = pd.read_csv(io.StringIO(downloads.centers_csv(result, ds.feature_names)))

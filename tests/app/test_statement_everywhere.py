@@ -268,7 +268,7 @@ def test_friendlycore_states_one_plan_on_every_surface(eps, delta, tmp_path, mon
     """Issue 33: FriendlyCore runs through ``dpviz.run`` and every surface states ``Result.plan``:
     Explore (readout, run, download), Data (the triage verdict), Budget, Compare, Present, Release
     (preview and export) and the command line read the same (ε, δ) at the same target."""
-    from app.components import downloads, run
+    from app.components.friendlycore import page, run
 
     # Explore: the readout, the run's own plan, and the configuration download
     at = open_app(**SMALL, eps=str(eps), delta=str(delta))
@@ -282,7 +282,7 @@ def test_friendlycore_states_one_plan_on_every_surface(eps, delta, tmp_path, mon
     assert result.algorithm == "friendlycore" and result.plan.target.eps == eps  # through dpviz.run
     assert _fmt(result.plan.guarantee.eps, result.plan.guarantee.delta) == shown
     cfg = run.RunConfig.from_params(at.session_state["params"], float(ds.radius))
-    doc = json.loads(downloads.config_json(ds, cfg, {}, result=result))
+    doc = json.loads(page.config_json(ds, cfg, {}, result=result))
     assert _fmt(doc["plan"]["epsilon"], doc["plan"]["delta"]) == shown
     # Data: the verdict's statement is Explore's plan at the same target
     at.switch_page("views/data.py").run()

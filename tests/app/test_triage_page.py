@@ -37,7 +37,8 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_in_the_apps_one_budget
 def test_a_rho_suggestion_becomes_the_smallest_slider_eps_with_the_same_prediction(monkeypatch):
     """The conversion itself (``triage.targets``): bisection over Explore's ε grid above the current
     target, at the same δ, on the verdict's own prediction (stubbed here: forms from ε ≥ 7)."""
-    from app.components import controls, run, triage
+    from app.components import controls
+    from app.components.friendlycore import run, triage
 
     seen = []
 

@@ -139,7 +139,7 @@ def test_app_helpers_state_the_plan():
     """Budget's FriendlyCore ε, Explore's readout and its target-ε reader agree with the plan."""
     from types import SimpleNamespace
 
-    from app.components import run as app_run
+    from app.components.friendlycore import run as app_run
 
     rho, delta = 0.05, 1e-6
     params = {"n_tuples": 40, "r_min": 1e-3, "oracle": "kmeans++"}

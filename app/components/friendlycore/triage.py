@@ -17,7 +17,8 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, controls, data_source, run, safe, state
+from app.components import cache, controls, data_source, safe, state
+from app.components.friendlycore import run
 
 _APPLIED = "_triage_applied"
 _NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε"}
