@@ -126,15 +126,6 @@ def test_cli_states_the_plan(tmp_path):
         assert st["lines"] == list(want.lines) and st["delta_prime"] == want.delta_prime
 
 
-def _function_from(path: Path, name: str, env: dict) -> object:
-    """A page's helper function, compiled alone (importing a page runs it)."""
-    tree = ast.parse(path.read_text())
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    ns = dict(env)
-    exec(compile(ast.Module([node], []), str(path), "exec"), ns)
-    return ns[name]
-
-
 def test_app_helpers_state_the_plan():
     """Budget's FriendlyCore ε, Explore's readout and its target-ε reader agree with the plan."""
     from types import SimpleNamespace
