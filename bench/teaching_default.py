@@ -33,7 +33,7 @@ def success_curve(gen: str, n: int, k: int, t: int, seeds: int) -> dict[float, f
     radius = float(ds.radius)
     ok = {rho: 0 for rho in RHO_GRID}
     for seed in range(seeds):
-        ss = np.random.SeedSequence(seed).spawn(3)  # the app's seed streams (app/components/run.py)
+        ss = np.random.SeedSequence(seed).spawn(3)  # the app's seed streams (friendlycore/run.py)
         stage = fc_tuple_stage(ds.X, k, n_tuples=t, radius=radius, rng=np.random.default_rng(ss[0]))
         for rho in RHO_GRID:
             r = fc_private_stage(ds.X, stage, rho=rho, delta=DELTA, radius=radius, r_min=1e-3 * radius,

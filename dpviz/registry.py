@@ -43,9 +43,9 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.accounting import compose_dp, group_privacy_dp, row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.ledger import Ledger, Spend
 from dpviz.privacy.mechanisms import laplace
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.result import Result
@@ -616,6 +616,7 @@ def run(
     public_X: Any = None,
     progress: Callable[[str], None] | None = None,
     cancel: CancelToken | None = None,
+    budget_plan: BudgetPlan | None = None,
     **params: Any,
 ) -> Result:
     """Run a registered algorithm so that its **row-level** guarantee is at most (ε, δ).
@@ -651,6 +652,11 @@ def run(
         more after the last. When set, the run stops there and raises
         :class:`RunCancelledError` (the library cannot stop inside a stage, so a cancel takes effect at
         the next boundary). The rows have been read by then: book the attempt at its target.
+    budget_plan : BudgetPlan, optional
+        The run's plan, already made from public inputs (e.g. :func:`plan_at_budget` of an own
+        budget a user typed as ρ, an old link's): used instead of calibrating, once its algorithm
+        matches and its guarantee is within the target (ε, δ) (ValueError otherwise); needs
+        ``n_declared``. The run's ledger is re-accounted against the target all the same.
     **params
         The spec's parameters (unknown names raise ValueError).
 
@@ -676,8 +682,12 @@ def run(
     func = f"dpviz.run('{name}')"
     X = check_data(X, func, allow_empty=False)
     k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
-    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True, high=MAX_EPSILON)
-    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=True)
+    # A given plan may state a vacuous guarantee (δ = 1: an old link's large ρ); it is still the
+    # run's statement, so its target is read as given.
+    given = budget_plan is not None
+    epsilon = check_scalar(epsilon, "epsilon", func, low=0.0, low_open=True,
+                           high=math.inf if given else MAX_EPSILON)
+    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, high_open=not given)
     radius = check_radius(radius, "radius", func)
     p = spec.make_params(**params)
     public = check_public(public_X, X.shape[1], spec, func)
@@ -691,8 +701,12 @@ def run(
     n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
     pub = Public(n_declared=n_declared, d=X.shape[1], k=k, radius=radius)
     boundary(STAGE_PLAN)
+    if budget_plan is not None:
+        the_plan = _given_plan(spec, budget_plan, epsilon, delta, count_ledger is not None)
+    else:
+        the_plan = None
     try:
-        the_plan = plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
+        the_plan = the_plan or plan(spec, epsilon, delta, pub, p, count=count_ledger is not None)
     except ValueError:
         if count_ledger is None:
             raise  # declared inputs only: the caller changes them
@@ -710,6 +724,7 @@ def run(
     ledger = res.ledger
     if count_ledger is not None:
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
+    check_ledger(ledger, the_plan)  # re-accounted after every run: over the target is a bug
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
                                plan=the_plan,
@@ -720,6 +735,198 @@ def run(
                                   if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng),
                                seed=res.seed if seed is None else seed)
+
+
+# ----------------------------------------------------------------------------- who answered
+# Every label that names an algorithm next to released centers reads :func:`answered_by`, so a run
+# whose own structure did not form (FriendlyCore's core) is never titled with the algorithm's name
+# alone when its backup (the private grid coreset) released the centers (issue 33, item 4). Read from
+# the released trace only: the fallback step's ``used`` bit and ``method``, private outputs.
+
+#: The backup's short name, for a fallback step whose ``method`` mentions a grid coreset.
+GRID_CORESET = "grid coreset"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Who released a run's centers.
+
+    Attributes
+    ----------
+    algorithm : str
+        The title of the algorithm that was run (the registered spec's).
+    backup : str or None
+        The backup's short name when the backup answered (e.g. "grid coreset"), else None.
+    released : bool
+        Whether any centers were released (False: the output is ⊥).
+    """
+
+    algorithm: str
+    backup: str | None
+    released: bool
+
+    @property
+    def who(self) -> str:
+        """Who answered, e.g. "FriendlyCore clustering" or "grid coreset (FriendlyCore clustering's
+        backup)"; "no one (⊥)" when nothing was released."""
+        if not self.released:
+            return "no one (⊥)"
+        if self.backup is not None:
+            return f"{self.backup} ({self.algorithm}'s backup)"
+        return self.algorithm
+
+    @property
+    def own(self) -> bool:
+        """The algorithm itself answered (not its backup, not ⊥)."""
+        return self.released and self.backup is None
+
+    def label(self, k: int | None = None) -> str:
+        """One line for a title or a legend: "<who>: k private centers" (or ": no centers (⊥)")."""
+        if not self.released:
+            return f"{self.algorithm}: no centers (⊥)"
+        return f"{self.who}: {k} private centers" if k is not None else self.who
+
+
+def _title(name: str | None) -> str:
+    if not name:
+        return "the algorithm"
+    try:
+        return get(name).title
+    except ValueError:
+        return str(name)
+
+
+def backup_name(method: Any) -> str:
+    """A fallback step's ``method`` in a few words ("grid coreset (quadtree) + weighted k-means" →
+    "grid coreset")."""
+    text = str(method or "backup")
+    return GRID_CORESET if GRID_CORESET in text else text
+
+
+def answered_by(result: Any, algorithm: str | None = None) -> Answer:
+    """Who released ``result``'s centers (see the module docstring); ``algorithm`` names the
+    registered algorithm when the result does not (a spec's ``private`` called directly)."""
+    title = _title(getattr(result, "algorithm", None) or algorithm)
+    if result.centers is None:
+        return Answer(title, None, False)
+    fb = next((s for s in getattr(result, "trace", ()) or () if s.name == "fallback"), None)
+    if fb is not None and bool(fb.data.get("used")):
+        return Answer(title, backup_name(fb.data.get("method")), True)
+    return Answer(title, None, True)
+
+
+
+# ----------------------------------------------------------------------------- re-accounting
+
+
+#: Relative slack of :func:`check_ledger` (float sums and the calibration's own 10⁻⁵ search width
+#: are far below it; a real overspend is not).
+LEDGER_RTOL = 1e-6
+
+
+class LedgerOverTargetError(RuntimeError):
+    """A run's ledger, re-accounted on its own, states more than its plan's target: a bug in the
+    algorithm's budget split or its guarantee, never a user error (it fails loudly)."""
+
+
+def _dp_only(node: Ledger | Spend) -> bool:
+    """Whether every spend under ``node`` is stated in (ε, δ)-DP (pure or approximate)."""
+    if isinstance(node, Spend):
+        return isinstance(node.budget, ApproxDP)
+    return all(_dp_only(c) for c in node.children)
+
+
+#: A tuple-unit ledger node whose note holds this states its subtree for REPLACING one tuple (the
+#: CKM+21 neighbouring relation, ``easy_instances``): one row costs it once. Any other tuple spend is
+#: stated for adding or removing one tuple (FriendlyCore): one row replaces a tuple, two steps.
+REPLACE_ONE = "replace-one"
+
+
+def _dp_total(node: Ledger | Spend, group: int = 2) -> ApproxDP:
+    """The row-level (ε, δ) of a DP-only subtree: sequential nodes compose by basic composition
+    (Dwork & Roth 2014, Thm 3.16), parallel nodes cost their largest child, a tuple-unit spend goes
+    through group privacy of size ``group`` (2, as in ``row_level_statement``; 1 under a
+    :data:`REPLACE_ONE` node)."""
+    if isinstance(node, Spend):
+        assert isinstance(node.budget, ApproxDP)
+        return group_privacy_dp(node.budget, group) if node.unit == "tuple" else node.budget
+    if node.unit == "tuple" and REPLACE_ONE in (node.note or ""):
+        group = 1
+    parts = [_dp_total(c, group) for c in node.children]
+    if not parts:
+        return ApproxDP(0.0, 0.0)
+    if node.composition == "parallel":
+        return ApproxDP(max(p.eps for p in parts), max(p.delta for p in parts))
+    return compose_dp(*parts)
+
+
+def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
+    """The row-level (ε, δ) of a run read from its LEDGER alone (not from the plan's guarantee).
+
+    DP-stated subtrees (a Laplace count, a pure-DP family) compose in (ε, δ)-DP; the rest of a
+    sequential root is stated by :func:`~dpviz.privacy.accounting.row_level_statement` (zCDP with
+    the plan's δ′, tuple spends through group privacy); the two compose by basic composition.
+    None when the ledger holds a step with no proven guarantee (no statement can be made from it).
+    """
+    if not ledger.has_guarantee():
+        return None
+    if _dp_only(ledger):
+        return _dp_total(ledger)
+    dp_parts: list[Ledger | Spend] = []
+    rest: list[Ledger | Spend] = list(ledger.children)
+    if ledger.composition == "sequential":
+        dp_parts = [c for c in ledger.children if _dp_only(c)]
+        rest = [c for c in ledger.children if not _dp_only(c)]
+    zc = Ledger(ledger.name, None, ledger.composition, ledger.unit, ledger.note, children=rest)
+    if delta_prime <= 0.0:
+        raise LedgerOverTargetError(f"The ledger '{ledger.name}' holds zCDP spends but its plan has no "
+                                    "δ′ to state them with: the plan and the run disagree.")
+    parts = [row_level_statement(zc, delta_prime).row, *(_dp_total(c) for c in dp_parts)]
+    return compose_dp(*parts)
+
+
+def check_ledger(ledger: Ledger, the_plan: BudgetPlan) -> ApproxDP | None:
+    """Re-account a run's ledger independently and raise if it states more than ``plan.target``.
+
+    Like Google's clustering library (``privacy_calculator.py``), which derives every noise
+    parameter once and then re-accounts them: the plan was computed from public inputs before the
+    run; the ledger is what the mechanisms recorded while running. Each node's own budget is
+    checked too (:meth:`Ledger.check`). Returns the re-accounted (ε, δ) (None for a reference or a
+    ledger with no proven guarantee).
+
+    Raises
+    ------
+    LedgerOverTargetError
+        When the re-accounted ε or δ is above the target (or, with no target, the plan's guarantee).
+    """
+    ledger.check()
+    bound = the_plan.target if the_plan.target is not None else the_plan.guarantee
+    if bound is None or not the_plan.is_private:
+        return None
+    got = reaccount(ledger, the_plan.delta_prime)
+    if got is None:
+        return None
+    if (got.eps > bound.eps * (1 + LEDGER_RTOL) + 1e-12
+            or got.delta > bound.delta * (1 + LEDGER_RTOL) + 1e-300):
+        raise LedgerOverTargetError(
+            f"The run of '{the_plan.algorithm}' spent {got} by its own ledger, above its plan's target "
+            f"{bound}: this is a bug in the algorithm's budget split or guarantee, not a user error.")
+    return got
+
+
+def _given_plan(spec: AlgorithmSpec, given: BudgetPlan, epsilon: float, delta: float,
+                counted: bool) -> BudgetPlan:
+    """A caller's plan for :func:`run` (``budget_plan``), checked before any row is used."""
+    if counted:
+        raise ValueError(f"dpviz.run('{spec.name}'): a given budget_plan needs a declared size "
+                         "(n_declared); without one the plan must include the DP count.")
+    if given.algorithm != spec.name or given.guarantee is None or given.budget is None:
+        raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan is for "
+                         f"{given.algorithm!r}, or states no guarantee.")
+    if not _within(given.guarantee, epsilon, delta):
+        raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan states {given.guarantee}, "
+                         f"above the target (ε={epsilon:g}, δ={delta:g}).")
+    return dataclasses.replace(given, target=ApproxDP(epsilon, delta))
 
 
 #: The one failure text of a run stopped by its DP-counted size (no data-dependent count quoted).
@@ -767,7 +974,8 @@ def markdown_table() -> str:
 
 
 __all__ = [
-    "AlgorithmSpec", "BudgetPlan", "Calibration", "DataShape", "ParamHint", "Public", "algorithms",
-    "applicability", "budget_from_rho", "calibrate", "check_hinted", "check_public", "get", "hint",
-    "markdown_table", "param_fields", "plan", "plan_at_budget", "register", "releasable", "run", "unregister",
+    "AlgorithmSpec", "Answer", "BudgetPlan", "Calibration", "DataShape", "LedgerOverTargetError", "ParamHint",
+    "Public", "algorithms", "answered_by", "applicability", "budget_from_rho", "calibrate", "check_hinted",
+    "check_ledger", "check_public", "get", "hint", "markdown_table", "param_fields", "plan", "plan_at_budget",
+    "reaccount", "register", "releasable", "run", "unregister",
 ]

@@ -64,7 +64,9 @@ from dpviz.registry import (
     Calibration,
     Public,
     algorithms,
+    answered_by,
     budget_from_rho,
+    check_ledger,
     get,
     plan,
     plan_at_budget,
@@ -81,7 +83,7 @@ def columns(axis: str = "epsilon") -> tuple[str, ...]:
     return ("algorithm", "title", "private", axis, "delta", "rep", "n", "budget_kind", "budget",
             "budget_delta", "guarantee_eps", "guarantee_delta", "loss", "labeling_failure",
             "center_error", "released", "structure_ok", "success", "fallback", "seconds",
-            "stage_seconds", "failure")
+            "stage_seconds", "failure", "answered_by")
 
 
 #: Columns of a sweep along the row-level ε axis (the Compare and Budget pages').
@@ -122,7 +124,8 @@ class Sweep:
         ``seconds`` (the private run), ``stage_seconds`` (the shared non-private stage of that
         repetition), ``failure`` (a reason or None; "cannot meet" when the algorithm cannot be
         calibrated to the target, "refused" when it raised a ValueError on these inputs; both
-        have a NaN loss).
+        have a NaN loss), ``answered_by`` (who released the centers: the algorithm or its backup,
+        ``dpviz.registry.answered_by``; None when the run did not happen).
     params : mapping
         The arguments of the sweep (enough to rerun it).
     complete : bool
@@ -278,7 +281,7 @@ def _row(unit: _Unit, axis: str, delta: float, rep: int, n: int, **values: Any) 
            "guarantee_delta": math.nan if g is None else g.delta,
            "loss": math.nan, "labeling_failure": math.nan, "center_error": math.nan,
            "released": False, "structure_ok": None, "success": False, "fallback": False,
-           "seconds": 0.0, "stage_seconds": 0.0, "failure": None}
+           "seconds": 0.0, "stage_seconds": 0.0, "failure": None, "answered_by": None}
     row.update(values)
     return row
 
@@ -340,13 +343,14 @@ def _run_unit(X: np.ndarray, k: int, unit: _Unit, rep: int, pub: Public, truth: 
         return _row(unit, axis, delta, rep, n, seconds=time.perf_counter() - t0,
                     stage_seconds=stage_seconds, failure=f"refused: {exc}")
     seconds = time.perf_counter() - t0
+    check_ledger(result.ledger, unit.cal)  # as dpviz.run does: a ledger over its plan fails loudly
     structure = spec.structure_ok(result)
     released = result.centers is not None
     used, reason = _fallback(result)
     return _row(unit, axis, delta, rep, n, **_measure(X, truth, result), released=released,
                 structure_ok=structure, success=released if structure is None else bool(structure),
                 fallback=used, seconds=seconds, stage_seconds=stage_seconds,
-                failure=result.failure or reason)
+                failure=result.failure or reason, answered_by=answered_by(result, spec.name).who)
 
 
 # ----------------------------------------------------------------------------- the sweep

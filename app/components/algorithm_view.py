@@ -5,7 +5,7 @@ Nothing here names an algorithm: the picker lists ``dpviz.algorithms()``, the fo
 the parameter dataclass's hints (``dpviz.registry.param_fields``), the run goes through
 ``dpviz.registry`` (each algorithm calibrated to the row-level (ε, δ) target), and the figure is
 the family's registered storyboard (``dpviz.viz.storyboards``). A family may register a richer
-live page instead (``app/components/live_pages.py``; FriendlyCore's is ``fc_explore.py``).
+live page instead (``app/components/live_pages.py``; FriendlyCore's is ``friendlycore/page.py``).
 
 Two stages as everywhere: the spec's non-private stage is cached per (rows, algorithm, its
 stage fields, k, seed, Λ, declared n), so moving ε reruns only the private part.

@@ -1,5 +1,5 @@
-"""What Explore offers to download: the simulated centers (CSV), the run's ledger (CSV) and the run
-configuration (JSON).
+"""What Explore offers to download: the simulated centers (CSV) and the run's ledger (CSV); a
+family's page adds its run configuration (JSON; FriendlyCore's: ``friendlycore/page.config_json``).
 
 Both are a simulation, not a release: the configuration lists the seed streams that replay the
 noise exactly. Nothing computed from an upload's rows without noise is included: not the rows
@@ -11,26 +11,26 @@ for spreadsheets (:func:`app.components.safe.csv_cell`).
 from __future__ import annotations
 
 import csv
-import json
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from app.components import safe
-from app.components.run import RunConfig
-from dpviz.privacy.release import jsonable
+from dpviz.registry import answered_by
 from dpviz.viz.privacy import ledger_table
 
 
 def centers_csv(result, feature_names) -> str:
-    """The private centers as CSV (one row per center); column names from an upload are
-    neutralised for spreadsheets (a leading = + - @ tab or CR gets an apostrophe)."""
+    """The private centers as CSV (one row per center, and who released them: ``answered_by``);
+    column names from an upload are neutralised for spreadsheets (a leading = + - @ tab or CR gets
+    an apostrophe)."""
     if result.centers is None:
         return "no centers: the run output ⊥\n"
     df = pd.DataFrame(np.asarray(result.centers), columns=[safe.csv_cell(c) for c in feature_names])
     df.index.name = "center"
+    # Who released them (the algorithm or its backup): a public bit of the run's trace.
+    df["answered_by"] = answered_by(result).who
     # Quote every text cell: a name holding a CR would otherwise break the row (pandas quotes
     # only fields with the delimiter, a quote or LF).
     return df.to_csv(quoting=csv.QUOTE_NONNUMERIC)
@@ -43,40 +43,6 @@ def ledger_csv(result) -> str:
     for col in ("mechanism", "unit", "step", "note"):
         table[col] = table[col].map(safe.csv_cell)
     return table.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
-
-
-def config_json(ds, cfg: RunConfig, params: Mapping[str, Any], statement=None,
-                url_query: Mapping[str, str] | None = None) -> str:
-    """The run configuration (enough to reproduce it with the library) as JSON."""
-    dataset: dict[str, Any] = {"name": ds.name, "source": ds.source, "d": ds.d,
-                               "recipe": jsonable(public_recipe(ds))}
-    if ds.source != "upload":  # a recipe's n is public; an upload's row count is not
-        dataset = {"name": ds.name, "source": ds.source, "n": ds.n, **dataset}
-    out: dict[str, Any] = {
-        "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
-                "so results of this configuration must not be published",
-        "dataset": dataset,
-        "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
-                                                "private stage, noise redraws]"},
-        "calls": [
-            "stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
-            "radius=radius, rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
-            "result = dpviz.clustering.friendlycore.pipeline.fc_private_stage(X, stage, rho=rho, "
-            "delta=delta, radius=radius, r_min=r_min, preset=preset, "
-            "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
-        ],
-        "app_parameters": jsonable(dict(params)),
-    }
-    if url_query is not None:
-        out["url_query"] = dict(url_query)
-    if statement is not None:
-        out["privacy"] = {"paper": str(statement.paper), "row_level_eps": statement.row.eps,
-                          "row_level_delta": statement.row.delta,
-                          "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
-    if ds.source == "upload":
-        out["note"] = ("Uploaded data is not included, nor its row count or any fingerprint of it: "
-                       "only the file name, the chosen columns and what you declared.")
-    return json.dumps(out, indent=2, default=str)
 
 
 #: Recipe entries of an upload that are statistics of its rows (kept out of every download).

@@ -6,21 +6,33 @@ mark on the slider) registers its page here: ``register(name, module)``, where t
 algorithm; an algorithm without a registered page gets ``algorithm_view.render`` (its form, the
 row-level ε slider, its storyboard and registered explorations).
 
-FriendlyCore registers ``app/components/fc_explore.py``. Its row-level ε control, own-budget
-readout, plan, explorations, step-through and prefetch are the shared ones; what its page still
-has alone is its live main panel and chart (``explore_live``), the core-forms mark and the tuple
-stage's tiles (docs/registry.md).
+A family's folder registers itself by being there: ``app/components/<family>/page.py``, where
+``<family>`` is the registered algorithm name, is discovered on first use (issue 33; FriendlyCore's
+is ``app/components/friendlycore/``). Its row-level ε control, own-budget readout, plan,
+explorations, step-through and prefetch are the shared ones (docs/registry.md); nothing here names
+a family.
 """
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import streamlit as st
 
 from app.components import algorithm_view, data_source
 
-_PAGES: dict[str, str] = {"friendlycore": "app.components.fc_explore"}
+#: The folder whose sub-folders are family folders (``<family>/page.py``).
+FAMILIES = Path(__file__).resolve().parent
+
+
+def discover(root: Path = FAMILIES, package: str = "app.components") -> dict[str, str]:
+    """``{family: module}`` for every ``<root>/<family>/page.py`` (the family's registered name)."""
+    return {page.parent.name: f"{package}.{page.parent.name}.page"
+            for page in sorted(root.glob("*/page.py"))}
+
+
+_PAGES: dict[str, str] = discover()
 
 
 def register(name: str, module: str) -> None:

@@ -166,6 +166,14 @@ def budget_from_selection(event) -> float | None:
     return None
 
 
+def explore_target(event) -> dict[str, float] | None:
+    """What a click on a Budget curve hands Explore: exactly the clicked row-level ε (the sweep's δ
+    is Explore's own), None when no median point was clicked. No ρ: Explore plans its own budget
+    from the target, as every page does (issue 33)."""
+    eps = budget_from_selection(event)
+    return None if eps is None else {"eps": float(eps)}
+
+
 def spec_for(ds, p: Mapping[str, Any], radius: float, algorithms: tuple[str, ...]) -> SweepSpec:
     """The Budget page's ε sweep for the parameters ``p`` (the URL's) on ``ds``."""
     return SweepSpec(ds.content_hash, algorithms, eps_grid(p["blo"], p["bhi"], p["bpts"]),

@@ -1,21 +1,18 @@
 """Budget: how accuracy and success depend on the row-level ε (and on n), over repeated runs.
 
 Algorithms are compared at the same ROW-LEVEL (ε, δ): each one's own budget is calibrated to the
-target (``dpviz.experiments.row_level_budget``; FriendlyCore through its group-privacy step), not
-at equal nominal ρ, which favoured FriendlyCore (issue 10, finding 6). The curves are non-private
+target (``dpviz.registry.plan``; FriendlyCore through its group-privacy step), not at equal
+nominal ρ, which favoured FriendlyCore (issue 10, finding 6). The curves are non-private
 diagnostics (many runs on the same data); they are for choosing a budget, not for publishing.
-Click a median point to load FriendlyCore's ρ for that ε into Explore. Sweeps run as jobs
+Click a median point to open Explore at exactly that row-level (ε, δ). Sweeps run as jobs
 (``app.components.jobs``) on the one engine (``dpviz.sweeps``).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 import dpviz
-import dpviz.experiments
-import dpviz.privacy
 import dpviz.registry
 import dpviz.viz
 import dpviz.viz.sweeps
@@ -47,31 +44,16 @@ def sweepable() -> dict[str, str]:
 ALGOS = sweepable()
 
 
-def _load_rho() -> None:
-    """Selection callback: FriendlyCore's ρ at the clicked row-level ε goes to Explore (the
-    nearest ρ slider step)."""
-    eps = sweep.budget_from_selection(st.session_state.get("budget_accuracy"))
-    if eps is None:
+def _open_explore() -> None:
+    """Selection callback: Explore opens at exactly the clicked row-level (ε, δ) — the target every
+    curve of this sweep was calibrated to (δ is the sweep's, Explore's own) — with no ρ of its own:
+    Explore's ε slider takes an off-grid value as it is, and the run is planned from it."""
+    target = sweep.explore_target(st.session_state.get("budget_accuracy"))
+    if target is None:
         return
-    p = state.params()
-    ds = data_source.current().dataset
-    if ds is None:
-        return
-    rho, _ = dpviz.experiments.row_level_budget(
-        "fc:practical", float(eps), float(p["delta"]), n_declared=int(ds.n), d=int(ds.d),
-        k=int(p["k"]), radius=float(data_source.radius_for(ds)), n_tuples=int(p["t"]),
-        r_min=float(p["rmin"]), oracle=p["oracle"])
-    grid = np.asarray(controls.RHO_GRID, dtype=float)
-    near = float(grid[np.argmin(np.abs(np.log(grid) - np.log(rho)))])
-    state.update(rho=near)
-    # Say so when the slider cannot hold the calibrated ρ (issue 27: a clamp without notice).
-    st.session_state["_budget_clamp"] = (
-        None if abs(np.log(near) - np.log(rho)) < 0.05 else
-        f"Row-level ε = {eps:.3g} needs FriendlyCore's ρ = {rho:.3g}; Explore's slider goes from "
-        f"{controls.fmt_rho(grid[0])} to {controls.fmt_rho(grid[-1])}, so it opened at the nearest "
-        f"step ρ = {controls.fmt_rho(near)}: its row-level ε is not {eps:.3g}.")
-    # A clamped point stays here with the notice and a button; an exact one opens Explore.
-    st.session_state["_goto_explore"] = st.session_state["_budget_clamp"] is None
+    state.update(**target)
+    st.session_state.pop(state.RHO_LINK, None)  # a link's old exact ρ no longer applies
+    st.session_state["_goto_explore"] = True
 
 
 def _settings():
@@ -101,20 +83,8 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
         return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
                                int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
                                p["oracle"], int(p["seed"]), kind="n", ns=ns,
-                               epsilon=_fc_row_eps(ds, p, float(radius)))
+                               epsilon=float(p["eps"]))
     return sweep.spec_for(ds, p, float(radius), algos)
-
-
-def _fc_row_eps(ds, p, radius: float) -> float:
-    """The row-level ε of FriendlyCore (practical split) at Explore's ρ and δ, from public inputs
-    only (the registry's plan at that budget, the one Explore's readout states): the loss-vs-n
-    target every algorithm is calibrated to (rounded for a stable key)."""
-    registry = dpviz.registry
-    params = {"n_tuples": int(p["t"]), "r_min": float(p["rmin"]), "oracle": p["oracle"]}
-    pub = registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(p["k"]), radius=radius)
-    budget = dpviz.privacy.ZCDP(float(p["rho"]), float(p["delta"]))
-    g = registry.plan_at_budget("friendlycore", budget, pub, params).guarantee
-    return float(f"{g.eps:.3g}")
 
 
 def _origin_note(part: sweep.Partial, key: str = "budget_origin") -> None:
@@ -136,10 +106,10 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
     fig.update_layout(xaxis_title=X_TITLE, title_text="Normalized k-means loss vs row-level ε")
-    st.plotly_chart(fig, key="budget_accuracy", on_select=_load_rho, selection_mode="points",
+    st.plotly_chart(fig, key="budget_accuracy", on_select=_open_explore, selection_mode="points",
                     config={"displaylogo": False})
-    st.caption("Click a median point to open Explore at FriendlyCore's ρ for that row-level ε "
-               "(nearest slider step).")
+    st.caption("Click a median point to open Explore at exactly that row-level ε (and this sweep's "
+               "δ); Explore's ε slider takes the clicked value as it is.")
     fig = viz.sweeps.success_figure(sw, current_rho=None)
     fig.update_layout(xaxis_title=X_TITLE)
     st.plotly_chart(fig, key="budget_success", config={"displaylogo": False})
@@ -187,17 +157,11 @@ def main() -> None:
                        "the finished ones.")
         _origin_note(part)
         _charts(spec, part)
-    note = st.session_state.get("_budget_clamp")
-    if note:
-        st.warning(note, icon=":material/straighten:")
-        if st.button("Open Explore at that nearest step", key="budget_open_clamped"):
-            st.session_state["_budget_clamp"] = None
-            st.switch_page(st.session_state["_pages"]["explore"])
 
     st.divider()
-    st.subheader("Loss vs n at FriendlyCore's row-level ε for the current ρ")
+    st.subheader("Loss vs n at Explore's row-level (ε, δ)")
     part_n = sweep.partial(SLOT, spec_n)
-    if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, n = "
+    if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, δ = {spec_n.delta:.0e}, n = "
                  f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key="budget_loss_n_run",
                  disabled=running is not None):
         _start(ds, spec_n)
@@ -207,11 +171,9 @@ def main() -> None:
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.epsilon:.3g}")
         st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})
-        st.caption(f"Every algorithm calibrated to the same row-level ε = {spec_n.epsilon:.3g} "
-                   f"(δ = {spec_n.delta:.0e}): FriendlyCore's at ρ = "
-                   f"{controls.fmt_rho(float(state.get('rho')))} on the full data. Generated data "
-                   "is regenerated at each n from its recipe; other data uses random subsets of "
-                   "its rows.")
+        st.caption(f"Every algorithm calibrated to the same row-level target (ε = {spec_n.epsilon:.3g}, "
+                   f"δ = {spec_n.delta:.0e}): Explore's. Generated data is regenerated at each n from "
+                   "its recipe; other data uses random subsets of its rows.")
 
 
 main()

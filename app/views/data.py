@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 import dpviz.viz
-from app.components import data_source, dataset_picker, server_path, triage
+from app.components import data_source, dataset_picker, server_path
+from app.components.friendlycore import triage
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "

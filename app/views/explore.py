@@ -2,9 +2,9 @@
 
 One path for every algorithm (issue 26): the picker lists what serves the data, the sidebar form
 shows the chosen algorithm's parameters, and its live page is drawn by
-``app/components/live_pages.render``: the registered live page of the algorithm (FriendlyCore's:
-``app/components/fc_explore.py``) or the generic one (``algorithm_view.render``). This page names no
-algorithm.
+``app/components/live_pages.render``: the live page of the algorithm's family folder
+(``app/components/<family>/page.py``) or the generic one (``algorithm_view.render``). This page
+names no algorithm.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import dpviz.registry
 import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
-from app.components import controls, deployments, live_chart, run
+from app.components import controls, deployments, live_chart
+from app.components.friendlycore import run
 
 st.title("Learn: private clustering in five minutes")
 

@@ -16,6 +16,7 @@ import streamlit as st
 
 import dpviz
 import dpviz.viz
+import dpviz.viz.answered
 from app.components import cache, modes, safe, state, sweep
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
@@ -48,22 +49,28 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
         return
     from dpviz.viz.data import project_2d
 
+    # Who answered, not only who was asked: an algorithm's backup is named when it answered.
+    answer = dpviz.viz.answered.answered_by(result, name)
+
     proj = project_2d(ds.X)  # the data and the centers in the same 2-D view
     fig = dpviz.viz.data_figure(ds, projector=proj, max_points=4_000, title=" ",
                                 show_true_centers=False)
     if result.centers is not None:
         C = proj.transform(np.asarray(result.centers, float))
-        fig.add_trace(go.Scatter(x=C[:, 0], y=C[:, 1], mode="markers", name="private centers",
+        fig.add_trace(go.Scatter(x=C[:, 0], y=C[:, 1], mode="markers",
+                                 name=f"private centers ({answer.who})",
                                  marker=dict(size=22, symbol="x", color="#D55E00",
                                              line=dict(width=2, color="white"))))
     fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18))
     st.plotly_chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
-    g = result.guarantee
-    what = "no centers (too little budget here)" if result.centers is None else \
-        f"{len(result.centers)} private centers"
-    st.markdown(f"## ε = {eps:g}\n{spec.title}: {what}. One person's row changes the odds of any "
-                f"outcome by at most **×{math.exp(g.eps):.3g}** (δ = {g.delta:.0e}).")
+    g = result.plan.guarantee  # the run's one statement (Result.plan)
+    what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
+            else answer.label(len(result.centers)))
+    with st.container(key=f"present_answer_{key}"):
+        st.markdown(f"## ε = {eps:g}\n{what}. One person's row changes the odds of any "
+                    f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "
+                    f"ε = {g.eps:.3g}, δ = {g.delta:.2g}).")
 
 
 def main() -> None:

@@ -22,6 +22,8 @@ import plotly.graph_objects as go
 
 from dpviz.sweeps import REFERENCE, SIMULATION, quantile_names, summarize
 from dpviz.viz import colors
+from dpviz.viz.answered import answered_text, answered_texts
+from dpviz.viz.text import plotly_text
 
 METRICS: dict[str, str] = {
     "loss": "normalized k-means loss 1 − X/Y",
@@ -91,9 +93,16 @@ def _budget_text(kind: str, budget: float, delta: float) -> str:
     return f"native budget ε = {budget:.3g} (pure DP)"
 
 
-def _budget_texts(g: pd.DataFrame) -> list[str]:
-    return [_budget_text(k, float(b), float(d))
-            for k, b, d in g[["budget_kind", "budget", "budget_delta"]].itertuples(index=False)]
+def _budget_texts(g: pd.DataFrame, who: dict[tuple[str, float], str] | None = None) -> list[str]:
+    """Each point's native budget and, with ``who`` (:func:`~dpviz.viz.answered.answered_texts`),
+    who answered its runs (the algorithm or its backup) on a second line."""
+    out = []
+    for name, eps, k, b, d in g[["algorithm", "epsilon", "budget_kind", "budget", "budget_delta"]].itertuples(
+            index=False):
+        line = _budget_text(k, float(b), float(d))
+        answer = answered_text(who or {}, name, eps)
+        out.append(f"{line}<br>{plotly_text(answer)}" if answer else line)
+    return out
 
 
 def _private_summary(frame: pd.DataFrame, metric: str, quantiles: tuple[float, float]) -> pd.DataFrame:
@@ -159,6 +168,7 @@ def metric_figure(
         A log y axis (run times).
     """
     frame = _frame(cmp)
+    who = answered_texts(frame, "epsilon")  # who answered each point's runs
     if split:
         frame = split_fallback(frame)
     qlo, qhi = quantile_names(quantiles)
@@ -174,7 +184,7 @@ def metric_figure(
         fig.add_trace(go.Scatter(
             x=x, y=g["median"].to_numpy(float), mode="lines+markers", name=label, legendgroup=name,
             meta=name, line=dict(color=color, width=2), marker=dict(size=8, color=color),
-            customdata=_customdata(g, qlo, qhi), text=_budget_texts(g),
+            customdata=_customdata(g, qlo, qhi), text=_budget_texts(g, who),
             hovertemplate=(f"<b>{label}</b><br>row-level ε = %{{customdata[0]:.3g}}, "
                            "δ = %{customdata[1]:.2g} (guarantee ε = %{customdata[4]:.4g}, "
                            "δ = %{customdata[5]:.2g})<br>%{text}"
@@ -208,6 +218,7 @@ def structure_figure(cmp: Any, *, title: str | None = None) -> go.Figure:
     rather than its fallback answering). An algorithm whose spec names no structure step is
     drawn dashed with the share of runs that released centers at all (not ⊥)."""
     frame = _frame(cmp)
+    who = answered_texts(frame, "epsilon")
     summ = _private_summary(frame, "loss", (0.1, 0.9))
     palette = algorithm_colors(frame) if not frame.empty else {}
     fig = go.Figure()
@@ -220,7 +231,8 @@ def structure_figure(cmp: Any, *, title: str | None = None) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=g["epsilon"].to_numpy(float), y=y, mode="lines+markers", name=label, legendgroup=name,
             meta=name, line=dict(color=palette[name], dash="solid" if has else "dash"),
-            customdata=_customdata(g.assign(q10=np.nan, q90=np.nan), "q10", "q90"), text=_budget_texts(g),
+            customdata=_customdata(g.assign(q10=np.nan, q90=np.nan), "q10", "q90"),
+            text=_budget_texts(g, who),
             hovertemplate=(f"<b>{g['title'].iloc[0]}</b><br>row-level ε = %{{customdata[0]:.3g}}, "
                            "δ = %{customdata[1]:.2g}<br>%{text}"
                            f"<br>{what} in %{{y:.0%}} of %{{customdata[8]}} runs<br>{SIMULATION}"

@@ -25,8 +25,10 @@ import plotly.graph_objects as go
 
 from dpviz.result import Result
 from dpviz.viz import colors, raster
+from dpviz.viz.answered import answered_by
 from dpviz.viz.data import Projector, centers_trace, downsample_index, points_traces, project_2d
 from dpviz.viz.storyboard.labels import release_label, wrap
+from dpviz.viz.text import plotly_text
 
 DATA_NAME = "data (input, never released)"
 CENTERS_NAME = release_label("private centers (this run)", True)
@@ -162,16 +164,19 @@ def main_panel_spec(
                                marker=dict(size=4, color=col, opacity=0.35)))
     if C is not None:
         C2 = proj.transform(C)
-        svg.append(centers_trace(C2, name=CENTERS_NAME, color=ccolor, symbol="x", size=11,
-                                 line_color=colors.NONPRIVATE))
+        svg.append(dict(centers_trace(C2, name=CENTERS_NAME, color=ccolor, symbol="x", size=11,
+                                      line_color=colors.NONPRIVATE),
+                        hovertemplate=f"answered by {plotly_text(answered_by(result).who)}<extra></extra>"))
     note = None
     if C is None:
         note = "No centers were released at this budget."
     elif noise is None:
         sigma = grid_count_sigma(result)
         scale = "" if sigma is None else f"each grid cell's row count carries noise of σ = {sigma:.3g} rows; "
-        note = (f"Another method answered (FriendlyCore's backup): {scale}its noise is not one Gaussian "
-                "per center, so no cloud is drawn.")
+        answer = answered_by(result)
+        who = answer.who if answer.backup is not None else "Another method"
+        note = (f"Answered by {who}: {scale}its noise is not one Gaussian per center, so no cloud is "
+                "drawn.")
     uri = raster.traces_image(background, foreground, window)
     stubs = [raster.legend_stub(tr) for tr in background + foreground]
     if foreground:  # the stub's marker takes the first cluster's colour

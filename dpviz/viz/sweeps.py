@@ -19,6 +19,8 @@ import plotly.graph_objects as go
 
 from dpviz.sweeps import axis_of, quantile_names, summarize
 from dpviz.viz import colors
+from dpviz.viz.answered import answered_text, answered_texts
+from dpviz.viz.text import plotly_text
 
 ALGORITHM_LABELS: dict[str, str] = {
     "fc:practical": "FriendlyCore (practical split)",
@@ -157,9 +159,11 @@ def accuracy_figure(
     Each median marker's ``customdata`` is its budget (``customdata[0]``), followed by the band
     edges and the success rate, so a click can load that budget.
     """
-    frame = split_fallback(_frame(sweep))
+    raw = _frame(sweep)
+    frame = split_fallback(raw)
     ax = axis_of(frame)
     sym = AXIS_SYMBOL[ax]
+    who = answered_texts(raw, ax)  # who answered each point's runs (the algorithm or its backup)
     summ = summarize(frame, metric=metric, quantiles=quantiles)
     qlo, qhi = quantile_names(quantiles)
     fig = go.Figure()
@@ -177,9 +181,10 @@ def accuracy_figure(
             x=x, y=med, mode="lines+markers", name=label, legendgroup=alg,
             line=dict(color=color, width=2), marker=dict(size=7, color=color),
             customdata=np.c_[x, lo, hi, g["success_rate"].to_numpy(float), g["runs"]],
+            text=[plotly_text(answered_text(who, alg, v)) for v in x],
             hovertemplate=(f"<b>{label}</b><br>{sym} = %{{customdata[0]:.3g}}<br>median = %{{y:.3g}}"
                            f"<br>{qlo}–{qhi}: %{{customdata[1]:.3g}} – %{{customdata[2]:.3g}}"
-                           "<br>success rate %{customdata[3]:.0%} of %{customdata[4]} runs"
+                           "<br>success rate %{customdata[3]:.0%} of %{customdata[4]} runs<br>%{text}"
                            f"<extra>click to load this {sym}</extra>")))
     rho_vals = finite[ax].to_numpy(float) if not finite.empty else np.array([])
     if current_rho is not None:
@@ -216,6 +221,7 @@ def success_figure(sweep: Any, *, current_rho: float | None = None,
     frame = _frame(sweep)
     ax = axis_of(frame)
     sym = AXIS_SYMBOL[ax]
+    who = answered_texts(frame, ax)
     summ = summarize(frame, metric="loss")
     fig = go.Figure()
     finite = summ[np.isfinite(summ[ax].astype(float))] if not summ.empty else summ
@@ -226,8 +232,9 @@ def success_figure(sweep: Any, *, current_rho: float | None = None,
             x=x, y=g["success_rate"], mode="lines+markers",
             name=algorithm_label(alg + ALONE if str(alg).startswith("fc:") else alg),
             line=dict(color=algorithm_color(alg, i)), customdata=np.c_[x, g["runs"]],
+            text=[plotly_text(answered_text(who, alg, v)) for v in x],
             hovertemplate=f"{sym} = %{{customdata[0]:.3g}}"
-                          "<br>success %{y:.0%} of %{customdata[1]} runs<extra></extra>"))
+                          "<br>success %{y:.0%} of %{customdata[1]} runs<br>%{text}<extra></extra>"))
     if current_rho is not None:
         fig.add_trace(_rule(float(current_rho), (0.0, 1.05), f"{CURRENT_RULE} {sym} = {current_rho:.3g}"))
     fig.update_layout(

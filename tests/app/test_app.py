@@ -301,7 +301,7 @@ def test_privacy_redraw_and_download_views():
 
 
 def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
-    import dpviz.clustering.friendlycore.pipeline as fc
+    import dpviz.clustering.friendlycore.spec as fc  # Explore runs FriendlyCore through dpviz.run
 
     at = open_app(**SMALL)
     centers = _centers(at).copy()

@@ -73,7 +73,7 @@ def test_centers_csv_neutralises_formulas():
     names = ["=HYPERLINK(\"http://x\",\"y\")", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "plain"]
     text = downloads.centers_csv(R(), names)
     header = next(csv.reader(io.StringIO(text, newline="")))
-    assert header == ["center", *("'" + n for n in names[:6]), "plain"]
+    assert header == ["center", *("'" + n for n in names[:6]), "plain", "answered_by"]
     assert safe.csv_cell("a=1") == "a=1" and safe.csv_cell(3) == "3"
 
 

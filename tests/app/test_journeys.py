@@ -29,7 +29,7 @@ def _result(at: AppTest):
 
 def _delta_prime(at: AppTest) -> float:
     """The δ′ of the shown run's plan (the one budget plan: app/components/run.fc_plan)."""
-    from app.components import run
+    from app.components.friendlycore import run
 
     ds, cfg = at.session_state["_explore_last"][0], at.session_state["_explore_last_cfg"]
     return run.fc_plan(ds, cfg).delta_prime
@@ -276,7 +276,7 @@ def test_noise_redraws_follow_the_fallback_switch():
     the draws whose core does not form release nothing."""
     import numpy as np
 
-    from app.components import run
+    from app.components.friendlycore import run
     from dpviz.clustering.friendlycore.pipeline import fc_tuple_stage
     from dpviz.data import GENERATORS
     from dpviz.experiments import run_repeats

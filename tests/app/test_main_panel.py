@@ -1,4 +1,4 @@
-"""Explore's main panel beside the sliders (issue 16; app/components/explore_live.py): the
+"""Explore's main panel beside the sliders (issue 16; app/components/friendlycore/live.py): the
 figure the page hands to the live chart, across budget moves (an exact ρ handed over, as a link or
 Budget's click does, where FriendlyCore must answer; the ε slider where the backup does). (That it
 fits a 1280×720 screen is checked in chromium: tests/e2e/test_e2e_main_panel.py.)"""

@@ -246,7 +246,7 @@ def test_an_old_rho_link_opens_the_same_run_at_exactly_that_rho(key):
     page made before, private stage on the same seed stream), the ε slider sits at that budget's
     row-level ε (plan_at_budget) and the page says so; moving ε plans from the target instead."""
     import dpviz.clustering.friendlycore.pipeline as fc
-    from app.components import run as app_run
+    from app.components.friendlycore import run as app_run
     from dpviz.privacy import ZCDP
     from dpviz.registry import Public, get, plan_at_budget
 

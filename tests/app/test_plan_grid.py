@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from app.components import controls, explore_live, run
+from app.components import controls
+from app.components.friendlycore import live as explore_live
+from app.components.friendlycore import run
 
 
 def test_the_grid_plans_are_the_ones_a_move_reads() -> None:

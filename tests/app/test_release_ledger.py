@@ -291,11 +291,12 @@ def test_segment_profiles_in_original_units_with_noise_scale():
 
 def test_explore_downloads_carry_no_fingerprint_or_count_of_an_upload():
     import dpviz.data
-    from app.components.run import RunConfig
+    from app.components.friendlycore.page import config_json
+    from app.components.friendlycore.run import RunConfig
 
     ds = dpviz.data.load_csv(_csv(_table()), name="people.csv").dataset.with_radius(10.0)
     cfg = RunConfig(**{f: 0 for f in RunConfig.__dataclass_fields__})
-    text = downloads.config_json(ds, cfg, {})
+    text = config_json(ds, cfg, {})
     doc = json.loads(text)
     assert "sha256" not in text and ds.content_hash not in text
     assert "n" not in doc["dataset"] and str(N_UP) not in json.dumps(doc["dataset"])

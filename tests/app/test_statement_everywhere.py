@@ -235,6 +235,75 @@ def test_friendlycore_explore_compare_release_and_cli_state_their_plans(tmp_path
         assert p.guarantee.eps <= eps * (1 + 1e-9) and p.guarantee.delta <= delta * (1 + 1e-9)
 
 
+# ----------------------------------------------------------------------------- FriendlyCore, one path
+
+
+def _fmt(eps: float, delta: float) -> tuple[str, str]:
+    return f"{float(eps):.3g}", f"{float(delta):.2g}"
+
+
+def budget_fc(eps: float, delta: float, monkeypatch):
+    """Budget's FriendlyCore curve at the target: the plan its runs spend (the sweep engine's)."""
+    used = []
+    real = dpviz.sweeps.calibrated
+
+    def spy(spec, target_eps, target_delta, pub, params):
+        out = real(spec, target_eps, target_delta, pub, params)
+        used.append((spec.name, target_eps, target_delta, out))
+        return out
+
+    monkeypatch.setattr(dpviz.sweeps, "calibrated", spy)
+    at = open_app("budget", **SMALL, balg="fc:practical", blo=str(eps), bhi=str(2 * eps), bpts="2", breps="1",
+                  delta=str(delta))
+    at.button(key="budget_run").click().run()
+    finish_job(at, "budget")
+    assert not at.exception, [e.value for e in at.exception]
+    got = [u[3] for u in used if u[0] == "friendlycore" and u[1] == eps and u[2] == delta]
+    assert got, used
+    return got[0]
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (3.0, 1e-8)])
+def test_friendlycore_states_one_plan_on_every_surface(eps, delta, tmp_path, monkeypatch):
+    """Issue 33: FriendlyCore runs through ``dpviz.run`` and every surface states ``Result.plan``:
+    Explore (readout, run, download), Data (the triage verdict), Budget, Compare, Present, Release
+    (preview and export) and the command line read the same (ε, δ) at the same target."""
+    from app.components.friendlycore import page, run
+
+    # Explore: the readout, the run's own plan, and the configuration download
+    at = open_app(**SMALL, eps=str(eps), delta=str(delta))
+    assert not at.exception, [e.value for e in at.exception]
+    ds = _dataset(at)
+    want = plan("friendlycore", eps, delta, _pub(ds.radius)).guarantee
+    shown = _fmt(want.eps, want.delta)
+    assert want.eps <= eps * (1 + 1e-9) and want.delta <= delta * (1 + 1e-9)
+    assert _fmt(*row_guarantee(at)) == shown
+    result = at.session_state["_explore_last_result"][1]
+    assert result.algorithm == "friendlycore" and result.plan.target.eps == eps  # through dpviz.run
+    assert _fmt(result.plan.guarantee.eps, result.plan.guarantee.delta) == shown
+    cfg = run.RunConfig.from_params(at.session_state["params"], float(ds.radius))
+    doc = json.loads(page.config_json(ds, cfg, {}, result=result))
+    assert _fmt(doc["plan"]["epsilon"], doc["plan"]["delta"]) == shown
+    # Data: the verdict's statement is Explore's plan at the same target
+    at.switch_page("views/data.py").run()
+    verdict = "\n".join(str(c.value) for c in container(at, "triage_verdict").caption)
+    assert f"(row-level ε = {shown[0]}, δ = {shown[1]} per row" in verdict, verdict
+    # Present: each side states its run's plan
+    at.switch_page("views/present.py").run()
+    at.select_slider(key="present_b").set_value(eps).run()
+    side = "\n".join(str(m.value) for m in container(at, "present_answer_b").markdown)
+    assert f"(the run's plan: ε = {shown[0]}, δ = {shown[1]})" in side, side
+    # Budget, Compare, Release, the command line
+    g = budget_fc(eps, delta, monkeypatch).guarantee
+    assert _fmt(g.eps, g.delta) == shown
+    g = compare("friendlycore", eps, delta, ds.radius).guarantee
+    assert _fmt(g.eps, g.delta) == shown
+    preview, exported, res = release("friendlycore", eps, delta)
+    assert f"ε = {shown[0]}, δ = {shown[1]}** per row" in preview, preview
+    assert _fmt(*exported) == shown and _fmt(res.plan.guarantee.eps, res.plan.guarantee.delta) == shown
+    assert _fmt(*cli("friendlycore", eps, delta, ds, tmp_path)) == shown
+
+
 # ----------------------------------------------------------------------------- slow: every algorithm
 
 TARGETS = ((1.0, 1e-6), (3.0, 1e-8))

@@ -3,6 +3,8 @@ non-private parts labelled apart, and a suggestion button that applies itself an
 
 from __future__ import annotations
 
+import re
+
 from apptest_helpers import SMALL, container, has_container, open_app, texts
 
 LESSON = {"src": "generate", "gen": "fig6_blobs", "n": "20000", "gk": "8", "k": "8", "t": "200"}
@@ -16,27 +18,56 @@ def _verdict_text(at) -> str:
     return "\n".join(parts)
 
 
-def test_verdict_at_a_small_budget_and_the_rho_suggestion_applies_itself():
+def test_verdict_at_a_small_budget_and_the_rho_suggestion_in_the_apps_one_budget():
+    """An old link's ρ = 0.3 opens the same run (its own budget, Explore's old-link mapping). A ρ
+    suggestion is offered only as the app's one budget, a row-level ε of Explore's slider at the
+    SAME δ whose plan gets the prediction (issue 33); on this lesson none does (the plan's own δ
+    shrinks as ε grows), and the page says so instead of handing Explore a ρ of its own."""
     at = open_app("data", **LESSON, rho="0.3")
     text = _verdict_text(at)
     assert "Predicted: FriendlyCore's core does not form at ρ = 0.3" in text
+    assert "an old link's own budget ρ = 0.3" in text
     assert "**Public** · 100 rows per piece (n / t)" in text
     assert "**Non-private diagnostic of your data**" in text and "99% of the 200 pieces" in text
-    (button,) = [b for b in at.button if b.key.startswith("triage_apply_")]
-    assert "set ρ = 0.794 (row-level ε = " in button.label  # the per-row guarantee it would state
-    button.click().run()
-    assert at.session_state["params"]["rho"] == 0.794
-    text = _verdict_text(at)
-    assert "Applied: ρ 0.3 → 0.794." in text
-    assert "Predicted: FriendlyCore's core forms" in text
-    assert not [b for b in at.button if b.key.startswith("triage_apply_")]
+    assert "set ρ = 0.794 — but at δ = 1e-06 no row-level ε of Explore's slider (up to 30)" in text
+    assert not [b for b in at.button if b.key.startswith("triage_apply_")]  # nothing sets a ρ
+    assert at.session_state["params"]["rho"] != 0.794
+
+
+def test_a_rho_suggestion_becomes_the_smallest_slider_eps_with_the_same_prediction(monkeypatch):
+    """The conversion itself (``triage.targets``): bisection over Explore's ε grid above the current
+    target, at the same δ, on the verdict's own prediction (stubbed here: forms from ε ≥ 7)."""
+    from app.components import controls
+    from app.components.friendlycore import run, triage
+
+    seen = []
+
+    def fake_verdict(ds, cfg):
+        seen.append(cfg.eps)
+        return type("V", (), {"success": cfg.eps >= 7.0})()
+
+    monkeypatch.setattr(triage, "verdict", fake_verdict)
+    cfg = run.RunConfig(k=8, t=200, oracle="kmeans++", seed=0, rho=None, delta=1e-6, radius=1.0,
+                        r_min=1e-3, preset="practical", eps=1.0)
+    assert triage.targets(None, cfg, {"rho": 0.794, "t": 100}) == {"t": 100, "eps": 7.0}
+    assert all(e in controls.EPS_GRID and e > 1.0 for e in seen) and len(seen) <= 5
+    monkeypatch.setattr(triage, "verdict", lambda ds, cfg: type("V", (), {"success": False})())
+    assert triage.targets(None, cfg, {"rho": 0.794}) is None
+    assert triage.targets(None, cfg, {"k": 4}) == {"k": 4}
 
 
 def test_the_verdicts_row_level_eps_is_explores_readout():
     at = open_app("data", **LESSON, rho="1.0")
-    assert "(row-level ε = 17.1, δ = 0.0013 per row)" in _verdict_text(at)
+    assert "(row-level ε = 17.1, δ = 0.0013 per row" in _verdict_text(at)
     at.switch_page("views/explore.py").run()
     assert any(m.value == "ε = 17.1 · δ = 0.0013" for m in at.metric)  # Explore's own readout
+    # at the default target (no link): the verdict states Explore's plan at (ε = 3, δ = 10⁻⁶)
+    at = open_app("data", **LESSON)
+    text = _verdict_text(at)
+    m = re.search(r"\(row-level ε = ([0-9.]+), δ = ([0-9.e-]+) per row", text)
+    assert m and float(m.group(1)) <= 3.0 and float(m.group(2)) <= 1e-6, text
+    at.switch_page("views/explore.py").run()
+    assert any(x.value == f"ε = {m.group(1)} · δ = {m.group(2)}" for x in at.metric)
 
 
 def test_no_verdict_without_a_declared_radius():
@@ -100,13 +131,17 @@ def test_upload_customers_ids_out_preview_bounds_verdict_and_k_suggestion():
     text = _verdict_text(at)
     assert "did not agree on 8 clusters" in text
     (button,) = [b for b in at.button if b.key.startswith("triage_apply_") and "set k = 4" in b.label]
+    # its ρ part is not applied as a ρ of Explore's own (issue 33): only k and t, at the same target
+    assert "the ρ part cannot be met" in button.label
+    assert "this sets k (clusters) = 4, t (pieces) = 100 only" in button.label
+    eps = at.session_state["params"]["eps"]
     button.click().run()
-    assert at.session_state["params"]["k"] == 4
-    assert "Applied: k (clusters) 8 → 4" in _verdict_text(at)
-    assert "Predicted: FriendlyCore's core forms" in _verdict_text(at)
+    p = at.session_state["params"]
+    assert (p["k"], p["t"], p["eps"], p["delta"]) == (4, 100, eps, 1e-6)
+    assert "Applied: k (clusters) 8 → 4, t (pieces) 200 → 100" in _verdict_text(at)
+    assert "100% of the 100 pieces found the same 4 clusters" in _verdict_text(at)
     at.switch_page("views/explore.py").run()
     assert not at.exception
-    assert "FriendlyCore completed every step" in texts(at)
 
 
 def test_mean_sd_scaling_is_labelled_not_private_on_the_page_and_in_the_description():

@@ -126,28 +126,24 @@ def test_cli_states_the_plan(tmp_path):
         assert st["lines"] == list(want.lines) and st["delta_prime"] == want.delta_prime
 
 
-def _function_from(path: Path, name: str, env: dict) -> object:
-    """A page's helper function, compiled alone (importing a page runs it)."""
-    tree = ast.parse(path.read_text())
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    ns = dict(env)
-    exec(compile(ast.Module([node], []), str(path), "exec"), ns)
-    return ns[name]
-
-
 def test_app_helpers_state_the_plan():
     """Budget's FriendlyCore ε, Explore's readout and its target-ε reader agree with the plan."""
     from types import SimpleNamespace
 
-    from app.components import run as app_run
+    from app.components.friendlycore import run as app_run
 
     rho, delta = 0.05, 1e-6
     params = {"n_tuples": 40, "r_min": 1e-3, "oracle": "kmeans++"}
     want = plan_at_budget("friendlycore", ZCDP(rho, delta), PUB, params).guarantee
-    fc_row_eps = _function_from(ROOT / "app/views/budget.py", "_fc_row_eps", {"dpviz": dpviz})
+    # Budget's loss-vs-n target is Explore's row-level ε itself (issue 33: no ρ of its own, so no
+    # second translation of a ρ into an ε).
+    tree = ast.parse((ROOT / "app/views/budget.py").read_text())
+    n_specs = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
+               and ast.unparse(c.func) == "sweep.SweepSpec" and any(k.arg == "kind" for k in c.keywords)]
+    assert [ast.unparse(k.value) for c in n_specs for k in c.keywords if k.arg == "epsilon"] == \
+        ["float(p['eps'])"]
+    assert "_fc_row_eps" not in (ROOT / "app/views/budget.py").read_text()
     ds = SimpleNamespace(n=N, d=D)
-    p = {"t": 40, "rmin": 1e-3, "oracle": "kmeans++", "k": K, "rho": rho, "delta": delta}
-    assert fc_row_eps(ds, p, RADIUS) == float(f"{want.eps:.3g}")
     # Explore's readout: the ledger of a run at (ρ, δ), stated with δ′ = δ.
     res = dpviz.clustering.friendlycore.pipeline.fc_clustering(
         _data(), K, rho=rho, delta=delta, radius=RADIUS, r_min=1e-3, n_tuples=40, rng=3, n_declared=N)

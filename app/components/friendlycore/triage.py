@@ -17,16 +17,22 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, data_source, run, safe, state
-from dpviz.privacy.budget import ZCDP
+from app.components import cache, controls, data_source, safe, state
+from app.components.friendlycore import run
 
 _APPLIED = "_triage_applied"
-_NAMES = {"k": "k (clusters)", "t": "t (pieces)", "rho": "ρ"}
+_NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε"}
 
 
 def _cfg(ds) -> run.RunConfig | None:
+    """Explore's run at the app's one budget, the row-level target (ε, δ) (never a ρ of its own)."""
     radius = data_source.radius_for(ds)
-    return None if radius is None else run.RunConfig.from_params(state.params(), radius)
+    if radius is None:
+        return None
+    p = state.params()
+    cfg = run.RunConfig.from_params(p, radius)
+    link = st.session_state.get(state.RHO_LINK)  # an old link's exact ρ: the same run as Explore's
+    return replace(cfg, rho=float(link), eps=None) if link is not None else cfg.at_eps(float(p["eps"]))
 
 
 def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
@@ -34,8 +40,10 @@ def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
     def stage(k: int, t: int):
         return run.tuple_stage(ds, replace(cfg, k=k, t=t))
 
+    own = run.fc_plan(ds, cfg).budget  # the run's own budget: its plan's, at the target
+
     def compute():
-        return dpviz.triage.triage(ds.X, k=cfg.k, t=cfg.t, rho=cfg.rho, delta=cfg.delta,
+        return dpviz.triage.triage(ds.X, k=cfg.k, t=cfg.t, rho=own.rho, delta=own.delta,
                                    radius=cfg.radius, r_min=cfg.r_min, preset=cfg.preset,
                                    fallback=cfg.fallback, oracle=cfg.oracle, n_declared=ds.n,
                                    stage_fn=stage)
@@ -44,29 +52,51 @@ def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
 
 
 def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
-    """The per-row (ε, δ) FriendlyCore's run would state with ``changes`` applied (public inputs
-    only: the run's budget plan, ``registry.plan_at_budget``, with δ′ = δ as Explore's readout uses)."""
-    k, t, rho = changes.get("k", cfg.k), changes.get("t", cfg.t), changes.get("rho", cfg.rho)
-    spec = dpviz.registry.get("friendlycore")
-
-    def compute():
-        pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(k), radius=cfg.radius)
-        params = spec.make_params(n_tuples=int(t), oracle=cfg.oracle, preset=cfg.preset,
-                                  fallback=cfg.fallback, r_min=cfg.r_min)
-        return dpviz.registry.plan_at_budget(spec, ZCDP(float(rho), cfg.delta), pub, params).guarantee
-
+    """The per-row (ε, δ) FriendlyCore's run would state with ``changes`` applied: its budget plan
+    at the row-level target (``run.fc_plan``, the registry's ``plan``), as Explore states it. A ρ
+    change is first converted into the target it stands for (:func:`targets`)."""
+    at = replace(cfg, k=int(changes.get("k", cfg.k)), t=int(changes.get("t", cfg.t)))
+    if "eps" in changes:
+        at = at.at_eps(float(changes["eps"]))
     try:
-        g = cache.memo("triage_eps", (ds.n, ds.d, k, t, rho, cfg.delta, cfg.radius, cfg.oracle,
-                                      cfg.preset, cfg.fallback, cfg.r_min), compute)
-    except ValueError as exc:  # settings the registry's form refuses (e.g. r_min from a huge Λ)
+        g = run.fc_plan(ds, at).guarantee
+    except ValueError as exc:  # settings the registry's form refuses (e.g. t·k above n)
         return f"no row-level statement for these settings: {safe.md(exc)}"
     return f"row-level ε = {g.eps:.3g}, δ = {g.delta:.2g} per row"
+
+
+def targets(ds, cfg: run.RunConfig, changes: dict) -> dict | None:
+    """A suggestion's changes in the app's one budget (issue 33): a suggested own ρ becomes the
+    smallest row-level ε of Explore's slider above the current one, at the selected δ, whose plan
+    (``run.fc_plan``) gets the same prediction (the core forms); found by bisection over the grid
+    (the prediction grows with ε). None if no ε of the slider does (then the suggestion cannot be
+    met at this δ by ε alone)."""
+    out = {key: value for key, value in changes.items() if key != "rho"}
+    if "rho" not in changes:
+        return out
+    at = replace(cfg, k=int(out.get("k", cfg.k)), t=int(out.get("t", cfg.t)))
+    grid = [e for e in controls.EPS_GRID if e > (cfg.eps or 0.0)]
+
+    def ok(i: int) -> bool:
+        try:
+            return verdict(ds, at.at_eps(grid[i])).success
+        except ValueError:
+            return False
+
+    if not grid or not ok(len(grid) - 1):
+        return None
+    lo, hi = -1, len(grid) - 1  # invariant: fails at lo (or lo = -1), succeeds at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return out | {"eps": float(grid[hi])}
 
 
 def _apply(changes: dict) -> None:
     before = state.params()
     said = [f"{_NAMES.get(key, key)} {before[key]:g} → {value:g}" for key, value in changes.items()]
     state.update(**changes)
+    st.session_state.pop(state.RHO_LINK, None)  # the target applies, not an old link's ρ
     st.session_state[_APPLIED] = "Applied: " + ", ".join(said) + "."
 
 
@@ -94,8 +124,10 @@ def panel(ds) -> None:
                 st.button(f"Set k = {ds.k}", key="triage_k_data", on_click=_apply,
                           args=({"k": int(ds.k)},), icon=":material/tune:")
         (st.success if v.success else st.warning)(v.headline)
-        st.caption(f"At k = {v.k}, t = {v.t}, ρ = {v.rho:.3g}, δ = {v.delta:g} "
-                   f"({row_level(ds, cfg, {})}).")
+        target = (f"the row-level target ε = {cfg.eps:g}, δ = {cfg.delta:g}" if cfg.eps else
+                  f"an old link's own budget ρ = {cfg.rho:g}, δ = {cfg.delta:g}")
+        st.caption(f"At k = {v.k}, t = {v.t}, {target} ({row_level(ds, cfg, {})}; FriendlyCore's own "
+                   f"ρ = {v.rho:.3g}, from its plan).")
         st.markdown(f"**Public** · {v.public_line.removeprefix('From public inputs only: ')}")
         st.markdown(f"**Non-private diagnostic of your data** (for your eyes; not released, not "
                     f"used by the run) · {v.data_line.removeprefix('Non-private diagnostic of your data: ')}")
@@ -103,11 +135,26 @@ def panel(ds) -> None:
             st.markdown("**Suggestions** (checked on the same non-private diagnostic):")
         for i, s in enumerate(v.suggestions):
             label = "public inputs" if s.source == "public" else "your data (non-private)"
-            if s.changes:
-                text = s.text if "rho" not in s.changes else \
-                    f"{s.text.removesuffix('.')} ({row_level(ds, cfg, s.changes)})."
-                st.button(text, key=f"triage_apply_{i}", on_click=_apply, args=(s.changes,),
-                          help=f"Sets {', '.join(_NAMES.get(c, c) for c in s.changes)} for Explore "
+            changes = targets(ds, cfg, s.changes) if s.changes else None
+            if s.changes and changes is None:  # a ρ no row-level ε of the slider plans at this δ
+                rest = {key: value for key, value in s.changes.items() if key != "rho"}
+                why = (f"at δ = {cfg.delta:g} no row-level ε of Explore's slider (up to "
+                       f"{controls.EPS_GRID[-1]:g}) plans a budget at which the core is predicted to "
+                       "form (the plan's own δ shrinks as ε grows)")
+                if rest:
+                    st.button(f"{s.text.removesuffix('.')} — the ρ part cannot be met: {why}; this sets "
+                              f"{', '.join(f'{_NAMES.get(c, c)} = {v:g}' for c, v in rest.items())} only.",
+                              key=f"triage_apply_{i}", on_click=_apply, args=(rest,),
+                              help=f"Sets {', '.join(_NAMES.get(c, c) for c in rest)} for Explore "
+                                   f"(based on {label}).", icon=":material/tune:")
+                else:
+                    st.caption(f"{s.text.removesuffix('.')} — but {why}: raise t or n (based on {label}).")
+            elif changes:
+                text = s.text if "eps" not in changes else \
+                    (f"{s.text.removesuffix('.')}: Explore's row-level ε = {changes['eps']:g} at δ = "
+                     f"{cfg.delta:g} ({row_level(ds, cfg, changes)}).")
+                st.button(text, key=f"triage_apply_{i}", on_click=_apply, args=(changes,),
+                          help=f"Sets {', '.join(_NAMES.get(c, c) for c in changes)} for Explore "
                                f"(based on {label}).", icon=":material/tune:")
             else:
                 st.caption(f"{s.text} (based on {label})")

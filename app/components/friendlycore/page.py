@@ -8,13 +8,17 @@ stage on the cached tuples, at the budget the registry's plan gives (``run.fc_pl
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import streamlit as st
 
 import dpviz.clustering.friendlycore.budget
 import dpviz.registry
 import dpviz.viz
+import dpviz.viz.answered
 import dpviz.viz.data
 import dpviz.viz.filters
 import dpviz.viz.noise
@@ -27,15 +31,17 @@ from app.components import (
     controls,
     data_source,
     downloads,
-    explore_live,
     ledger_view,
     live_chart,
     modes,
     profiler,
-    run,
     safe,
     state,
 )
+from app.components import run as shared
+from app.components.friendlycore import live as explore_live
+from app.components.friendlycore import run
+from dpviz.privacy.release import jsonable
 
 _VIEW = "explore_view"  # the view picker: one view of the run at a time
 #: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
@@ -63,7 +69,7 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
                           title=dict(font=dict(size=13)))
         return fig.to_json()
 
-    live_chart.live_chart(run.memo_figure(("panel", key, stage_key), build),
+    live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build),
                           key=f"storyboard_{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
@@ -115,7 +121,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
                   "FriendlyCore filter. Computed from the internal keep mask: " + tag + ".")
         c1.caption(tag)
-        loss, note = run.loss_tile(diag.normalized_loss)
+        loss, note = shared.loss_tile(diag.normalized_loss)
         c2.metric("Normalized k-means loss", loss, help="1 − X/Y with X the cost of non-private "
                   "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
                   "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ". "
@@ -126,8 +132,11 @@ def _tiles(diag: run.Diagnostics, result) -> None:
                   "to its matched private center; only for data with known centers. " + tag + ".")
         c3.caption(tag + ("" if diag.center_error is not None else " (no true centers)"))
         k = 0 if result.centers is None else len(result.centers)
-        c4.metric("Centers released", f"{k}", help="The number of private centers in the output.")
-        c4.caption("private output (simulated: not a release)")
+        answer = dpviz.viz.answered.answered_by(result, "friendlycore")
+        c4.metric("Centers released", f"{k}", help="The number of private centers in the output, "
+                  "and who released them: FriendlyCore's own core or its backup.")
+        with c4.container(key="answered_by"):
+            st.caption(f"by {answer.who} · private output (simulated: not a release)")
 
 
 def _privacy_view(result, statement, cfg) -> None:
@@ -169,6 +178,46 @@ def _privacy_view(result, statement, cfg) -> None:
     ledger_view.ledger_table_view(result.ledger)
 
 
+def config_json(ds, cfg: run.RunConfig, params: Mapping[str, Any], statement=None,
+                url_query: Mapping[str, str] | None = None, result=None) -> str:
+    """The run configuration (enough to reproduce it with the library) as JSON; with ``result``,
+    who answered (the algorithm or its backup) and the run's budget plan (``Result.plan``)."""
+    dataset: dict[str, Any] = {"name": ds.name, "source": ds.source, "d": ds.d,
+                               "recipe": jsonable(downloads.public_recipe(ds))}
+    if ds.source != "upload":  # a recipe's n is public; an upload's row count is not
+        dataset = {"name": ds.name, "source": ds.source, "n": ds.n, **dataset}
+    out: dict[str, Any] = {
+        "kind": "simulation — not a release: the seed streams below replay the noise exactly, "
+                "so results of this configuration must not be published",
+        "dataset": dataset,
+        "run": {**cfg.__dict__, "seed_streams": "SeedSequence(seed).spawn(3): [tuple stage, "
+                                                "private stage, noise redraws]"},
+        "calls": [
+            "stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage(X, k, n_tuples=t, oracle=oracle, "
+            "radius=radius, rng=default_rng(SeedSequence(seed).spawn(3)[0]))",
+            "result = dpviz.clustering.friendlycore.pipeline.fc_private_stage(X, stage, rho=rho, "
+            "delta=delta, radius=radius, r_min=r_min, preset=preset, "
+            "rng=default_rng(SeedSequence(seed).spawn(3)[1]))",
+        ],
+        "app_parameters": jsonable(dict(params)),
+    }
+    if url_query is not None:
+        out["url_query"] = dict(url_query)
+    if statement is not None:
+        out["privacy"] = {"paper": str(statement.paper), "row_level_eps": statement.row.eps,
+                          "row_level_delta": statement.row.delta,
+                          "delta_prime": statement.delta_prime, "lines": list(statement.lines)}
+    if result is not None:
+        out["answered_by"] = dpviz.registry.answered_by(result).who
+        if getattr(result, "plan", None) is not None:
+            out["plan"] = result.plan.as_dict()
+    if ds.source == "upload":
+        out["note"] = ("Uploaded data is not included, nor its row count or any fingerprint of it: "
+                       "only the file name, the chosen columns and what you declared.")
+    return json.dumps(out, indent=2, default=str)
+
+
+
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3, c4 = st.columns(4)
@@ -180,7 +229,8 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                        file_name="dpviz_ledger.csv", mime="text/csv", key="dl_ledger",
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
-                       downloads.config_json(ds, cfg, state.params(), statement, state.query_dict()),
+                       config_json(ds, cfg, state.params(), statement, state.query_dict(),
+                                             result=result),
                        file_name="dpviz_run_config.json", mime="application/json",
                        key="dl_config", on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers
@@ -342,7 +392,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     if mark is None:
         _more_rows_button(cfg)
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
-        ref = run.reference(ds, cfg.k) if ds.n >= cfg.k else None
+        ref = shared.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
     with right, st.container(key="main_panel"):
         live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),

@@ -11,7 +11,7 @@
 - :func:`prefetch_next` speculates the private runs one slider step away, their privacy
   statements and (if shown) their figures (:func:`app.components.cache.speculate`).
 
-The page (``app/components/fc_explore.py``, FriendlyCore's registered live page) only lays out widgets.
+The page (``page.py`` in this folder, FriendlyCore's live page found by ``live_pages``) only lays out widgets.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, run, state
+from app.components import cache, controls, state
+from app.components import run as shared
+from app.components.friendlycore import run
 
 LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
@@ -40,7 +42,7 @@ EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps
 def projection(ds):
     """The data's 2-D projection, built once per dataset (every panel and cloud shares it)."""
     viz = dpviz.viz
-    return run.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
+    return shared.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
         ds.X, feature_names=ds.feature_names))
 
 
@@ -65,7 +67,7 @@ def stage_or_last(ds, cfg: run.RunConfig) -> Staged:
         st.session_state[LAST_STAGE] = (ds, stage, cfg)
         return Staged(ds, stage, cfg)
     except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        error = run.error_text(exc)
+        error = shared.error_text(exc)
         last = st.session_state.get(LAST_STAGE)
         if last is None:
             return Staged(ds, None, cfg, error)
@@ -89,7 +91,7 @@ def private_or_last(ds, stage, cfg: run.RunConfig) -> Shown:
     try:
         result = run.private_run(ds, stage, cfg)
     except Exception as exc:  # ValueError: bad knobs; anything else: a library bug, not a crash
-        error, last, stage_key = run.error_text(exc), st.session_state.get(LAST_RESULT), cfg.stage_key(ds)
+        error, last, stage_key = shared.error_text(exc), st.session_state.get(LAST_RESULT), cfg.stage_key(ds)
         if last is None or last[0][:len(stage_key)] != stage_key:  # a private key starts with it
             return Shown(None, None, error)
         return Shown(*last, error, st.session_state.get(LAST_CFG))
