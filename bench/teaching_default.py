@@ -28,8 +28,8 @@ from dpviz.data import GENERATORS
 EPS_GRID = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
 DELTA = 1e-6
 #: The default lesson (app/components/state.py) first, then the alternatives weighed.
-CANDIDATES = (("fig6_blobs", 100_000, 8, 1000, 0), ("fig6_blobs", 20_000, 8, 200, 0),
-              ("fig6_blobs", 50_000, 8, 500, 0), ("fig6_blobs", 150_000, 8, 1500, 0))
+CANDIDATES = (("fig6_blobs", 150_000, 8, 1500, 0), ("fig6_blobs", 100_000, 8, 1000, 0),
+              ("fig6_blobs", 50_000, 8, 500, 0), ("fig6_blobs", 20_000, 8, 200, 0))
 
 
 def formed_at(gen: str, n: int, k: int, t: int, dseed: int, seed: int) -> dict[float, bool]:

@@ -6,7 +6,7 @@ issue-11 library clean-ups, and re-written once when issue 24 keyed every int se
 more, intentionally, by issue 33: the practical split's FriendlyCore filters now run with the
 known size n̄ = t (no n̂ draw, exact Gaussian tail) and its Lloyd floor is 0.05, which changes the
 noise draws, the split and the ledger rows of every practical run (the paper preset's run moves
-only through the shared stream). The streamed runs' match-core note is pinned as it is now.
+not at all: its ledger and draws are as pinned). The streamed runs' match-core note is pinned as it is now.
 Every numeric value of every trace step, ledger row
 (ρ, δ, σ, sensitivity), parameter and the centers must agree to 1e-12 relative; every string,
 None, boolean, step name and long integer array (by digest) exactly.
