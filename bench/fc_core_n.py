@@ -21,6 +21,10 @@ n = 25·k·MAX_AUTO_TUPLES the automatic t stops growing, so the margins stop gr
 ``t uncapped`` column says what the level would be with t = n/(25k) (at the ρ calibrated for
 t = MAX_AUTO_TUPLES, which the row-level conversion barely changes with t).
 
+The measured points quoted above predate issue 33 (known-size filters, Lloyd floor 0.05,
+16 rows per cluster in the automatic t); the exact smallest-n table since then is
+``bench/fc_core_formation.py`` (docs/fc_clustering.md §6).
+
     PYTHONPATH=. .venv/bin/python bench/fc_core_n.py                 # n = 1e3 … 1.6e7, 3 seeds
     PYTHONPATH=. .venv/bin/python bench/fc_core_n.py --quick         # n ≤ 8e3, 1 seed (smoke)
 """

@@ -1,72 +1,83 @@
-"""Where FriendlyCore's two regimes sit on Explore's ρ slider (issue 16: a teaching default).
+"""Where FriendlyCore's core starts to form on Explore's ε slider (issues 16, 33: the default lesson).
 
-For each candidate default (dataset, n, k, t) and each ρ of the slider's grid, how often the core
-forms (FriendlyCore answers without its fallback) over a few seeds, next to the smallest ρ at which
-the predicted match-core margin (presets.margins, public quantities only) is ≥ 0 — the mark
-Explore draws on the slider. Same calls as the app (fc_tuple_stage, fc_private_stage, practical
-split, δ = 10⁻⁶, r_min = 10⁻³·Λ, n_declared = n).
+For each candidate default (generator, n, k, t, data seed) and each row-level ε of the slider's
+grid (``app/components/controls.EPS_GRID``, δ = 10⁻⁶), whether the core forms (FriendlyCore
+answers, not its backup) for run seeds 0, 1, …: the app's own calls (data ``GENERATORS[gen](n,
+rng=dseed, d, k)``; the run seed's ``SeedSequence(seed).spawn(3)`` streams: [0] tuple stage,
+[1] private stage; the budget from ``registry.plan`` at (ε, δ); practical split, fallback on,
+r_min = 10⁻³·Λ, n_declared = n). Seed 0 is what Explore opens on: its "mark" is the smallest ε
+from which the core forms at every larger ε of the grid (Explore's ``run.core_eps``).
 
-    nice -n 10 python bench/teaching_default.py            # the grid in docs/app.md
-    nice -n 10 python bench/teaching_default.py --quick    # one candidate, two seeds
+    nice -n 10 env PYTHONPATH=. .venv/bin/python bench/teaching_default.py            # docs/fc_clustering.md
+    nice -n 10 env PYTHONPATH=. .venv/bin/python bench/teaching_default.py --quick    # the default, 2 seeds
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
-from dpviz.clustering.friendlycore.budget import smallest_feasible_rho
+import dpviz.registry as registry
 from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.data import GENERATORS
 
-#: Explore's slider grid (app/components/controls.RHO_GRID), 10⁻³ … 10.
-RHO_GRID = tuple(float(f"{10 ** (i / 10):.3g}") for i in range(-30, 11))
+#: Explore's ε slider (app/components/controls.EPS_GRID).
+EPS_GRID = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
 DELTA = 1e-6
+#: The default lesson (app/components/state.py) first, then the alternatives weighed.
+CANDIDATES = (("fig6_blobs", 150_000, 8, 1500, 0), ("fig6_blobs", 100_000, 8, 1000, 0),
+              ("fig6_blobs", 50_000, 8, 500, 0), ("fig6_blobs", 20_000, 8, 200, 0))
 
 
-
-
-def success_curve(gen: str, n: int, k: int, t: int, seeds: int) -> dict[float, float]:
-    ds = GENERATORS[gen](n, rng=0)
+def formed_at(gen: str, n: int, k: int, t: int, dseed: int, seed: int) -> dict[float, bool]:
+    """Core formed, per ε of the grid, for one run seed (Explore's calls)."""
+    ds = GENERATORS[gen](n, rng=dseed, d=2, k=k)
     radius = float(ds.radius)
-    ok = {rho: 0 for rho in RHO_GRID}
-    for seed in range(seeds):
-        ss = np.random.SeedSequence(seed).spawn(3)  # the app's seed streams (friendlycore/run.py)
-        stage = fc_tuple_stage(ds.X, k, n_tuples=t, radius=radius, rng=np.random.default_rng(ss[0]))
-        for rho in RHO_GRID:
-            r = fc_private_stage(ds.X, stage, rho=rho, delta=DELTA, radius=radius, r_min=1e-3 * radius,
-                                 n_declared=n, rng=np.random.default_rng(ss[1]))
-            used = next(s.data.get("used") for s in r.trace if s.name == "fallback")
-            ok[rho] += int(r.centers is not None and not used)
-    return {rho: v / seeds for rho, v in ok.items()}
+    spec = registry.get("friendlycore")
+    pub = registry.Public(n_declared=n, d=2, k=k, radius=radius)
+    params = spec.make_params(n_tuples=t, r_min=1e-3 * radius)
+    ss = np.random.SeedSequence(seed).spawn(3)
+    stage = fc_tuple_stage(ds.X, k, n_tuples=t, radius=radius, rng=np.random.default_rng(ss[0]))
+    out = {}
+    for eps in EPS_GRID:
+        b = registry.plan(spec, eps, DELTA, pub, params).budget
+        r = fc_private_stage(ds.X, stage, rho=b.rho, delta=b.delta, radius=radius, r_min=1e-3 * radius,
+                             n_declared=n, rng=np.random.default_rng(ss[1]))
+        out[eps] = bool(spec.structure_ok(r))
+    return out
+
+
+def mark(row: dict[float, bool]) -> float | None:
+    """The smallest ε of the grid from which the core forms at every larger ε."""
+    m = None
+    for eps in reversed(EPS_GRID):
+        if not row[eps]:
+            break
+        m = eps
+    return m
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one candidate, two seeds")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="the default lesson only, two seeds")
+    ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
-    cands = [("fig6_blobs", 20_000, 8, 200)]
-    if not args.quick:
-        cands += [("fig6_blobs", 20_000, 8, 400), ("fig3_three", 20_000, 3, 200),
-                  ("fig3_three", 20_000, 3, 400)]
+    cands = CANDIDATES[:1] if args.quick else CANDIDATES
     seeds = 2 if args.quick else args.seeds
-    for gen, n, k, t in cands:
-        t0 = time.perf_counter()
-        curve = success_curve(gen, n, k, t, seeds)
-        radius = float(GENERATORS[gen](n, rng=0).radius)
-        mark = smallest_feasible_rho(RHO_GRID, "practical", t=t, k=k, delta=DELTA, r_min=1e-3 * radius,
-                                     radius=radius)
-        first = next((rho for rho in RHO_GRID if curve[rho] > 0), None)
-        always = next((rho for rho in RHO_GRID if all(curve[r] == 1 for r in RHO_GRID if r >= rho)), None)
-        print(f"\n{gen} n={n} k={k} t={t} ({n // t} rows/piece), {seeds} seeds, "
-              f"{time.perf_counter() - t0:.0f} s")
-        print(f"  predicted match margin >= 0 from rho = {mark}")
-        print(f"  core forms in some seed from rho = {first}; in every seed from rho = {always}")
-        print("  rho:     " + " ".join(f"{r:>6g}" for r in RHO_GRID[10:]))
-        print("  success: " + " ".join(f"{curve[r]:>6.2f}" for r in RHO_GRID[10:]))
+    print(f"row-level δ = {DELTA:g}; load average {os.getloadavg()[0]:.1f}")
+    print("| data | n | k | t | run seed | mark (ε) | formed at ε = " + " ".join(f"{e:g}" for e in EPS_GRID)
+          + " | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for gen, n, k, t, dseed in cands:
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            row = formed_at(gen, n, k, t, dseed, seed)
+            cells = "".join("█" if row[e] else "·" for e in EPS_GRID)
+            print(f"| {gen} (seed {dseed}) | {n:,} | {k} | {t} | {seed} | {mark(row)} | {cells} | "
+                  f"{time.perf_counter() - t0:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtri
 
 from dpviz._validation import check_scalar
 from dpviz.privacy.ledger import Ledger
@@ -42,6 +43,16 @@ def zcdp_threshold(n_hat: float, rho2: float, delta: float) -> float:
     return math.sqrt(n_hat * math.log(2.0 * n_hat / delta) / (4.0 * rho2)) + 0.5
 
 
+def known_size_threshold(n_bound: float, rho: float, delta: float) -> float:
+    """The keep threshold σ·Φ⁻¹(1 − δ/n̄) + 1/2 of the known-size zCDPFilter, σ = √(n̄/(8ρ)).
+
+    The exact Gaussian tail: a bad element (z ≤ 1/2) is kept with probability exactly δ/n̄, where
+    the paper's Chernoff form √(2 ln(2n̂/δ))·σ bounds it by δ/(2n̂) (§4.2, step iii).
+    """
+    sigma = math.sqrt(n_bound / (8.0 * rho))
+    return sigma * float(-ndtri(delta / n_bound)) + 0.5
+
+
 def zcdp_filter(
     counts: np.ndarray,
     *,
@@ -49,6 +60,7 @@ def zcdp_filter(
     delta: float,
     rng: np.random.Generator,
     ledger: Ledger,
+    n_bound: int | None = None,
 ) -> FilterOutcome:
     """zCDPFilter (Tsfadia et al. 2022, §4.2) on friend counts w_i; n = len(counts).
 
@@ -61,11 +73,26 @@ def zcdp_filter(
     (ρ, δ)-indistinguishable masks for add/remove of one element (Lemma 4.2); with an
     f-friendly (ρ′, δ′)-zCDP consumer, (ρ + ρ′, δ + δ′)-zCDP (Thm 4.1). The ledger records the
     n̂ draw (ρ₁), the score draw (ρ₂, ℓ2 sensitivity √n̂/2 over all i) and the event δ.
+
+    Known size (``n_bound`` = n̄, a PUBLIC bound with n ≤ n̄)
+    --------------------------------------------------------
+    When every database the guarantee is asked about has at most n̄ elements, n̂ := n̄ replaces
+    step ii: the event n̂ ≥ n holds surely, so ρ₁ is not spent (ρ₂ = ρ) and the δ/2 of that
+    event goes to the bad-element event; the threshold is the exact Gaussian tail
+    :func:`known_size_threshold` (each bad element, z ≤ 1/2, kept with probability δ/n̄; a union
+    over ≤ n̄ of them is ≤ δ). The scores get N(0, n̄/(8ρ)), ℓ2 sensitivity √n̄/2 over ≤ n̄
+    coordinates as in Lemma 4.2. So the mask is (ρ, δ)-indistinguishable under add/remove for
+    databases of size ≤ n̄ (Lemma 4.2's proof with E certain). FC_Clustering's tuple databases
+    have exactly t tuples (t public) and the group-privacy chain of one row (T → T∖{x} → T′, note
+    §4.5) stays within size ≤ t; the dist core runs on a subset of them. Raises ``ValueError``
+    when n > n̄ (a caller bug: n̄ is public, the size is not checked against data otherwise).
     """
     rho = check_scalar(rho, "rho", "zcdp_filter", low=0.0, low_open=True)
     delta = check_scalar(delta, "delta", "zcdp_filter", low=0.0, high=1.0, low_open=True, high_open=True)
     w = np.asarray(counts, dtype=np.float64)
     n = w.shape[0]
+    if n_bound is not None:
+        return _known_size_filter(w, n_bound=n_bound, rho=rho, delta=delta, rng=rng, ledger=ledger)
     rho1 = ZCDP_FILTER_N_FRACTION * rho
     rho2 = rho - rho1
     # Step ii: a deliberately over-estimated n (PLUS), so at most n̂ coordinates compose to ρ₂.
@@ -84,6 +111,27 @@ def zcdp_filter(
     threshold = zcdp_threshold(n_hat_eff, rho2, delta)
     keep = np.asarray(z_noisy >= threshold, dtype=bool) if n else np.zeros(0, dtype=bool)
     return FilterOutcome(keep, z, np.asarray(z_noisy), threshold, float(n_hat), sigma)
+
+
+def _known_size_filter(
+    w: np.ndarray, *, n_bound: int, rho: float, delta: float, rng: np.random.Generator,
+    ledger: Ledger,
+) -> FilterOutcome:
+    """zCDPFilter with a public size bound n̄ ≥ n (see :func:`zcdp_filter`, "Known size")."""
+    n = w.shape[0]
+    n_bound = int(check_scalar(n_bound, "n_bound", "zcdp_filter", low=1, integer=True))
+    if n > n_bound:
+        raise ValueError(f"zcdp_filter: {n} elements exceed the public size bound n_bound={n_bound}.")
+    ledger.record_event("no bad element kept", delta,
+                        note=f"known size n ≤ n̄ = {n_bound}: each bad element kept w.p. δ/n̄ "
+                             "(exact Gaussian tail), a union over ≤ n̄ of them")
+    z = w - n / 2.0
+    sens = math.sqrt(n_bound) / 2.0  # ℓ2 over ≤ n̄ coordinates of sensitivity 1/2
+    z_noisy, sigma = gaussian_draw(z, sensitivity=sens, rho=rho, rng=rng, ledger=ledger,
+                                   name="ẑ_i (noisy friend scores)")
+    threshold = known_size_threshold(float(n_bound), rho, delta)
+    keep = np.asarray(z_noisy >= threshold, dtype=bool) if n else np.zeros(0, dtype=bool)
+    return FilterOutcome(keep, z, np.asarray(z_noisy), threshold, float(n_bound), sigma)
 
 
 def basic_filter(
@@ -117,3 +165,10 @@ def expected_margin(n: float, rho: float, delta: float, alpha: float = 0.0) -> f
     n_hat = max(n + math.sqrt(math.log(2.0 / delta) / rho1), 1.0)
     z = (0.5 - alpha) * n
     return (z - zcdp_threshold(n_hat, rho2, delta)) / math.sqrt(n_hat / (8.0 * rho2))
+
+
+def expected_margin_known(n: float, n_bound: float, rho: float, delta: float) -> float:
+    """:func:`expected_margin` of the known-size zCDPFilter (n̂ = n̄ public, ρ₂ = ρ, exact tail):
+    ((1/2)n − threshold)/σ for n fully friendly elements, σ = √(n̄/(8ρ)). Public inputs only."""
+    n_bound = max(float(n_bound), 1.0)
+    return (0.5 * n - known_size_threshold(n_bound, rho, delta)) / math.sqrt(n_bound / (8.0 * rho))

@@ -194,12 +194,13 @@ def test_a_chart_that_cannot_load_plotly_js_says_so_and_the_app_stays_usable(
 
 def test_where_the_core_forms_at_no_eps_a_button_opens_the_lesson_with_enough_rows(
         browser: Browser, app_url: str) -> None:
-    """Issue 27 (a lesson that teaches): on the default lesson (20,000 rows, t = 200) the core forms
-    at no ε of the slider; a button opens the same lesson with 5× the rows and pieces, where the
-    slider's mark shows from which ε FriendlyCore's own core forms (the run's decision)."""
+    """Issue 27 (a lesson that teaches): on the old default lesson (20,000 rows, t = 200; issue 33
+    moved the default to 150,000 rows) the core forms at no ε of the slider; a button opens the
+    same lesson with 5× the rows and pieces, where the slider's mark shows from which ε
+    FriendlyCore's own core forms (the run's decision)."""
     page = new_app_page(browser, width=1280, height=720)
     try:
-        open_app(page, app_url + "/")
+        open_app(page, app_url + "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&seed=0")
         expect(page.get_by_text("the core forms at no ε of this slider")).to_be_visible()
         button = widget(page, "more_rows").get_by_role("button")
         expect(button).to_contain_text("open this lesson with 100,000 rows and t = 1,000 pieces")
@@ -208,6 +209,32 @@ def test_where_the_core_forms_at_no_eps_a_button_opens_the_lesson_with_enough_ro
         expect(page.get_by_text(re.compile(r"core forms from ε ≈ \d"))).to_be_visible(timeout=180_000)
         params = query_params(page)
         assert params[URL_NAMES.get("n", "n")] == "100000" and params[URL_NAMES.get("t", "t")] == "1000"
+        assert_no_exception(page)
+    finally:
+        page.close()
+
+
+def test_the_default_lesson_shows_the_core_forming_above_the_mark_and_not_below(
+        browser: Browser, app_url: str) -> None:
+    """Issue 33 (a default lesson that shows the transition): Explore opens on Fig. 6 blobs at
+    150,000 rows, t = 1,500, row-level ε = 3, where the backup answers; the slider's mark says the
+    core forms from ε ≈ 5 (between 2 and 8); one step up (ε = 5) FriendlyCore's own core answers,
+    and back at ε = 3 the backup answers again. Waits for the status tile's text, never a delay."""
+    page = new_app_page(browser, width=1280, height=720)
+    try:
+        open_app(page, app_url + "/")
+        assert slider_text(page, "eps_slider") == "3"
+        expect(widget(page, "run_status")).to_contain_text("answered instead", timeout=180_000)
+        mark = page.get_by_text(re.compile(r"core forms from ε ≈ \d"))
+        expect(mark.first).to_be_visible(timeout=180_000)
+        got = float(re.search(r"core forms from ε ≈ ([\d.]+)", mark.first.inner_text()).group(1))
+        assert 2.0 <= got <= 8.0
+        move_slider(page, "eps_slider", 1)  # 3 → 5 on the grid
+        assert slider_text(page, "eps_slider") == "5"
+        expect(widget(page, "run_status")).to_contain_text("completed every step", timeout=180_000)
+        move_slider(page, "eps_slider", -1)  # back below the mark
+        assert slider_text(page, "eps_slider") == "3"
+        expect(widget(page, "run_status")).to_contain_text("answered instead", timeout=180_000)
         assert_no_exception(page)
     finally:
         page.close()

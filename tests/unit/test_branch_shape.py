@@ -57,12 +57,19 @@ def _released_shape(res) -> list[tuple[str, tuple[str, ...]]]:
     return [(s.name, tuple(sorted(s.data))) for s in res.trace if s.released]
 
 
+def _z(z) -> tuple[float, float]:
+    """A ledger total to 12 significant digits: the branches sum the same parts in another order
+    (⊥ hands the fallback Lloyd + reserve as one budget), which may move the last bit (issue 33's
+    split showed 0.9999999999999998 against 0.9999999999999999)."""
+    return float(f"{z.rho:.12g}"), float(f"{z.delta:.12g}")
+
+
 def _ledger_shape(res) -> dict:
     led = res.ledger
     tk = next(c for c in led.children if c.name == "FC_kTupleClustering")
-    return dict(total=led.total(), tuple=led.total("tuple"), row=led.total("row"),
+    return dict(total=_z(led.total()), tuple=_z(led.total("tuple")), row=_z(led.total("row")),
                 top=[c.name for c in led.children], fc_nodes=[n.name for n in tk.nodes()],
-                fc_node_totals=[n.total() for n in tk.nodes() if n.name != "FriendlyOrdTupAvg"])
+                fc_node_totals=[_z(n.total()) for n in tk.nodes() if n.name != "FriendlyOrdTupAvg"])
 
 
 @pytest.mark.parametrize("fallback", [True, False])

@@ -45,5 +45,8 @@ def test_fig7_preset_center_error_agrees_with_its_loss_at_a_small_budget(fig7):
                            n_declared=fig7.n, rng=np.random.default_rng(ss[1]))
     assert res.find("fallback").data["used"] is True  # the backup answers at this budget
     err = dpviz.metrics.center_error(fig7.true_centers, res.centers)
-    assert err < 1.0, err  # old code: 5.29
+    # old code: 5.29 (a center far off the rows). Issue 33 lowered the practical split's Lloyd floor
+    # to 0.05, so on ⊥ the fallback gets 0.10 of ρ instead of 0.20 (error 1.09 here); the bound is
+    # the one the d > 3 fallback test above uses.
+    assert err < 1.5, err
     assert np.abs(res.centers).max() < np.abs(fig7.X).max()

@@ -387,3 +387,42 @@ def test_fallback_cell_counts_same_by_bincount_and_by_search() -> None:
     expected = np.array([np.count_nonzero(row_keys == c) for c in keys], dtype=float)
     np.testing.assert_array_equal(_cell_counts(row_keys, keys, 4096), expected)  # bincount
     np.testing.assert_array_equal(_cell_counts(row_keys, keys, 1 << 40), expected)  # search
+
+
+# ----------------------------------------------------------------------------- known size (issue 33)
+
+
+@pytest.mark.parametrize("preset", ["practical", "paper"])
+def test_both_filters_run_with_the_known_size_t_in_the_practical_preset(blobs, preset: str) -> None:
+    """Practical: the match- and dist-core filters take n̄ = t (public): no n̂ draw, the scores get
+    all of the part's ρ at σ = √(t/(8ρ_part)) and the exact-tail threshold, even though the dist
+    core sees fewer than t tuples. Paper: the estimated n̂ (ρ₁ = 0.1ρ) as in §4.2. Either way each
+    FriendlyCore node totals exactly its (ρ, δ) share."""
+    from dpviz.core.filters import known_size_threshold
+
+    ds, stage = blobs
+    t = stage.n_pieces
+    res = fc_private_stage(ds.X, stage, rho=RHO, delta=DELTA, radius=1.0, r_min=1e-3, rng=4,
+                           n_declared=len(ds.X), preset=preset)
+    split = res.params["split"]
+    assert split["known_size"] is (preset == "practical")
+    for node_name, key, step in (("FriendlyCore(match_1/7)", "match_core", "match_core"),
+                                 ("FriendlyCore(dist_r1..rk)", "dist_core", "dist_core")):
+        node = next(c for c in res.ledger.nodes() if c.name == node_name)
+        rho_p, delta_p = RHO * split["rho"][key], DELTA * split["delta"][key]
+        assert math.isclose(node.total().rho, rho_p, rel_tol=1e-12)
+        assert math.isclose(node.total().delta, delta_p, rel_tol=1e-12)
+        spends = [s for _, s in node.spends()]
+        scores = next(s for s in spends if s.name.startswith("ẑ_i"))
+        data = res.step(step).data
+        if preset == "practical":
+            assert not [s for s in spends if s.name.startswith("n̂")]
+            assert data["n_hat"] == t
+            assert math.isclose(scores.noise_scale, math.sqrt(t / (8 * rho_p)), rel_tol=1e-12)
+            assert data["threshold"] == known_size_threshold(t, rho_p, delta_p)
+        else:
+            assert [s for s in spends if s.name.startswith("n̂")]
+            assert math.isclose(scores.noise_scale, math.sqrt(data["n_hat"] / (8 * 0.9 * rho_p)),
+                                rel_tol=1e-12)
+    assert math.isclose(res.ledger.total().rho, RHO, rel_tol=1e-9)
+    assert math.isclose(res.ledger.total().delta, DELTA, rel_tol=1e-9)

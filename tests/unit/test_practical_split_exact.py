@@ -32,7 +32,9 @@ def _direct_split(*, t, k, rho, delta, r_min, radius, fallback):
 
         def reaches(f):
             part = total.split({key: f}, {key: fcb.PAPER_DELTA.get(key, 0.0)})[key]
-            return fcb._margin(name, part, t=t, c=c, k=k, beta=proto.diam_beta, q=q) >= target
+            # the practical split runs both filters with the known size n̄ = t (issue 33)
+            return fcb._margin(name, part, t=t, c=c, k=k, beta=proto.diam_beta, q=q,
+                               known=True) >= target
         return fcb._fraction_needed(reaches)
 
     room = 1.0 - fb - sum(fcb._MIN_SHARE.values())

@@ -163,8 +163,9 @@ def test_auto_tuples_grow_with_the_declared_size():
     from dpviz.clustering.friendlycore.spec import MAX_AUTO_TUPLES, auto_n_tuples
 
     assert auto_n_tuples(20_000, 8) == 200  # the paper's t while pieces hold ≥ 10k rows
+    assert auto_n_tuples(25_600, 8) == 200  # 16 rows per cluster: 25_600 / 128 = 200
     assert auto_n_tuples(1_000, 8) == 12
-    assert auto_n_tuples(200_000, 8) == 1000  # 25 rows per cluster
+    assert auto_n_tuples(200_000, 8) == 1562  # 16 rows per cluster (issue 33)
     assert auto_n_tuples(10**6, 8) == MAX_AUTO_TUPLES == 5000
     assert auto_n_tuples(10**9, 8) == MAX_AUTO_TUPLES
 

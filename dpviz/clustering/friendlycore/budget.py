@@ -36,7 +36,7 @@ from statistics import NormalDist
 from typing import Any
 
 from dpviz.averaging.diameter import find_diam_calls
-from dpviz.core.filters import expected_margin
+from dpviz.core.filters import expected_margin, expected_margin_known
 from dpviz.privacy.budget import ZCDP
 
 FRACTION_KEYS = ("match_core", "find_diam", "dist_core", "tuple_avg", "lloyd", "fallback")
@@ -74,6 +74,12 @@ class FCSplit:
         FriendlyOrdTupAvg's share for n̂ (paper: 0.1).
     core_guess : float
         Public guess of the match-core size as a fraction of t (for the dist-core margin only).
+    known_size : bool
+        Run both FriendlyCore filters (match core, dist core) as the known-size zCDPFilter with
+        n̄ = t (:func:`dpviz.core.filters.zcdp_filter`, "Known size"): t is public and every tuple
+        database of the row-level statement has ≤ t tuples, so n̂ need not be estimated (no ρ₁,
+        no δ/2 for n̂ ≥ n) and the threshold is the exact Gaussian tail. The paper's preset keeps
+        the estimated n̂ (False). Changes utility only; each filter still spends its (ρ, δ).
     preset : str
     """
 
@@ -84,6 +90,7 @@ class FCSplit:
     lloyd_radius_factor: float = 1.0
     nhat_fraction: float = 0.1
     core_guess: float = 0.9
+    known_size: bool = False
     preset: str = "custom"
 
     def __post_init__(self) -> None:
@@ -127,7 +134,8 @@ class FCSplit:
     def as_dict(self) -> dict[str, Any]:
         return dict(rho=dict(self.rho), delta=dict(self.delta), diam_beta=self.diam_beta,
                     radius_factor=self.radius_factor, lloyd_radius_factor=self.lloyd_radius_factor,
-                    nhat_fraction=self.nhat_fraction, core_guess=self.core_guess, preset=self.preset)
+                    nhat_fraction=self.nhat_fraction, core_guess=self.core_guess,
+                    known_size=self.known_size, preset=self.preset)
 
 
 @dataclass(frozen=True)
@@ -219,13 +227,17 @@ def diam_margin(c: float, rho: float, beta: float, q: int) -> float:
 MARGIN_PART = {MARGIN_MATCH: "match_core", MARGIN_DIST: "dist_core", MARGIN_DIAM: "find_diam"}
 
 
-def _margin(name: str, part: ZCDP, *, t: int, c: float, k: int, beta: float, q: int) -> float:
+def _margin(name: str, part: ZCDP, *, t: int, c: float, k: int, beta: float, q: int,
+            known: bool = False) -> float:
     """The expected margin of test ``name`` given its part of the budget (the one formula per test,
-    read by :func:`budget_margins` and by the optimizer's candidate fractions)."""
+    read by :func:`budget_margins` and by the optimizer's candidate fractions). ``known``: the
+    FriendlyCore filters run with the public size bound n̄ = t (FCSplit.known_size)."""
     if name == MARGIN_MATCH:
-        return expected_margin(t, part.rho, part.delta)
+        return (expected_margin_known(t, t, part.rho, part.delta) if known
+                else expected_margin(t, part.rho, part.delta))
     if name == MARGIN_DIST:
-        return expected_margin(c, part.rho, part.delta)
+        return (expected_margin_known(c, t, part.rho, part.delta) if known
+                else expected_margin(c, part.rho, part.delta))
     return diam_margin(c, part.rho / k, beta, q)
 
 
@@ -239,7 +251,8 @@ def budget_margins(budget: FCBudget, *, t: int, k: int, r_min: float, radius: fl
     split = budget.split
     c = max(1.0, split.core_guess * t)
     q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
-    return {name: _margin(name, budget.parts[key], t=t, c=c, k=k, beta=split.diam_beta, q=q)
+    return {name: _margin(name, budget.parts[key], t=t, c=c, k=k, beta=split.diam_beta, q=q,
+                          known=split.known_size)
             for name, key in MARGIN_PART.items()}
 
 
@@ -279,7 +292,14 @@ def reference_split(*, fallback: bool = True) -> FCSplit:
 
 #: Practical optimizer settings (chosen on tuning seeds, not on benchmark seeds; see docs).
 _TARGET_MARGIN = {MARGIN_MATCH: 4.0, MARGIN_DIST: 4.0, MARGIN_DIAM: 1.5}
-_MIN_SHARE = {"tuple_avg": 0.1, "lloyd": 0.15}
+#: The Lloyd step's floor is small because the row-level statement converts the row-level part
+#: on its own and adds its ε (dpviz.privacy.accounting.row_level_statement): ε grows like √ρ of a
+#: part, so a small row-level share costs a large slice of ε, while FriendlyCore's tests (group
+#: privacy: ≈ 4× their ρ) starve. At row-level ε = 3, δ = 10⁻⁶, t = 2000 a floor of 0.15 left the
+#: tuple-level part ρ = 0.0252 (match margin −0.73 sd), 0.05 leaves 0.0290 (−0.23 sd)
+#: (docs/fc_clustering.md). The Lloyd step's noise, σ ∝ k/(n√ρ), is small at the sizes where the
+#: core forms; once the tests reach their targets it gets 2/3 of the surplus as before.
+_MIN_SHARE = {"tuple_avg": 0.1, "lloyd": 0.05}
 _FALLBACK_SHARE = 0.05
 
 
@@ -300,14 +320,14 @@ def _fraction_needed(reaches: Callable[[float], bool]) -> float:
 
 @functools.lru_cache(maxsize=8192)
 def _part_bracket(name: str, target: float, delta: float, t: int, c: float, k: int, beta: float,
-                  q: int) -> tuple[float, float]:
+                  q: int, known: bool = False) -> tuple[float, float]:
     """(lo, hi): part budgets ρ_p with margin(lo) < ``target`` ≤ margin(hi) for test ``name``,
     hi/lo ≤ 1 + 1e-9 (lo = 0 or hi = inf at the ends of 10^±30).
 
     A margin depends on its part's ρ only, not on the total, so the optimizer's runs at the many
     totals a calibration tries (:func:`dpviz.registry.calibrate`) share these (cached)."""
     def margin(r: float) -> float:
-        return _margin(name, ZCDP(r, delta), t=t, c=c, k=k, beta=beta, q=q)
+        return _margin(name, ZCDP(r, delta), t=t, c=c, k=k, beta=beta, q=q, known=known)
 
     lo, hi = 1e-30, 1e30
     if margin(hi) < target:
@@ -360,7 +380,7 @@ def _practical_split(
     q = max(1, find_diam_calls(r_min, 2.0 * radius, base))
     total = ZCDP(rho, delta)
 
-    public = {"t": t, "c": c, "k": k, "beta": proto.diam_beta, "q": q}
+    public = {"t": t, "c": c, "k": k, "beta": proto.diam_beta, "q": q, "known": True}
 
     def fraction(name: str, target: float) -> float:
         # the part test ``name`` reads if it got fraction f of the total (ZCDP.split's products)
@@ -405,7 +425,7 @@ def _practical_split(
     # Exact sum to 1 (float dust goes to the Lloyd step).
     frac["lloyd"] += 1.0 - sum(frac.values())
     return FCSplit(rho=frac, delta=dict(PAPER_DELTA), diam_beta=proto.diam_beta,
-                   radius_factor=4.0, lloyd_radius_factor=1.0, preset="practical")
+                   radius_factor=4.0, lloyd_radius_factor=1.0, known_size=True, preset="practical")
 
 
 def suggest_n_tuples(

@@ -39,17 +39,25 @@ STEPS = ("pieces", "tuples", "declared_size", "feasibility", "match_core", "reor
 MAX_AUTO_TUPLES = 5000
 
 
+#: Rows per cluster per piece of the automatic t: t = n_declared / (ROWS_PER_CLUSTER·k).
+ROWS_PER_CLUSTER = 16
+
+
 def auto_n_tuples(n_declared: int, k: int) -> int:
     """t from the declared size: the paper's 200 (pieces of ≥ 10k rows) and, when the data is
-    large, more pieces of 25k rows (25 rows per cluster), up to MAX_AUTO_TUPLES.
+    large, more pieces of ROWS_PER_CLUSTER·k rows (16 rows per cluster), up to MAX_AUTO_TUPLES.
 
-    FriendlyCore's filters need about √(log(1/δ)/ρ) more friends than their noise, so more tuples
-    is what lets the core form at small budgets: on Fig. 6 data at n = 10⁶, row-level ε = 3, the
-    core formed in 0/3 runs at t = 200, 500, 1000, 2000 and 3/3 at t = 5000 (match margins −5.8,
-    −4.6, −3.4, −1.6, +2.0; docs/peers.md). Depends on public inputs only.
+    FriendlyCore's two filters need √(2ρt) above the Gaussian tail Φ⁻¹(1 − δ/t) (≈ 6–7 sds), so
+    t is what lets the core form at small budgets; but a tuple only finds friends (match_1/7)
+    when its piece clusters well. On Fig. 6 data (n = 5·10⁴) the mean share of match-friends per
+    tuple was 0.24 / 0.65 / 0.86 / 0.98 at 25 / 40 / 60 / 100 rows a piece on an easy layout
+    (min center separation 0.22) and 0.04 / 0.20 / 0.44 / 0.77 on a harder one (0.15); the filter
+    margin grows like (share − 1/2)·√t, which is flat from about 100 to 200 rows a piece and falls
+    fast below 60 (docs/fc_clustering.md). 16 rows per cluster (128 a piece at k = 8) sits in
+    that flat part. Depends on public inputs only (the declared n and k).
     """
     paper = min(200, max(2, n_declared // (10 * k)))
-    return int(min(MAX_AUTO_TUPLES, max(paper, n_declared // (25 * k))))
+    return int(min(MAX_AUTO_TUPLES, max(paper, n_declared // (ROWS_PER_CLUSTER * k))))
 
 
 @dataclass(frozen=True)

@@ -71,14 +71,18 @@ def fc_k_tuple_clustering(
     match = budget.parts["match_core"]
     tk = ledger.child("FC_kTupleClustering", budget.tuple_level, unit="tuple")
     l_match = tk.child("FriendlyCore(match_1/7)", match)
-    f1 = zcdp_filter(graph.counts, rho=match.rho, delta=match.delta, rng=rng, ledger=l_match)
+    # Known size (budget.split.known_size): t is public and bounds every tuple database of the
+    # row-level statement, so the filter runs with n̄ = t (dpviz.core.filters.zcdp_filter).
+    n_bound = tuples.shape[0] if budget.split.known_size else None
+    f1 = zcdp_filter(graph.counts, rho=match.rho, delta=match.delta, rng=rng, ledger=l_match,
+                     n_bound=n_bound)
     trace.add("match_core", released=False, counts=graph.counts, scores=f1.scores,
               noisy_scores=f1.noisy_scores, threshold=f1.threshold, n_hat=f1.n_hat, keep=f1.keep,
               note="the keep mask is private (FriendlyCore); scores and counts are internal")
     l_avg = tk.child("FC_AvgOrdTup", budget.avg_ord)
     core_index = np.flatnonzero(f1.keep)
     centers, reason = fc_avg_ord_tup(tuples[core_index], core_index, budget, r_min=r_min,
-                                     radius=radius, rng=rng, ledger=l_avg, trace=trace)
+                                     radius=radius, rng=rng, ledger=l_avg, trace=trace, n_bound=n_bound)
     if reason == "empty input":
         reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
     return centers, reason
@@ -86,9 +90,12 @@ def fc_k_tuple_clustering(
 
 def fc_avg_ord_tup(
     core: np.ndarray, core_index: np.ndarray, budget: FCBudget, *, r_min: float, radius: float,
-    rng: np.random.Generator, ledger: Ledger, trace: Trace,
+    rng: np.random.Generator, ledger: Ledger, trace: Trace, n_bound: int | None = None,
 ) -> tuple[np.ndarray | None, str | None]:
     """FC_AvgOrdTup (Tsfadia et al. 2022, §5.2.3) on the match core; (centers, reason).
+
+    ``n_bound``: the public bound on the core's size (t) for the known-size dist-core filter
+    (``budget.split.known_size``; None runs the paper's n̂ estimate).
 
     1. FriendlyReorder (:func:`friendly_reorder`);
     2. one FindDiam per coordinate j, ``budget.find_diam_per_coordinate(k)`` each, over
@@ -131,7 +138,8 @@ def fc_avg_ord_tup(
     b_dist = budget.parts["dist_core"]
     l_dist = ledger.child("FriendlyCore(dist_r1..rk)", b_dist)
     counts = ordered_dist_counts(ro.ordered, radii_used) if len(ro.ordered) else np.zeros(0, np.int64)
-    f2 = zcdp_filter(counts, rho=b_dist.rho, delta=b_dist.delta, rng=rng, ledger=l_dist)
+    f2 = zcdp_filter(counts, rho=b_dist.rho, delta=b_dist.delta, rng=rng, ledger=l_dist,
+                     n_bound=n_bound)
     trace.add("dist_core", released=False, counts=counts, scores=f2.scores,
               noisy_scores=f2.noisy_scores, threshold=f2.threshold, n_hat=f2.n_hat, keep=f2.keep)
     b_ta = budget.parts["tuple_avg"]
