@@ -43,7 +43,8 @@ def _is_package(path: Path) -> bool:
 
 @functools.cache
 def _parsed(path: Path) -> tuple[frozenset[str], str]:
-    """(the absolute module names ``path`` imports, its normalized code), from one parse."""
+    """(the module names ``path`` imports, relative ones with their dots; its normalized code),
+    from one parse."""
     tree = ast.parse(path.read_text(), filename=str(path))
     return frozenset(_imported_names(tree)), ast.unparse(_strip_docstrings(tree))
 
