@@ -21,3 +21,22 @@ def ledger_dir(tmp_path, monkeypatch):
 def no_precomputed_sweeps(monkeypatch):
     """Sweeps come from the session or the server's sessions, never from the committed file."""
     monkeypatch.setenv("DPVIZ_PRECOMPUTED", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def speculation_gets_cpu_under_load():
+    """The app's one speculation worker runs at SCHED_IDLE (app/components/cache.py): on a machine
+    whose cores are all busy (a loaded CI box, pytest-xdist's other worker, two busy loops) it gets
+    no CPU at all, and the tests that wait for a prefetched run or for the worker to start timed
+    out (test_cache's busy_worker, the prefetch tests of test_app and test_one_path). They check
+    what the worker computes and in what order, not its priority: here it is the same single
+    worker, as an ordinary thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.components import cache
+
+    idle = cache._WORKER
+    cache._WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-speculate")
+    yield
+    cache._WORKER.shutdown(wait=False, cancel_futures=True)
+    cache._WORKER = idle
