@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test lint docs unit e2e bench bench-app bench-load precompute screenshot chromium clean
+.PHONY: run test check lint docs unit e2e bench bench-app bench-load precompute screenshot chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,18 @@ lint: $(VENV)/.dev
 docs: $(VENV)/.dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
+# pytest-xdist workers (requirements-dev.txt): `auto` is one per core. Test modules stay whole on
+# one worker (--dist loadfile), so a browser module keeps its one server and page.
+JOBS ?= auto
+
 test: $(VENV)/.dev chromium lint docs
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(JOBS) --dist loadfile
+
+# The inner loop (issue 38): lint, then the unit and app tests not marked slow or e2e, on every
+# core. `make test` runs everything.
+check: $(VENV)/.dev
+	$(VENV)/bin/ruff check dpviz app tests bench
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile -m "not slow and not e2e" tests/unit tests/app
 
 unit: $(VENV)/.dev
 	$(PY) -m pytest tests/unit

@@ -11,8 +11,9 @@ server's sessions once complete (:class:`SharedSweeps`), and the synthetic prese
 sweeps of both pages are precomputed into ``app/precomputed/budget_sweeps.json`` by
 ``python -m app.precompute_sweeps`` (``make precompute``): a shared link to either page then
 opens with its curves drawn. They are seeded simulations, so a recomputation gives the same
-numbers; the file is used only while :func:`code_hash` (the library's source and the numeric
-packages' versions) is the one it was made with. A sweep on an upload is never shared or stored.
+numbers; the file is used only while :func:`code_hash` (the code of the library modules the
+sweep imports, docstrings and comments left out, and the numeric packages' versions) is the one it
+was made with. A sweep on an upload is never shared or stored.
 """
 
 from __future__ import annotations
@@ -320,26 +321,70 @@ PUBLIC_SOURCES = ("generated", "builtin")
 _NUMERIC_PACKAGES = ("numpy", "scipy", "scikit-learn", "diffprivlib")
 
 
+#: The library modules a precomputed sweep runs from: the engine, the non-private reference and its
+#: cost (every registered family follows from the registry the engine imports).
+SWEEP_ROOTS: tuple[str, ...] = ("dpviz.sweeps", "dpviz.clustering.baselines", "dpviz.metrics")
+
+
+def sweep_functions() -> tuple[Callable, ...]:
+    """The app's own code that turns a spec into a precomputed sweep's frames (the rest of this
+    module and of the precompute script draws pages or builds specs; a spec's data, settings and
+    algorithms are its key, so they need no hash)."""
+    from app import precompute_sweeps
+
+    return (repetition, compare_piece, param_values, SweepSpec.algorithm_params,
+            CompareSpec.chunks.fget, CompareSpec.total.fget, CompareSpec.params_of,
+            precompute_sweeps.reference_cost)
+
+
 @functools.cache
-def code_hash() -> str:
-    """sha256 of the library's source (``dpviz/**/*.py``), of this module and of the precompute
-    script (the seed streams, the reference), and of the numeric packages' versions:
-    what a seeded sweep's numbers depend on besides its settings. A precomputed sweep made
-    under another hash is ignored."""
-    h = hashlib.sha256()
-    root = Path(dpviz.__file__).resolve().parent
-    app = Path(__file__).resolve().parents[1]
-    files = [*sorted(root.rglob("*.py")), Path(__file__).resolve(), app / "precompute_sweeps.py"]
-    for path in files:  # named from the directory holding dpviz/ or app/: a checkout and an
-        # installed wheel (app/ under dpviz_app/, setup.py) give the same hash (issue 37)
-        base = root.parent if path.is_relative_to(root) else app.parent
-        h.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+def code_digests() -> dict[str, str]:
+    """Per source file a precomputed sweep's numbers depend on, the hash of its code (docstrings,
+    comments and formatting left out: :mod:`app.components.code_fingerprint`): the library modules
+    reachable by import from :data:`SWEEP_ROOTS`, the package data beside them, and the app's
+    :func:`sweep_functions` (keyed ``app:<qualified name>``)."""
+    import inspect
+    import textwrap
+
+    from app.components import code_fingerprint
+
+    out = code_fingerprint.digests(code_fingerprint.module_closure(SWEEP_ROOTS))
+    for fn in sweep_functions():
+        code = code_fingerprint.normalized_code(textwrap.dedent(inspect.getsource(fn)))
+        out[f"app:{fn.__module__}.{fn.__qualname__}"] = hashlib.sha256(code.encode()).hexdigest()[:16]
+    return dict(sorted(out.items()))
+
+
+def package_versions() -> tuple[str, ...]:
+    """The numeric packages' versions (they can change a seeded sweep's numbers)."""
+    out = []
     for name in _NUMERIC_PACKAGES:
         try:
-            h.update(f"{name}=={metadata.version(name)}\0".encode())
+            out.append(f"{name}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:
-            h.update(f"{name} missing\0".encode())
-    return h.hexdigest()[:16]
+            out.append(f"{name} missing")
+    return tuple(out)
+
+
+@functools.cache
+def code_hash() -> str:
+    """One hash of :func:`code_digests` and :func:`package_versions`: what a seeded sweep's numbers
+    depend on besides its settings (which are its key). A precomputed sweep made under another
+    hash is ignored; a docstring, a comment or a module the sweep does not import (the figures,
+    the CLI) changes nothing."""
+    from app.components import code_fingerprint
+
+    return code_fingerprint.combine(code_digests(), package_versions())
+
+
+def stale_files(doc: Mapping[str, Any]) -> list[str]:
+    """The files (and package versions) whose code differs from what the precomputed ``doc`` was
+    made under: what a regeneration would pick up."""
+    made = dict(doc.get("code_digests", {}))
+    now = code_digests()
+    changed = sorted(k for k in made.keys() | now.keys() if made.get(k) != now.get(k))
+    versions = set(package_versions()) ^ set(doc.get("package_versions", []))
+    return changed + sorted(versions)
 
 
 def spec_to_json(spec: Spec) -> dict:
@@ -370,7 +415,7 @@ class SharedSweeps:
     """Complete sweeps on public data, shared by every session of this server (bounded LRU,
     thread-safe), seeded with the precomputed file when its code hash matches."""
 
-    def __init__(self, size: int = 32, path: Path = PRECOMPUTED) -> None:
+    def __init__(self, size: int = 32, path: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._size = size
         self._items: OrderedDict[Hashable, tuple[str, tuple[pd.DataFrame, ...]]] = OrderedDict()
@@ -398,10 +443,31 @@ def shared_sweeps() -> SharedSweeps:
     return SharedSweeps()
 
 
-def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[Spec, tuple[pd.DataFrame, ...]]]:
-    """The precomputed sweeps of ``path`` (none if it is missing, made under another
-    :func:`code_hash`, or ``DPVIZ_PRECOMPUTED=0`` is set, e.g. to time the computation)."""
-    if os.environ.get("DPVIZ_PRECOMPUTED", "1") == "0":
+def precomputed_path() -> Path | None:
+    """The precomputed file the app loads: :data:`PRECOMPUTED`, another file named by
+    ``DPVIZ_PRECOMPUTED=<path>`` (tests pin theirs), or none with ``DPVIZ_PRECOMPUTED=0`` (e.g. to
+    time the computation)."""
+    value = os.environ.get("DPVIZ_PRECOMPUTED", "1")
+    if value == "0":
+        return None
+    return PRECOMPUTED if value == "1" else Path(value)
+
+
+def read_precomputed(path: Path) -> tuple[dict, list[tuple[Spec, tuple[pd.DataFrame, ...]]]]:
+    """The file's header (everything but its sweeps) and its sweeps, whatever its code hash."""
+    doc = json.loads(path.read_text())
+    out = []
+    for entry in doc.pop("sweeps", []):
+        frames = tuple(pd.read_json(io.StringIO(f), orient="split") for f in entry["frames"])
+        out.append((spec_from_json(entry["spec"]), frames))
+    return doc, out
+
+
+def load_precomputed(path: Path | None = None) -> list[tuple[Spec, tuple[pd.DataFrame, ...]]]:
+    """The precomputed sweeps of ``path`` (default :func:`precomputed_path`); none if it is
+    missing or was made under another :func:`code_hash`."""
+    path = precomputed_path() if path is None else path
+    if path is None:
         return []
     try:
         doc = json.loads(path.read_text())
@@ -409,11 +475,7 @@ def load_precomputed(path: Path = PRECOMPUTED) -> list[tuple[Spec, tuple[pd.Data
         return []
     if doc.get("code_hash") != code_hash():
         return []
-    out = []
-    for entry in doc.get("sweeps", []):
-        frames = tuple(pd.read_json(io.StringIO(f), orient="split") for f in entry["frames"])
-        out.append((spec_from_json(entry["spec"]), frames))
-    return out
+    return read_precomputed(path)[1]
 
 
 def save_precomputed(entries: list[tuple[Spec, list[pd.DataFrame]]], recipes: list[dict],
@@ -424,6 +486,8 @@ def save_precomputed(entries: list[tuple[Spec, list[pd.DataFrame]]], recipes: li
                 "a user's data, never a release). Made by `python -m app.precompute_sweeps`; used "
                 "only while code_hash matches the running code.",
         "code_hash": code_hash(),
+        "package_versions": list(package_versions()),
+        "code_digests": code_digests(),
         "recipes": recipes,
         "sweeps": [{"spec": spec_to_json(spec),
                     "frames": [f.to_json(orient="split", double_precision=15) for f in frames]}

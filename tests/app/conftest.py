@@ -1,4 +1,6 @@
-"""App tests never write to the user's ~/.dpviz: every test gets its own ledger directory."""
+"""App tests never write to the user's ~/.dpviz: every test gets its own ledger directory. Nor do
+they read the committed precomputed sweeps (``DPVIZ_PRECOMPUTED=0``): a test's outcome never
+depends on whether that file is current (tests/app/test_budget_shared.py checks the file itself)."""
 
 from __future__ import annotations
 
@@ -13,3 +15,28 @@ def ledger_dir(tmp_path, monkeypatch):
     path = tmp_path / "ledgers"
     monkeypatch.setenv(ENV, str(path))
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_precomputed_sweeps(monkeypatch):
+    """Sweeps come from the session or the server's sessions, never from the committed file."""
+    monkeypatch.setenv("DPVIZ_PRECOMPUTED", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def speculation_gets_cpu_under_load():
+    """The app's one speculation worker runs at SCHED_IDLE (app/components/cache.py): on a machine
+    whose cores are all busy (a loaded CI box, pytest-xdist's other worker, two busy loops) it gets
+    no CPU at all, and the tests that wait for a prefetched run or for the worker to start timed
+    out (test_cache's busy_worker, the prefetch tests of test_app and test_one_path). They check
+    what the worker computes and in what order, not its priority: here it is the same single
+    worker, as an ordinary thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.components import cache
+
+    idle = cache._WORKER
+    cache._WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-speculate")
+    yield
+    cache._WORKER.shutdown(wait=False, cancel_futures=True)
+    cache._WORKER = idle

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from apptest_helpers import SMALL, container, finish_job, has_container, open_app
 
 from app.components import sweep
@@ -100,10 +101,120 @@ def test_shared_store_is_bounded_and_keeps_the_first_complete_sweep():
 
 def test_the_committed_precomputed_file_matches_the_code():
     """Shared Budget links open with curves drawn only while the committed file's code hash is
-    current: a library change must be followed by `make precompute` (this fails until it is)."""
-    doc = json.loads(sweep.PRECOMPUTED.read_text())
-    assert doc["code_hash"] == sweep.code_hash(), "stale app/precomputed/budget_sweeps.json: make precompute"
-    assert len(sweep.load_precomputed()) >= 2
+    current: a change to what the sweep computes must be followed by `make precompute` (this fails
+    until it is, and names the files that changed)."""
+    doc, entries = sweep.read_precomputed(sweep.PRECOMPUTED)
+    assert doc["code_hash"] == sweep.code_hash(), \
+        f"stale app/precomputed/budget_sweeps.json (run `make precompute`): {sweep.stale_files(doc)}"
+    assert len(entries) >= 2
+
+
+@pytest.mark.slow
+def test_a_recomputed_sample_of_the_committed_file_matches_it():
+    """The file's numbers, not only its hash: each preset's Budget and Compare sweep recomputed at
+    repetition 1, every algorithm, the smallest and largest ε, equal to the stored cells (decisions
+    exactly, numbers to rtol 1e-9 / atol 1e-15: precompute_sweeps.RTOL says why)."""
+    from app import precompute_sweeps
+
+    assert precompute_sweeps.check_sample() == []
+
+
+def test_the_sample_check_reports_a_changed_number_and_a_changed_decision():
+    from app import precompute_sweeps as pre
+
+    want = pd.DataFrame({"algorithm": ["dp_lloyd", "nonprivate"], "epsilon": [0.5, float("inf")],
+                         "success": [True, True], "loss": [0.25, 0.0], "budget_delta": [2.2699e-11, 0.0]})
+    assert pre._differences("x", want.copy(), want) == []
+    # the file's 15 decimal places round a tiny δ: within ATOL, not a difference
+    assert pre._differences("x", want.assign(budget_delta=[2.2698934351217196e-11, 0.0]), want) == []
+    moved = want.assign(loss=[0.25 * (1 + 1e-6), 0.0])
+    assert any("loss" in p for p in pre._differences("x", moved, want))
+    flipped = want.assign(success=[False, True])
+    assert any("success" in p for p in pre._differences("x", flipped, want))
+    assert pre._differences("x", want.iloc[:1], want) != []
+
+
+def test_the_code_hash_ignores_docstrings_and_comments_not_code(tmp_path):
+    from app.components import code_fingerprint as fp
+
+    src = 'def f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    a, b, c = (tmp_path / n for n in ("a.py", "b.py", "c.py"))
+    a.write_text(src)
+    b.write_text('"""A module."""\n\n\ndef f(x):\n    """Another doc, reworded."""\n    # why\n'
+                 '    return (x +\n            1)\n')
+    c.write_text(src.replace("x + 1", "x + 2"))
+    assert fp.normalized_source(a) == fp.normalized_source(b) != fp.normalized_source(c)
+
+
+def test_the_hashed_modules_are_the_sweeps_imports_not_the_whole_library():
+    """Every registered family is hashed (the registry discovers them); the figures, the CLI and
+    the streaming engine, which no sweep imports, are not: editing them keeps the file valid."""
+    from pathlib import Path
+
+    import dpviz.registry
+    from app.components import code_fingerprint as fp
+
+    hashed = fp.module_closure(sweep.SWEEP_ROOTS)
+    assert fp.family_packages() == dpviz.registry.FAMILY_PACKAGES
+    import pkgutil
+
+    for pkg in dpviz.registry.FAMILY_PACKAGES:
+        path = [str(Path(__import__(pkg, fromlist=["_"]).__file__).parent)]
+        for info in pkgutil.iter_modules(path):
+            assert f"{pkg}.{info.name}" in hashed, info.name
+    assert "dpviz.clustering.auto" in hashed and "dpviz/clustering/auto_rule.json" in sweep.code_digests()
+    assert not any(m.startswith(("dpviz.viz", "dpviz.large")) or m == "dpviz.cli" for m in hashed)
+    every = {p for p in Path(dpviz.__file__).parent.rglob("*.py")}
+    assert set(hashed.values()) < every
+
+
+@pytest.mark.slow
+def test_a_traced_sweep_runs_only_hashed_code():
+    """The hash cannot miss what a sweep runs: a Compare piece of every registered algorithm and a
+    Budget repetition, traced call by call (every thread), execute no dpviz file outside the hashed
+    closure and no app function outside ``sweep.sweep_functions()``."""
+    import sys
+    import threading
+    from pathlib import Path
+
+    import dpviz.data
+    import dpviz.registry
+    from app import precompute_sweeps
+    from app.components import code_fingerprint as fp
+
+    ds = dpviz.data.GENERATORS["fig6_blobs"](2000, rng=0)
+    algos = tuple((s.name, s.make_params()) for s in dpviz.algorithms(applicable_to=2))
+    cspec = sweep.CompareSpec(ds.content_hash, algos, (2.0,), 1e-6, 1, 4, 2, float(ds.radius), ds.n, 3)
+    bspec = sweep.SweepSpec(ds.content_hash, ("fc:practical", "nonprivate"), (2.0,), 1, 4, 60, 1e-6,
+                            float(ds.radius), 1e-3, "kmeans++", 3)
+    ran: dict[str, set[str]] = {}
+
+    def profile(frame, event, arg):
+        if event == "call":
+            ran.setdefault(frame.f_code.co_filename, set()).add(frame.f_code.co_qualname)
+
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        ref = precompute_sweeps.reference_cost(ds, 4)
+        frames = [sweep.compare_piece(ds, cspec, i, ref) for i in range(cspec.total)]
+        frames.append(sweep.repetition(ds, bspec, 0, ref))
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    assert all(f is not None and len(f) for f in frames)
+    root = fp.REPO
+    hashed = {p.resolve() for p in fp.module_closure(sweep.SWEEP_ROOTS).values()}
+    library = {Path(f).resolve() for f in ran if Path(f).resolve().is_relative_to(root / "dpviz")}
+    assert library and library <= hashed, sorted(str(p.relative_to(root)) for p in library - hashed)
+    functions = {(f"{fn.__module__}", fn.__qualname__) for fn in sweep.sweep_functions()}
+    for name, qualnames in ran.items():
+        path = Path(name).resolve()
+        if path.is_relative_to(root / "app"):
+            module = ".".join(path.relative_to(root).with_suffix("").parts)
+            for q in qualnames:
+                top = q.split(".<locals>")[0]
+                assert (module, top) in functions or top.startswith("<"), (module, q)
 
 
 def test_two_sessions_loss_vs_n_then_a_fresh_budget_page_does_not_crash():

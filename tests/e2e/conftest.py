@@ -2,6 +2,11 @@
 per test module (the app in the module's ``APP_SCRIPT``, default ``app/main.py``) and one page
 per module, reused by its tests. Helpers live in st_e2e.py (shared with bench/app_latency.py).
 
+The server never reads the committed precomputed sweeps as they are (whether that file is current
+must not decide a test): it runs with ``DPVIZ_PRECOMPUTED=0``, or, in a module that sets
+``PRECOMPUTED = True`` (a shared link that opens drawn), with a copy of the file stamped with the
+running code's hash (its numbers are checked by tests/app/test_budget_shared.py).
+
 Run: ``PYTHONPATH=. .venv/bin/python -m pytest tests/e2e -q``. If chromium is missing the tests
 fail (not skip) and say how to install it.
 """
@@ -9,6 +14,7 @@ fail (not skip) and say how to install it.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,8 +54,22 @@ def app_url(request: pytest.FixtureRequest,
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     # The persistent release ledger of this server (never the user's ~/.dpviz).
     ledgers = tmp_path_factory.mktemp("ledgers")
-    with streamlit_server(script, log=log, env={"DPVIZ_LEDGER_DIR": str(ledgers)}) as url:
+    env = {"DPVIZ_LEDGER_DIR": str(ledgers), "DPVIZ_PRECOMPUTED": "0"}
+    if getattr(request.module, "PRECOMPUTED", False):
+        env["DPVIZ_PRECOMPUTED"] = str(pinned_precomputed(tmp_path_factory.mktemp("precomputed")))
+    with streamlit_server(script, log=log, env=env) as url:
         yield url
+
+
+def pinned_precomputed(directory: Path) -> Path:
+    """The committed precomputed sweeps, stamped with the running code's hash, in ``directory``."""
+    from app.components import sweep
+
+    doc = json.loads(sweep.PRECOMPUTED.read_text())
+    doc["code_hash"] = sweep.code_hash()
+    path = directory / "budget_sweeps.json"
+    path.write_text(json.dumps(doc))
+    return path
 
 
 @pytest.fixture(scope="module")

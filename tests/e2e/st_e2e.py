@@ -22,8 +22,10 @@ Widgets are located by their key: ``st.slider(..., key="rho")`` renders inside `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -180,14 +182,22 @@ def streamlit_server(script: str | Path, *, timeout: float = 60.0, log: Path | N
         _wait_healthy(proc, url, timeout, log)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_server(proc)
         if log:
             out.close()
+
+
+def stop_server(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """SIGTERM, then SIGKILL to the server's process group after ``grace`` seconds: a server
+    whose session still runs a job (a page a test left mid-run) waits for that thread before it
+    exits, which cost up to 10 s per test module; nothing a test checks is written at exit."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
 
 
 def _wait_healthy(proc: subprocess.Popen, url: str, timeout: float, log: Path | None) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from st_e2e import (
+    RERUN_TIMEOUT_MS,
     ROOT,
     assert_no_exception,
     choose_radio,
@@ -34,6 +35,7 @@ from st_e2e import (
 from test_e2e_journeys import BOUNDS, _fill_all  # the analyst's bounds and how to type them
 
 pytestmark = pytest.mark.e2e
+PRECOMPUTED = True  # the server reads the presets' precomputed sweeps (tests/e2e/conftest.py)
 
 W, H = 1280, 720
 
@@ -51,14 +53,10 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ROOT / "docs" / f"{name}.png"))
 
 
-def _drawn_or_run(page: Page, drawn, run_key: str) -> None:
-    """Wait for a precomputed view; when the precomputed file is stale for this code (the lead
-    regenerates it), press Run and wait for the job instead."""
-    page.wait_for_timeout(3000)
-    if drawn.count() == 0:
-        widget(page, run_key).locator("button").first.click()
-    expect(drawn.locator(".js-plotly-plot") if "ranking" not in run_key and "compare" not in run_key
-           else drawn).to_be_visible(timeout=600_000)
+def _drawn(drawn) -> None:
+    """A shared link of a preset opens drawn: the server reads the precomputed sweeps (conftest
+    pins a copy for the running code, ``PRECOMPUTED = True``), so no Run is pressed."""
+    expect(drawn).to_be_visible(timeout=RERUN_TIMEOUT_MS)
 
 
 def test_lecturer_sees_the_whole_eps_table_at_1280(page: Page, app_url: str) -> None:
@@ -89,7 +87,7 @@ def test_manager_opens_budget_and_compare_links_and_reads_eps(page: Page, app_ur
     open_app(page, app_url + "/budget")
     assert_no_exception(page)
     chart = widget(page, "budget_accuracy")
-    _drawn_or_run(page, chart, "budget_run")  # precomputed (after `make precompute`), else run
+    _drawn(chart.locator(".js-plotly-plot"))  # precomputed: drawn without pressing Run
     templates = chart.locator(".js-plotly-plot").evaluate(
         "gd => gd.data.map(t => t.hovertemplate || '').join(' ')")
     assert "ε = " in templates and "ρ = " not in templates
@@ -101,7 +99,7 @@ def test_manager_opens_budget_and_compare_links_and_reads_eps(page: Page, app_ur
     open_app(page, app_url + "/compare")
     assert_no_exception(page)
     ranking = widget(page, "compare_ranking")
-    _drawn_or_run(page, ranking, "compare_run")
+    _drawn(ranking)
     expect(ranking).to_contain_text("Ranked by median normalized loss at row-level ε = 10")
     expect(plotly_charts(widget(page, "compare_loss"))).to_have_count(1)
     ranking.scroll_into_view_if_needed()
