@@ -40,7 +40,7 @@ SIGMA = 1.0 / (32.0 * np.sqrt(2.0))
 DATA_KEY = 0x5CA1E_DA7A
 GROUP = 1_000_000
 EPSILON, DELTA = 3.0, 1e-6
-WORKER_MEMORY = "2GB"
+WORKER_MEMORY = "1GB"  # issue 38: FriendlyCore streamed with every worker ≤ 1 GB (was 2GB)
 
 
 def load() -> str:
@@ -223,10 +223,10 @@ def cli_run(addr: str, wpids: list[int], n: int, algorithm: str) -> dict:
     return rec
 
 
-def run(sizes: list[int], algorithms: list[str], keep: bool) -> None:
+def run(sizes: list[int], algorithms: list[str], keep: bool, memory: str = WORKER_MEMORY) -> None:
     print(f"# bench/scale_1e8.py ({load()}, {os.cpu_count()} cores shared with other sessions)\n")
     print(f"d = {D}, k = {K}, row-level (ε = {EPSILON:g}, δ = {DELTA:g}), float32 Parquet, row groups of "
-          f"{GROUP:.0e}; 2 `dask worker` processes (1 thread, --memory-limit {WORKER_MEMORY} each) + "
+          f"{GROUP:.0e}; 2 `dask worker` processes (1 thread, --memory-limit {memory} each) + "
           "`dask scheduler` on 127.0.0.1; a fresh cluster per run\n", flush=True)
     print("| n | --algorithm (ran) | exit | wall (s) | CPU CLI + workers (s) | CPU-s per 10⁶ rows | "
           "peak RSS CLI (MB) | peak RSS workers (MB) | load before → after |")
@@ -235,7 +235,7 @@ def run(sizes: list[int], algorithms: list[str], keep: bool) -> None:
     for n in sizes:
         write(n)
         for algorithm in algorithms:
-            addr, procs = start_cluster()
+            addr, procs = start_cluster(memory=memory)
             try:
                 wpids = worker_pids(addr)
                 rec = cli_run(addr, wpids, n, algorithm)
@@ -264,12 +264,13 @@ def main() -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[10_000_000, 100_000_000])
     ap.add_argument("--algorithm", action="append", help="default: auto, then friendlycore")
     ap.add_argument("--keep", action="store_true", help="keep the Parquet files after the runs")
+    ap.add_argument("--memory", default=WORKER_MEMORY, help="each worker's --memory-limit")
     a = ap.parse_args()
     if a.what == "write":
         for n in a.n:
             write(n)
     elif a.what == "run":
-        run(a.n, a.algorithm or ["auto", "friendlycore"], a.keep)
+        run(a.n, a.algorithm or ["auto", "friendlycore"], a.keep, a.memory)
     else:
         for n in a.n:
             path_for(n).unlink(missing_ok=True)

@@ -371,9 +371,11 @@ def _tuples_batched(
     return out + mu[:, None, :]
 
 
-def _blocks(t: int) -> list[slice]:
-    """Cut t pieces into at most N_BLOCKS contiguous blocks (a function of t only)."""
-    edges = np.linspace(0, t, min(N_BLOCKS, t) + 1).round().astype(int)
+def _blocks(t: int, n_blocks: int | None = None) -> list[slice]:
+    """Cut t pieces into contiguous blocks: at most N_BLOCKS (a function of t only), or
+    ``n_blocks`` of them when a caller bounds a block's rows from public sizes (``dpviz.large``)."""
+    n_blocks = N_BLOCKS if n_blocks is None else max(1, int(n_blocks))
+    edges = np.linspace(0, t, min(n_blocks, t) + 1).round().astype(int)
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
@@ -661,14 +663,16 @@ def compute_tuples(
 # ----------------------------------------------------------------------------- gathered pieces
 
 
-def block_streams(n_pieces: int, rng: np.random.Generator) -> list[tuple[slice, int]]:
+def block_streams(n_pieces: int, rng: np.random.Generator,
+                  n_blocks: int | None = None) -> list[tuple[slice, int]]:
     """The blocks of :func:`_blocks` with one seed each, drawn from ``rng`` before any block runs.
 
     A caller that gathers the pieces itself (``dpviz.large``: pieces from a keyed hash, blocks
     run on threads or Dask workers) runs :func:`tuples_from_pieces` once per block with its
     seed, so the tuples depend on the seed and t only, never on the engine or its timing.
+    ``n_blocks`` (default: :data:`N_BLOCKS`) must itself come from public sizes only.
     """
-    blocks = _blocks(n_pieces)
+    blocks = _blocks(n_pieces, n_blocks)
     seeds = rng.integers(0, 2**63 - 1, size=len(blocks))
     return [(b, int(s)) for b, s in zip(blocks, seeds, strict=True)]
 

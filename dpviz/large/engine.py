@@ -94,6 +94,10 @@ class ThreadEngine:
     def pick(self, parts: list[Any], i: int) -> list[Any]:
         return [p[i] for p in parts]
 
+    def slots(self) -> int:
+        """How many tasks run at once (the threads)."""
+        return self.n_jobs
+
     def gather(self, xs: list[Any]) -> list[Any]:
         return xs
 
@@ -153,6 +157,12 @@ class DaskEngine:
             return self.client.map(operator.getitem, parts, [i] * len(parts), pure=False)
         except _cluster_failures() as exc:
             raise self._failed(exc) from exc
+
+    def slots(self) -> int:
+        """How many tasks run at once: the cluster's worker threads (at least 1)."""
+        self._status_ok()
+        workers = self.client.scheduler_info().get("workers", {})
+        return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
 
     def gather(self, xs: list[Any]) -> list[Any]:
         self._status_ok()

@@ -36,7 +36,14 @@ from dpviz.clustering import fallback as fb
 from dpviz.clustering.friendlycore.budget import resolve_budget
 from dpviz.clustering.friendlycore.pipeline import run_private_part
 from dpviz.clustering.friendlycore.steps import LloydOutcome, noisy_lloyd_from_sums  # noqa: F401  (re-exported)
-from dpviz.clustering.tuples import ORACLES, TupleStage, block_streams, resolve_method, tuples_from_pieces
+from dpviz.clustering.tuples import (
+    N_BLOCKS,
+    ORACLES,
+    TupleStage,
+    block_streams,
+    resolve_method,
+    tuples_from_pieces,
+)
 from dpviz.geometry import nearest_center
 from dpviz.large.engine import Engine, Progress, _quiet, make_engine
 from dpviz.large.pieces import draw_key, keyed_pieces
@@ -57,12 +64,14 @@ def _inside(X: np.ndarray, radius: float) -> np.ndarray:
 
 
 def split_chunk(chunk: Chunk, key: tuple[int, int], n_pieces: int, radius: float,
-                edges: np.ndarray) -> list[Any]:
-    """Pass 1 task: per block, the chunk's rows inside the Λ-ball (float32, file order) and their
-    pieces; the last element is (finite rows read, rows outside the ball) (internal counts)."""
-    n_blocks = len(edges) - 1
-    rows: list[list[np.ndarray]] = [[] for _ in range(n_blocks)]
-    pieces: list[list[np.ndarray]] = [[] for _ in range(n_blocks)]
+                edges: np.ndarray, lo: int = 0, hi: int | None = None) -> list[Any]:
+    """Pass 1 task: per block of the wave [lo, hi), the chunk's rows inside the Λ-ball (float32,
+    file order) and their pieces; rows of other blocks are dropped (a later wave re-reads them).
+    The last element is (finite rows read, rows outside the ball) (internal counts)."""
+    hi = len(edges) - 1 if hi is None else hi
+    n_wave = hi - lo
+    rows: list[list[np.ndarray]] = [[] for _ in range(n_wave)]
+    pieces: list[list[np.ndarray]] = [[] for _ in range(n_wave)]
     n_read = n_out = 0
     for X in chunk.batches():
         Xin = _inside(X, radius)
@@ -70,10 +79,12 @@ def split_chunk(chunk: Chunk, key: tuple[int, int], n_pieces: int, radius: float
         n_out += X.shape[0] - Xin.shape[0]
         p = keyed_pieces(Xin, key, n_pieces)
         blk = np.searchsorted(edges, p, side="right") - 1
+        keep = (blk >= lo) & (blk < hi)
+        blk, Xin, p = blk[keep] - lo, Xin[keep], p[keep]
         order = np.argsort(blk, kind="stable")  # keeps file order inside each block
-        bounds = np.searchsorted(blk[order], np.arange(n_blocks + 1))
+        bounds = np.searchsorted(blk[order], np.arange(n_wave + 1))
         Xs, ps = Xin[order].astype(np.float32), p[order].astype(np.int32)
-        for b in range(n_blocks):  # loop over blocks (≤ 8)
+        for b in range(n_wave):  # loop over the wave's blocks
             rows[b].append(Xs[bounds[b]:bounds[b + 1]])
             pieces[b].append(ps[bounds[b]:bounds[b + 1]])
     d = len(chunk.columns)
@@ -131,6 +142,12 @@ def cube_counts(U: np.ndarray, level: int, keys: np.ndarray) -> np.ndarray:
     return fb.grid_cell_counts(U, level, keys)
 
 
+def chunk_cube_counts(chunk: Chunk, radius: float, V: np.ndarray | None, level: int,
+                      keys: np.ndarray) -> np.ndarray:
+    """Fallback task for tables too large to keep on the grid's cube: one chunk read per level."""
+    return fb.grid_cell_counts(unit_cube_rows(chunk, radius, V), level, keys)
+
+
 def second_moment(chunk: Chunk, radius: float) -> np.ndarray:
     """Fallback task (d > 3): XᵀX of the chunk's inside rows."""
     d = len(chunk.columns)
@@ -168,6 +185,11 @@ def _sum_over(engine: Engine, fn: Callable[..., Any], chunks: list[Chunk], *args
 
 # ----------------------------------------------------------------------------- pass 1
 
+#: The bytes of one block's rows (float32) that pass 1 plans for, from public sizes. A worker
+#: holds its block's slices, their concatenation and the oracle's temporaries at once: with 96 MiB
+#: a block it stays under ~1 GB (docs/scale.md §7). Tests pass a smaller one to force many waves.
+BLOCK_BYTES = 96 * 2**20
+
 
 @dataclass(frozen=True)
 class StreamStage:
@@ -180,17 +202,39 @@ class StreamStage:
     n_outside: int  # of which outside the Λ-ball (internal)
     radius: float
     d: int
+    block_bytes: int = BLOCK_BYTES  # the memory plan of pass 1, reused by the fallback's passes
+
+
+def pass1_plan(n_pieces: int, n_declared: int, d: int, slots: int,
+               block_bytes: int = BLOCK_BYTES) -> tuple[int, int]:
+    """(blocks, blocks per wave) of pass 1, from public sizes and the engine's slots only.
+
+    The declared rows' float32 bytes n·d·4 are cut into blocks of at most ``block_bytes`` (never
+    fewer than :data:`~dpviz.clustering.tuples.N_BLOCKS`, never more than t); a wave holds at
+    most ``slots`` blocks' worth of rows (at least ``slots`` blocks), and each wave re-reads the
+    file for its own blocks. Small tables: one wave, the blocks of the in-memory stage.
+    """
+    total = 4.0 * float(n_declared) * d
+    n_blocks = int(min(n_pieces, max(min(N_BLOCKS, n_pieces), np.ceil(total / block_bytes))))
+    per_wave = max(slots, int(slots * block_bytes // max(total / n_blocks, 1.0)))
+    return n_blocks, min(per_wave, n_blocks)
 
 
 def stream_tuple_stage(
     source: TableSource, k: int, *, n_tuples: int, radius: float, n_declared: int,
     oracle: str = "kmeans++", rng: RngLike = None, engine: Engine | None = None,
-    method: str = "auto", progress: Progress = _quiet,
+    method: str = "auto", progress: Progress = _quiet, block_bytes: int = BLOCK_BYTES,
 ) -> StreamStage:
     """Pass 1: pieces by keyed hash, rows gathered per block of pieces, the oracle per block.
 
-    The oracle's implementation ("auto") is chosen from ``n_declared`` and d (public), never the
-    file's row count. The key is drawn first from ``rng``, then one seed per block.
+    Memory is bounded per worker: the blocks are sized from ``n_declared``·d (:func:`pass1_plan`)
+    and run in waves, each wave re-reading the chunks and keeping only its own blocks' rows, so
+    no worker ever holds more than about one block's rows (issue 38: 8.2 GB spilled at 10⁸ rows
+    when every block's rows were split off in one read).
+
+    The oracle's implementation ("auto") and the blocks are chosen from ``n_declared`` and d
+    (public), never the file's row count. The key is drawn first from ``rng``, then one seed per
+    block: the tuples depend on the seed, t, n_declared and d, never on chunking or the engine.
 
     Privacy
     -------
@@ -206,34 +250,48 @@ def stream_tuple_stage(
     engine = engine or make_engine()
     start = time.perf_counter()
     key = draw_key(gen)
-    streams = block_streams(t, gen)
+    n_blocks, per_wave = pass1_plan(t, n_declared, source.d, engine.slots(), block_bytes)
+    streams = block_streams(t, gen, n_blocks)
     edges = np.array([s.start for s, _ in streams] + [t])
     used = resolve_method(method, n_declared, source.d, oracle, n_tuples=t)
     chunks = source.chunks()
-    parts = engine.map(split_chunk, chunks, [key] * len(chunks), [t] * len(chunks),
-                       [radius] * len(chunks), [edges] * len(chunks), progress=progress,
-                       label="pass 1 (read, hash, split) chunk")
-    stats = engine.pick(parts, len(streams))
-    picked = [engine.pick(parts, b) for b in range(len(streams))]
-    # Only the per-block slices are needed from here: on Dask, dropping the parts lets the
-    # scheduler release them, so a worker holds (and spills) the rows once, not twice (measured at
-    # 10⁸ rows: 8.2 GB spilled for 4.4 GB of rows; issue 29). Lost slices are still recomputed.
-    del parts
-    stats = engine.gather(stats)
-    blocks = engine.map(block_tuples, picked,
-                        [s.start for s, _ in streams], [s.stop for s, _ in streams],
-                        [k] * len(streams), [oracle] * len(streams), [sd for _, sd in streams],
-                        [used] * len(streams), progress=progress, label="pass 1 (oracle) block")
-    del picked
-    out = engine.gather(blocks)
-    del blocks
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    stats: list[tuple[int, int]] = []
+    for lo in range(0, n_blocks, per_wave):
+        hi = min(n_blocks, lo + per_wave)
+        wave = f"blocks {lo + 1}-{hi} of {n_blocks}"
+        out += _wave_tuples(engine, chunks, streams[lo:hi], lo, hi, key=key, t=t, k=k, radius=radius,
+                            edges=edges, oracle=oracle, method=used, stats=stats if lo == 0 else None,
+                            progress=progress, wave=wave)
     tuples = np.concatenate([o[0] for o in out])
     sizes = np.concatenate([o[1] for o in out])
     stage = TupleStage(tuples=tuples, piece_of_row=np.zeros(0, dtype=np.int64), piece_sizes=sizes, k=k,
                        n_pieces=t, oracle=oracle, method=used, seconds=time.perf_counter() - start,
                        seed=seed)
     return StreamStage(stage, tuple(chunks), int(sum(s[0] for s in stats)),
-                       int(sum(s[1] for s in stats)), float(radius), source.d)
+                       int(sum(s[1] for s in stats)), float(radius), source.d, int(block_bytes))
+
+
+def _wave_tuples(engine: Engine, chunks: list[Chunk], streams: list[tuple[slice, int]], lo: int, hi: int,
+                 *, key: tuple[int, int], t: int, k: int, radius: float, edges: np.ndarray, oracle: str,
+                 method: str, stats: list[tuple[int, int]] | None, progress: Progress,
+                 wave: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One wave of pass 1: read every chunk keeping blocks [lo, hi), then the oracle per block.
+    Appends the chunks' internal counts to ``stats`` when given (the first wave's read)."""
+    n = len(chunks)
+    parts = engine.map(split_chunk, chunks, [key] * n, [t] * n, [radius] * n, [edges] * n, [lo] * n,
+                       [hi] * n, progress=progress, label=f"pass 1 (read, hash, split; {wave}) chunk")
+    if stats is not None:
+        stats += engine.gather(engine.pick(parts, hi - lo))
+    picked = [engine.pick(parts, b) for b in range(hi - lo)]
+    # Only the per-block slices are needed from here: on Dask, dropping the parts lets the
+    # scheduler release them, so a worker holds the wave's rows once, not twice.
+    del parts
+    blocks = engine.map(block_tuples, picked, [s.start for s, _ in streams], [s.stop for s, _ in streams],
+                        [k] * len(streams), [oracle] * len(streams), [sd for _, sd in streams],
+                        [method] * len(streams), progress=progress, label=f"pass 1 (oracle; {wave}) block")
+    del picked
+    return engine.gather(blocks)
 
 
 # ----------------------------------------------------------------------------- pass 2
@@ -257,16 +315,18 @@ class StreamRows:
     def fallback(self, k: int, *, rho: float, n_declared: int, rng: np.random.Generator,
                  ledger: Ledger) -> fb.FallbackOutcome:
         return stream_fallback(self.st, k, rho=rho, n_declared=n_declared, rng=rng, ledger=ledger,
-                               engine=self.engine, progress=self.progress)
+                               engine=self.engine, progress=self.progress, block_bytes=self.st.block_bytes)
 
 
 def stream_fallback(
     st: StreamStage, k: int, *, rho: float, n_declared: int, rng: np.random.Generator, ledger: Ledger,
-    engine: Engine, progress: Progress = _quiet,
+    engine: Engine, progress: Progress = _quiet, block_bytes: int = BLOCK_BYTES,
 ) -> fb.FallbackOutcome:
     """:func:`dpviz.clustering.fallback.fallback_centers` with every data access a sum over chunks:
     the same draws and ledger entries. The rows' grid coordinates ([0, 1)^p, p ≤ 5, float64) are
-    computed in one pass and kept by the engine for all quadtree levels (n·p·8 bytes).
+    computed in one pass and kept by the engine for all quadtree levels (n·p·8 bytes) while the
+    declared n·p·8 fits in the engine's slots × ``block_bytes``; beyond, every level re-reads the
+    chunks (bounded memory; the same counts).
 
     Privacy
     -------
@@ -275,6 +335,13 @@ def stream_fallback(
     chunks, radius, d = list(st.chunks), st.radius, st.d
 
     def counter(V: np.ndarray | None) -> Callable[[int, np.ndarray], np.ndarray]:
+        p = d if V is None else V.shape[1]
+        if 8.0 * n_declared * p > engine.slots() * block_bytes:
+            # Too large to keep (from public sizes): re-read the chunks at every quadtree level.
+            def reread(level: int, keys: np.ndarray) -> np.ndarray:
+                return _sum_over(engine, chunk_cube_counts, chunks, radius, V, level, keys,
+                                 progress=progress, label=f"fallback grid level {level} (re-read) chunk")
+            return reread
         cubes = engine.map(unit_cube_rows, chunks, [radius] * len(chunks), [V] * len(chunks),
                            progress=progress, label="fallback (rows to the grid's cube) chunk")
 
@@ -378,7 +445,7 @@ def fc_stream(
     n_tuples: int = 200, oracle: str = "kmeans++", preset: str = "practical", fallback: bool = True,
     rng: RngLike = None, scheduler: Any = None, n_jobs: int | None = None,
     columns: list[str] | None = None, chunk_rows: int | None = None, method: str = "auto",
-    progress: Progress = _quiet,
+    progress: Progress = _quiet, block_bytes: int = BLOCK_BYTES,
 ) -> Result:
     """FC_Clustering on a Parquet/CSV file or directory (or a :class:`TableSource`), out of core.
 
@@ -394,6 +461,8 @@ def fc_stream(
         A Dask scheduler address or Client; None runs on ``n_jobs`` local threads.
     columns, chunk_rows
         See :class:`TableSource`.
+    block_bytes : int
+        Pass 1's memory plan (:func:`pass1_plan`): the float32 bytes of one block's rows.
 
     Privacy
     -------
@@ -407,7 +476,8 @@ def fc_stream(
     engine = make_engine(scheduler, n_jobs)
     try:
         st = stream_tuple_stage(src, k, n_tuples=n_tuples, radius=radius, n_declared=n_declared,
-                                oracle=oracle, rng=gen, engine=engine, method=method, progress=progress)
+                                oracle=oracle, rng=gen, engine=engine, method=method, progress=progress,
+                                block_bytes=block_bytes)
         res = fc_private_stream(st, rho=rho, delta=delta, r_min=r_min, n_declared=n_declared,
                                 preset=preset, fallback=fallback, rng=gen, engine=engine, progress=progress)
     finally:
