@@ -6,8 +6,9 @@ not a test.
    time). The data stream's seeds come from ``SeedSequence(DATA_KEY)``; the CLI draws its noise
    from ``SecureRNG`` (no seed at all), so the data and the algorithm never share a seed.
 2. ``run``: starts ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (one thread
-   and ``--memory-limit 1GB`` each by default, ``--memory``), warms nothing, and runs ``python -m dpviz run FILE --scheduler
-   ADDRESS`` with ``--algorithm auto`` and ``--algorithm friendlycore`` (its automatic t) in a child
+   and ``--memory-limit 1GB`` each by default, ``--memory``), warms nothing, and runs
+   ``python -m dpviz run FILE --scheduler ADDRESS`` with ``--algorithm auto`` and
+   ``--algorithm friendlycore`` (its automatic t) in a child
    process: wall time; CPU-seconds of the CLI process and of each worker (``/proc/PID/stat``: utime +
    stime, sampled until the process ends) per 10⁶ rows; peak RSS of the CLI (``wait4``) and of each
    worker (``/proc/PID/status`` VmHWM). Load averages are printed beside every timing.
