@@ -105,7 +105,9 @@ import streamlit as st  # noqa: E402
 
 from app.components import cache, data_source, profiler, safe, state  # noqa: E402
 
-st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
+# A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
+# fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
+st.set_page_config(page_title="dpviz: private clustering", page_icon=ROOT / "app" / "favicon.svg",
                    layout="wide")
 
 state.init()
