@@ -103,7 +103,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import cache, data_source, profiler, safe, state  # noqa: E402
+from app.components import a11y, cache, data_source, profiler, safe, state  # noqa: E402
 
 # A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
 # fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
@@ -149,6 +149,7 @@ with st.sidebar.container(key="dataset_summary"):
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 with st.sidebar:
     state.one_history_entry_per_switch()  # one Back per page switch (issue 27)
+    a11y.install()  # focus ring, skip link to the page's main control (issue 36)
 
 _laps = profiler.Laps(f"main.py page={page.title}")
 page.run()

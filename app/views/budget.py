@@ -19,7 +19,7 @@ import dpviz.privacy
 import dpviz.registry
 import dpviz.viz
 import dpviz.viz.sweeps
-from app.components import controls, data_source, jobs, modes, run, state, sweep
+from app.components import a11y, controls, data_source, jobs, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -136,13 +136,12 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
     fig.update_layout(xaxis_title=X_TITLE, title_text="Normalized k-means loss vs row-level ε")
-    st.plotly_chart(fig, key="budget_accuracy", on_select=_load_rho, selection_mode="points",
-                    config={"displaylogo": False})
+    a11y.chart(fig, key="budget_accuracy", on_select=_load_rho, selection_mode="points")
     st.caption("Click a median point to open Explore at FriendlyCore's ρ for that row-level ε "
                "(nearest slider step).")
     fig = viz.sweeps.success_figure(sw, current_rho=None)
     fig.update_layout(xaxis_title=X_TITLE)
-    st.plotly_chart(fig, key="budget_success", config={"displaylogo": False})
+    a11y.chart(fig, key="budget_success")
     with st.expander("The runs (non-private diagnostics)"):
         st.dataframe(sw.summary(), hide_index=True)
 
@@ -195,7 +194,7 @@ def main() -> None:
             st.switch_page(st.session_state["_pages"]["explore"])
 
     st.divider()
-    st.subheader("Loss vs n at FriendlyCore's row-level ε for the current ρ")
+    st.header("Loss vs n at FriendlyCore's row-level ε for the current ρ")
     part_n = sweep.partial(SLOT, spec_n)
     if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, n = "
                  f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key="budget_loss_n_run",
@@ -206,7 +205,7 @@ def main() -> None:
         _origin_note(part_n, key="budget_origin_n")
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.epsilon:.3g}")
-        st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})
+        a11y.chart(fig, key="budget_loss_n")
         st.caption(f"Every algorithm calibrated to the same row-level ε = {spec_n.epsilon:.3g} "
                    f"(δ = {spec_n.delta:.0e}): FriendlyCore's at ρ = "
                    f"{controls.fmt_rho(float(state.get('rho')))} on the full data. Generated data "

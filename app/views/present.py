@@ -16,7 +16,7 @@ import streamlit as st
 
 import dpviz
 import dpviz.viz
-from app.components import cache, modes, safe, state, sweep
+from app.components import a11y, cache, modes, safe, state, sweep
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
 PRESENTER_CSS = """
@@ -58,7 +58,7 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                              line=dict(width=2, color="white"))))
     fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18))
-    st.plotly_chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
+    a11y.chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
     g = result.guarantee
     what = "no centers (too little budget here)" if result.centers is None else \
         f"{len(result.centers)} private centers"
