@@ -203,7 +203,7 @@ def describe(figure: go.Figure | dict | str) -> str:
     if xt or yt:
         parts.append(", ".join(f"{a} axis: {t}" for a, t in (("x", xt), ("y", yt)) if t))
     if len(panels) > 1:
-        parts.append(f"{len(panels)} panels: " + "; ".join(p for p in panels[:8] if p))
+        parts.append(f"{len(panels)} labels: " + "; ".join(p for p in panels[:8] if p))
     return ". ".join(parts) + "."
 
 
