@@ -58,10 +58,11 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                              line=dict(width=2, color="white"))))
     fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18))
-    a11y.chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
     g = result.guarantee
     what = "no centers (too little budget here)" if result.centers is None else \
         f"{len(result.centers)} private centers"
+    a11y.chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False},
+               summary=f"{ds.name}: the data (a 2-D view) and {what}, {spec.title} at ε = {eps:g}")
     st.markdown(f"## ε = {eps:g}\n{spec.title}: {what}. One person's row changes the odds of any "
                 f"outcome by at most **×{math.exp(g.eps):.3g}** (δ = {g.delta:.0e}).")
 
