@@ -42,7 +42,7 @@ def table_markdown() -> str:
 
 def _body(eps: float, key: str) -> None:
     a11y.chart(dpviz.viz.deployments.deployments_figure(eps), key=f"{key}_chart",
-               config={"displayModeBar": False})
+               config={"displayModeBar": False}, data_on_page="the table below")
     st.markdown(dpviz.privacy.deployments.sentence(eps))
     with st.container(key=f"{key}_table"):
         st.markdown(table_markdown())
