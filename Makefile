@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test check lint docs unit e2e bench bench-app bench-load precompute screenshot chromium clean
+.PHONY: run test check lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,22 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# axe-core, the accessibility checker the browser tests inject into every page
+# (tests/e2e/test_e2e_a11y.py), from its npm package at a pinned version (npm checks the
+# registry's integrity hash); Debian's npm is installed if missing. Idempotent: skipped once there.
+AXE_VERSION := 4.14.1
+AXE_DIR := tests/e2e/vendor/axe-core-$(AXE_VERSION)
+axe: $(AXE_DIR)/axe.min.js
+$(AXE_DIR)/axe.min.js:
+	@command -v npm >/dev/null 2>&1 || { \
+		echo "Installing Debian's npm to fetch axe-core..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq npm >/dev/null; }
+	mkdir -p $(AXE_DIR)
+	cd $(AXE_DIR) && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null \
+		&& tar -xzf axe-core-$(AXE_VERSION).tgz --strip-components=1 package/axe.min.js package/LICENSE \
+		&& rm axe-core-$(AXE_VERSION).tgz
+
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check dpviz app tests bench
 
@@ -46,7 +62,7 @@ docs: $(VENV)/.dev
 # one worker (--dist loadfile), so a browser module keeps its one server and page.
 JOBS ?= auto
 
-test: $(VENV)/.dev chromium lint docs
+test: $(VENV)/.dev chromium axe lint docs
 	$(PY) -m pytest -n $(JOBS) --dist loadfile
 
 # The inner loop (issue 38): lint, then the unit and app tests not marked slow or e2e, on every
@@ -58,7 +74,7 @@ check: $(VENV)/.dev
 unit: $(VENV)/.dev
 	$(PY) -m pytest tests/unit
 
-e2e: $(VENV)/.dev chromium
+e2e: $(VENV)/.dev chromium axe
 	$(PY) -m pytest tests/e2e
 
 bench: $(VENV)/.dev

@@ -6,7 +6,7 @@ The wheel holds two top-level directories, mirroring the repository (whose layou
 - ``dpviz/``: the library, every package under ``dpviz/`` (discovered, so a new subpackage needs
   no edit here) and its data files (``clustering/auto_rule.json``).
 - ``dpviz_app/``: the web app as the repository lays it out — ``dpviz_app/app/`` (the ``app``
-  package, its page scripts ``views/*.py`` and ``precomputed/*.json``) and
+  package, its page scripts ``views/*.py``, ``precomputed/*.json`` and ``favicon.svg``) and
   ``dpviz_app/.streamlit/config.toml``. ``dpviz app`` (:mod:`dpviz.serve`) runs
   ``streamlit run dpviz_app/app/main.py`` from ``dpviz_app/``, as ``make run`` does from the
   repository root, so Streamlit reads the same settings and ``app/main.py`` puts ``dpviz_app/``
@@ -26,7 +26,7 @@ setup(
     package_data={
         "dpviz": ["**/*.json"],
         "dpviz_app": [".streamlit/config.toml"],
-        "dpviz_app.app": ["views/*.py", "precomputed/*.json"],
+        "dpviz_app.app": ["views/*.py", "precomputed/*.json", "favicon.svg"],
     },
     include_package_data=False,  # exactly the files above: nothing else of the checkout
 )

@@ -103,9 +103,11 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import cache, classroom, data_source, profiler, safe, state  # noqa: E402
+from app.components import a11y, cache, classroom, data_source, profiler, safe, state  # noqa: E402
 
-st.set_page_config(page_title="dpviz: private clustering", page_icon=":material/scatter_plot:",
+# A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
+# fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
+st.set_page_config(page_title="dpviz: private clustering", page_icon=ROOT / "app" / "favicon.svg",
                    layout="wide")
 
 state.init()
@@ -150,6 +152,7 @@ with st.sidebar.container(key="dataset_summary"):
     st.caption("Every parameter and the seed are in the URL: copy it to share this view.")
 with st.sidebar:
     state.one_history_entry_per_switch()  # one Back per page switch (issue 27)
+    a11y.install()  # focus ring, skip link to the page's main control (issue 36)
 
 _laps = profiler.Laps(f"main.py page={page.title}")
 page.run()

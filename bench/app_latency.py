@@ -59,7 +59,7 @@ from st_e2e import (  # noqa: E402
     widget,
 )
 
-QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t=200&{budget}&delta={delta}&seed=0"
+QUERY = "/?src=generate&gen=fig6_blobs&n={n}&k=8&t={t}&{budget}&delta={delta}&seed=0"
 #: --slider: (widget key, start value in the URL, fresh steps below the start). The row-level ε
 #: is Explore's main control (issue 26): a move plans FriendlyCore's ρ (memoized per ε; the
 #: neighbours' plans are computed on the worker with their runs); δ moves at an old link's exact ρ.
@@ -173,11 +173,11 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str,
-           slider: str = "eps") -> str:
+           slider: str = "eps", t: int = 200) -> str:
     net = "server_ms" in moves[0]
     cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
     name = {"eps": "ε", "delta": "δ"}[slider]
-    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t=200; {name} slider ArrowLeft × {len(moves)}, "
+    lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t={t}; {name} slider ArrowLeft × {len(moves)}, "
              f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
              f"(load average before: {load})",
              f"{'move':>4}  {name + ' from → to':>16}" + "".join(f"  {c[:-3]:>8}" for c in cols)]
@@ -429,6 +429,7 @@ def issue16_report(rows, probe, *, load: str, label: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
+    ap.add_argument("--t", type=int, default=200, help="tuples (the default lesson: --n 150000 --t 1500)")
     ap.add_argument("--slider", choices=sorted(SLIDERS), default="eps",
                     help="the slider to move: ρ (from 3.16) or δ (from 10⁻³)")
     ap.add_argument("--moves", type=int, help="measured moves after 1 warm-up (default: 10 for "
@@ -510,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = launch_chromium(pw)
         page = new_app_page(browser, height=1400, track=args.net)
         t0 = time.perf_counter()
-        _open(page, url.rstrip("/") + QUERY.format(n=args.n, **start))
+        _open(page, url.rstrip("/") + QUERY.format(n=args.n, t=args.t, **start))
         print(f"first load (data, tuple stage, first private run): "
               f"{time.perf_counter() - t0:.1f} s; status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
@@ -527,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
     chart += ", WebGL points" if args.vector else ", raster points"
     print(report(moves, n=args.n, load=load, prefetch=not args.no_prefetch, chart=chart,
-                 slider=args.slider))
+                 slider=args.slider, t=args.t))
     if args.jump > 1 or args.pause:
         print(f"each move: {args.jump} slider step(s) at once, after a {args.pause:g} s pause")
     print(f"CPU probe (1e6-step Python loop, before / after the moves): {probe[0]:.0f} / "

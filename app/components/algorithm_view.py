@@ -21,7 +21,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import cache, controls, downloads, ledger_view, live_chart, run, safe, state
+from app.components import a11y, cache, controls, downloads, ledger_view, live_chart, run, safe, state
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
@@ -400,7 +400,7 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
     kw = {} if projector is None else {"projector": projector}
     fig = step.builder(result, X, reference_centers=reference_centers, max_points=2_000, **kw)
     fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45), legend=dict(orientation="h", y=-0.15))
-    left.plotly_chart(fig, key="storyboard_step", config={"displaylogo": False})
+    a11y.chart(fig, key="storyboard_step", where=left)
     right.markdown("\n".join(f"- **▶ ({s.key}) {s.caption}**" if j == i else f"- ({s.key}) {s.caption}"
                               for j, s in enumerate(steps)))
 
@@ -432,8 +432,7 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
         # two per row; an odd last one takes the full width
         slots = [c for _ in range(len(figs) // 2) for c in st.columns(2)] + [st.container()] * (len(figs) % 2)
         for i, (slot, fig) in enumerate(zip(slots, figs, strict=False)):
-            slot.plotly_chart(fig, key=f"alg_exploration_{view.title}" + (f"_{i}" if i else ""),
-                              config={"displaylogo": False})
+            a11y.chart(fig, key=f"alg_exploration_{view.title}" + (f"_{i}" if i else ""), where=slot)
 
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
@@ -486,7 +485,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
             step_through(steps, result, _rows(ds, public)[0], reference_centers=ref_centers)
         else:
             fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
-            st.plotly_chart(fig, key="alg_storyboard", config={"displaylogo": False})
+            a11y.chart(fig, key="alg_storyboard")
     elif view in extra:
         show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
                                                           public))

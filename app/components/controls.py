@@ -103,10 +103,10 @@ def eps_slider(key: str = "eps_slider", *, mark: float | None = None, t: int | N
         pos = 100.0 * options.index(float(mark)) / (len(options) - 1)  # the mark is on EPS_GRID
         tick = (f"<div style='position:relative;height:1.1rem;font-size:0.8rem'><span "
                 f"style='position:absolute;left:{pos:.1f}%;transform:translateX(-50%);"
-                f"white-space:nowrap;color:#D55E00'>▲ core forms from ε ≈ {fmt_eps(mark)}</span>"
+                f"white-space:nowrap;color:#B34700'>▲ core forms from ε ≈ {fmt_eps(mark)}</span>"
                 "</div>")
     elif t is not None:  # no tick to show: say so in one short line (the help has the sentence)
-        tick = ("<div style='height:1.1rem;font-size:0.8rem;color:#D55E00'>▲ the core forms at no ε "
+        tick = ("<div style='height:1.1rem;font-size:0.8rem;color:#B34700'>▲ the core forms at no ε "
                 "of this slider here (backup answers; see ?)</div>")
     st.markdown(tick + "<div style='display:flex;justify-content:space-between;font-size:0.875rem;"
                 "opacity:0.7'><span>← more privacy (more noise)</span>"

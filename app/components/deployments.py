@@ -11,6 +11,7 @@ import streamlit as st
 
 import dpviz.privacy
 import dpviz.viz.deployments
+from app.components import a11y
 
 TITLE = "Your ε beside published deployments"
 CAPTION = ("Every number here is public, stated by the source linked in its row; no data is read. "
@@ -40,8 +41,8 @@ def table_markdown() -> str:
 
 
 def _body(eps: float, key: str) -> None:
-    st.plotly_chart(dpviz.viz.deployments.deployments_figure(eps), key=f"{key}_chart",
-                    config={"displaylogo": False, "displayModeBar": False})
+    a11y.chart(dpviz.viz.deployments.deployments_figure(eps), key=f"{key}_chart",
+               config={"displayModeBar": False}, data_on_page="the table below")
     st.markdown(dpviz.privacy.deployments.sentence(eps))
     with st.container(key=f"{key}_table"):
         st.markdown(table_markdown())

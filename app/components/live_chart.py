@@ -26,6 +26,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
+from app.components import a11y, safe
+
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 _PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -74,6 +76,10 @@ export default function ({ parentElement, data }) {
     if (!root.isConnected && window.Plotly) window.Plotly.purge(root);
   };
   root.dataset.pending = data.revision;
+  if (data.alt) {  // the chart's text alternative (app/components/a11y.py) is its accessible name
+    root.setAttribute("role", "figure");
+    root.setAttribute("aria-label", data.alt);
+  }
   let figure;
   try {
     figure = JSON.parse(data.figure);
@@ -143,13 +149,20 @@ def revision(spec: str) -> str:
 
 def live_chart(figure: go.Figure | str, *, key: str, config: dict | None = None) -> None:
     """Draw ``figure`` (or its ``to_json()``, which is cheaper to cache) under ``key``; a later
-    call with the same key updates the same graph in place."""
+    call with the same key updates the same graph in place. Like :func:`app.components.a11y.chart`,
+    a one-line summary precedes it (and names it), its data is one click away and its toolbar
+    keeps only the PNG download (issue 36)."""
     spec = figure if isinstance(figure, str) else figure.to_json()
     src = plotly_js_url()
-    if src is None:
-        st.plotly_chart(pio.from_json(spec) if isinstance(figure, str) else figure, key=key,
-                        config={"displaylogo": False, **(config or {})})
-        return
-    _component()(key=key, data={"src": src, "figure": spec, "revision": revision(spec),
-                                "config": {"displaylogo": False, "responsive": True,
-                                           **(config or {})}})
+    summary = a11y.describe(spec)
+    config = {**a11y.TOOLBAR, **(config or {})}
+    with st.container(key=f"{key}_alt"):
+        st.caption(f"Chart: {safe.md(summary)}")
+        if src is None:
+            st.plotly_chart(pio.from_json(spec) if isinstance(figure, str) else figure, key=key,
+                            config=config, alt=summary[:500])
+        else:
+            _component()(key=key, data={"src": src, "figure": spec, "revision": revision(spec),
+                                        "alt": summary[:500],
+                                        "config": {"responsive": True, **config}})
+        a11y.data_table(spec, key=key)

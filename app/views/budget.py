@@ -16,7 +16,7 @@ import dpviz
 import dpviz.registry
 import dpviz.viz
 import dpviz.viz.sweeps
-from app.components import controls, data_source, jobs, modes, run, state, sweep
+from app.components import a11y, controls, data_source, jobs, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -106,13 +106,12 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
     fig.update_layout(xaxis_title=X_TITLE, title_text="Normalized k-means loss vs row-level ε")
-    st.plotly_chart(fig, key="budget_accuracy", on_select=_open_explore, selection_mode="points",
-                    config={"displaylogo": False})
+    a11y.chart(fig, key="budget_accuracy", on_select=_open_explore, selection_mode="points")
     st.caption("Click a median point to open Explore at exactly that row-level ε (and this sweep's "
                "δ); Explore's ε slider takes the clicked value as it is.")
     fig = viz.sweeps.success_figure(sw, current_rho=None)
     fig.update_layout(xaxis_title=X_TITLE)
-    st.plotly_chart(fig, key="budget_success", config={"displaylogo": False})
+    a11y.chart(fig, key="budget_success")
     with st.expander("The runs (non-private diagnostics)"):
         st.dataframe(sw.summary(), hide_index=True)
 
@@ -159,7 +158,7 @@ def main() -> None:
         _charts(spec, part)
 
     st.divider()
-    st.subheader("Loss vs n at Explore's row-level (ε, δ)")
+    st.header("Loss vs n at Explore's row-level (ε, δ)")
     part_n = sweep.partial(SLOT, spec_n)
     if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, δ = {spec_n.delta:.0e}, n = "
                  f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key="budget_loss_n_run",
@@ -170,7 +169,7 @@ def main() -> None:
         _origin_note(part_n, key="budget_origin_n")
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.epsilon:.3g}")
-        st.plotly_chart(fig, key="budget_loss_n", config={"displaylogo": False})
+        a11y.chart(fig, key="budget_loss_n")
         st.caption(f"Every algorithm calibrated to the same row-level target (ε = {spec_n.epsilon:.3g}, "
                    f"δ = {spec_n.delta:.0e}): Explore's. Generated data is regenerated at each n from "
                    "its recipe; other data uses random subsets of its rows.")

@@ -12,7 +12,7 @@ import dataclasses
 import streamlit as st
 
 import dpviz
-from app.components import compare, controls, data_source, jobs, run, safe, state, sweep
+from app.components import a11y, compare, controls, data_source, jobs, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
 from dpviz.sweeps import REFERENCE, SIMULATION
 from dpviz.viz import compare as figures
@@ -152,9 +152,8 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     st.caption(f"Every private number is a **{SIMULATION}**: seeded runs on the same rows, measured "
                f"exactly (non-private diagnostics), not a release. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
-    st.plotly_chart(figures.small_multiples_figure(frame), key="compare_loss",
-                    on_select=lambda: _open_explore("compare_loss"), selection_mode="points",
-                    config={"displaylogo": False})
+    a11y.chart(figures.small_multiples_figure(frame), key="compare_loss",
+               on_select=lambda: _open_explore("compare_loss"), selection_mode="points")
     # Drawn only when asked: every chart costs the browser time (issue 27: the default view ≤ 10 s).
     if st.toggle("More figures: other accuracy metrics, how often each structure succeeded, run "
                  "time", key="compare_more"):
@@ -162,10 +161,10 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
         for metric in ACCURACY[1:]:
             if metric in figs:
                 key = f"compare_{metric}"
-                st.plotly_chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
-                                selection_mode="points", config={"displaylogo": False})
-        st.plotly_chart(figs["structure"], key="compare_structure", config={"displaylogo": False})
-        st.plotly_chart(figs["seconds"], key="compare_seconds", config={"displaylogo": False})
+                a11y.chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
+                           selection_mode="points")
+        a11y.chart(figs["structure"], key="compare_structure")
+        a11y.chart(figs["seconds"], key="compare_seconds")
     with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
         st.dataframe(part_summary(part), hide_index=True, key="compare_table")
         top = max(spec.epsilons)

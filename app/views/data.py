@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import dpviz.viz
-from app.components import data_source, dataset_picker, server_path
+from app.components import a11y, data_source, dataset_picker, server_path
 from app.components.friendlycore import triage
 
 st.title("Data")
@@ -56,8 +56,7 @@ with right:
         if data_figure is None:
             st.info("The preview figure builder (dpviz.viz.data_figure) is not available.")
         else:
-            st.plotly_chart(data_figure(ds, max_points=5_000), key="data_preview",
-                            config={"displaylogo": False})
+            a11y.chart(data_figure(ds, max_points=5_000), key="data_preview")
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
         if choice.error or _pending_upload():

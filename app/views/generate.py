@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.components import cache, data_source, jobs, modes, safe
+from app.components import a11y, cache, data_source, jobs, modes, safe
 from app.components.synthetic import guarantee_text, synthetic_csv, synthetic_table_csv
 from dpviz.generative import AcsSetting, DPGMParams, binary_digits, calibrate_sigma_g, dpgm
 from dpviz.generative.data import UnitBox, encoded_without_public, tabular_split
@@ -173,8 +173,8 @@ def _results(job: jobs.Job) -> None:
         st.caption(f"{mode}: σ_G = {res.params.sigma_G:.3g} (calibrated to the target ε on the RDP "
                    f"account), σ_K = {SIGMA_K:g}, σ_C = {SIGMA_C:g}, T_K = {T_K}, q = {res.extra['q']:.3g}, "
                    f"{res.steps_run} steps in {res.extra['train_seconds']:.1f} s.")
-    st.plotly_chart(_eps_curve(cfg["n_declared"], cfg["k"], float(cfg["epochs"]), res.params.sigma_G),
-                    key="dpgm_eps_curve")
+    a11y.chart(_eps_curve(cfg["n_declared"], cfg["k"], float(cfg["epochs"]), res.params.sigma_G),
+               key="dpgm_eps_curve")
     st.caption("ε vs epochs for this configuration (public inputs only). The guarantee is the lower of "
                "RDP and PLD; the paper's accountant is dotted.")
     inp: GenInput = cfg["input"]
@@ -187,7 +187,7 @@ def _results(job: jobs.Job) -> None:
     grid = sample_grid_figure(rows, row_labels=labels,
                               title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}")
     grid.update_layout(height=90 + 75 * len(rows))  # readable 8×8 images at any k
-    st.plotly_chart(grid, key="dpgm_samples")
+    a11y.chart(grid, key="dpgm_samples")
     st.caption("Each row: pixel probabilities from one cluster's VAE decoder (the models are DP outputs; "
                "w is the noisy cluster weight used to draw the synthetic rows).")
     text = guarantee_text(res, mode)
@@ -217,7 +217,7 @@ def _user_results(job: jobs.Job, inp: GenInput, mode: str) -> None:
         fig = synthetic_scatter_figure(inp.box.decode(inp.X), inp.box.decode(U), comp,
                                        title=f"Synthetic rows per cluster vs the real rows — {mode}, "
                                              f"ε = {acc.eps:.3g}")
-    st.plotly_chart(fig, key="dpgm_samples")
+    a11y.chart(fig, key="dpgm_samples")
     st.caption("Synthetic rows: decoder means of each cluster's VAE at random latent points, mapped back "
                "from [0, 1] to the data's units (DP outputs; w is the noisy cluster weight). The grey real "
                "rows are a non-private view for you, the data owner.")

@@ -12,7 +12,7 @@ import dpviz.registry
 import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
-from app.components import controls, deployments, live_chart
+from app.components import a11y, controls, deployments, live_chart, membership, modes
 from app.components.friendlycore import run
 
 st.title("Learn: private clustering in five minutes")
@@ -32,41 +32,84 @@ st.markdown(
 )
 
 
-
-def attacker_bound(eps: float, delta: float = 0.0) -> float:
-    """The best success rate of ANY membership attacker who guesses, with even prior odds, whether
-    one highlighted row is in the data from an (ε, δ)-DP release: (e^ε + δ)/(1 + e^ε) (the
-    hypothesis-testing view of DP; Kairouz, Oh & Viswanath 2015, Thm 2.1). e^ε/(1 + e^ε) for pure ε."""
-    return float((np.exp(eps) + delta) / (1.0 + np.exp(eps)))
+GAME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
+_GAME = "_membership_game"
 
 
-def membership_game(eps: float, games: int, seed: int) -> float:
-    """The attacker's empirical success over ``games`` rounds of the game on a Laplace count
-    (sensitivity 1, noise Lap(1/ε): pure ε-DP): a fair coin puts the highlighted row in or out,
-    the count is released, and the attacker says "in" when it is above the midpoint of the two
-    possible true counts (the best test for this mechanism, right 1 − e^(−ε/2)/2 of the time)."""
-    rng = np.random.default_rng(seed)
-    inside = rng.random(games) < 0.5
-    released = inside.astype(float) + rng.laplace(scale=1.0 / eps, size=games)  # the others' rows cancel
-    return float(np.mean((released > 0.5) == inside))
+def _game() -> dict:
+    """This session's game: its key (OS entropy, never in the URL), ε, and the rounds played."""
+    eps = float(st.session_state.get("learn_mia_eps", 1.0))
+    game = st.session_state.get(_GAME)
+    if game is None or game["eps"] != eps:  # a new ε starts a new game
+        game = {"key": membership.new_game_key(), "eps": eps, "guesses": [], "truths": []}
+        st.session_state[_GAME] = game
+    return game
+
+
+def _guess(inside: bool) -> None:
+    game = _game()
+    r = membership.play_round(game["key"], len(game["guesses"]), game["eps"])
+    game["guesses"].append(inside)
+    game["truths"].append(r.inside)
+    game["guarantee"] = (r.eps, r.delta)  # the release's row-level (ε, δ), from its plan
+
+
+def _new_game() -> None:
+    st.session_state.pop(_GAME, None)
+
+
+def membership_game() -> None:
+    """Play the attacker: N rounds of in-or-out against a real private release, then the hit
+    rate beside the best any attacker can do at that (ε, δ)."""
+    st.subheader("Make e^ε concrete: the membership game")
+    st.markdown(f"You are the attacker. Each round a coin decides whether **Alice's row** is in a "
+                f"small dataset; its center is released privately at the ε you choose "
+                f"(DP-Lloyd through `dpviz.run`). You see everyone else's rows, Alice's, where the "
+                f"center would be without noise in either world, and the release. Guess: in or "
+                f"out? After {membership.ROUNDS} rounds, your hit rate meets the bound no "
+                f"attacker can beat.")
+    st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key="learn_mia_eps")
+    modes.simulation_badge("learn_mia_badge")
+    game = _game()
+    played = len(game["guesses"])
+    if played:
+        last = "IN" if game["truths"][-1] else "OUT"
+        right = game["guesses"][-1] == game["truths"][-1]
+        st.markdown(f"Round {played}: Alice was **{last}** — you were "
+                    f"**{'right' if right else 'wrong'}**.")
+    if played < membership.ROUNDS:
+        r = membership.play_round(game["key"], played, game["eps"])
+        st.caption(f"Round {played + 1} of {membership.ROUNDS} · the release is "
+                   f"({r.eps:.3g}, {r.delta:.0e})-DP per row.")
+        a11y.chart(membership.round_figure(r, played + 1), key="mi_round",
+                   config={"displayModeBar": False}, summary=membership.summary(r, played + 1))
+        c1, c2 = st.columns(2)
+        c1.button("Alice is IN", key="mi_guess_in", on_click=_guess, args=(True,),
+                  icon=":material/login:", width="stretch")
+        c2.button("Alice is OUT", key="mi_guess_out", on_click=_guess, args=(False,),
+                  icon=":material/logout:", width="stretch")
+        return
+    rate = membership.hit_rate(game["guesses"], game["truths"])
+    eps_row, delta_row = game["guarantee"]
+    bound = membership.attacker_bound(eps_row, delta_row)
+    with st.container(key="mi_result"):
+        c1, c2 = st.columns(2)
+        c1.metric(f"Your hit rate, {membership.ROUNDS} rounds", f"{rate:.0%}")
+        c2.metric("Best possible attacker", f"{bound:.1%}",
+                  help="(e^ε + δ)/(1 + e^ε): no membership test beats it at even odds "
+                       "(Kairouz, Oh & Viswanath 2015, Thm 2.1); 50% is a coin flip.")
+        st.caption(f"At ε = {eps_row:.3g} a row's presence shifts the odds of any guess by at most "
+                   f"e^ε = {np.exp(eps_row):.3g}×. With {membership.ROUNDS} rounds luck alone moves "
+                   f"a hit rate by about ±{100 / np.sqrt(membership.ROUNDS) / 2:.0f} points. The "
+                   "bound is the worst case over all releases at this (ε, δ); this one (Gaussian "
+                   "noise, one step) leaks less than its ε allows.")
+    st.button("Play again", key="mi_again", on_click=_new_game, icon=":material/replay:")
 
 
 with st.container(key="learn_mia"):
-    st.markdown("**Make e^ε concrete: the membership game.** A coin decides whether Alice's row is "
-                "in the data; you see only the private release and guess. At this ε no attacker, "
-                "however clever, is right more often than:")
-    game_eps = st.select_slider("ε of the release", options=[0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0],
-                                value=1.0, key="learn_mia_eps")
-    c1, c2 = st.columns(2)
-    c1.metric("Best possible attacker", f"{attacker_bound(game_eps):.1%}",
-              help="e^ε / (1 + e^ε) for pure ε-DP (50% = a coin flip).")
-    c2.metric("This attacker, 4,000 games", f"{membership_game(game_eps, 4000, seed=27):.1%}",
-              help="A Laplace count released at ε; the attacker guesses by the threshold halfway "
-                   "between the two possible counts. Seeded simulation.")
-    st.caption(f"At ε = {game_eps:g} a row's presence shifts the odds of any guess by at most "
-               f"e^ε = {np.exp(game_eps):.3g}×. At ε = 10 the bound is "
-               f"{attacker_bound(10.0):.3%}: the release barely hides anyone.")
-    deployments.beside_expander(game_eps, key="learn_deploy")  # this ε beside real deployments'
+    membership_game()
+    deployments.beside_expander(float(st.session_state.get("learn_mia_eps", 1.0)),
+                                key="learn_deploy")  # this ε beside real deployments'
 
 st.header("2. zCDP and the budget ρ")
 st.markdown(

@@ -10,7 +10,7 @@ import hashlib
 
 import streamlit as st
 
-from app.components import data_source, modes
+from app.components import a11y, data_source, modes
 from dpviz.mixtures import explore as ex
 from dpviz.mixtures import theory as th
 from dpviz.mixtures.inverse_sensitivity import CAVEATS
@@ -159,8 +159,8 @@ with left:
                     "(G = 10 criterion; simulation diagnostic)."
                 )
         x, truth = _source_data(source)
-        st.plotly_chart(vm.density_figure(x, res, truth=truth, em=run.em), key="mix_density")
-        st.plotly_chart(vm.gap_buckets_figure(res), key="mix_buckets")
+        a11y.chart(vm.density_figure(x, res, truth=truth, em=run.em), key="mix_density")
+        a11y.chart(vm.gap_buckets_figure(res), key="mix_buckets")
         cand = res.step("crude_candidates").data
         st.caption(
             f"Crude stage: Truncated Laplace TLap(1, ε/3, δ_u) on each non-empty bucket, surely |noise| ≤ "
@@ -205,18 +205,18 @@ with left:
             m1, m2 = st.columns(2)
             m1.metric("picks (simulated)", run2.result.centers.shape[0])
             m2.metric("ε spent (pure DP, ledger)", f"{run2.result.guarantee.eps:.3g}")
-        st.plotly_chart(
+        a11y.chart(
             vm.demo2d_figure(X, run2.result, truth=sc.truth, bound=float(bound)), key="mix_demo2d"
         )
 
 with right:
-    st.subheader("Theory: how many samples?")
+    st.header("Theory: how many samples?")
     t1, t2 = st.columns(2)
     alpha = t1.select_slider(
         "α (TV accuracy)", options=(0.01, 0.02, 0.05, 0.1, 0.2), value=0.1, key="mix_alpha"
     )
     logs = t2.toggle("keep ln(1/δ) factors", value=True, key="mix_logs")
-    st.plotly_chart(
+    a11y.chart(
         vm.theory_figure(k=int(k), alpha=float(alpha), eps=float(eps), delta=float(delta), logs=logs),
         key="mix_theory",
     )

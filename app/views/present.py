@@ -17,7 +17,7 @@ import streamlit as st
 import dpviz
 import dpviz.viz
 import dpviz.viz.answered
-from app.components import cache, modes, safe, state, sweep
+from app.components import a11y, cache, modes, safe, state, sweep
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
 PRESENTER_CSS = """
@@ -63,10 +63,11 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                              line=dict(width=2, color="white"))))
     fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18))
-    st.plotly_chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False})
     g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
+    a11y.chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False},
+               summary=f"{ds.name}: the data (a 2-D view) and {what}, at ε = {eps:g}")
     with st.container(key=f"present_answer_{key}"):
         st.markdown(f"## ε = {eps:g}\n{what}. One person's row changes the odds of any "
                     f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "

@@ -11,7 +11,6 @@ from apptest_helpers import (
     SMALL,
     container,
     hand_over_rho,
-    metric,
     open_app,
     paper_eps,
     row_guarantee,
@@ -313,19 +312,3 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
     assert not at.exception
     assert scales() == [scale]
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
-
-
-def test_the_membership_game_makes_e_eps_concrete():
-    """Issue 27, "things no peer has": the best attacker's success e^ε/(1+e^ε) and an empirical
-    run of the game on a Laplace count, which never beats the bound (beyond sampling error)."""
-    import math
-
-    at = open_app("learn", **SMALL)
-    assert not at.exception
-    for eps in (0.5, 1.0, 5.0):
-        at.select_slider(key="learn_mia_eps").set_value(eps).run()
-        bound = float(metric(at, "Best possible attacker").rstrip("%")) / 100
-        seen = float(metric(at, "This attacker, 4,000 games").rstrip("%")) / 100
-        assert bound == pytest.approx(math.exp(eps) / (1 + math.exp(eps)), abs=6e-4)
-        assert seen == pytest.approx(1 - 0.5 * math.exp(-eps / 2), abs=0.03)  # the threshold test
-        assert seen <= bound + 0.02  # 4,000 games: sd ≈ 0.8%
