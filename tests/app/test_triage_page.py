@@ -58,9 +58,9 @@ def test_a_rho_suggestion_becomes_the_smallest_slider_eps_with_the_same_predicti
 
 def test_the_verdicts_row_level_eps_is_explores_readout():
     at = open_app("data", **LESSON, rho="1.0")
-    assert "(row-level ε = 17.1, δ = 0.0013 per row" in _verdict_text(at)
+    assert "(row-level ε = 17.1, δ = 0.0017 per row" in _verdict_text(at)
     at.switch_page("views/explore.py").run()
-    assert any(m.value == "ε = 17.1 · δ = 0.0013" for m in at.metric)  # Explore's own readout
+    assert any(m.value == "ε = 17.1 · δ = 0.0017" for m in at.metric)  # Explore's own readout
     # at the default target (no link): the verdict states Explore's plan at (ε = 3, δ = 10⁻⁶)
     at = open_app("data", **LESSON)
     text = _verdict_text(at)
