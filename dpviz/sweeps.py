@@ -56,9 +56,8 @@ import pandas as pd
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar, seed_sequence
 from dpviz.clustering.baselines import reference_kmeans
-from dpviz.metrics import reference_recipe
 from dpviz.geometry import nearest_center
-from dpviz.metrics import center_error, labeling_failure
+from dpviz.metrics import center_error, labeling_failure, reference_recipe
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.registry import (
     AlgorithmSpec,

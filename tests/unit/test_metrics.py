@@ -91,7 +91,7 @@ def test_match_centers_and_center_error():
     assert center_error(ref, est[1:2]) == pytest.approx(1.0)
 
 
-# ----------------------------------------------------------------------------- the strong reference (issue 35)
+# ------------------------------------------------------------------ the strong reference (issue 35)
 
 
 def _unbalanced():
