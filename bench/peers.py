@@ -127,7 +127,8 @@ def goals(records: list[dict]) -> str:
     google_won = google_cells = origin_ok = total = 0
     misses = []
     for row, eps in cells:
-        if (row, eps, "auto") not in by:
+        if (row, eps, "auto") not in by or not any(
+                r == row and e == eps and lab not in ("auto", "google") for r, e, lab in by):
             continue
         total += 1
         regs = [lab for (r, e, lab) in by if r == row and e == eps and lab not in ("auto", "google")]
@@ -201,7 +202,11 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
 
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
-    records = [json.loads(line) for p in files for line in Path(p).read_text().splitlines()]
+    records: list[dict] = []
+    for p in files:  # a later file's (row, ε, label) replaces every earlier record of that key (a rerun)
+        new = [json.loads(line) for line in Path(p).read_text().splitlines()]
+        keys = {(r["row"], r["epsilon"], r["label"]) for r in new}
+        records = [r for r in records if (r["row"], r["epsilon"], r["label"]) not in keys] + new
     commits = sorted({r["commit"] for r in records})
     print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
@@ -222,7 +227,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="stop a run slower than this × one KMeans (recorded as stopped)")
     ap.add_argument("--time-repeats", type=int, default=3, help="interleaved repeats timing auto (big rows)")
     ap.add_argument("--out", default="bench/results/peers.jsonl")
-    ap.add_argument("--files", nargs="*", default=None, help="table: JSONL files to read (default --out)")
+    ap.add_argument("--files", nargs="*", default=None,
+                    help="table: JSONL files to read (default --out); a later file's (row, ε, label) "
+                         "replaces an earlier one's")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 
