@@ -201,6 +201,20 @@ def cells(count: int, small: int) -> list[tuple[str, int, int, int]]:
     return merged + small_cells
 
 
+def big_cells(count: int) -> list[tuple[str, int, int, int]]:
+    """Big mixture cells (n 100,000–400,000, log-uniform; d 5–50; k 4–32), cycling through
+    :data:`RECIPES`: the queries of 10⁵–10⁶ rows otherwise read cells 10–40× smaller in nε."""
+    rng = np.random.default_rng(np.random.SeedSequence(2035, spawn_key=(100,)))  # the design's own
+    out = []
+    for i in range(count):
+        n = round(10 ** rng.uniform(5.0, math.log10(400_000)), -3)
+        d = int(rng.choice((5, 8, 12, 16, 24, 32, 50)))
+        k = int(rng.choice((4, 6, 8, 12, 16, 24, 32)))
+        if (n, d, k) not in EVAL_SHAPES:
+            out.append((RECIPES[(i + 1) % len(RECIPES)], int(n), d, k))
+    return out
+
+
 # ----------------------------------------------------------------------------- run
 
 
@@ -268,8 +282,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         for line in path.read_text().splitlines():
             r = json.loads(line)
             done.add((r["recipe"], r["n"], r["d"], r["k"]))
-    grid = table_cells(args.tables) if args.tables else cells(args.cells, args.small)
-    seeds, draws = (SMALL_SEEDS, args.draws) if args.tables else (SEEDS, 1)
+    grid = (table_cells(args.tables) if args.tables else big_cells(args.big) if args.big
+            else cells(args.cells, args.small))
+    seeds, draws = (SMALL_SEEDS, args.draws) if args.tables or args.big else (SEEDS, 1)
     print(f"# {len(grid)} cells × {len(seeds)} seeds × {draws} draws × ε {EPSILONS} × {len(labs)} labels; "
           f"commit {commit()}; {load_text()}", flush=True)
     print(f"# labels: {labs}", flush=True)
@@ -365,7 +380,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variants", action="store_true", help="also each algorithm's public variants")
     ap.add_argument("--tables", type=int, default=0,
                     help="run issue 35's small-table design of this many cells instead (10 draws)")
-    ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (--tables)")
+    ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (--tables, --big)")
+    ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--files", nargs="*", default=None, help="fit: JSONL files to read (default --out)")
     args = ap.parse_args(argv)
