@@ -1,25 +1,29 @@
 """Calibrate ``auto``'s public choice rule on a public grid, through the evaluation harness.
 
     PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py run --out bench/results/auto_grid.jsonl
-    PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py fit --out bench/results/auto_grid.jsonl --write
+    PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py run --tables 16 \
+        --out bench/results/auto_tables.jsonl
+    PYTHONPATH=. .venv/bin/python bench/auto_calibrate.py fit --files bench/results/auto_grid.jsonl \
+        bench/results/auto_tables.jsonl --write
 
-``run`` measures every registered private algorithm (iterating ``dpviz.algorithms()``, so an
-algorithm merged later is picked up by re-running) and its public variants (:data:`VARIANTS`) on
-``CELLS`` cells, ε ∈ {1, 3}, row-level δ = 1e-6, 3 data seeds, n passed as public. Each cell is one
-recipe at one (n, d, k): balanced and unbalanced weights, heavy tails, close clusters, anisotropic
-clusters, and small tables standardized as the app standardizes its bundled data (Λ = √d). None
-of them is an evaluation row (:data:`bench.harness.EVAL_ROWS`): the recipes, sizes and seeds differ
-(cells never take an evaluation row's (n, d, k)). Streams, loss and ⊥ scoring are the harness's;
-each run also records its wall time over one ``KMeans(n_init=1)`` on the same data. A run slower
-than ``--timeout`` s is stopped and recorded as such. Results are appended per cell to a JSONL file,
+``run`` measures every registered private algorithm at its defaults (iterating
+``dpviz.algorithms()``, so an algorithm merged later is picked up by re-running; ``origin`` and
+``gauss_fit`` included; ``--variants`` adds the public variants of :data:`VARIANTS`) on a grid of
+cells, ε ∈ {1, 3}, row-level δ = 1e-6, n passed as public. The mixture grid (``cells``): balanced
+and unbalanced weights, heavy tails, close clusters, anisotropic clusters and small standardized
+tables, 3 data seeds, one draw each. Issue 35's small-table grid (``--tables``, :func:`table_cells`):
+n 100–5,000, the same shapes standardized as the app standardizes a table (Λ = √d), one data seed
+and 10 algorithm draws each. None of them is an evaluation row (:data:`bench.harness.EVAL_ROWS`):
+recipes, sizes and seeds differ (cells never take an evaluation row's (n, d, k)). Streams, loss and
+⊥ scoring are the harness's; each run also records its wall time over one ``KMeans(n_init=1)`` on
+the same data. A run slower than ``--timeout`` s (or 10× KMeans) is stopped and recorded as such,
+and that label gets no further draws in that cell. Results are appended per cell to a JSONL file,
 so a partial grid is usable.
 
 ``fit`` turns the records into ``dpviz/clustering/auto_rule.json``: per cell and ε, each label's
-median loss over the seeds, divided by the cell's best (a *regret ratio* ≥ 1). ``auto`` answers a
-query (n, d, k, ε) by the label with the smallest geometric-mean regret over the ``NEIGHBOURS``
-nearest cells in (log n, log d, log k) at that ε (weights 1/(1 + distance)), among labels whose
-median time ratio there is at most ``MAX_TIME_RATIO`` × KMeans. The rule records its provenance
-(commit, command, grid).
+median and 90th-percentile loss over its runs and its median time ratio (defaults only, unless
+``--variants``). ``auto`` answers a query by the least risk regret over the nearest cells
+(:mod:`dpviz.clustering.auto`). The rule records its provenance (commit, command, grid files).
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ from bench.harness import (
     DELTA,
     Row,
     Runner,
+    algorithm_stream,
     commit,
     excess_loss,
     kmeans_seconds,
     load_text,
     make_label,
+    p90,
     reference_cost,
     stream,
 )
@@ -71,15 +77,16 @@ VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
 }
 
 
-def labels() -> list[str]:
-    """Every registered private algorithm (not ``auto``) and its variants, as harness labels."""
+def labels(variants: bool = False) -> list[str]:
+    """Every registered private algorithm (not ``auto``; ``origin`` included) at its defaults, as
+    harness labels; with ``variants`` also its public variants (:data:`VARIANTS`)."""
     out = []
     for spec in dpviz.algorithms(private_only=True):
         if spec.name == "auto":
             continue
         out.append(spec.name)
         fields = {f.name for f in __import__("dataclasses").fields(spec.params)}
-        for v in VARIANTS.get(spec.name, ()):
+        for v in VARIANTS.get(spec.name, ()) if variants else ():
             if set(v) <= fields:
                 out.append(make_label(spec.name, v))
     return out
@@ -129,6 +136,13 @@ def recipe_row(recipe: str, n: int, d: int, k: int) -> Row:
         if recipe == "small_std":
             X = _mixture(rng, n, d, k, ratio=float(rng.choice([1.5, 2.0, 3.0])))
             return standardize_to_box(X), k, float(math.sqrt(d))
+        if recipe.startswith("table_"):  # issue 35: small tables of varied shapes, as the app scales them
+            shape = recipe.removeprefix("table_")
+            ratio = float(rng.choice([1.2, 2.0, 3.5, 6.0]))
+            w = None if shape != "unbalanced" else 2.0 ** -np.arange(k) + 0.05
+            X = _mixture(rng, n, d, k, ratio=ratio, weights=w,
+                         noise={"heavy": "t3", "aniso": "aniso"}.get(shape, "gauss"))
+            return standardize_to_box(X), k, float(math.sqrt(d))
         raise ValueError(recipe)
     return Row(name, make, f"{recipe} n={n} d={d} k={k}")
 
@@ -138,6 +152,23 @@ EVAL_SHAPES = {(100_000, 100, 64), (200_000, 10, 5), (1_000_000, 20, 16), (150, 
                (569, 30, 2), (178, 13, 3)}
 
 RECIPES = ("balanced", "unbalanced", "heavy_tails", "close", "anisotropic")
+#: Issue 35's small standardized tables (shapes of the recipes above, scaled as the app scales a table).
+TABLE_RECIPES = ("table_balanced", "table_unbalanced", "table_heavy", "table_aniso")
+SMALL_SEEDS = (201,)  # data seed of the small-table cells (10 algorithm draws each)
+
+
+def table_cells(count: int) -> list[tuple[str, int, int, int]]:
+    """Issue 35's small-table design: ``count`` cells, n 100–5,000 (log-uniform), d 2–64, k 2–10,
+    cycling through :data:`TABLE_RECIPES`; never an evaluation row's (n, d, k)."""
+    rng = np.random.default_rng(np.random.SeedSequence(2035, spawn_key=(35,)))  # the design's own
+    out = []
+    for i in range(count):
+        n = round(10 ** rng.uniform(2.0, math.log10(5000)))
+        d = int(rng.choice((2, 4, 6, 9, 13, 20, 30, 45, 64)))
+        k = int(rng.choice((2, 3, 4, 5, 6, 8, 10)))
+        if (n, d, k) not in EVAL_SHAPES and n >= 5 * k:
+            out.append((TABLE_RECIPES[i % len(TABLE_RECIPES)], n, d, k))
+    return out
 
 
 def cells(count: int, small: int) -> list[tuple[str, int, int, int]]:
@@ -170,6 +201,20 @@ def cells(count: int, small: int) -> list[tuple[str, int, int, int]]:
     return merged + small_cells
 
 
+def big_cells(count: int) -> list[tuple[str, int, int, int]]:
+    """Big mixture cells (n 100,000–400,000, log-uniform; d 5–50; k 4–32), cycling through
+    :data:`RECIPES`: the queries of 10⁵–10⁶ rows otherwise read cells 10–40× smaller in nε."""
+    rng = np.random.default_rng(np.random.SeedSequence(2035, spawn_key=(100,)))  # the design's own
+    out = []
+    for i in range(count):
+        n = round(10 ** rng.uniform(5.0, math.log10(400_000)), -3)
+        d = int(rng.choice((5, 8, 12, 16, 24, 32, 50)))
+        k = int(rng.choice((4, 6, 8, 12, 16, 24, 32)))
+        if (n, d, k) not in EVAL_SHAPES:
+            out.append((RECIPES[(i + 1) % len(RECIPES)], int(n), d, k))
+    return out
+
+
 # ----------------------------------------------------------------------------- run
 
 
@@ -181,43 +226,55 @@ def _alarm(signum: int, frame: object) -> None:
     raise _TimeoutError
 
 
-def run_cell(cell: tuple[str, int, int, int], labs: list[str], timeout: float) -> list[dict]:
+def run_cell(cell: tuple[str, int, int, int], labs: list[str], timeout: float,
+             seeds: tuple[int, ...] = SEEDS, draws: int = 1) -> list[dict]:
+    """Every (data seed, ε, label, draw) of one cell, streams from the harness."""
     recipe, n, d, k = cell
     row = recipe_row(recipe, n, d, k)
-    runner = Runner(epsilons=EPSILONS, verbose=False)
+    serves = {s.name for s in dpviz.algorithms(applicable_to=d)}
     out = []
-    for seed in SEEDS:
+    for seed in seeds:
         X, kk, radius = row.data(seed)
         ref = reference_cost(X, kk, stream(seed, "reference", row.name))
         t_km = kmeans_seconds(X, kk, seed=seed)
         for eps in EPSILONS:
-            for lab in labs:
-                rng = stream(seed, "algorithm", lab, row.name, f"{eps:g}")
-                signal.signal(signal.SIGALRM, _alarm)
-                # A run slower than TIME_CAP × KMeans can never be auto's choice (its time goal is
-                # 1.5×): stop it there, bounded by --timeout.
-                signal.setitimer(signal.ITIMER_REAL, min(timeout, max(3.0, TIME_CAP * t_km)))
-                t0 = time.perf_counter()
-                status = "ok"
-                try:
-                    centers, err, _ = runner.run_one(X, kk, radius, lab, eps, rng)
-                    if err:
-                        status = "error"
-                    elif centers is None:
-                        status = "bottom"
-                except _TimeoutError:
-                    centers, status = None, "timeout"
-                finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                secs = time.perf_counter() - t0
-                loss = excess_loss(X, centers, ref) if status != "timeout" else None
-                out.append(dict(recipe=recipe, n=n, d=d, k=k, seed=seed, epsilon=eps, label=lab,
-                                loss=loss, status=status, seconds=secs, time_ratio=secs / t_km))
+            for lab in (lab for lab in labs if lab.split("[")[0] in serves):
+                for draw in range(draws):
+                    rec = _run(row, X, kk, radius, ref, t_km, lab, eps, seed, draw, timeout)
+                    out.append(rec | dict(recipe=recipe, n=n, d=d, k=k))
+                    if rec["status"] == "timeout":  # too slow to be auto's choice: no more draws
+                        break
     return out
 
 
+def _run(row: Row, X: np.ndarray, k: int, radius: float, ref: float, t_km: float, lab: str,
+         eps: float, seed: int, draw: int, timeout: float) -> dict:
+    runner = Runner(epsilons=EPSILONS, verbose=False)
+    rng = algorithm_stream(seed, lab, row.name, eps, draw)
+    signal.signal(signal.SIGALRM, _alarm)
+    # A run slower than TIME_CAP × KMeans can never be auto's choice (its time goal is 1.5×):
+    # stop it there, bounded by --timeout.
+    signal.setitimer(signal.ITIMER_REAL, min(timeout, max(3.0, TIME_CAP * t_km)))
+    t0 = time.perf_counter()
+    status = "ok"
+    try:
+        centers, err, _ = runner.run_one(X, k, radius, lab, eps, rng)
+        if err:
+            status = "error"
+        elif centers is None:
+            status = "bottom"
+    except _TimeoutError:
+        centers, status = None, "timeout"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    secs = time.perf_counter() - t0
+    loss = excess_loss(X, centers, ref) if status != "timeout" else None
+    return dict(seed=seed, epsilon=eps, label=lab, loss=loss, status=status, seconds=secs,
+                time_ratio=secs / t_km, draw=draw)
+
+
 def cmd_run(args: argparse.Namespace) -> None:
-    labs = args.labels or labels()
+    labs = args.labels or labels(args.variants)
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = set()
@@ -225,19 +282,21 @@ def cmd_run(args: argparse.Namespace) -> None:
         for line in path.read_text().splitlines():
             r = json.loads(line)
             done.add((r["recipe"], r["n"], r["d"], r["k"]))
-    grid = cells(args.cells, args.small)
-    print(f"# {len(grid)} cells × {len(SEEDS)} seeds × ε {EPSILONS} × {len(labs)} labels; commit {commit()}; "
-          f"{load_text()}", flush=True)
+    grid = (table_cells(args.tables) if args.tables else big_cells(args.big) if args.big
+            else cells(args.cells, args.small))
+    seeds, draws = (SMALL_SEEDS, args.draws) if args.tables or args.big else (SEEDS, 1)
+    print(f"# {len(grid)} cells × {len(seeds)} seeds × {draws} draws × ε {EPSILONS} × {len(labs)} labels; "
+          f"commit {commit()}; {load_text()}", flush=True)
     print(f"# labels: {labs}", flush=True)
     start = time.perf_counter()
     for i, cell in enumerate(grid):
-        if cell in done:
+        if cell in done or (args.part and i % args.part[1] != args.part[0]):
             continue
         if args.budget and time.perf_counter() - start > args.budget:
             print(f"# stopped: time budget {args.budget:.0f}s spent after {i} cells", flush=True)
             break
         t0 = time.perf_counter()
-        recs = run_cell(cell, labs, args.timeout)
+        recs = run_cell(cell, labs, args.timeout, seeds, draws)
         with path.open("a") as fh:
             for r in recs:
                 fh.write(json.dumps(r) + "\n")
@@ -249,39 +308,52 @@ def cmd_run(args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- fit
 
 
-def summarize_cells(records: list[dict]) -> list[dict]:
-    """Per (cell, ε): each label's median loss (a timeout counts as +inf) and median time ratio."""
+def summarize_cells(records: list[dict], variants: bool = False) -> list[dict]:
+    """Per (cell, ε): each label's median and 90th-percentile loss over the cell's (data seed,
+    draw) runs (a timeout counts as +inf), its median time ratio and the run counts. Without
+    ``variants`` only the registered defaults are kept (labels without ``[…]``)."""
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in records:
+        if not variants and "[" in r["label"]:
+            continue
         key = (r["recipe"], r["n"], r["d"], r["k"], r["epsilon"])
         groups.setdefault(key, {}).setdefault(r["label"], []).append(r)
     out = []
     for (recipe, n, d, k, eps), by_label in groups.items():
-        loss = {lab: statistics.median(math.inf if r["loss"] is None else r["loss"] for r in rs)
-                for lab, rs in by_label.items()}
+        def losses(rs: list[dict]) -> list[float]:
+            return [math.inf if r["loss"] is None else r["loss"] for r in rs]
+        med = {lab: statistics.median(losses(rs)) for lab, rs in by_label.items()}
+        q90 = {lab: p90(losses(rs)) for lab, rs in by_label.items()}
         tr = {lab: statistics.median(r["time_ratio"] for r in rs) for lab, rs in by_label.items()}
-        out.append(dict(recipe=recipe, n=n, d=d, k=k, epsilon=eps, median_excess_loss=loss,
-                        median_time_ratio=tr, seeds=len(next(iter(by_label.values())))))
+        runs = max(len(rs) for rs in by_label.values())
+        seeds = len({r["seed"] for rs in by_label.values() for r in rs})
+        out.append(dict(recipe=recipe, n=n, d=d, k=k, epsilon=eps, median_excess_loss=med,
+                        p90_excess_loss=q90, median_time_ratio=tr, seeds=seeds, runs=runs))
     return out
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
-    path = Path(args.out)
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    cells_ = summarize_cells(records)
+    files = args.files or [args.out]
+    records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
+    cells_ = summarize_cells(records, args.variants)
     labs = sorted({lab for c in cells_ for lab in c["median_excess_loss"]})
     rule = {
-        "how": ("bench/auto_calibrate.py: median relative excess k-means loss over data seeds "
-                f"{list(SEEDS)} per cell (recipes {[*RECIPES, 'small_std']}), row-level δ = {DELTA:g}, "
-                "n public; streams, loss and ⊥ scoring from bench/harness.py. A query takes the label "
-                f"with the smallest weighted geometric-mean regret (loss / cell best) over the "
-                f"{NEIGHBOURS} nearest cells in (log n, log d, log k) at the nearest ε, among labels "
-                f"whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1)."),
-        "kind": "regret",
+        "how": ("bench/auto_calibrate.py: per cell, each label's median and 90th-percentile relative "
+                f"excess k-means loss over its runs: the mixture grid (recipes {list(RECIPES)} and "
+                f"small_std, data seeds {list(SEEDS)}, one draw each) and issue 35's small standardized "
+                f"tables ({list(TABLE_RECIPES)}, data seed {list(SMALL_SEEDS)}, 10 algorithm draws); "
+                f"row-level δ = {DELTA:g}, n public; streams, loss and ⊥ scoring from bench/harness.py "
+                "(reference: dpviz.metrics.reference_kmeans). Candidates: every registered private "
+                "algorithm at its defaults, origin included. A query takes the label with the smallest "
+                "weighted geometric-mean risk regret (per cell, the larger of median / cell best and "
+                f"p90 / cell best) over the {NEIGHBOURS} nearest cells in (log nε, log d, log k), among "
+                f"labels whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1) when "
+                "n ≥ 100,000."),
+        "kind": "risk",
         "neighbours": NEIGHBOURS,
         "max_time_ratio": MAX_TIME_RATIO,
         "provenance": {"commit": commit(), "command": " ".join(["bench/auto_calibrate.py", *sys.argv[1:]]),
-                       "records": len(records), "grid_file": str(path)},
+                       "records": len(records), "grid_files": [str(f) for f in files]},
         "algorithms": labs,
         "cells": cells_,
     }
@@ -303,7 +375,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run before it is stopped")
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting cells after this many s")
     ap.add_argument("--labels", nargs="*", default=None)
+    ap.add_argument("--part", type=int, nargs=2, default=None, metavar=("I", "M"),
+                    help="run only cells i with i mod M = I (two niced processes share a grid)")
+    ap.add_argument("--variants", action="store_true", help="also each algorithm's public variants")
+    ap.add_argument("--tables", type=int, default=0,
+                    help="run issue 35's small-table design of this many cells instead (10 draws)")
+    ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (--tables, --big)")
+    ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--files", nargs="*", default=None, help="fit: JSONL files to read (default --out)")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_fit)(args)
 

@@ -41,7 +41,7 @@ def one_rep(n: int, sigma: float, rep: int, methods: list[str]) -> list[dict]:
     with threadpool_limits(limits=1):
         ds = fig6_blobs(n, k=K, sigma=sigma, rng=stream(rep, "data", "fig6", str(n), f"{sigma:g}"))
         X = ds.X
-        ref = reference_kmeans_cost(X, K, rng=stream(rep, "reference", str(n)), n_init=3)
+        ref = reference_kmeans_cost(X, K, rng=stream(rep, "reference", str(n)))
         stage = None
         for m in methods:
             alg_rng = stream(rep, "algorithm", m, str(n))

@@ -10,7 +10,8 @@ contaminated. Here every stream is spawned from its own key, and scoring lives i
   ``key("harness:reference:<row>")`` (``key`` = :func:`dpviz._validation.stable_int`, SHA-256).
   The harness passes Generators, so this holds whatever the library does with an int.
 * **Loss.** Relative excess k-means loss ``cost(centers) / cost(reference) − 1`` on the data as
-  run (clipped to the declared ball); the reference is the best of 3 ``KMeans(n_init=1)``.
+  run (clipped to the declared ball); the reference is :func:`dpviz.metrics.reference_kmeans`
+  (best of 10 k-means++ restarts; issue 35).
 * **⊥.** A failed run (no centers) is scored as the fallback answer *one center at the origin*
   (the trivial release, free of privacy cost) and counted in ``bottom``; a run that raises
   (infeasible budget) is scored the same way and counted in ``error``.
@@ -52,7 +53,7 @@ from dpviz._validation import stable_int
 from dpviz.data import load_builtin
 from dpviz.data.ball_mixture import ball_mixture
 from dpviz.data.bounds import clip_to_ball
-from dpviz.metrics import kmeans_cost
+from dpviz.metrics import kmeans_cost, reference_kmeans
 
 DELTA = 1e-6
 
@@ -63,6 +64,24 @@ def stream(seed: int, *parts: str) -> np.random.Generator:
     """The Generator of one consumer: ``SeedSequence(seed, spawn_key=(key("harness:…"),))``."""
     key = ":".join(("harness", *parts))
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stable_int(key),)))
+
+
+def algorithm_stream(seed: int, label: str, row: str, eps: float, draw: int = 0) -> np.random.Generator:
+    """The algorithm's stream for one draw: draw 0 is ``harness:algorithm:<label>:<row>:<ε>``,
+    draw j ≥ 1 appends ``:draw<j>`` (independent of the data's and the reference's)."""
+    parts = ("algorithm", label, row, f"{eps:g}") + ((f"draw{draw}",) if draw else ())
+    return stream(seed, *parts)
+
+
+def p90(xs: Sequence[float]) -> float:
+    """The 90th percentile (numpy's linear interpolation; a stopped run's inf stays inf): the risk
+    measure of issue 35."""
+    a = np.asarray(list(xs), dtype=np.float64)
+    if a.size == 0:
+        return math.nan
+    with np.errstate(invalid="ignore"):
+        q = float(np.percentile(a, 90))  # linear interpolation; inf − inf (a stopped run) → inf
+    return math.inf if math.isnan(q) else q
 
 
 def load_text() -> str:
@@ -186,9 +205,9 @@ def google_adapter() -> Callable[..., np.ndarray] | None:
 
 
 def reference_cost(X: np.ndarray, k: int, rng: np.random.Generator) -> float:
-    """Best of 3 ``KMeans(n_init=1)`` (k-means++), seeds from the reference stream."""
-    seeds = rng.integers(0, 2**31 - 1, size=3)
-    return min(KMeans(k, n_init=1, random_state=int(s)).fit(X).inertia_ for s in seeds)
+    """The strong reference (:func:`dpviz.metrics.reference_kmeans`, issue 35: best of 10
+    k-means++ restarts), seeded from the reference stream."""
+    return reference_kmeans(X, k, rng=rng).cost
 
 
 def excess_loss(X: np.ndarray, centers: np.ndarray | None, ref: float) -> float:
@@ -243,6 +262,7 @@ class Record:
     seconds: float | None = None
     chosen: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    draw: int = 0
 
 
 @dataclass
@@ -258,6 +278,9 @@ class Runner:
     #: error "timeout" and loss inf (slower than that, it could not be auto's choice anyway).
     timeout_factor: float | None = None
     timed: Sequence[str] = ()  # labels timed with ``time_repeats`` (empty: all)
+    #: Independent algorithm draws per (data seed, ε, label) (issue 35: medians of three hid the
+    #: spread); draw j ≥ 1 takes the stream key ``…:draw<j>``, draw 0 the historical one.
+    draws: int = 1
 
     def run_one(self, X: np.ndarray, k: int, radius: float, label: str, eps: float,
                 rng: np.random.Generator) -> tuple[np.ndarray | None, str, str]:
@@ -290,19 +313,22 @@ class Runner:
                 for label in algorithms:
                     if label == "google" and google_adapter() is None:
                         continue
-                    rec = self._measure(row, seed, X, k, radius, ref, label, eps)
-                    out.append(rec)
-                    if on_record is not None:
-                        on_record(rec)
+                    for draw in range(self.draws):
+                        rec = self._measure(row, seed, X, k, radius, ref, label, eps, draw)
+                        out.append(rec)
+                        if on_record is not None:
+                            on_record(rec)
         return out
 
     def _measure(self, row: Row, seed: int, X: np.ndarray, k: int, radius: float, ref: float,
-                 label: str, eps: float) -> Record:
+                 label: str, eps: float, draw: int = 0) -> Record:
         def rng() -> np.random.Generator:
-            return stream(seed, "algorithm", label, row.name, f"{eps:g}")
+            return algorithm_stream(seed, label, row.name, eps, draw)
         t0 = time.perf_counter()
         try:
-            with _Deadline(None if self.timeout_factor is None
+            # Google's library is a column, never auto's candidate: it is never stopped (a stopped
+            # run scores inf, which would make "auto below Google" hold for free).
+            with _Deadline(None if self.timeout_factor is None or label == "google"
                            else max(3.0, self.timeout_factor * getattr(self, "_t_km", 1.0))):
                 centers, err, chosen = self.run_one(X, k, radius, label, eps, rng())
         except RunTimeoutError:
@@ -315,7 +341,7 @@ class Runner:
                 print(f"  {row.name:<14} seed {seed} ε={eps:g} {label:<28} stopped after {secs:.1f}s "
                       f"(> {self.timeout_factor:g}× KMeans)", flush=True)
             return rec
-        if self.time_repeats > 0 and (not self.timed or label in self.timed):
+        if self.time_repeats > 0 and draw == 0 and (not self.timed or label in self.timed):
             km, alg = [], []
             for r in range(self.time_repeats):  # interleaved: KMeans, algorithm, KMeans, ...
                 km.append(kmeans_seconds(X, k, seed=r))
@@ -326,7 +352,7 @@ class Runner:
             secs = statistics.median(alg)
         rec = Record(row.name, seed, label, eps, excess_loss(X, centers, ref),
                      bottom=centers is None and not err, error=err, time_ratio=ratio, seconds=secs,
-                     chosen=chosen)
+                     chosen=chosen, draw=draw)
         if self.verbose:
             t = f" time {ratio:.2f}× KMeans" if ratio is not None else f" {secs:.1f}s"
             flag = " ⊥→origin" if rec.bottom else (" error→origin" if err else "")
@@ -346,7 +372,7 @@ def summarize(records: Sequence[Record]) -> dict[tuple[str, float, str], dict[st
     out = {}
     for key, rs in groups.items():
         times = [r.time_ratio for r in rs if r.time_ratio is not None]
-        out[key] = dict(loss=statistics.median(r.loss for r in rs), n=len(rs),
+        out[key] = dict(loss=statistics.median(r.loss for r in rs), p90=p90([r.loss for r in rs]), n=len(rs),
                         bottom=sum(r.bottom for r in rs), error=sum(bool(r.error) for r in rs),
                         time_ratio=statistics.median(times) if times else None,
                         chosen=sorted({r.chosen for r in rs if r.chosen}))

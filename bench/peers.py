@@ -35,6 +35,7 @@ from bench.harness import (
     commit,
     google_adapter,
     load_text,
+    p90,
 )
 
 SEEDS = (0, 1, 2)
@@ -54,14 +55,16 @@ def cmd_run(args: argparse.Namespace) -> None:
     for name in args.rows:
         row = EVAL_ROWS[name]
         runner = Runner(epsilons=tuple(args.eps), delta=DELTA, timeout_factor=args.timeout_factor,
-                        time_repeats=args.time_repeats if row.big else 0, timed=("auto",))
+                        time_repeats=args.time_repeats if row.big else 0, timed=("auto",),
+                        draws=args.draws)
 
         def write(rec: Record, name: str = name) -> None:
             with path.open("a") as fh:
                 fh.write(json.dumps(rec.__dict__ | {"commit": commit(), "load": load_text()}) + "\n")
 
         seeds = SEEDS[: args.seeds]
-        print(f"# row {name}: {row.description}; seeds {seeds}; {load_text()}", flush=True)
+        print(f"# row {name}: {row.description}; seeds {seeds}; {args.draws} draws; {load_text()}",
+              flush=True)
         runner.run_row(row, seeds, labs, on_record=write)
 
 
@@ -69,36 +72,90 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else math.nan
 
 
+def _ratio(a: float, best: float) -> float:
+    if best > 0:
+        return a / best
+    return 1.0 if a <= best else math.inf
+
+
 def table(records: list[dict]) -> str:
-    """Markdown goals table: per row and ε, Google (quoted / run), auto (its choice), the best
-    registered algorithm, auto / best, auto vs origin, auto's time / KMeans."""
+    """Markdown goals table (issue 35): per row and ε, the median and the 90th percentile over every
+    (data seed, draw) of auto (its choices), the best registered algorithm by each statistic,
+    auto / best, Google (run; quoted), the origin, auto's time / one KMeans, and the counts."""
     by: dict[tuple[str, float, str], list[dict]] = {}
     for r in records:
         by.setdefault((r["row"], r["epsilon"], r["label"]), []).append(r)
     rows = sorted({(r, e) for r, e, _ in by}, key=lambda x: (list(EVAL_ROWS).index(x[0]), x[1]))
-    out = ["| row | ε | Google (quoted) | Google (run) | auto (choice) | best registered | auto / best | "
-           "origin | auto time / KMeans | seeds | ⊥ / stopped |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| row | ε | auto median (choice) | best median | ratio | auto p90 | best p90 | ratio | "
+           "Google run median / p90 | Google quoted | origin | auto time / KMeans | seeds × draws | "
+           "⊥ / stopped |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row, eps in rows:
-        def med(label: str, row: str = row, eps: float = eps) -> float:
-            return _median([r["loss"] for r in by.get((row, eps, label), [])])
+        def stat(label: str, f, row: str = row, eps: float = eps) -> float:
+            xs = [r["loss"] for r in by.get((row, eps, label), [])]
+            return f(xs) if xs else math.nan
         labels = [lab for (r, e, lab) in by if r == row and e == eps]
-        regs = [(med(lab), lab) for lab in labels if lab not in ("auto", "google")]
-        best_loss, best_lab = min(regs) if regs else (math.nan, "—")
+        regs = [lab for lab in labels if lab not in ("auto", "google")]
+        bm, bm_lab = min((stat(lab, _median), lab) for lab in regs) if regs else (math.nan, "—")
+        bp, bp_lab = min((stat(lab, p90), lab) for lab in regs) if regs else (math.nan, "—")
         auto = by.get((row, eps, "auto"), [])
-        a = med("auto")
+        am, ap = stat("auto", _median), stat("auto", p90)
         choice = ",".join(sorted({r["chosen"] for r in auto if r["chosen"]}))
         times = [r["time_ratio"] for r in auto if r.get("time_ratio") is not None]
         q = GOOGLE_QUOTED.get(row)
         gq = "—" if q is None else f"{q[0 if eps == 1.0 else 1]:g}"
-        g = med("google")
-        ratio = a / best_loss if best_loss > 0 else (1.0 if a <= best_loss else math.inf)
+        gm, gp = stat("google", _median), stat("google", p90)
+        g = "not run" if math.isnan(gm) else f"{gm:.3g} / {gp:.3g}"
         bottoms = sum(r["bottom"] for lab in labels for r in by[(row, eps, lab)])
         stopped = sum(r["error"] == "timeout" for lab in labels for r in by[(row, eps, lab)])
-        out.append(f"| {row} | {eps:g} | {gq} | {'not run' if math.isnan(g) else f'{g:.3g}'} | "
-                   f"{a:.3g} ({choice}) | {best_loss:.3g} ({best_lab}) | {ratio:.2f} | {med('origin'):.3g} | "
-                   f"{_median(times):.2f} | {len(auto)} | {bottoms} / {stopped} |")
+        seeds = len({r["seed"] for r in auto})
+        draws = len(auto) // max(seeds, 1)
+        t = "—" if not times else f"{_median(times):.2f}"
+        out.append(f"| {row} | {eps:g} | {am:.3g} ({choice}) | {bm:.3g} ({bm_lab}) | {_ratio(am, bm):.2f} | "
+                   f"{ap:.3g} | {bp:.3g} ({bp_lab}) | {_ratio(ap, bp):.2f} | {g} | {gq} | "
+                   f"{stat('origin', _median):.3g} | {t} | {seeds} × {draws} | {bottoms} / {stopped} |")
     return "\n".join(out)
+
+
+def goals(records: list[dict]) -> str:
+    """The four goals of issue 35, counted over the (row, ε) cells of ``records``."""
+    by: dict[tuple[str, float, str], list[float]] = {}
+    for r in records:
+        by.setdefault((r["row"], r["epsilon"], r["label"]), []).append(r["loss"])
+    cells = sorted({(r, e) for r, e, _ in by})
+    within = {"median": 0, "p90": 0}
+    google_won = google_cells = origin_ok = total = 0
+    misses = []
+    for row, eps in cells:
+        if (row, eps, "auto") not in by or not any(
+                r == row and e == eps and lab not in ("auto", "google") for r, e, lab in by):
+            continue
+        total += 1
+        regs = [lab for (r, e, lab) in by if r == row and e == eps and lab not in ("auto", "google")]
+        for name, f in (("median", _median), ("p90", p90)):
+            a = f(by[(row, eps, "auto")])
+            best = min(f(by[(row, eps, lab)]) for lab in regs)
+            if _ratio(a, best) <= 1.25:
+                within[name] += 1
+            else:
+                misses.append(f"{row} ε={eps:g} {name} {a:.3g} vs {best:.3g}")
+        a = _median(by[(row, eps, "auto")])
+        if (row, eps, "origin") in by:
+            origin_ok += a <= _median(by[(row, eps, "origin")])
+        if (row, eps, "google") in by:
+            google_cells += 1
+            google_won += a < _median(by[(row, eps, "google")])
+    from dpviz.metrics import REFERENCE_TOLERANCE
+
+    losses = [(r["loss"], r["row"], r["label"]) for r in records if r["label"] != "google"]
+    low = min(losses) if losses else (math.nan, "—", "—")
+    below = sum(x < -REFERENCE_TOLERANCE for x, _, _ in losses)
+    return (f"lowest relative excess loss of any registered run {low[0]:.3g} ({low[2]} on {low[1]}); "
+            f"{below} of {len(losses)} runs below −{REFERENCE_TOLERANCE:g} (the reference's tolerance)\n"
+            f"auto within 1.25× of the best registered: median {within['median']}/{total}, "
+            f"p90 {within['p90']}/{total}; auto ≤ origin (median) {origin_ok}/{total}; "
+            f"auto < Google (median) {google_won}/{google_cells}\n"
+            + "".join(f"  missed: {m}\n" for m in misses))
 
 
 def full_table(records: list[dict]) -> str:
@@ -145,11 +202,16 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
 
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
-    records = [json.loads(line) for p in files for line in Path(p).read_text().splitlines()]
+    records: list[dict] = []
+    for p in files:  # a later file's (row, ε, label) replaces every earlier record of that key (a rerun)
+        new = [json.loads(line) for line in Path(p).read_text().splitlines()]
+        keys = {(r["row"], r["epsilon"], r["label"]) for r in new}
+        records = [r for r in records if (r["row"], r["epsilon"], r["label"]) not in keys] + new
     commits = sorted({r["commit"] for r in records})
     print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
     print()
+    print(goals(records))
     print(full_table(records))
 
 
@@ -159,12 +221,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", nargs="*", default=list(EVAL_ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (issue 35)")
     ap.add_argument("--algorithms", nargs="*", default=None)
     ap.add_argument("--timeout-factor", type=float, default=10.0,
                     help="stop a run slower than this × one KMeans (recorded as stopped)")
     ap.add_argument("--time-repeats", type=int, default=3, help="interleaved repeats timing auto (big rows)")
     ap.add_argument("--out", default="bench/results/peers.jsonl")
-    ap.add_argument("--files", nargs="*", default=None, help="table: JSONL files to read (default --out)")
+    ap.add_argument("--files", nargs="*", default=None,
+                    help="table: JSONL files to read (default --out); a later file's (row, ε, label) "
+                         "replaces an earlier one's")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 

@@ -57,7 +57,7 @@ import pandas as pd
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar, seed_sequence
 from dpviz.clustering.baselines import reference_kmeans
 from dpviz.geometry import nearest_center
-from dpviz.metrics import center_error, labeling_failure
+from dpviz.metrics import center_error, labeling_failure, reference_recipe
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.registry import (
     AlgorithmSpec,
@@ -465,15 +465,18 @@ def sweep(
         if labels.shape[0] != Xa.shape[0]:
             raise ValueError(f"The 'labels' parameter of {func} must have one label per row "
                              f"({Xa.shape[0]}). Got {labels.shape[0]} instead.")
+    recipe = "given by the caller"
     if reference_cost is None:
         reference_cost = reference_kmeans(Xa, k, rng=_child(root, _key("reference")))[1]
+        recipe = reference_recipe(Xa.shape[0], k)
     truth = _Truth(float(reference_cost), labels,
                    None if true_centers is None else np.asarray(true_centers, dtype=float))
     pub = Public(n_declared=n_declared, d=Xa.shape[1], k=k, radius=radius)
     units = _units(specs, values, delta, pub, axis)
     params = {"k": k, "algorithms": {name: p for name, _, p in specs}, f"{axis}s": tuple(values),
               "delta": delta, "radius": radius, "n_declared": n_declared, "reps": reps,
-              "seed": seed, "only_reps": tuple(todo), "reference_cost": float(reference_cost)}
+              "seed": seed, "only_reps": tuple(todo), "reference_cost": float(reference_cost),
+              "reference_recipe": recipe}
     args = (Xa, k, units, pub, truth, root, delta, axis)
     if n_jobs != 1 and len(todo) > 1:
         rows, stopped = _parallel(args, todo, n_jobs, progress, cancel)

@@ -320,7 +320,9 @@ def _tiles(ds, result, ref) -> None:
         if result.centers is not None and ref is not None:
             loss = float(metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost))
         c1.metric("Normalized k-means loss", "—" if loss is None else f"{loss:.3f}",
-                  help="1 − X/Y against non-private k-means++ on all rows (0 = as good).")
+                  help="1 − X/Y against the "
+                  + (ref.recipe if ref is not None and ref.recipe else "non-private k-means on all rows")
+                  + " (0 = as good).")
         c1.caption(tag)
         err = None
         if result.centers is not None and ds.true_centers is not None:

@@ -21,21 +21,21 @@ from app.components import cache, safe
 
 @dataclass(frozen=True)
 class Reference:
-    """Non-private k-means++ on all rows (a diagnostic, never released)."""
+    """The non-private reference on all rows (a diagnostic, never released); ``recipe`` says how
+    it was computed (``dpviz.metrics.reference_recipe``), shown beside the normalized loss."""
 
     centers: np.ndarray | None
     cost: float
     seconds: float
+    recipe: str = ""
 
 
 def reference(ds, k: int) -> Reference:
     """The non-private reference for the normalized loss, cached per (content hash, k)."""
     def compute() -> Reference:
         t0 = time.perf_counter()
-        res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
-        centers = np.asarray(res.centers, dtype=float)
-        cost = dpviz.metrics.kmeans_cost(ds.X, centers)
-        return Reference(centers, float(cost), time.perf_counter() - t0)
+        ref = dpviz.metrics.reference_kmeans(ds.X, k, rng=0)
+        return Reference(ref.centers, ref.cost, time.perf_counter() - t0, ref.recipe)
 
     return cache.memo("refcost", (ds.content_hash, int(k)), compute)
 

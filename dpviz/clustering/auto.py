@@ -7,14 +7,19 @@ algorithm's (its guarantee, ledger and trace).
 The rule (``auto_rule.json``, written by ``bench/auto_calibrate.py fit``) holds calibration cells
 measured through the evaluation harness (``bench/harness.py``: data, algorithm and reference
 streams from distinct keys) on public recipes that are none of the evaluation rows: balanced and
-unbalanced mixtures, heavy tails, close clusters, anisotropic clusters and small standardized
-tables, 3 data seeds, ε ∈ {1, 3}. Each cell stores every label's median relative excess loss
-(every registered private algorithm and its public variants). A query (n, d, k, ε) takes the
-``neighbours`` nearest cells in (log nε, log d, log k) — private noise scales as 1/(nε), so a
-cell at (n, 3) informs a query at (3n, 1) — and picks the label with the smallest weighted
-geometric-mean *regret* (loss / the cell's best loss) there; on big inputs (n ≥ ``BIG_N``) only
-labels whose median time in those cells is within the rule's ``max_time_ratio`` of one KMeans
-are eligible (issue 24's time goal), unless none is.
+unbalanced mixtures, heavy tails, close clusters, anisotropic clusters, and (issue 35) small
+standardized tables of those shapes with 10 algorithm draws each. Each cell stores every label's
+median and 90th-percentile relative excess loss over its (data seed, draw) runs: every registered
+private algorithm at its defaults, ``gauss_fit`` and ``origin`` (answering the origin, which reads
+no row) among them. A query (n, d, k, ε) takes the ``neighbours`` nearest cells in
+(log nε, log d, log k) — private noise scales as 1/(nε), so a cell at (n, 3) informs a query at
+(3n, 1) — and picks the label with the smallest weighted geometric-mean *risk regret* there: in a
+cell, the larger of loss / the cell's best loss on the median and on the 90th percentile (issue 35:
+a method that is best on the median but sometimes far off loses to a steadier one). Where answering
+the origin has the least risk (no private method beats it on the nearest cells), ``auto`` shrinks
+to the origin: a public rule, the answer reads no row and spends nothing. On big inputs
+(n ≥ ``BIG_N``) only labels whose median time in those cells is within the rule's
+``max_time_ratio`` of one KMeans are eligible (issue 24's time goal), unless none is.
 
 Issue 24 replaced a rule measured with the data's seed reused as the algorithm's (DP-Lloyd's
 public start then *was* the true centers, and "DP-Lloyd, 1 iteration" won 28 of 54 cells).
@@ -64,12 +69,19 @@ def _coords(n: float, d: float, k: float, eps: float) -> np.ndarray:
 
 
 def _regrets(cell: dict[str, Any]) -> dict[str, float]:
-    """label → (loss⁺ + floor) / (best⁺ + floor) in one cell; a label without a loss → inf."""
-    # A loss below the reference k-means' (negative excess) counts as 0: as good as the reference.
-    losses = {a: (math.inf if v is None else max(float(v), 0.0))
-              for a, v in cell["median_excess_loss"].items()}
-    best = min(losses.values())
-    return {a: (v + LOSS_FLOOR) / (best + LOSS_FLOOR) for a, v in losses.items()}
+    """label → risk regret in one cell: max over {median, p90} of (loss⁺ + floor) / (best⁺ + floor),
+    best taken per statistic over the cell's labels; a label without a loss → inf. A cell without
+    a 90th percentile (an older rule) is scored on the median alone."""
+    out: dict[str, float] = {}
+    for key in ("median_excess_loss", "p90_excess_loss"):
+        if key not in cell:
+            continue
+        # A loss below the reference k-means' (negative excess) counts as 0: as good as the reference.
+        losses = {a: (math.inf if v is None else max(float(v), 0.0)) for a, v in cell[key].items()}
+        best = min(losses.values())
+        for a, v in losses.items():
+            out[a] = max(out.get(a, 1.0), (v + LOSS_FLOOR) / (best + LOSS_FLOOR))
+    return out
 
 
 def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, epsilon: float,
@@ -81,18 +93,17 @@ def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, 
     here = _coords(n_declared, d, k, epsilon)
     dist = np.array([float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"])))
                      for c in cells])
-    near = [cells[i] for i in np.argsort(dist, kind="stable")[: int(table.get("neighbours", 4))]]
-    weights = [1.0 / (1.0 + float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"]))))
-               for c in near]
+    order = np.argsort(dist, kind="stable")[: int(table.get("neighbours", 4))]
+    near = [cells[i] for i in order]
+    weights = [1.0 / (1.0 + float(dist[i])) for i in order]
     labels = set.intersection(*(set(c["median_excess_loss"]) for c in near))
     labels = {lab for lab in labels if names is None or lab.split("[")[0] in names}
-    labels = {lab for lab in labels if lab.split("[")[0] in _registered()}
+    labels = {lab for lab in labels if lab.split("[")[0] in _registered(d)}
     if not labels:
         raise ValueError(f"auto: no calibrated algorithm among {names} for these inputs.")
-    score: dict[str, float] = {}
-    for lab in labels:
-        logs = [w * math.log(_regrets(c)[lab]) for c, w in zip(near, weights, strict=True)]
-        score[lab] = math.exp(sum(logs) / sum(weights))
+    regrets = [_regrets(c) for c in near]
+    score = {lab: math.exp(sum(w * math.log(r[lab]) for r, w in zip(regrets, weights, strict=True))
+                           / sum(weights)) for lab in labels}
     eligible = set(labels)
     cap = table.get("max_time_ratio")
     if cap is not None and n_declared >= BIG_N:
@@ -105,12 +116,16 @@ def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, 
     best, params = _parse(won)
     title = get(best).title + "".join(f", {key} = {v}" for key, v in params.items())
     runner = sorted((score[lab], lab) for lab in eligible if lab.split("[")[0] != best)
-    versus = f" (geometric-mean regret {score[won]:.3g}" + (
+    versus = f" (geometric-mean risk regret {score[won]:.3g}" + (
         f" vs {runner[0][0]:.3g} for {runner[0][1]})" if runner else ")")
     span = ", ".join(f"{c['recipe']} n={c['n']:,} d={c['d']} k={c['k']} ε={c['epsilon']:g}" for c in near)
+    why = ("no private method had less risk than answering the origin (shrink to the origin: "
+           "no row is read, nothing is spent)" if best == "origin" else
+           "it had the least risk (the larger of its median and 90th-percentile loss, each "
+           "relative to the cell's best)")
     sentence = (f"For {n_declared:.3g} rows in {d} dimensions with k = {k} at ε = {epsilon:g}, "
                 f"{title} is expected to be best: on the {len(near)} nearest cells of the public "
-                f"calibration grid ({span}) it had the lowest loss relative to each cell's best{versus}.")
+                f"calibration grid ({span}) {why}{versus}.")
     cell = {"label": won, "params": params, "regret": score[won],
             "neighbours": [{key: c[key] for key in ("recipe", "n", "d", "k", "epsilon")} for c in near]}
     return Choice(best, params, sentence, cell)
@@ -121,10 +136,11 @@ def choose(n_declared: int, d: int, k: int, epsilon: float, delta: float) -> Cho
     return choose_from(None, n_declared, d, k, epsilon, delta)
 
 
-def _registered() -> set[str]:
+def _registered(d: int) -> set[str]:
+    """The registered algorithms that serve d-dimensional rows (a public input)."""
     from dpviz.registry import algorithms
 
-    return {s.name for s in algorithms()}
+    return {s.name for s in algorithms(applicable_to=d)}
 
 
 def _parse(label: str) -> tuple[str, dict[str, Any]]:

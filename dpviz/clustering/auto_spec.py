@@ -73,8 +73,8 @@ def _private(X: np.ndarray, k: int, budget: _Chosen, *, radius: float, rng: np.r
 SPEC = register(AlgorithmSpec(
     name="auto",
     title="auto (public choice rule)",
-    paper="dpviz: the registered algorithm with the least regret on the nearest cells of a public "
-          "calibration grid (bench/auto_calibrate.py)",
+    paper="dpviz: the registered algorithm with the least risk (median and 90th-percentile regret) "
+          "on the nearest cells of a public calibration grid (bench/auto_calibrate.py)",
     budget_kind="approx",
     params=AutoParams,
     private=_private,

@@ -39,12 +39,15 @@ _DIFFPRIVLIB_RHO = 0.225
 
 
 def reference_kmeans(
-    X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int = 3
+    X: np.ndarray, k: int, *, rng: RngLike = None, n_init: int | None = None
 ) -> tuple[np.ndarray, float, np.ndarray]:
-    """The one non-private reference clustering: scikit-learn k-means++ (best of ``n_init``
-    seeded runs) on all of X. Returns (centers (k, d), cost on X, labels). Its cost is the X of
-    the normalized loss (Tsfadia et al. 2022, §6.2); :func:`nonprivate_kmeans` wraps it
-    as a Result; ``dpviz.metrics.reference_kmeans_cost`` and the sweeps read it from here.
+    """The non-private reference clustering on all of X: (centers (k, d), cost on X, labels).
+
+    ``n_init`` None (the default): :func:`dpviz.metrics.reference_kmeans`, the strong reference
+    whose cost is the X of the normalized loss (Tsfadia et al. 2022, §6.2; issue 35: many k-means++
+    restarts, its recipe in :func:`dpviz.metrics.reference_recipe`); the sweeps read it from here.
+    An int: scikit-learn k-means++, best of ``n_init`` seeded runs (the registered ``kmeans++``
+    algorithm, :func:`nonprivate_kmeans`).
 
     Privacy
     -------
@@ -52,8 +55,13 @@ def reference_kmeans(
     """
     from sklearn.cluster import KMeans
 
+    from dpviz.metrics import reference_kmeans as strong
+
     X = check_data(X, "reference_kmeans", allow_empty=False)
     k = check_scalar(k, "k", "reference_kmeans", low=1, high=X.shape[0], integer=True)
+    if n_init is None:
+        ref = strong(X, k, rng=rng)
+        return ref.centers, ref.cost, ref.labels
     n_init = check_scalar(n_init, "n_init", "reference_kmeans", low=1, high=100, integer=True)
     gen, _ = check_rng(rng, "reference")
     km = KMeans(n_clusters=k, n_init=n_init, random_state=int(gen.integers(2**31 - 1))).fit(X)
