@@ -102,6 +102,6 @@ def test_the_budget_page_speaks_of_an_eps_slider_not_a_rho_one():
     page = texts(at)
     assert "slider goes from ρ" not in page and "nearest step" not in page
     assert "at exactly that row-level ε" in page or "Run sweep" in page
-    assert "Loss vs n at Explore's row-level (ε, δ)" in [str(h.value) for h in at.subheader]
+    assert "Loss vs n at Explore's row-level (ε, δ)" in [str(h.value) for h in at.header]  # h2 (issue 36)
     button = at.button(key="budget_loss_n_run")
     assert f"row-level ε = {float(at.session_state['params']['eps']):.3g}, δ = 1e-06" in button.label

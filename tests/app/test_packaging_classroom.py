@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import container, has_container, open_app, texts
 
-from app.components import classroom, ledger_view, server_path
+from app.components import classroom, ledger_view, server_path, state
 from dpviz.serve import CLASSROOM_ENV
 
 
@@ -25,9 +25,10 @@ def test_classroom_landing_page_is_the_lesson_with_the_banner_and_no_release(cla
     assert "Classroom mode" in str(container(at, "classroom_banner").children[0].value)
     assert "Release" not in _page_titles(at)
     assert _page_titles(at)[0] == "Explore"
-    # Explore's teaching lesson: the Fig. 6 blobs at n = 20,000 (the default parameters).
+    # Explore's teaching lesson: the Fig. 6 blobs at the default parameters' n (issue 33: 150,000).
+    n = state.PARAMS["n"].default
     assert at.query_params.get("gen", "fig6_blobs") == "fig6_blobs"
-    assert "20,000" in texts(at) or "20000" in texts(at)
+    assert f"n = {n:,}" in texts(at)
     assert "Simulation — not a release" in texts(at) and "Release** page" not in texts(at)
 
 

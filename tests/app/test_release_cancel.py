@@ -35,6 +35,10 @@ class Held:
         self.real = dpviz.registry.run
 
     def __call__(self, *args, progress=None, **kwargs):
+        if kwargs.get("cancel") is None:  # not the release (e.g. the app's prefetch worker, which
+            # may call dpviz.run while the patch is in place): passed through, never heard or held
+            return self.real(*args, progress=progress, **kwargs)
+
         def hook(stage: str) -> None:
             self.heard.append(stage)
             progress(stage)
