@@ -73,6 +73,27 @@ def total(dataset_id: str):
     return ApproxDP(*store().total(dataset_id))
 
 
+def near_identity_ok(declared: str, *, key: str) -> bool:
+    """Warn when a NEW identity is close to a known one ("did you mean …", issue 34 finding D);
+    True when the name may be used (known, close to none, or the user ticked "this is another
+    table"). ``key`` prefixes the warning's container and the checkbox (one per surface)."""
+    try:
+        near = store().near_matches(declared)
+    except (OSError, ValueError):
+        near = []
+    if not near:
+        return True
+    with st.container(key=f"{key}_near_identity"):
+        st.warning(f"**Did you mean “{safe.md(near[0])}”?** “{safe.md(declared.strip())}” is a new dataset "
+                   "identity, but close to " + ", ".join(f"“{safe.md(n)}”" for n in near[:3]) + " (same "
+                   "name up to punctuation, dashes, a trailing dot, a file extension or a letter or two). A "
+                   "new name starts a new ledger at (0, 0): releases of the same table under two names do "
+                   "not compose. Pick the known name, or confirm that this is another table.",
+                   icon=":material/warning:")
+        return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
+                           key=f"{key}_new_identity")
+
+
 def identity_note(dataset_id: str) -> str:
     """'New dataset identity …' or 'Known dataset identity: N attempts booked since …'."""
     st_ = store()

@@ -213,7 +213,7 @@ def _form(src) -> dict[str, Any] | None:
     delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
                              value=1e-8, format_func=lambda v: f"{v:.0e}", key="srv_delta")
     ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key="srv_confirm")
-    ok_name = _near_identity_ok(dataset_id) if identity is not None else True
+    ok_name = ledger_view.near_identity_ok(dataset_id, key="srv") if identity is not None else True
     missing = [m for m, bad in (("declare the dataset identity", identity is None),
                                 ("confirm the new identity or use the known one", not ok_name),
                                 ("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
@@ -240,22 +240,6 @@ def _form(src) -> dict[str, Any] | None:
         st.caption(choose_from(STREAMED, int(n_decl), src.d, int(k), float(eps), float(delta)).sentence)
     return dict(name=name, k=int(k), eps=float(eps), delta=float(delta), n_declared=int(n_decl),
                 radius=float(radius), identity=identity)
-
-
-def _near_identity_ok(declared: str) -> bool:
-    """A NEW identity close to a known one: "did you mean …" and a box to say it is another
-    table (issue 34, finding D); True when the name may be used."""
-    try:
-        near = ledger_view.store().near_matches(declared)
-    except (OSError, ValueError):
-        near = []
-    if not near:
-        return True
-    with st.container(key="srv_near_identity"):
-        st.warning(f"**Did you mean “{safe.md(near[0])}”?** This new identity is close to a known one; a "
-                   "new name starts a new ledger at (0, 0).", icon=":material/warning:")
-        return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
-                           key="srv_new_identity")
 
 
 def _open(cfg: dict[str, Any]) -> str:

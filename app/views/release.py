@@ -238,7 +238,7 @@ def main() -> None:
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
                             key="release_confirm_budget", on_change=_accept, args=(current,))
-    ok_name = _near_identity_check(cfg["declared_id"])
+    ok_name = ledger_view.near_identity_ok(cfg["declared_id"], key="release")
     job = _own_job(identity)
     busy = jobs.running(SLOT) is not None or jobs.locked(lock_name(identity))
     # A callback: it starts the job before the page runs, so the page already shows it running.
@@ -263,26 +263,6 @@ def main() -> None:
     elif kind == "success":
         st.success(msg)
     _history(ds, identity)
-
-
-def _near_identity_check(declared: str) -> bool:
-    """Warn when a NEW identity is close to a known one ("did you mean …"); True when the name
-    may be used (known, not close to any, or the user ticked "this is another table")."""
-    try:
-        near = ledger_view.store().near_matches(declared)
-    except (OSError, ValueError):
-        near = []
-    if not near:
-        return True
-    with st.container(key="release_near_identity"):
-        st.warning(f"**Did you mean “{safe.md(near[0])}”?** “{safe.md(declared.strip())}” is a new dataset "
-                   "identity, but close to " + ", ".join(f"“{safe.md(n)}”" for n in near[:3]) + " (same "
-                   "name up to punctuation, dashes, a trailing dot, a file extension or a letter or two). A "
-                   "new name starts a new ledger at (0, 0): releases of the same table under two names do "
-                   "not compose. Pick the known name above, or confirm that this is another table.",
-                   icon=":material/warning:")
-        return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
-                           key="release_new_identity")
 
 
 @st.fragment(run_every=1.0)
