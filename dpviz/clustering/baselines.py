@@ -43,9 +43,10 @@ def reference_kmeans(
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """The non-private reference clustering on all of X: (centers (k, d), cost on X, labels).
 
-    ``n_init`` None (the default): :func:`dpviz.metrics.reference_kmeans`, the strong reference
-    whose cost is the X of the normalized loss (Tsfadia et al. 2022, §6.2; issue 35: many k-means++
-    restarts, its recipe in :func:`dpviz.metrics.reference_recipe`); the sweeps read it from here.
+    ``n_init`` None (the default): :func:`dpviz.clustering.reference.reference_kmeans`, the strong
+    reference whose cost is the X of the normalized loss (Tsfadia et al. 2022, §6.2; issue 35: many
+    k-means++ restarts, its recipe in :func:`dpviz.clustering.reference.reference_recipe`); the
+    sweeps read it from here.
     An int: scikit-learn k-means++, best of ``n_init`` seeded runs (the registered ``kmeans++``
     algorithm, :func:`nonprivate_kmeans`).
 
@@ -55,7 +56,7 @@ def reference_kmeans(
     """
     from sklearn.cluster import KMeans
 
-    from dpviz.metrics import reference_kmeans as strong
+    from dpviz.clustering.reference import reference_kmeans as strong
 
     X = check_data(X, "reference_kmeans", allow_empty=False)
     k = check_scalar(k, "k", "reference_kmeans", low=1, high=X.shape[0], integer=True)
