@@ -102,7 +102,7 @@ def test_budget_sliders_and_main_panel_on_one_screen_at_1280x720(page720: Page, 
 def test_first_screen_opens_at_a_sound_budget_with_slider_chart_and_sentence_at_1280x720(
         page720: Page, app_url: str) -> None:
     """Issue 27, defect 3: a link with no parameters (the class's first screen) opens at a sound
-    budget (row-level ε = 3, δ = 1.5e-7 below 1/n, no "weak guarantee" warning), and the
+    budget (row-level ε = 3, δ = 1.6e-7 below 1/n, no "weak guarantee" warning), and the
     slider, the main chart and the per-row privacy sentence are all in the 1280×720 viewport
     without scrolling."""
     page = page720
@@ -111,13 +111,13 @@ def test_first_screen_opens_at_a_sound_budget_with_slider_chart_and_sentence_at_
     _drawn(page)
     assert slider_text(page, "eps_slider") == "3"
     readout = widget(page, "eps_readout")
-    expect(readout).to_contain_text("ε = 3 · δ = 1.5e-07")
+    expect(readout).to_contain_text("ε = 3 · δ = 1.6e-07")
     expect(readout).not_to_contain_text("weak")
     expect(readout).not_to_contain_text("vacuous")
     _within_viewport(widget(page, "eps_slider"))
     _within_viewport(widget(page, "main_panel_chart").locator(".nsewdrag").first)
     _within_viewport(readout.get_by_text("Adding or removing any one row changes the probability"))
-    _within_viewport(readout.get_by_text("ε = 3 · δ = 1.5e-07"))
+    _within_viewport(readout.get_by_text("ε = 3 · δ = 1.6e-07"))
     scrolled = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollTop")
     assert scrolled == 0
     path = ROOT / "tests" / "e2e" / "screenshots" / "explore_first_screen.png"

@@ -167,8 +167,10 @@ def test_installed_command_line_and_library_run_from_the_wheel(installed):
     assert 1.99 <= out["eps"] <= 2.0 and out["centers"] == [4, 2]  # calibrated to at most the target
     # The command line's release (pyarrow reader, OpenDP sampler, plotly report) from the wheel.
     _run([str(b / "dpviz"), "run", "rows.csv", "--k", "4", "--epsilon", "2", "--delta", "1e-6",
-          "--radius", "10", "--n-declared", "3000", "--out", "release.json", "--quiet"], work)
+          "--radius", "10", "--n-declared", "3000", "--out", "release.json", "--quiet", "--unbooked"],
+         work)  # --unbooked: a release needs --dataset-id or says it is unbooked (issue 34, C)
     release = json.loads((work / "release.json").read_text())
+    assert release["booking"]["booked"] is False
     assert np.asarray(release["centers"]).shape == (4, 2)
     assert (work / "release.html").stat().st_size > 1_000_000  # plotly.js inlined: works offline
 
