@@ -82,7 +82,7 @@ def test_teacher_steps_through_and_the_step_stays_on_an_eps_move(page: Page, app
     assert_no_exception(page)
     expect(widget(page, "step_narration")).to_contain_text("Panel 5 of 7 — (e) · paper step 6")
     expect(widget(page, "eps_readout")).not_to_have_text(readout)
-    expect(widget(page, "own_budget_readout")).to_contain_text("ρ = 0.95")
+    expect(widget(page, "own_budget_readout")).to_contain_text("ρ = 0.96")
     _docs_copy(page, shoot, "journey_teacher", 1900)
 
 
@@ -131,7 +131,7 @@ def _fill_all(page: Page, prefix: str, values: list[float]) -> None:
         rerun_after(page, lambda b=box: b.press("Enter"))
 
 
-def test_analyst_uploads_customers_follows_a_suggestion_to_a_friendlycore_success(
+def test_analyst_uploads_customers_follows_a_suggestion_and_is_told_who_answers(
         page: Page, app_url: str, tmp_path: Path) -> None:
     csv = _customers_csv(tmp_path / "customers.csv")
     open_app(page, f"{app_url}/data?src=generate&n=2000&k=8&rho=1.0&seed=0")
@@ -158,9 +158,13 @@ def test_analyst_uploads_customers_follows_a_suggestion_to_a_friendlycore_succes
     rerun_after(page, suggestion.click)
     assert_no_exception(page)
     expect(verdict).to_contain_text("Applied: k (clusters) 8 → 4")
-    expect(verdict).to_contain_text("Predicted: FriendlyCore's core forms")
+    # Issue 33's one budget: a suggestion never hands Explore a ρ of its own, so at the app's
+    # row-level target the page says, from public margins, that the core will not form on ~5,000
+    # rows and how many rows it would take; Explore then names the backup as who answered.
+    expect(verdict).to_contain_text("Predicted: FriendlyCore's core does not form")
+    expect(verdict).to_contain_text("you need about")
     verdict.scroll_into_view_if_needed()
     verdict.screenshot(path=str(ROOT / "docs" / "journey_analyst.png"))
     go_to_page(page, "Explore")
     assert_no_exception(page)
-    expect(widget(page, "run_status")).to_contain_text("FriendlyCore completed every step")
+    expect(widget(page, "run_status")).to_contain_text("answered instead")
