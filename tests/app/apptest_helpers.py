@@ -94,6 +94,24 @@ def hand_over_rho(at: AppTest, rho: float) -> AppTest:
     return at.run()
 
 
+def fill_release_form(at: AppTest, *, algorithm: str, k: int, n: int, eps: float | None = None,
+                      identity: str | None = None) -> None:
+    """Fill the Release page's form (identity, algorithm, k, ε, declared n) and tick its three
+    confirmations, rerunning as the browser does; the page raises nothing."""
+    if identity is not None:
+        at.text_input(key="release_dataset_id").input(identity)
+    at.selectbox(key="release_algorithm").set_value(algorithm)
+    at.number_input(key="release_k").set_value(k)
+    if eps is not None:
+        at.number_input(key="release_eps").set_value(eps)
+    at.number_input(key="release_n").set_value(n)
+    at.run()
+    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
+        at.checkbox(key=key).check()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 def click_release(at: AppTest) -> None:
     """Click the Release page's button; when it started a release job (app.components.jobs, slot
     "release") that the page has not shown finished yet, wait for it to end and rerun the page, as

@@ -14,7 +14,7 @@ import re
 import threading
 
 import pytest
-from apptest_helpers import SMALL, TIMEOUT, has_container, open_app, texts
+from apptest_helpers import SMALL, TIMEOUT, fill_release_form, has_container, open_app, texts
 
 import dpviz.registry
 from dpviz.privacy.ledger_store import LedgerStore
@@ -53,16 +53,7 @@ class Held:
 
 
 def _form(at, identity: str = ID):
-    at.text_input(key="release_dataset_id").input(identity)
-    at.selectbox(key="release_algorithm").set_value("friendlycore")
-    at.number_input(key="release_k").set_value(4)
-    at.number_input(key="release_eps").set_value(EPS)
-    at.number_input(key="release_n").set_value(3000)
-    at.run()
-    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
-        at.checkbox(key=key).check()
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    fill_release_form(at, algorithm="friendlycore", k=4, n=3000, eps=EPS, identity=identity)
 
 
 def _start(at, held: Held):

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from apptest_helpers import SMALL, click_release, container, has_container, open_app, texts
+from apptest_helpers import SMALL, click_release, container, fill_release_form, has_container, open_app, texts
 
 from dpviz.privacy.ledger_store import LedgerStore
 
@@ -17,14 +17,7 @@ KNOWN = "customers 2026-Q1"
 
 
 def _confirm(at) -> None:
-    at.selectbox(key="release_algorithm").set_value("dp_lloyd")
-    at.number_input(key="release_k").set_value(3)
-    at.number_input(key="release_n").set_value(3000)
-    at.run()
-    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
-        at.checkbox(key=key).check()
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    fill_release_form(at, algorithm="dp_lloyd", k=3, n=3000)
 
 
 def test_known_identities_are_offered_and_picking_one_fills_the_field(ledger_dir):
