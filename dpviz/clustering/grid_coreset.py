@@ -52,8 +52,8 @@ from dpviz._validation import (
 )
 from dpviz.clustering.fallback import GRID_DIM, PROJECTION_DIM, fallback_centers
 from dpviz.data.bounds import row_norms
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.accounting import pure_rho_guarantee
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
@@ -165,10 +165,6 @@ class GridCoresetParams:
         check_hinted(self, "grid_coreset")
 
 
-def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
-
-
 def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
              pub: Public, params: GridCoresetParams, stage: Any = None) -> Result:
     return grid_coreset(X, k, rho=budget.rho, delta=budget.delta, radius=radius,
@@ -183,7 +179,7 @@ SPEC = register(AlgorithmSpec(
     budget_kind="zcdp",
     params=GridCoresetParams,
     private=_private,
-    guarantee=_guarantee,
+    guarantee=pure_rho_guarantee,
     steps=STEPS,
     rank=2,
     description="Private PCA (noisy XᵀX) to a few dimensions, a private adaptive grid coreset there "
