@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import KMeans
 
-from dpviz.clustering.tuples import one_thread
+from dpviz._threads import one_thread
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian

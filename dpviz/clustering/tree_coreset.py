@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from dpviz._threads import one_thread
 from dpviz._validation import (
     MAX_CLUSTERS,
     check_data,
@@ -57,7 +58,6 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.clustering.tuples import one_thread
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
 from dpviz.privacy.accounting import pure_rho_guarantee

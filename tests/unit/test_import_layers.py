@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: (prefix, layer): the longest matching prefix wins.
 LAYERS: tuple[tuple[str, int], ...] = (
-    ("dpviz._validation", 0), ("dpviz.privacy", 0),
+    ("dpviz._validation", 0), ("dpviz._threads", 0), ("dpviz.privacy", 0),
     ("dpviz.result", 1), ("dpviz.geometry", 1), ("dpviz.data", 1), ("dpviz.registry", 1),
     ("dpviz.core", 2), ("dpviz.averaging", 2), ("dpviz.clustering", 2), ("dpviz.mixtures", 2),
     ("dpviz.generative", 2), ("dpviz.large", 2),
