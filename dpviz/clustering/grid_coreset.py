@@ -1,6 +1,9 @@
-"""The fallback of FC_Clustering: good private centers when FriendlyCore outputs ⊥.
+"""The private grid coreset: private PCA, a noisy adaptive grid, noisy group means.
 
-The paper ran Google's LSH clustering with 1% of the budget when FC failed (§6.2). Here:
+One mechanism, two callers: :func:`grid_coreset` (registered as ``grid_coreset``, its spec in
+``grid_coreset_spec.py``) runs it on its own budget, and FC_Clustering calls
+:func:`fallback_centers` as its fallback when FriendlyCore outputs ⊥ (the paper ran Google's LSH
+clustering with 1% of the budget when FC failed, §6.2). Here:
 
 * d ≤ 3 — a private **adaptive grid (quadtree) coreset**: noisy counts of the cells of a grid
   over the Λ-box, refined level by level only inside cells whose noisy count clears a threshold;
@@ -42,9 +45,23 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from dpviz._threads import one_thread
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    RngLike,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
+from dpviz.data.bounds import row_norms
 from dpviz.privacy.budget import ZCDP
+from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
+from dpviz.result import Result, Trace
 
 #: Survival threshold of a noisy cell count, in noise standard deviations.
 THRESHOLD_SDS = 3.0
@@ -287,3 +304,97 @@ def fallback_centers(
     how = f"private PCA to {p}-D" if d <= MAX_PCA_DIM else f"random {p}-D subspace (d > {MAX_PCA_DIM})"
     return FallbackOutcome(C, f"{how} + grid coreset + noisy group means",
                            P * 2 * radius - radius, w, PROJECTED_LEVELS, basis=V, labels=labels)
+
+
+#: Trace steps, in order (``subspace`` only when d > 3).
+STEPS = ("removed_rows", "subspace", "coreset", "groups", "centers")
+
+
+def grid_coreset(
+    X: np.ndarray,
+    k: int,
+    *,
+    rho: float,
+    delta: float = 0.0,
+    radius: float,
+    n_declared: int | None = None,
+    projection_dim: int = PROJECTION_DIM,
+    rng: RngLike = None,
+) -> Result:
+    """Private k-means centers by private PCA, a grid coreset and noisy group means (module doc).
+
+    Parameters
+    ----------
+    X : (n, d) array
+    k : int
+    rho : float
+        zCDP budget (pure ρ-zCDP).
+    delta : float, default 0
+        Accepted for a uniform interface; recorded as reserved and left unspent.
+    radius : float
+        The public ℓ2 bound Λ (rows beyond it are removed).
+    n_declared : int, optional
+        The public dataset size (chooses the grid levels when d ≤ 3); default the number of rows,
+        a simulation convenience only: a release (``rng=SecureRNG()``) without it is refused
+        (ValueError, nothing read), since the true n would shape the grid.
+    projection_dim : int, default 5
+        Public cap on the private-PCA dimension (d > 3).
+    rng : Generator, int or None
+
+    Returns
+    -------
+    Result
+        Trace: ``removed_rows`` (internal), ``subspace`` (released, d > 3), ``coreset``
+        (released: points in data space and noisy weights), ``groups`` (internal: row groups),
+        ``centers`` (released).
+
+    Privacy
+    -------
+    ρ-zCDP under add/remove of one row; see the module docstring.
+
+    References
+    ----------
+    Su et al. 2016; Feldman et al. 2009; Dwork et al. 2014; Tsfadia et al. 2022, §6.2.
+    """
+    func = "grid_coreset"
+    require_declared_size(n_declared, rng, func, "grid_coreset")  # before any row (issue 34, A)
+    X = check_data(X, func, allow_empty=False)
+    n = X.shape[0]
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
+    rho = check_rho(rho, func)
+    delta = check_delta(delta, func, allow_zero=True)
+    radius = check_radius(radius, "radius", func)
+    n_decl = n if n_declared is None else check_scalar(n_declared, "n_declared", func, low=1,
+                                                       high_open=True, integer=True)
+    projection_dim = check_scalar(projection_dim, "projection_dim", func, low=1, high=64, integer=True)
+    gen, seed = check_rng(rng, "algorithm:grid_coreset")
+    inside = row_norms(X) <= radius
+    Xin = X[inside]
+    ledger = Ledger(func, ZCDP(rho, delta))
+    trace = Trace()
+    trace.add("removed_rows", released=False, n_removed=int(n - inside.sum()),
+              note="rows beyond the declared radius Λ are removed before any count (internal)")
+    out = fallback_centers(Xin, k, rho=rho, radius=radius, n_declared=n_decl, rng=gen, ledger=ledger,
+                           projection_dim=projection_dim)
+    points = out.points
+    if out.basis is not None:
+        trace.add("subspace", released=True, basis=out.basis.copy(),
+                  note=f"private PCA: top-{out.basis.shape[1]} eigenvectors of the noisy XᵀX")
+        points = out.points @ out.basis.T  # coreset cells back in data space (inside the subspace)
+    trace.add("coreset", released=True, points=points, weights=out.weights.copy(), levels=out.levels,
+              method=out.method, note=f"{len(out.weights)} weighted cells with noisy counts")
+    if out.labels is not None:
+        labels = np.full(n, -1, dtype=np.int64)
+        labels[inside] = out.labels
+        trace.add("groups", released=False, labels=labels, counts=np.bincount(out.labels, minlength=k),
+                  note="each row's nearest projected center (internal, never released)")
+    trace.add("centers", released=True, centers=out.centers.copy(), note=out.method)
+    if delta > 0:
+        ledger.record("unused δ", "reserved", ZCDP(0.0, delta),
+                      note="the grid coreset is pure ρ-zCDP; the requested δ is left unspent.")
+    ledger.check()
+    return Result(centers=out.centers, failure=None, ledger=ledger, trace=trace.freeze(),
+                  params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius, n_declared=n_decl,
+                              projection_dim=projection_dim, method=out.method,
+                              grid_dim=GRID_DIM),
+                  seed=seed, simulation=is_simulation(rng))
