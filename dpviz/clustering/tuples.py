@@ -7,7 +7,7 @@ the privacy budget, so the app computes it once and reruns only the private aggr
 **The entry point is** :func:`tuple_stage` (alias ``fc_tuple_stage``): rows outside the public
 Λ-ball dropped (FriendlyCore) or clipped (Easy Instances), the pieces, the oracle, and the
 implementation chosen from the *declared* size only. FriendlyCore (``fc_clustering``, the
-registry's stage, the app's run layer), the sweeps (``dpviz.experiments``) and Easy Instances
+registry's stage, the app's run layer), the sweeps (``dpviz.sweeps``) and Easy Instances
 call it; :func:`stage_match_graph` is the stage's cached match graph. Lower-level pieces:
 :func:`compute_tuples` (pieces + oracle on given rows), :func:`block_streams` and
 :func:`tuples_from_pieces` (pieces gathered elsewhere: ``dpviz.large``), the batched k-means
