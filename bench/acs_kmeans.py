@@ -28,18 +28,27 @@ from dpviz.clustering.kernel_kmeans import (
     dp_kmeans_input,
     gamma_from_public,
     kernel_kmeans_sigma,
-    rho_for_epsilon,
 )
 from dpviz.generative.data import binary_digits
 from dpviz.metrics import labeling_failure
+from dpviz.registry import Public, plan
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, math.inf)
 DIMS = (20, 50, 200)
 DELTA, K = 1e-5, 10
+RADIUS = 8.0  # the input-space baseline's norm bound Λ
+
+
+def rho_at(eps: float, split) -> float:
+    """The ρ of the registry's plan for DP kernel k-means at the row-level (ε, δ) (∞: no noise)."""
+    if math.isinf(eps):
+        return 1e9
+    pub = Public(n_declared=split.X.shape[0], d=split.X.shape[1], k=K, radius=RADIUS)
+    return plan("kernel_kmeans", eps, DELTA, pub).budget.rho
 
 
 def run(eps: float, iters: int, reps: int, split, gamma: float) -> dict[str, list[float]]:
-    rho = 1e9 if math.isinf(eps) else rho_for_epsilon(eps, DELTA)
+    rho = rho_at(eps, split)
     sigma_K = math.sqrt(iters / (2.0 * rho))
     out: dict[str, list[float]] = {f"kernel d={d}": [] for d in DIMS} | {"standard": []}
     for rep in range(reps):
@@ -48,7 +57,7 @@ def run(eps: float, iters: int, reps: int, split, gamma: float) -> dict[str, lis
             loop = kernel_kmeans_sigma(split.X, init, sigma_K=sigma_K, n_features=d, gamma=gamma,
                                        iters=iters, rng=rep)
             out[f"kernel d={d}"].append(1.0 - labeling_failure(split.y, loop.labels))
-        base = dp_kmeans_input(split.X, K, rho=rho, public_init=init, radius=8.0, iters=iters, rng=rep)
+        base = dp_kmeans_input(split.X, K, rho=rho, public_init=init, radius=RADIUS, iters=iters, rng=rep)
         out["standard"].append(1.0 - labeling_failure(split.y, base.step("lloyd_partition").data["labels"]))
     return out
 
@@ -74,7 +83,7 @@ def main() -> None:
             print("|---" * (3 + len(cols)) + "|")
             for eps in EPSILONS:
                 res = run(eps, iters, reps, split, gamma)
-                rho = 1e9 if math.isinf(eps) else rho_for_epsilon(eps, DELTA)
+                rho = rho_at(eps, split)
                 cells = [f"{np.mean(res[c]):.3f} ± {np.std(res[c]):.3f}" for c in cols]
                 print(f"| {'∞' if math.isinf(eps) else f'{eps:g}'} | {rho:.4g} | "
                       f"{math.sqrt(iters / (2 * rho)):.3g} | " + " | ".join(cells) + " |", flush=True)

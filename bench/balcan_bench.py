@@ -66,9 +66,8 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float,
                seed: int) -> tuple[float, float]:
     """(k-means objective / n, seconds) of one method on X."""
     import dpviz
-    from dpviz.clustering.balcan import balcan_kmeans, sulq_kmeans
-    from dpviz.clustering.balcan.pipeline import rho_for_dp
-    from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
+    from dpviz.clustering.balcan import balcan_kmeans
+    from dpviz.clustering.baselines import diffprivlib_kmeans, nonprivate_kmeans
     from dpviz.metrics import kmeans_cost
 
     seed = algo_rng(name, seed, X.shape[0], X.shape[1], k, round(eps * 1000))  # never the data's
@@ -76,9 +75,11 @@ def run_method(name: str, X: np.ndarray, k: int, eps: float, radius: float,
     if name == "balcan":
         res = balcan_kmeans(X, k, epsilon=eps, radius=radius, n_declared=X.shape[0], rng=seed)
     elif name == "SuLQ":
-        res = sulq_kmeans(X, k, eps=eps, delta=DELTA, radius=radius, rng=seed)
+        res = dpviz.run("sulq", X, k, epsilon=eps, delta=DELTA, radius=radius, n_declared=X.shape[0],
+                        rng=seed)  # the registry's plan: the largest ρ within (ε, δ)
     elif name == "DP-Lloyd":
-        res = dp_lloyd(X, k, rho=rho_for_dp(eps, DELTA), radius=radius, iters=5, rng=seed)
+        res = dpviz.run("dp_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius, n_declared=X.shape[0],
+                        rng=seed, iters=5)
     elif name == "diffprivlib":
         res = diffprivlib_kmeans(X, k, eps=eps, radius=radius, iters=5, rng=seed)
     elif name == "FriendlyCore":

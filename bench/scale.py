@@ -116,7 +116,7 @@ def child(path: str, n: int, engine: str, seed: int) -> None:
 
 def _warm() -> None:
     import dpviz.large.fc_stream  # noqa: F401
-    from dpviz.clustering.tuples import one_thread
+    from dpviz._threads import one_thread
 
     with one_thread():
         pass

@@ -358,6 +358,11 @@ def _near_match_error(name: str, near: list[str]) -> str:
             "--new-identity if this really is another table. Nothing was read.")
 
 
+def _native(the_plan: Any) -> Any:
+    """The plan whose budget the ledger store keeps beside the booked cost (None: nothing to keep)."""
+    return the_plan if the_plan is not None and the_plan.budget is not None else None
+
+
 class _Attempt:
     """One run of the command line as the persistent ledger sees it: booked write-ahead at its
     full target just before the first row is read (:meth:`start`), then marked once."""
@@ -419,13 +424,15 @@ class _Attempt:
                 "note": "booked write-ahead at the full target before any row was read, then marked "
                         "with its outcome (python -m dpviz ledger show NAME)"}
 
-    def book(self, outcome: str, epsilon: float | None = None, delta: float | None = None) -> bool:
-        """Mark this attempt once with its outcome (if it was booked: an identity was declared)."""
+    def book(self, outcome: str, epsilon: float | None = None, delta: float | None = None,
+             native: Any = None) -> bool:
+        """Mark this attempt once with its outcome (if it was booked: an identity was declared);
+        ``native``: a release's plan, so the store keeps its budget in the mechanism's terms."""
         if self.booked or not self.read or self.store is None or self.id is None:
             return False
         self.booked = True
         cost = {} if epsilon is None else {"epsilon": epsilon, "delta": delta}
-        self.store.close_attempt(self.dataset_id, self.id, outcome, **cost)
+        self.store.close_attempt(self.dataset_id, self.id, outcome, native=native, **cost)
         return True
 
     def book_failure(self, outcome: str) -> str:
@@ -578,7 +585,7 @@ def _cmd_run(args: argparse.Namespace, attempt: _Attempt | None = None) -> int:
         doc["parameters"]["auto_choice"] = chosen
     g = res.guarantee
     _atomic_write_all({out: json.dumps(doc, indent=1, ensure_ascii=False), report: report_html(doc, res)},
-                      before_publish=lambda: attempt.book("release", g.eps, g.delta))
+                      before_publish=lambda: attempt.book("release", g.eps, g.delta, _native(res.plan)))
     progress(f"wrote {out} and {report}")
     if attempt.store is None:  # --unbooked: said even with --quiet (never rate-limited away)
         print("dpviz: note: --unbooked: this release is booked in no persistent ledger (the release "

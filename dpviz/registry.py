@@ -43,7 +43,7 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.privacy.accounting import compose_dp, group_privacy_dp, row_level_statement
+from dpviz.privacy.accounting import compose_dp, dp_total, row_level_statement
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger, Spend
 from dpviz.privacy.mechanisms import laplace
@@ -836,30 +836,6 @@ def _dp_only(node: Ledger | Spend) -> bool:
     return all(_dp_only(c) for c in node.children)
 
 
-#: A tuple-unit ledger node whose note holds this states its subtree for REPLACING one tuple (the
-#: CKM+21 neighbouring relation, ``easy_instances``): one row costs it once. Any other tuple spend is
-#: stated for adding or removing one tuple (FriendlyCore): one row replaces a tuple, two steps.
-REPLACE_ONE = "replace-one"
-
-
-def _dp_total(node: Ledger | Spend, group: int = 2) -> ApproxDP:
-    """The row-level (ε, δ) of a DP-only subtree: sequential nodes compose by basic composition
-    (Dwork & Roth 2014, Thm 3.16), parallel nodes cost their largest child, a tuple-unit spend goes
-    through group privacy of size ``group`` (2, as in ``row_level_statement``; 1 under a
-    :data:`REPLACE_ONE` node)."""
-    if isinstance(node, Spend):
-        assert isinstance(node.budget, ApproxDP)
-        return group_privacy_dp(node.budget, group) if node.unit == "tuple" else node.budget
-    if node.unit == "tuple" and REPLACE_ONE in (node.note or ""):
-        group = 1
-    parts = [_dp_total(c, group) for c in node.children]
-    if not parts:
-        return ApproxDP(0.0, 0.0)
-    if node.composition == "parallel":
-        return ApproxDP(max(p.eps for p in parts), max(p.delta for p in parts))
-    return compose_dp(*parts)
-
-
 def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
     """The row-level (ε, δ) of a run read from its LEDGER alone (not from the plan's guarantee).
 
@@ -871,7 +847,7 @@ def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
     if not ledger.has_guarantee():
         return None
     if _dp_only(ledger):
-        return _dp_total(ledger)
+        return dp_total(ledger, group=2)
     dp_parts: list[Ledger | Spend] = []
     rest: list[Ledger | Spend] = list(ledger.children)
     if ledger.composition == "sequential":
@@ -881,7 +857,7 @@ def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
     if delta_prime <= 0.0:
         raise LedgerOverTargetError(f"The ledger '{ledger.name}' holds zCDP spends but its plan has no "
                                     "δ′ to state them with: the plan and the run disagree.")
-    parts = [row_level_statement(zc, delta_prime).row, *(_dp_total(c) for c in dp_parts)]
+    parts = [row_level_statement(zc, delta_prime).row, *(dp_total(c, group=2) for c in dp_parts)]
     return compose_dp(*parts)
 
 

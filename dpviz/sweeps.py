@@ -14,6 +14,8 @@ reference) ``reps`` times at each value of the budget axis:
   al. 2022, §6.2), kept to reproduce its figures.
 
 :func:`sweep_n` adds an n axis (one sweep per size, the data regenerated or subsampled).
+:func:`run_repeats` is not a sweep of the budget: N noise redraws of FriendlyCore's private stage
+on one cached tuple stage (Explore's noise cloud).
 
 Algorithms are registry names, or a mapping name → parameters. Two spellings of the Budget
 page's old links are read here and nowhere else: ``"fc:<preset>"`` is FriendlyCore with that
@@ -660,4 +662,66 @@ def ranking(frame: pd.DataFrame, *, metric: str = "loss", at: float | None = Non
                      **{f"ε = {e:g}": float(r["median"]) for e in eps}})
     out = pd.DataFrame(rows)
     out.attrs["ranked_at"] = at
+    return out
+
+
+# ----------------------------------------------------------------------------- noise redraws
+
+
+def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
+              r_min: float, preset: str, rng: np.random.Generator,
+              n_declared: int | None = None, fallback: bool = True) -> Result:
+    """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
+    from dpviz.clustering.friendlycore.pipeline import fc_private_stage
+
+    return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
+                            preset=preset, rng=rng, n_declared=n_declared, fallback=fallback)
+
+
+def run_repeats(
+    X: Any,
+    stage: Any,
+    *,
+    repeats: int,
+    rho: float,
+    delta: float,
+    radius: float,
+    r_min: float,
+    preset: str = "practical",
+    rng: RngLike = None,
+    progress: Progress | None = None,
+    should_stop: Cancel | None = None,
+    n_declared: int | None = None,
+    fallback: bool = True,
+) -> list[Result]:
+    """``repeats`` private outcomes of FC clustering on the same cached tuple stage.
+
+    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count);
+    ``fallback`` is ``fc_private_stage``'s (off: a draw whose core does not form releases ⊥).
+
+    Only the noise is redrawn (each repeat from its own child of ``rng``); the pieces and tuples
+    are those of ``stage``. The draws feed :func:`dpviz.viz.noise.noise_cloud_figure`.
+    Cancelled runs return the draws finished so far.
+
+    Privacy
+    -------
+    A NON-PRIVATE DIAGNOSTIC (simulation): each Result alone would be a (ρ, δ)-zCDP run, but the
+    N of them together cost N·ρ (N·δ) by composition, and a seeded ``rng`` makes every draw
+    replayable. They are for seeing what the noise does, never for release.
+    """
+    func = "run_repeats"
+    Xa = check_data(getattr(X, "X", X), func, allow_empty=False)
+    repeats = check_scalar(repeats, "repeats", func, low=1, integer=True)
+    gen, _ = check_rng(rng, "experiments:run_repeats")  # the stream's key from before the fold: same draws
+    out: list[Result] = []
+    for i, child in enumerate(gen.spawn(repeats)):
+        if should_stop is not None and should_stop():
+            break
+        extra: dict[str, Any] = {} if n_declared is None else {"n_declared": n_declared}
+        if not fallback:
+            extra["fallback"] = False
+        out.append(_fc_stage(Xa, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
+                             preset=preset, rng=child, **extra))
+        if progress is not None:
+            progress((i + 1) / repeats, f"draw {i + 1} of {repeats}")
     return out

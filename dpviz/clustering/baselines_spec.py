@@ -13,7 +13,7 @@ import numpy as np
 
 from dpviz._validation import is_simulation
 from dpviz.clustering.baselines import diffprivlib_kmeans, dp_lloyd, nonprivate_kmeans
-from dpviz.privacy.accounting import approx_zcdp_to_dp
+from dpviz.privacy.accounting import pure_rho_guarantee
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.registry import AlgorithmSpec, Calibration, Public, check_hinted, hint, register
@@ -29,10 +29,6 @@ class LloydParams:
 
     def __post_init__(self) -> None:
         check_hinted(self, "DP-Lloyd")
-
-
-def _lloyd_guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
 
 
 def _lloyd_private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
@@ -69,7 +65,7 @@ DP_LLOYD = register(AlgorithmSpec(
     name="dp_lloyd", title="DP-Lloyd", budget_kind="zcdp", params=LloydParams,
     paper="Blum, Dwork, McSherry, Nissim. Practical privacy: the SuLQ framework. PODS 2005 "
           "(Gaussian noise on sums and counts)",
-    private=_lloyd_private, guarantee=_lloyd_guarantee, steps=("init", "iteration", "lloyd_partition"),
+    private=_lloyd_private, guarantee=pure_rho_guarantee, steps=("init", "iteration", "lloyd_partition"),
     description="Lloyd iterations from public random centers; Gaussian noise on each cluster's sum, count.",
 ))
 

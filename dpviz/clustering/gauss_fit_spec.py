@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from dpviz.clustering.gauss_fit import gauss_fit
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.accounting import pure_rho_guarantee
+from dpviz.privacy.budget import ZCDP
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result
 
@@ -28,10 +28,6 @@ class GaussFitParams:
         check_hinted(self, "gauss_fit")
 
 
-def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
-
-
 def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
              pub: Public, params: GaussFitParams, stage: Any = None) -> Result:
     return gauss_fit(X, k, rho=budget.rho, delta=budget.delta, radius=radius, n_declared=pub.n_declared,
@@ -42,7 +38,7 @@ SPEC = register(AlgorithmSpec(
     name="gauss_fit", title="k-means of a private Gaussian fit", budget_kind="zcdp", params=GaussFitParams,
     paper="Dwork, Talwar, Thakurta, Zhang. Analyze Gauss: optimal bounds for privacy-preserving "
           "principal component analysis. STOC 2014 (the noisy second moment)",
-    private=_private, guarantee=_guarantee, steps=("mean", "gaussian_fit", "gauss_fit_centers"),
+    private=_private, guarantee=pure_rho_guarantee, steps=("mean", "gaussian_fit", "gauss_fit_centers"),
     rank=95,
     description="Releases the noisy mean and second moment only; the centers quantize the fitted "
                 "Gaussian. The low-information answer for small, weakly clustered data.",

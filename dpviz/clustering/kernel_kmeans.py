@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from dpviz._validation import (
     RngLike,
@@ -40,8 +39,7 @@ from dpviz._validation import (
 )
 from dpviz.clustering.baselines import dp_lloyd
 from dpviz.data.bounds import clip_to_ball, row_norms
-from dpviz.privacy.accounting import zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
 from dpviz.result import Result, Trace
@@ -103,17 +101,6 @@ def gamma_from_public(X_public: np.ndarray) -> float:
 def sigma_K_for_rho(rho: float, iters: int) -> float:  # noqa: N802 - the paper's σ_𝒦
     """σ_K with T_K/(2σ_K²) = ρ: the loop of Alg. 2 then spends exactly ρ-zCDP."""
     return math.sqrt(iters / (2.0 * rho))
-
-
-def rho_for_epsilon(eps: float, delta: float) -> float:
-    """The largest ρ whose pure ρ-zCDP gives (ε, δ)-DP by the tight conversion (CKS20)."""
-    eps = check_scalar(eps, "eps", "rho_for_epsilon", low=0.0, low_open=True, high_open=True)
-    delta = check_delta(delta, "rho_for_epsilon")
-    hi = eps  # zcdp_to_dp(ρ) ≥ ρ, so the root lies below ε
-    rho = brentq(lambda r: zcdp_to_dp(r, delta) - eps, 1e-14, hi, xtol=1e-15, rtol=1e-12)
-    while zcdp_to_dp(rho, delta) > eps:  # land on the sound side of the root
-        rho *= 1.0 - 1e-12
-    return float(rho)
 
 
 # ----------------------------------------------------------------------------- the noisy loop
@@ -372,13 +359,3 @@ def dp_kmeans_input(X: np.ndarray, k: int, *, rho: float, delta: float = 0.0, pu
     Acs et al., TKDE, §6 (Fig. 3 baseline); Blum, Dwork, McSherry, Nissim 2005.
     """
     return dp_lloyd(X, k, rho=rho, delta=delta, radius=radius, iters=iters, init=public_init, rng=rng)
-
-
-def calibrate_rho(epsilon: float, delta: float) -> ZCDP:
-    """Row-level (ε, δ) target → this algorithm's own budget: pure ρ-zCDP with ε(ρ, δ) ≤ ε."""
-    return ZCDP(rho_for_epsilon(epsilon, delta), 0.0)
-
-
-def guarantee_dp(budget: ZCDP, delta: float) -> ApproxDP:
-    """The row-level (ε, δ) that a pure ρ-zCDP run gives (tight CKS20 conversion)."""
-    return ApproxDP(zcdp_to_dp(budget.rho, delta), delta + budget.delta)

@@ -12,8 +12,8 @@ import numpy as np
 
 from dpviz.clustering.kernel_kmeans import dp_kernel_kmeans, gamma_from_public
 from dpviz.data.generators import uniform_ball
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.accounting import pure_rho_guarantee
+from dpviz.privacy.budget import ZCDP
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
 from dpviz.result import Result
 
@@ -43,10 +43,6 @@ class KernelKMeansParams:
 
     def __post_init__(self) -> None:
         check_hinted(self, "DP kernel k-means")
-
-
-def _kk_guarantee(budget: ZCDP, pub: Public, params: KernelKMeansParams, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
 
 
 #: Public records read to tune γ (1/median squared distance): ~80k pairs, a stable median, O(m²) work.
@@ -94,7 +90,7 @@ KERNEL_KMEANS = register(AlgorithmSpec(
     budget_kind="zcdp",
     params=KernelKMeansParams,
     private=_kk_private,
-    guarantee=_kk_guarantee,
+    guarantee=pure_rho_guarantee,
     steps=("features", "init", "iteration", "partition", "input_means"),
     rank=40,
     uses_public_data=True,

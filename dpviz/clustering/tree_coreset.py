@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from dpviz._threads import one_thread
 from dpviz._validation import (
     MAX_CLUSTERS,
     check_data,
@@ -57,11 +58,10 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.clustering.tuples import one_thread
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.accounting import pure_rho_guarantee
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_draw, gaussian_sigma_zcdp
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
@@ -361,10 +361,6 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                   seed=seed, simulation=is_simulation(rng))
 
 
-def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
-
-
 def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
              pub: Public, params: TreeCoresetParams, stage: Any = None) -> Result:
     return tree_coreset(X, k, rho=budget.rho, delta=budget.delta, radius=radius, params=params, rng=rng)
@@ -376,7 +372,7 @@ SPEC = register(AlgorithmSpec(
     paper="Chang, Ghazi, Kumar, Manurangsi. Locally private k-means in one round. ICML 2021 (the "
           "LSH-tree coreset, as in Google's DP clustering library); Charikar 2002 (SimHash); "
           "Su et al. 2016 (noisy Lloyd steps)",
-    private=_private, guarantee=_guarantee,
+    private=_private, guarantee=pure_rho_guarantee,
     steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "merge", "tree_coreset_partition"),
     rank=60,
     description="A prefix tree of random-hyperplane hashes grown where noisy counts clear the noise, "

@@ -7,15 +7,14 @@ the privacy budget, so the app computes it once and reruns only the private aggr
 **The entry point is** :func:`tuple_stage` (alias ``fc_tuple_stage``): rows outside the public
 Λ-ball dropped (FriendlyCore) or clipped (Easy Instances), the pieces, the oracle, and the
 implementation chosen from the *declared* size only. FriendlyCore (``fc_clustering``, the
-registry's stage, the app's run layer), the sweeps (``dpviz.experiments``) and Easy Instances
+registry's stage, the app's run layer), the sweeps (``dpviz.sweeps``) and Easy Instances
 call it; :func:`stage_match_graph` is the stage's cached match graph. Lower-level pieces:
 :func:`compute_tuples` (pieces + oracle on given rows), :func:`block_streams` and
 :func:`tuples_from_pieces` (pieces gathered elsewhere: ``dpviz.large``), the batched k-means
 (``_tuples_batched``) and the per-piece scikit-learn loop.
 
-Thread safety: :func:`one_thread` (native thread limits) is reference-counted under a lock, so
-concurrent pipelines on worker threads neither fight over nor leak the process's BLAS limit; the
-match-graph cache is guarded by a lock.
+Thread safety: native thread limits come from :mod:`dpviz._threads` (``one_thread``, safe from
+any number of threads); the match-graph cache is guarded by a lock.
 
 Two implementations of the same oracle:
 
@@ -36,23 +35,20 @@ scikit-learn's ``_kmeans_plusplus``.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
-import os
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-import threadpoolctl
-from threadpoolctl import ThreadpoolController
 
+from dpviz._threads import default_n_jobs, one_thread
 from dpviz._validation import MAX_CLUSTERS, RngLike, check_data, check_radius, check_rng, check_scalar
 from dpviz.core.tuple_predicates import GAMMA, MatchGraph, match_graph
 from dpviz.data.bounds import clip_to_ball
@@ -379,77 +375,6 @@ def _blocks(t: int, n_blocks: int | None = None) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
-_POOLS_LOCK = threading.Lock()
-_POOLS: list[ThreadpoolController] = []
-
-
-def _threadpools() -> ThreadpoolController:
-    """The process's native thread pools, inspected once (scikit-learn's OpenMP loaded first)."""
-    with _POOLS_LOCK:
-        if not _POOLS:
-            import sklearn.cluster  # noqa: F401  (loads the OpenMP runtime the controller must see)
-
-            _POOLS.append(ThreadpoolController())
-        return _POOLS[0]
-
-
-# The BLAS limit is process-wide: the first thread in sets it and the last one out restores it.
-# (Two overlapping threadpoolctl ``limit`` contexts on two threads each restored what they saw on
-# entry, for every library, so the one leaving last could leave the process at 1 BLAS thread for
-# good.) OpenMP's thread count is per thread: each thread limits and restores its own.
-_LIMIT_LOCK = threading.Lock()
-_limit_users = 0
-_blas_original: list[int] = []
-
-
-def _libs(user_api: str) -> list[Any]:
-    return [c for c in _threadpools().lib_controllers if c.user_api == user_api]
-
-
-def _set_blas(counts: list[int]) -> None:
-    """Set the BLAS libraries' thread counts (under ``_LIMIT_LOCK``). threadpoolctl ≥ 3.8 lets one
-    "controlling" thread change OpenBLAS and ignores the others; the lock already serializes our
-    changes, so control is released before and after (whichever thread is first in next may set)."""
-    release = getattr(threadpoolctl.OpenBLASController, "clear_controlling_thread", None)
-    if release is not None:
-        release(force=True)
-    for c, n in zip(_libs("blas"), counts, strict=True):
-        c.set_num_threads(n)
-    if release is not None:
-        release(force=True)
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Limit every native thread pool (BLAS, OpenMP) to one thread inside a ``with`` block.
-
-    Safe from any number of threads at once: the process-wide BLAS limit is reference-counted
-    under a lock (set by the first user, restored by the last); OpenMP's thread count is per
-    thread and is limited and restored in the calling thread only. The library controllers are
-    inspected once (``threadpool_limits`` re-inspects on every call: ~15 ms; 77 calls made it 80%
-    of a small streamed tuple stage).
-    """
-    global _limit_users, _blas_original
-    with _LIMIT_LOCK:
-        if _limit_users == 0:
-            _blas_original = [c.num_threads for c in _libs("blas")]
-            _set_blas([1] * len(_blas_original))
-        _limit_users += 1
-    omp = _libs("openmp")
-    omp_original = [c.num_threads for c in omp]  # this thread's
-    for c in omp:
-        c.set_num_threads(1)
-    try:
-        yield
-    finally:
-        for c, n in zip(omp, omp_original, strict=True):
-            c.set_num_threads(n)
-        with _LIMIT_LOCK:
-            _limit_users -= 1
-            if _limit_users == 0:
-                _set_blas(_blas_original)
-
-
 def _run_blocks(
     fn: Callable[[slice, np.random.Generator], None], blocks: Sequence[slice],
     rng: np.random.Generator, n_jobs: int,
@@ -470,14 +395,6 @@ def _run_blocks(
     with ThreadPoolExecutor(max_workers=min(n_jobs, len(blocks))) as pool:
         for f in [pool.submit(one, b, g) for b, g in zip(blocks, gens, strict=True)]:
             f.result()
-
-
-def default_n_jobs() -> int:
-    """The cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 # ----------------------------------------------------------------------------- sklearn loop

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from dpviz.clustering.tuples import default_n_jobs, one_thread
+from dpviz._threads import default_n_jobs, one_thread
 
 Progress = Callable[[str], None]
 

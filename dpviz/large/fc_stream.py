@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpviz._validation import RngLike, check_delta, check_rho, check_rng, check_scalar, is_simulation
-from dpviz.clustering import fallback as fb
+from dpviz.clustering import grid_coreset as fb
 from dpviz.clustering.friendlycore.budget import resolve_budget
 from dpviz.clustering.friendlycore.pipeline import run_private_part
 from dpviz.clustering.friendlycore.steps import LloydOutcome, noisy_lloyd_from_sums  # noqa: F401  (re-exported)
@@ -322,7 +322,7 @@ def stream_fallback(
     st: StreamStage, k: int, *, rho: float, n_declared: int, rng: np.random.Generator, ledger: Ledger,
     engine: Engine, progress: Progress = _quiet, block_bytes: int = BLOCK_BYTES,
 ) -> fb.FallbackOutcome:
-    """:func:`dpviz.clustering.fallback.fallback_centers` with every data access a sum over chunks:
+    """:func:`dpviz.clustering.grid_coreset.fallback_centers` with every data access a sum over chunks:
     the same draws and ledger entries. The rows' grid coordinates ([0, 1)^p, p ≤ 5, float64) are
     computed in one pass and kept by the engine for all quadtree levels (n·p·8 bytes) while the
     declared n·p·8 fits in the engine's slots × ``block_bytes``; beyond, every level re-reads the

@@ -4,7 +4,6 @@ Density estimation is not clustering: the learner outputs a mixture close to the
 distribution in TV; it promises nothing about recovering components or labels.
 """
 
-from dpviz.mixtures.accounting import approx_dp_total
 from dpviz.mixtures.crude import calibrate_crude, crude_stage, gap_histogram, group_candidates
 from dpviz.mixtures.inverse_sensitivity import inverse_sensitivity_2d
 from dpviz.mixtures.learner import GMM1DParams, mixture_of, private_gmm_1d
@@ -15,7 +14,6 @@ from dpviz.mixtures.tlap import tlap_bound, tlap_noise
 __all__ = [
     "GMM1DParams",
     "GaussianMixture1D",
-    "approx_dp_total",
     "calibrate_crude",
     "crude_stage",
     "gap_histogram",

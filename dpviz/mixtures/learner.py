@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from dpviz._validation import check_rng, check_scalar
-from dpviz.mixtures.accounting import approx_dp_total
 from dpviz.mixtures.crude import CrudeGroup, crude_stage, group_candidates
 from dpviz.mixtures.mixture import GaussianMixture1D
 from dpviz.mixtures.selection import min_distance_scores
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential
@@ -257,7 +257,7 @@ def private_gmm_1d(
         fine.record("reserved", "reserved", ApproxDP(epsilon, 0.0),
                     note="no crude candidate: the fine stage did not run (⊥)")
         return Result(None, "no gap bucket reached the threshold T (⊥)", ledger, trace.freeze(),
-                      run_params, seed, guarantee=approx_dp_total(ledger))
+                      run_params, seed, guarantee=dp_total(ledger))
 
     eps_r = epsilon / params.n_rounds
     atoms = _atoms(groups, 1 if k == 1 else params.atoms_per_group)
@@ -285,7 +285,7 @@ def private_gmm_1d(
             trace.add(f"scores_{r}", released=False, scores=scores, chosen=i, note="scores are NOT private")
             r += 1
     trace.add("mixture", released=True, **mix.to_dict())
-    guarantee = approx_dp_total(ledger)
+    guarantee = dp_total(ledger)
     if guarantee.eps > epsilon * (1 + 1e-9) or guarantee.delta > delta * (1 + 1e-9):
         raise RuntimeError(f"{_FUNC} spent {guarantee}, more than (ε={epsilon}, δ={delta}): a bug.")
     return Result(mix.means[:, None], None, ledger, trace.freeze(), run_params | {"mixture": mix}, seed,

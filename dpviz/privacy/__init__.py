@@ -2,14 +2,18 @@
 
 from dpviz.privacy import deployments
 from dpviz.privacy.accounting import (
+    REPLACE_ONE,
     PrivacyStatement,
     approx_zcdp_to_dp,
     compose_dp,
     compose_zcdp,
     dp_to_zcdp,
+    dp_total,
     group_privacy_dp,
     group_privacy_zcdp,
     odds_sentence,
+    pure_rho_guarantee,
+    rho_for_dp,
     row_level_statement,
     zcdp_delta,
     zcdp_to_dp,
@@ -26,6 +30,7 @@ from dpviz.privacy.mechanisms import (
 )
 
 __all__ = [
+    "REPLACE_ONE",
     "ZCDP",
     "ApproxDP",
     "Ledger",
@@ -36,6 +41,7 @@ __all__ = [
     "compose_zcdp",
     "deployments",
     "dp_to_zcdp",
+    "dp_total",
     "exponential",
     "gaussian",
     "gaussian_dp",
@@ -45,6 +51,8 @@ __all__ = [
     "group_privacy_zcdp",
     "laplace",
     "odds_sentence",
+    "pure_rho_guarantee",
+    "rho_for_dp",
     "row_level_statement",
     "zcdp_delta",
     "zcdp_to_dp",

@@ -1,5 +1,9 @@
 """Privacy accounting: zCDP ↔ (ε, δ)-DP, composition, group privacy, row-level statements.
 
+The one home of the library's accounting: the (ε, δ) total of a ledger (:func:`dp_total`), the
+zCDP inverse (ε, δ) → ρ (:func:`rho_for_dp`) and the row-level guarantee of a pure ρ-zCDP
+algorithm (:func:`pure_rho_guarantee`). Families call these; none totals a ledger of its own.
+
 References:
 - Bun & Steinke 2016, Prop. 1.3 (simple bound ε = ρ + 2√(ρ ln(1/δ))) and Prop. 1.4.
 - Canonne, Kamath & Steinke 2020 ("The Discrete Gaussian for DP"), Cor. 13 (tight bound).
@@ -10,13 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import brentq, minimize_scalar
 
 from dpviz._validation import MAX_MAGNITUDE, check_scalar
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.ledger import Ledger, Spend, Unit
 
 
 def _log_delta_cks(rho: float, eps: float) -> float:
@@ -146,6 +151,28 @@ def _zcdp_to_dp_many(rho: np.ndarray, delta: np.ndarray) -> np.ndarray:
     return out
 
 
+def rho_for_dp(eps: float, delta: float) -> float:
+    """The largest ρ whose pure ρ-zCDP gives (ε, δ)-DP by the tight conversion: the one inverse of
+    :func:`zcdp_to_dp` (CKS20 Cor. 13), landed on the sound side (``zcdp_to_dp(ρ, δ) ≤ ε``).
+
+    Example: ε = 1, δ = 1e-6 → ρ ≈ 0.02436 (the simple bound's inverse gives 0.01747).
+    """
+    eps = check_scalar(eps, "eps", "rho_for_dp", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+    delta = check_scalar(delta, "delta", "rho_for_dp", low=0.0, high=1.0, low_open=True, high_open=True)
+    # zcdp_to_dp(ρ) ≥ ρ, so the root lies below ε; the tight ε is continuous and increasing in ρ.
+    rho = brentq(lambda r: zcdp_to_dp(r, delta) - eps, 0.0, eps, xtol=1e-15, rtol=1e-12)
+    while rho > 0.0 and zcdp_to_dp(rho, delta) > eps:  # the sound side of the root
+        rho *= 1.0 - 1e-12
+    return float(rho)
+
+
+def pure_rho_guarantee(budget: ZCDP, pub: Any, params: Any, delta_prime: float) -> ApproxDP:
+    """The row-level (ε, δ′)-DP of an algorithm that is pure ρ-zCDP for one row (its own δ unused):
+    the ``guarantee`` of every such family's registry entry (BS16 Prop. 1.3 / CKS20 Cor. 13 through
+    :func:`approx_zcdp_to_dp`). ``pub`` and ``params`` are unused: the guarantee is ρ's alone."""
+    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+
+
 def dp_to_zcdp(eps: float) -> float:
     """ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
     eps = check_scalar(eps, "eps", "dp_to_zcdp", low=0.0, high=MAX_MAGNITUDE)
@@ -190,6 +217,44 @@ def _check_budget(budget: object, kind: type, name: str, func: str) -> None:
     if not isinstance(budget, kind):
         raise TypeError(f"The '{name}' parameter of {func} must be a {kind.__name__} budget. "
                         f"Got {budget!r} instead.")
+
+
+#: A tuple-unit ledger node whose note holds this states its subtree for REPLACING one tuple (the
+#: CKM+21 neighbouring relation, ``easy_instances``): one row costs it once. Any other tuple spend is
+#: stated for adding or removing one tuple (FriendlyCore): one row replaces a tuple, two steps.
+REPLACE_ONE = "replace-one"
+
+
+def dp_total(node: Ledger | Spend, *, unit: Unit | None = None, group: int = 1) -> ApproxDP:
+    """The (ε, δ)-DP total of a ledger (or one spend) whose spends are all stated in (ε, δ)-DP.
+
+    Sequential nodes compose by basic composition (ε and δ add, δ capped at 1; Dwork & Roth 2014,
+    Thm 3.16); parallel nodes act on disjoint data and cost their largest child (largest ε, largest
+    δ). ``unit`` keeps only the spends of that unit of privacy. ``group`` is the group-privacy size
+    a tuple-unit spend is taken through (:func:`group_privacy_dp`): 1 states the tuple stage per
+    tuple (the CKM+21 accounting), 2 per row (one row replaces a tuple: two add/remove steps, as
+    in :func:`row_level_statement`); under a :data:`REPLACE_ONE` node it is 1. This is the only
+    ledger walker in (ε, δ); a pure ε-DP ledger is one whose total has δ = 0.
+
+    Raises
+    ------
+    TypeError
+        On a zCDP spend (convert it explicitly: :func:`row_level_statement`).
+    """
+    if isinstance(node, Spend):
+        if unit is not None and node.unit != unit:
+            return ApproxDP(0.0, 0.0)
+        if not isinstance(node.budget, ApproxDP):
+            raise TypeError(f"Spend '{node.name}' is {node.budget!r}; dp_total needs (ε, δ)-DP spends.")
+        return group_privacy_dp(node.budget, group) if node.unit == "tuple" and group > 1 else node.budget
+    if node.unit == "tuple" and REPLACE_ONE in (node.note or ""):
+        group = 1
+    parts = [dp_total(c, unit=unit, group=group) for c in node.children]
+    if not parts:
+        return ApproxDP(0.0, 0.0)
+    if node.composition == "parallel":
+        return ApproxDP(max(p.eps for p in parts), max(p.delta for p in parts))
+    return compose_dp(*parts)
 
 
 def approx_zcdp_to_dp(budget: ZCDP, delta_prime: float, tight: bool = True) -> ApproxDP:

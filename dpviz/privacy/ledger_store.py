@@ -33,6 +33,14 @@ target). An attempt never closed — its process was killed, the server stopped 
 in the total at its full target and is shown as such (:func:`attempt_state`: "running" while its
 process lives, "interrupted" once it is gone). Nothing is ever subtracted.
 
+Native budgets (issue 38): every attempt line may also keep the budget the mechanism was run at, in
+its own terms (``"native"``, :func:`native_budget`): ρ (with its own δ and the conversion's δ′) for
+a zCDP mechanism, ε₀ for a pure ε-DP one, (ε, δ) otherwise, and the ε of a DP count when there was
+one. A release marks it from its plan (:meth:`LedgerStore.close_attempt` with ``native=``). Nothing
+composes it today (the total stays basic composition of the booked (ε, δ)); it is kept so a later,
+tighter composition (e.g. summing ρ across zCDP attempts) needs no new file format. A line written
+before native budgets existed reads as its booked (ε, δ) (``"kind": "approx"``).
+
 Identities are keys, so a typo starts a new ledger: :meth:`LedgerStore.identities` lists the
 known ones and :meth:`LedgerStore.near_matches` finds those a new name is close to (same letters
 and digits once punctuation, dashes, a trailing dot and a ``.csv``-like extension are set aside,
@@ -53,6 +61,10 @@ import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.plan import BudgetPlan, own_budget
 
 try:  # POSIX advisory locks; elsewhere O_APPEND's single write is the only guard
     import fcntl
@@ -99,6 +111,45 @@ def _filename(normalized: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", normalized.encode("ascii", "ignore").decode().lower()).strip("-")
     digest = hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
     return f"{slug[:40] or 'dataset'}-{digest}.jsonl"
+
+
+#: The kinds of native budget a line may keep (:func:`native_budget`).
+NATIVE_KINDS = ("zcdp", "pure", "approx")
+
+
+def native_budget(budget: BudgetPlan | ZCDP | ApproxDP) -> dict[str, Any]:
+    """An attempt's budget in its mechanism's own terms, as the store keeps it.
+
+    A :class:`~dpviz.privacy.plan.BudgetPlan` gives its algorithm's own budget (a chooser's chosen
+    one), the conversion's δ′ and the DP count's ε; a bare budget is taken as is. ZCDP →
+    ``{"kind": "zcdp", "rho", "delta", "delta_prime"}``; pure ε-DP → ``{"kind": "pure",
+    "epsilon"}``; (ε, δ)-DP → ``{"kind": "approx", "epsilon", "delta"}``; each with
+    ``"count_epsilon"``. Raises ValueError for anything else (a non-private reference books no
+    attempt).
+    """
+    delta_prime, count = 0.0, 0.0
+    if isinstance(budget, BudgetPlan):
+        delta_prime, count = float(budget.delta_prime), float(budget.count_eps)
+        budget = own_budget(budget.budget)
+    if isinstance(budget, ZCDP):
+        out: dict[str, Any] = {"kind": "zcdp", "rho": float(budget.rho), "delta": float(budget.delta),
+                               "delta_prime": delta_prime}
+    elif isinstance(budget, ApproxDP) and budget.delta == 0.0:
+        out = {"kind": "pure", "epsilon": float(budget.eps)}
+    elif isinstance(budget, ApproxDP):
+        out = {"kind": "approx", "epsilon": float(budget.eps), "delta": float(budget.delta)}
+    else:
+        raise ValueError(f"A native budget is a ZCDP or ApproxDP budget (or a plan of one); got {budget!r}.")
+    return out | {"count_epsilon": count}
+
+
+def _native_of(record: dict) -> dict[str, Any]:
+    """The native budget a line keeps, or (an older line, or none was given) its booked (ε, δ)."""
+    native = record.get("native")
+    if isinstance(native, dict) and native.get("kind") in NATIVE_KINDS:
+        return dict(native)
+    return {"kind": "approx", "epsilon": record.get("epsilon"), "delta": record.get("delta"),
+            "count_epsilon": 0.0}
 
 
 def _now() -> str:
@@ -175,45 +226,50 @@ class LedgerStore:
             os.close(fd)
 
     def book(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
-             outcome: str, surface: str) -> None:
+             outcome: str, surface: str, native: BudgetPlan | ZCDP | ApproxDP | None = None) -> None:
         """Book one finished attempt that read the data: its row-level (ε, δ), outcome and surface.
 
         For a run still to start, prefer :meth:`open_attempt` (write-ahead) and
         :meth:`close_attempt`. A first booking on an identity writes the identity line first (the
         identity is recorded as new). Raises ValueError for an unknown outcome or surface or an
-        invalid (ε, δ).
+        invalid (ε, δ). ``native``: the budget the mechanism ran at (:func:`native_budget`).
         """
         normalize_identity(dataset_id)
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}.")
         eps, dlt = self._check(epsilon, delta, surface)
-        self._append(dataset_id, [{"kind": "attempt", "time": _now(), "algorithm": str(algorithm),
-                                   "epsilon": eps, "delta": dlt, "outcome": outcome, "surface": surface}])
+        line = {"kind": "attempt", "time": _now(), "algorithm": str(algorithm), "epsilon": eps,
+                "delta": dlt, "outcome": outcome, "surface": surface}
+        self._append(dataset_id, [_with_native(line, native)])
 
     def open_attempt(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
-                     surface: str) -> str:
+                     surface: str, native: BudgetPlan | ZCDP | ApproxDP | None = None) -> str:
         """Write-ahead: book an attempt at its FULL row-level target before any row is read.
 
         The attempt counts in :meth:`total` from now on, whatever happens to the process; mark it
         with :meth:`close_attempt`. Returns the attempt's id. Raises ValueError (bad surface or
-        (ε, δ)) or OSError (the ledger cannot be written: then nothing may be read).
+        (ε, δ)) or OSError (the ledger cannot be written: then nothing may be read). ``native``: the
+        budget the run's plan hands the mechanism, when known before it runs (:func:`native_budget`).
         """
         normalize_identity(dataset_id)
         eps, dlt = self._check(epsilon, delta, surface)
         attempt = uuid.uuid4().hex
-        self._append(dataset_id, [{"kind": "attempt", "id": attempt, "time": _now(),
-                                   "algorithm": str(algorithm), "epsilon": eps, "delta": dlt,
-                                   "outcome": OPEN, "surface": surface, "pid": os.getpid(),
-                                   "host": socket.gethostname(), "proc_start": _proc_start(os.getpid())}])
+        line = {"kind": "attempt", "id": attempt, "time": _now(), "algorithm": str(algorithm),
+                "epsilon": eps, "delta": dlt, "outcome": OPEN, "surface": surface, "pid": os.getpid(),
+                "host": socket.gethostname(), "proc_start": _proc_start(os.getpid())}
+        self._append(dataset_id, [_with_native(line, native)])
         return attempt
 
     def close_attempt(self, dataset_id: str, attempt: str, outcome: str, *,
-                      epsilon: float | None = None, delta: float | None = None) -> None:
+                      epsilon: float | None = None, delta: float | None = None,
+                      native: BudgetPlan | ZCDP | ApproxDP | None = None) -> None:
         """Mark an open attempt with its outcome (release, failed, refused, cancelled).
 
         A release may state its calibrated row-level (ε, δ) when it is within the booked target
         (the plan's guarantee); anything else keeps the full target. Raises ValueError for an
         unknown outcome or attempt, one already marked, or a cost above the booked target.
+        ``native``: the budget the mechanism ran at (the release's plan, :func:`native_budget`);
+        it replaces the one the opening line kept.
         """
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}.")
@@ -231,7 +287,7 @@ class LedgerStore:
                 raise ValueError(f"The attempt's cost (ε = {eps:g}, δ = {dlt:g}) exceeds its booked "
                                  f"target (ε = {opened['epsilon']:g}, δ = {opened['delta']:g}).")
             line |= {"epsilon": eps, "delta": dlt}
-        self._append(dataset_id, [line])
+        self._append(dataset_id, [_with_native(line, native)])
 
     # ------------------------------------------------------------------ reading
     def _records(self, dataset_id: str) -> list[dict]:
@@ -263,9 +319,10 @@ class LedgerStore:
 
     def entries(self, dataset_id: str) -> list[dict]:
         """Every booked attempt on ``dataset_id``, oldest first (dicts with ``time``,
-        ``algorithm``, ``epsilon``, ``delta``, ``outcome``, ``surface``; a write-ahead attempt
-        also has ``id``, its ``outcome`` once marked ("open" before), the marking's ``closed``
-        time, and ``state`` from :func:`attempt_state`)."""
+        ``algorithm``, ``epsilon``, ``delta``, ``outcome``, ``surface``, ``native`` (the budget in
+        its mechanism's terms, :func:`native_budget`; a line without one reads as its booked
+        (ε, δ)); a write-ahead attempt also has ``id``, its ``outcome`` once marked ("open"
+        before), the marking's ``closed`` time, and ``state`` from :func:`attempt_state`)."""
         records = self._records(dataset_id)
         marks = {r.get("attempt"): r for r in records if r.get("kind") == "outcome"}
         out = []
@@ -277,6 +334,7 @@ class LedgerStore:
             if mark is not None:
                 e |= {"outcome": mark["outcome"], "closed": mark.get("time")}
                 e |= {k: mark[k] for k in ("epsilon", "delta") if k in mark}
+            e["native"] = _native_of(mark if mark is not None and "native" in mark else e)
             if "id" in r:
                 e["state"] = attempt_state(r, closed=mark is not None)
             out.append(e)
@@ -314,6 +372,11 @@ class LedgerStore:
         if self.known(dataset_id):
             return []
         return near_identities(dataset_id, self.identities())
+
+
+def _with_native(line: dict, native: BudgetPlan | ZCDP | ApproxDP | None) -> dict:
+    """The line with its native budget (none given: the line as before, read as its (ε, δ))."""
+    return line if native is None else line | {"native": native_budget(native)}
 
 
 def attempt_state(record: dict, *, closed: bool) -> str:

@@ -27,16 +27,16 @@ from typing import Any
 from dpviz.privacy.budget import ZCDP, ApproxDP
 
 
-def _own(budget: Any) -> Any:
+def own_budget(budget: Any) -> Any:
     """The budget itself, or the calibrated budget inside a chooser's (``auto``'s) budget."""
     inner = getattr(budget, "calibration", None) if budget is not None else None
-    return _own(inner.budget) if isinstance(inner, BudgetPlan) else budget
+    return own_budget(inner.budget) if isinstance(inner, BudgetPlan) else budget
 
 
 def _budget_text(budget: Any) -> str:
     chosen = getattr(getattr(budget, "choice", None), "algorithm", None)
     if chosen is not None:
-        return f"{_budget_text(_own(budget))} (the public choice: {chosen})"
+        return f"{_budget_text(own_budget(budget))} (the public choice: {chosen})"
     if isinstance(budget, ZCDP):
         return f"ρ = {budget.rho:.4g} zCDP with its own δ = {budget.delta:.3g}"
     if isinstance(budget, ApproxDP):
@@ -94,7 +94,7 @@ class BudgetPlan:
             return ("A non-private reference: no privacy guarantee.",)
         own = self.algorithm_guarantee or self.guarantee
         out = [f"The algorithm's own budget: {_budget_text(self.budget)}."]
-        if isinstance(_own(self.budget), ZCDP):
+        if isinstance(own_budget(self.budget), ZCDP):
             out.append(f"Row-level guarantee of the algorithm (add/remove one row), converted with "
                        f"δ′ = {self.delta_prime:.3g}: ({own.eps:.4g}, {own.delta:.3g})-DP.")
         elif own.delta == 0.0:
@@ -114,7 +114,7 @@ class BudgetPlan:
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready values (the release export and the command line write this)."""
-        b = _own(self.budget)
+        b = own_budget(self.budget)
         budget = (None if b is None else {"kind": "zcdp", "rho": b.rho, "delta": b.delta}
                   if isinstance(b, ZCDP) else {"kind": "dp", "epsilon": b.eps, "delta": b.delta}
                   if isinstance(b, ApproxDP) else {"kind": type(b).__name__, "text": str(b)})
@@ -134,4 +134,4 @@ class BudgetPlan:
         }
 
 
-__all__ = ["BudgetPlan"]
+__all__ = ["BudgetPlan", "own_budget"]

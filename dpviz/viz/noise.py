@@ -2,7 +2,7 @@
 
 One private run is one sample from a distribution; showing N of them (Hullman et al.'s
 hypothetical-outcome plots) shows what the noise does. The draws reuse the cached tuple stage
-(``dpviz.experiments.run_repeats``); each draw's clusters are matched to the non-private
+(``dpviz.sweeps.run_repeats``); each draw's clusters are matched to the non-private
 centers (``align_colors``) so a cluster keeps its colour across draws.
 """
 

@@ -276,7 +276,7 @@ def test_noise_redraws_follow_the_fallback_switch():
     from app.components.friendlycore import run
     from dpviz.clustering.friendlycore.pipeline import fc_tuple_stage
     from dpviz.data import GENERATORS
-    from dpviz.experiments import run_repeats
+    from dpviz.sweeps import run_repeats
 
     ds = GENERATORS["fig3_three"](3000, rng=0)
     stage = fc_tuple_stage(ds.X, 3, n_tuples=60, radius=1.0, rng=np.random.default_rng(0))

@@ -4,15 +4,20 @@ import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.rdp import RdpAccountant
+from scipy.optimize import brentq
 
 from dpviz.privacy import (
+    REPLACE_ONE,
     ZCDP,
     ApproxDP,
     Ledger,
     approx_zcdp_to_dp,
     compose_dp,
+    dp_total,
     group_privacy_dp,
     group_privacy_zcdp,
+    pure_rho_guarantee,
+    rho_for_dp,
     row_level_statement,
     zcdp_delta,
     zcdp_to_dp,
@@ -139,3 +144,74 @@ def test_paper_statement_in_dp_is_converted_from_the_ledger_total():
     st = row_level_statement(led, 1e-8)
     assert st.paper_dp.eps == pytest.approx(zcdp_to_dp(1.0, 1e-8))
     assert st.paper_dp.delta == pytest.approx(2e-8)
+
+
+# ------------------------------------------------------------------ the one inverse, total, guarantee
+
+
+def _dp_accounting_rho(eps: float, delta: float) -> float:
+    """dp-accounting's own inverse: the ρ at which its RdpAccountant states ε for ZCDpEvent(ρ)."""
+    return brentq(lambda r: _dp_accounting_eps(r, delta) - eps, 1e-9, eps, xtol=1e-14, rtol=1e-12)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.1, 1e-6), (1.0, 1e-6), (1.0, 1e-9), (8.0, 1e-8), (30.0, 1e-6)])
+def test_rho_for_dp_is_dp_accountings_inverse(eps, delta):
+    rho = rho_for_dp(eps, delta)
+    theirs = _dp_accounting_rho(eps, delta)
+    # Ours minimises over a continuum of orders, so it allows at least dp-accounting's ρ, and on
+    # this dense grid of orders no more than 1% above it.
+    assert theirs <= rho <= theirs * 1.01
+    # The sound side: converted back, never above ε; and tight (the next float up is not).
+    assert zcdp_to_dp(rho, delta) <= eps
+    assert zcdp_to_dp(rho * (1 + 1e-9), delta) > eps * (1 - 1e-9)
+    # Never below the simple bound's closed-form inverse ρ = (√(ε + L) − √L)², L = ln(1/δ).
+    L = math.log(1 / delta)
+    assert rho >= (math.sqrt(eps + L) - math.sqrt(L)) ** 2
+
+
+def test_rho_for_dp_pinned_and_rejects_bad_input():
+    assert rho_for_dp(1.0, 1e-6) == pytest.approx(0.024356, abs=1e-6)
+    for eps, delta in [(0.0, 1e-6), (-1.0, 1e-6), (1.0, 0.0), (1.0, 1.0)]:
+        with pytest.raises(ValueError, match="parameter of rho_for_dp"):
+            rho_for_dp(eps, delta)
+
+
+def test_pure_rho_guarantee_ignores_the_algorithms_delta():
+    g = pure_rho_guarantee(ZCDP(0.5, 1e-7), None, None, 1e-8)
+    assert g == ApproxDP(zcdp_to_dp(0.5, 1e-8), 1e-8)
+    # Cross-checked: dp-accounting's ε for ZCDpEvent(0.5) at δ′ is within its grid's 0.5%.
+    assert g.eps == pytest.approx(_dp_accounting_eps(0.5, 1e-8), rel=5e-3)
+
+
+def test_dp_total_composes_sequential_parallel_and_units():
+    led = Ledger("root")
+    led.record("count", "laplace", ApproxDP(0.1))
+    par = led.child("split", composition="parallel")
+    par.record("a", "gaussian", ApproxDP(0.3, 1e-7))
+    par.record("b", "laplace", ApproxDP(0.5))
+    tup = led.child("tuples", unit="tuple")
+    tup.record("core", "gaussian", ApproxDP(0.2, 1e-8))
+    total = dp_total(led)
+    assert (total.eps, total.delta) == pytest.approx((0.1 + 0.5 + 0.2, 1e-7 + 1e-8), rel=1e-12)
+    assert dp_total(led, unit="tuple") == ApproxDP(0.2, 1e-8)
+    row = dp_total(led, unit="row")
+    assert (row.eps, row.delta) == pytest.approx((0.6, 1e-7), rel=1e-12)
+    # Per row: one row replaces a tuple, two add/remove steps (group privacy, δ·(1 + e^ε)).
+    per_row = dp_total(led, group=2)
+    assert per_row.eps == pytest.approx(0.1 + 0.5 + 0.4)
+    assert per_row.delta == pytest.approx(1e-7 + 1e-8 * (1 + math.exp(0.2)))
+    # A replace-one tuple node is stated per row already: no group privacy under it.
+    tup.note = f"unit = one tuple ({REPLACE_ONE})"
+    assert dp_total(led, group=2) == dp_total(led)
+
+
+def test_dp_total_refuses_a_zcdp_spend_and_caps_delta():
+    led = Ledger("root")
+    led.record("g", "gaussian", ZCDP(0.5))
+    with pytest.raises(TypeError, match="dp_total needs"):
+        dp_total(led)
+    assert dp_total(led, unit="tuple") == ApproxDP(0.0, 0.0)  # the zCDP spend is not of that unit
+    capped = Ledger("root")
+    capped.record("a", "x", ApproxDP(1.0, 0.7))
+    capped.record("b", "x", ApproxDP(1.0, 0.7))
+    assert dp_total(capped) == ApproxDP(2.0, 1.0)

@@ -152,7 +152,7 @@ def _levels(res) -> int:
 
 def test_grid_levels_cross_between_1159_and_1160_rows() -> None:
     """The boundary the audit below stands on (a public rule: d, n, ρ only)."""
-    from dpviz.clustering.fallback import grid_levels
+    from dpviz.clustering.grid_coreset import grid_levels
 
     assert len(grid_levels(2, 1_159, GRID_RHO)) == 1 and len(grid_levels(2, 1_160, GRID_RHO)) == 2
 

@@ -19,18 +19,17 @@ from dpviz.clustering.balcan import (
     localswap,
     private_partition,
     projected_radius,
-    pure_epsilon,
     recover_centers,
     resolve_config,
     sample_empty_count,
     sparse_recover,
     sparsify,
-    sulq_kmeans,
     swap_losses,
 )
 from dpviz.clustering.balcan.localsearch import _Distances, sqdist
 from dpviz.clustering.balcan.partition import geometric_skip_count
 from dpviz.data.bounds import clip_to_ball, row_norms
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 
@@ -123,7 +122,7 @@ def test_partition_ledger_sensitivity_scale_and_reserve() -> None:
     laps = [s for s in spends if s.mechanism == "laplace"]
     assert laps and all(s.sensitivity == 1.0 and s.noise_scale == pytest.approx(1 / eps_level) for s in laps)
     # Every branch (early stop or not) is charged n_rounds·ε′.
-    assert pure_epsilon(led) == pytest.approx(rounds * eps_level, rel=1e-12)
+    assert dp_total(led).eps == pytest.approx(rounds * eps_level, rel=1e-12)
     # Centers of depth a lie on the grid of edge 2/2^a and inside the root.
     for a in range(1, len(tree.active_per_level)):
         c = tree.centers[tree.level == a]
@@ -151,7 +150,7 @@ def test_candidate_roots_cover_ball_and_candidates_clipped() -> None:
     for t in cs.trees:  # the root [lo, lo + 8]^p contains the ball of radius 2
         assert np.all(t.lo <= -2.0) and np.all(t.lo + t.edge >= 2.0)
     assert np.all(row_norms(cs.centers) <= 2.0 + 1e-9)
-    assert pure_epsilon(led) == pytest.approx(4.0)
+    assert dp_total(led).eps == pytest.approx(4.0)
     capped = candidate(Y, radius_p=2.0, n_shifts=4, eps_level=0.2, gamma=30.0, n_rounds=5,
                        rng=np.random.default_rng(20), ledger=Ledger("c"), eps_call=1.0, max_candidates=7)
     assert capped.centers.shape[0] == 7 and capped.n_before_subsample == cs.n_before_subsample
@@ -187,7 +186,7 @@ def test_localswap_mechanisms_and_probabilities() -> None:
     assert len(spends) == T3 + 1 and all(s.mechanism == "exponential" for s in spends)
     assert all(s.sensitivity == pytest.approx(4 * rp**2) for s in spends)  # one row: [0, 4Λ_p²]
     assert all(s.budget.eps == pytest.approx(eps / (T3 + 1)) for s in spends)
-    assert pure_epsilon(led) == pytest.approx(eps)
+    assert dp_total(led).eps == pytest.approx(eps)
     # The last step's probabilities are the paper's exp(−ε·ΔL/(8Λ²(T+1))) over y ∈ C \ Z.
     z_prev = ls.path[-2]
     brute = brute_force_swap_losses(Y, C, z_prev)
@@ -233,7 +232,7 @@ def test_recover_centers_scales_and_large_eps_limit() -> None:
     assert spends["counts"].sensitivity == 1.0 and spends["counts"].noise_scale == pytest.approx(5.0)
     assert spends["sums"].sensitivity == pytest.approx(math.sqrt(d) * radius)  # the √d fix (note §4)
     assert rec.sum_scale == pytest.approx(math.sqrt(d) * radius / 0.5)
-    assert pure_epsilon(led) == pytest.approx(0.7)
+    assert dp_total(led).eps == pytest.approx(0.7)
     exact = recover_centers(X, labels, 3, eps_count=1e12, eps_sum=1e12, radius=radius, rng=rng,
                             ledger=Ledger("r"))
     means = np.array([X[labels == j].mean(axis=0) for j in range(3)])
@@ -258,7 +257,7 @@ def test_sparse_recover_support_and_ledger() -> None:
     assert np.all((out.centers != 0).sum(axis=1) <= m)
     vals = next(sp for _, sp in led.spends() if sp.name == "values")
     assert vals.sensitivity == pytest.approx(min(m, s) * bound)
-    assert pure_epsilon(led) == pytest.approx(26.0)
+    assert dp_total(led).eps == pytest.approx(26.0)
 
 
 # ----------------------------------------------------------------------------- pipeline
@@ -283,7 +282,7 @@ def test_ledger_total_is_epsilon(params: BalcanParams) -> None:
     rng = np.random.default_rng(12)
     X, _, _ = _blobs(3000, 20, 4, rng)
     res = balcan_kmeans(X, 4, epsilon=0.7, radius=1.5, params=params, rng=3)
-    assert pure_epsilon(res.ledger) == pytest.approx(0.7, rel=1e-12)
+    assert dp_total(res.ledger).eps == pytest.approx(0.7, rel=1e-12)
     assert res.centers.shape == (4, 20) and res.ok
     assert np.all(row_norms(res.centers) <= 1.5 * (1 + 1e-12))
     res.ledger.check()
@@ -300,7 +299,7 @@ def test_theory_profile_runs_and_reports() -> None:
     assert cfg["gamma"] > 400  # γ ≫ n: nothing splits
     assert all(levels == (1, 0) for s in res.steps("partition") if s.name == "partition"
                for levels in s.data["active_per_level"])
-    assert pure_epsilon(res.ledger) == pytest.approx(1.0, rel=1e-12)
+    assert dp_total(res.ledger).eps == pytest.approx(1.0, rel=1e-12)
     assert res.step("selection").released
 
 
@@ -361,26 +360,29 @@ def test_validation_messages() -> None:
         balcan_kmeans(big, 2, epsilon=1.0, radius=1.0)
 
 
-def test_pure_epsilon_rejects_approximate_spends() -> None:
+def test_dp_total_of_a_pure_ledger_and_an_approximate_spend() -> None:
     led = Ledger("x")
     led.record("a", "laplace", ApproxDP(0.5))
     par = led.child("p", composition="parallel")
     par.record("b", "laplace", ApproxDP(0.2))
     par.record("c", "laplace", ApproxDP(0.3))
-    assert pure_epsilon(led) == pytest.approx(0.8)
+    total = dp_total(led)
+    assert total.eps == pytest.approx(0.8) and total.delta == 0.0
     led.record("d", "gaussian", ApproxDP(0.1, 1e-6))
-    with pytest.raises(ValueError, match="not pure"):
-        pure_epsilon(led)
+    assert dp_total(led).delta == 1e-6  # no longer pure ε-DP: balcan_kmeans raises on such a total
 
 
 def test_sulq_baseline_budget_and_init() -> None:
-    from dpviz.privacy.accounting import zcdp_to_dp
+    import dpviz
+    from dpviz.privacy.accounting import rho_for_dp, zcdp_to_dp
 
     rng = np.random.default_rng(16)
     X, _, _ = _blobs(2000, 10, 3, rng)
-    res = sulq_kmeans(X, 3, eps=1.0, delta=1e-6, radius=1.5, rng=1)
+    res = dpviz.run("sulq", X, 3, epsilon=1.0, delta=1e-6, radius=1.5, n_declared=2000, rng=1)
     rho = res.ledger.total().rho
-    assert zcdp_to_dp(rho, 1e-6) == pytest.approx(1.0, rel=1e-6)
+    assert rho == pytest.approx(res.plan.budget.rho, rel=1e-12)  # what the plan handed, spent
+    assert zcdp_to_dp(rho, 1e-6) <= 1.0 and zcdp_to_dp(rho, 1e-6) == pytest.approx(1.0, rel=1e-4)
+    assert rho_for_dp(1.0, 1e-6) * (1 - 2e-5) <= rho <= rho_for_dp(1.0, 1e-6)
     assert len(res.steps("iteration")) == 20
     assert np.all(row_norms(res.step("init").data["centers"]) <= 1.5 * (1 + 1e-12))
 
@@ -400,7 +402,7 @@ def test_registered_and_runs_through_dpviz_run() -> None:
     X, _, _ = _blobs(2000, 10, 3, rng)
     res = dpviz.run("balcan", X, 3, epsilon=0.9, delta=1e-6, radius=1.5, n_declared=2000, rng=0, T3=5)
     assert res.algorithm == "balcan" and res.guarantee == ApproxDP(0.9, 0.0)
-    assert pure_epsilon(res.ledger) == pytest.approx(0.9, rel=1e-9)
+    assert dp_total(res.ledger).eps == pytest.approx(0.9, rel=1e-9)
     assert {s.name for s in res.trace} >= set(spec.steps)
     sulq = dpviz.run("sulq", X, 3, epsilon=0.9, delta=1e-6, radius=1.5, n_declared=2000, rng=0)
     assert sulq.guarantee.eps <= 0.9 * (1 + 1e-9) and sulq.guarantee.delta <= 1e-6
@@ -438,7 +440,7 @@ def test_localswap_subsampled_books_the_amplified_epsilon_and_scores_q_rows() ->
     assert len(spends) == T3 + 1 and all(s.budget.eps == pytest.approx(step) for s in spends)
     assert math.log1p(q * math.expm1(eps_s)) == pytest.approx(step, rel=1e-12)
     assert all(s.noise_scale == pytest.approx(2 * 4 * rp**2 / eps_s) for s in spends)
-    assert pure_epsilon(led) == pytest.approx(eps)
+    assert dp_total(led).eps == pytest.approx(eps)
     assert 1 <= ls.chosen_t <= T3 and np.array_equal(ls.z_idx, ls.path[ls.chosen_t])
     # losses are the subsample's scaled by 1/q: within 30 % of the full loss at q = 0.1, 4000 rows
     full = [sqdist(Y, C[z]).min(axis=1).sum() for z in ls.path]

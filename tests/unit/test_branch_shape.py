@@ -13,9 +13,9 @@ import pytest
 
 import dpviz.clustering.friendlycore.steps as fc
 import dpviz.clustering.tuples as tuples_mod
-from dpviz.clustering.fallback import grid_levels
 from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.clustering.friendlycore.steps import FC_FAILED
+from dpviz.clustering.grid_coreset import grid_levels
 from dpviz.clustering.tuples import compute_tuples
 from dpviz.data.generators import fig6_blobs
 

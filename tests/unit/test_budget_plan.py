@@ -173,8 +173,7 @@ def test_release_page_exports_without_a_second_delta_prime():
 
 def test_compare_axis_and_sweep_budgets_are_the_plan():
     """Compare's rows and the Budget sweep's own budgets are the plan's (no other translation)."""
-    from dpviz import experiments
-    from dpviz.sweeps import sweep
+    from dpviz.sweeps import resolve, sweep
 
     X = _data(600)
     names = ["dp_lloyd", "balcan", "easy_instances"]
@@ -185,8 +184,7 @@ def test_compare_axis_and_sweep_budgets_are_the_plan():
         row = cmp_.frame[cmp_.frame.algorithm == name].iloc[0]
         want = plan(name, 2.0, 1e-6, pub, EXPLICIT.get(name))
         assert (row.guarantee_eps, row.guarantee_delta) == (want.guarantee.eps, want.guarantee.delta)
-    kw = dict(n_declared=600, d=D, k=K, radius=RADIUS, n_tuples=20, r_min=1e-3, oracle="kmeans++")
-    fc = experiments.row_level_plan("fc:practical", 2.0, 1e-6, **kw)
+    fc_spec, fc_params = resolve("fc:practical", {"n_tuples": 20, "r_min": 1e-3, "oracle": "kmeans++"})
+    fc = plan(fc_spec, 2.0, 1e-6, pub, fc_params)
     want = plan("friendlycore", 2.0, 1e-6, pub, {"preset": "practical", "n_tuples": 20, "r_min": 1e-3})
-    assert fc == want and experiments.row_level_budget("fc:practical", 2.0, 1e-6, **kw) == (
-        want.budget.rho, want.budget.delta)
+    assert fc == want  # the sweep's "fc:<preset>" name plans exactly as the registry entry

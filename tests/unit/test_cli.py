@@ -249,6 +249,10 @@ def test_booked_release_is_written_ahead_then_marked(table, tmp_path, ledger_dir
     assert after["outcome"] == "release" and after["id"] == before[0]["id"] == doc["booking"]["attempt"]
     assert after["epsilon"] == pytest.approx(doc["statement"]["epsilon"]) and after["epsilon"] <= 4.0
     assert doc["booking"]["booked"] is True and doc["booking"]["dataset_id"] == "blobs 2026"
+    # Beside the booked (ε, δ), the store keeps the native budget the plan ran DP-Lloyd at (issue 38).
+    assert before[0]["native"]["kind"] == "approx"  # before the run: the target, as booked
+    assert after["native"]["kind"] == "zcdp"
+    assert after["native"]["rho"] == pytest.approx(doc["statement"]["plan"]["budget"]["rho"], rel=1e-12)
 
 
 def test_kill_9_mid_run_leaves_the_attempt_in_the_ledger(table, tmp_path, ledger_dir):

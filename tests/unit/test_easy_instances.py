@@ -14,7 +14,6 @@ import pytest
 
 from dpviz.clustering.easy_instances import (
     averages_plan,
-    dp_total,
     noisy_centers_plan,
     partition_plan,
     private_gmm,
@@ -31,6 +30,7 @@ from dpviz.clustering.easy_instances.applications import (
 from dpviz.clustering.easy_instances.interior_point import interior_point, ip_blocks
 from dpviz.clustering.easy_instances.partition import ball_radii, partitioned_by
 from dpviz.clustering.easy_instances.plan import advanced_step_eps, eps2_of
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.mechanisms import gaussian_sigma_dp
 

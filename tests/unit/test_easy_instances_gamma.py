@@ -11,7 +11,6 @@ import pytest
 
 import dpviz
 from dpviz.clustering.easy_instances import noisy_centers_plan, private_k_noisy_centers
-from dpviz.clustering.easy_instances.plan import dp_total
 from dpviz.clustering.easy_instances.spec import (
     GAMMA_STEP,
     EasyGMMParams,
@@ -20,6 +19,7 @@ from dpviz.clustering.easy_instances.spec import (
     settings,
     tuple_budget_kmeans,
 )
+from dpviz.privacy.accounting import dp_total
 from dpviz.registry import Public, param_fields
 from dpviz.viz.easy_instances_gamma import (
     TITLE,

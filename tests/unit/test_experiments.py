@@ -1,4 +1,5 @@
-"""Noise redraws on one cached stage, the n axis of the sweep engine, and the row-level budget.
+"""Noise redraws on one cached stage (``dpviz.sweeps.run_repeats``), the n axis of the sweep engine,
+and the row-level budget of a sweep name (``dpviz.sweeps.resolve`` → ``dpviz.registry.plan``).
 
 The sweep engine itself (stages shared, seeds, cancellation, the ρ and ε axes) is tested in
 test_compare.py; FriendlyCore's private stage is faked here so run_repeats's own behaviour is pinned.
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from _viz_fakes import TRUE_CENTERS, blobs, fake_ledger
 
-import dpviz.experiments as ex
+import dpviz.sweeps as ex
 from dpviz.result import Result, Trace
 
 
@@ -66,13 +67,15 @@ def test_row_level_sweep_calibrates_every_algorithm_to_the_same_target():
     calibrated budget's row-level guarantee is within the target (FC through group privacy)."""
     from dpviz.privacy.accounting import approx_zcdp_to_dp
     from dpviz.privacy.budget import ZCDP
-    from dpviz.registry import Public, calibrate, get
+    from dpviz.registry import Public, calibrate, get, plan
 
     eps, delta = 3.0, 1e-6
-    kw = dict(n_declared=20_000, d=2, k=8, radius=1.0, n_tuples=200, r_min=1e-3, oracle="kmeans++")
-    fc_rho, fc_delta = ex.row_level_budget("fc:practical", eps, delta, **kw)
-    ll_rho, _ = ex.row_level_budget("dp_lloyd", eps, delta, **kw)
-    dpl = ex.row_level_plan("diffprivlib", eps, delta, **kw)
+    pub = Public(20_000, 2, 8, 1.0)
+    fc_spec, fc_params = ex.resolve("fc:practical", {"n_tuples": 200, "r_min": 1e-3, "oracle": "kmeans++"})
+    fc = plan(fc_spec, eps, delta, pub, fc_params)  # the sweep's name → the registry's one plan
+    fc_rho, fc_delta = fc.budget.rho, fc.budget.delta
+    ll_rho = plan("dp_lloyd", eps, delta, pub).budget.rho
+    dpl = plan("diffprivlib", eps, delta, pub)
     spec = get("friendlycore")
     cal = calibrate(spec, eps, delta, Public(20_000, 2, 8, 1.0),
                     spec.make_params(n_tuples=200, r_min=1e-3))

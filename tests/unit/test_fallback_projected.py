@@ -14,7 +14,7 @@ import pytest
 
 import dpviz.data
 import dpviz.metrics
-from dpviz.clustering import fallback as fb
+from dpviz.clustering import grid_coreset as fb
 from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger

@@ -340,7 +340,7 @@ def test_split_is_public(blobs) -> None:
 
 
 def test_fallback_grid_branch_ledger_and_accuracy() -> None:
-    from dpviz.clustering.fallback import fallback_centers, grid_levels
+    from dpviz.clustering.grid_coreset import fallback_centers, grid_levels
 
     ds = fig6_blobs(20_000, rng=31)
     led = Ledger("fb")
@@ -358,7 +358,7 @@ def test_fallback_grid_branch_ledger_and_accuracy() -> None:
 
 
 def test_fallback_private_pca_branch() -> None:
-    from dpviz.clustering.fallback import fallback_centers
+    from dpviz.clustering.grid_coreset import fallback_centers
     from dpviz.data.generators import fig7_gmm
     from dpviz.metrics import labeling_failure, nearest_center
 
@@ -379,7 +379,7 @@ def test_fallback_private_pca_branch() -> None:
 
 
 def test_fallback_cell_counts_same_by_bincount_and_by_search() -> None:
-    from dpviz.clustering.fallback import _cell_counts
+    from dpviz.clustering.grid_coreset import _cell_counts
 
     rng = np.random.default_rng(5)
     row_keys = rng.integers(0, 4096, size=50_000)

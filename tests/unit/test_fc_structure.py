@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+import dpviz._threads as _threads
 import dpviz.clustering.friendlycore.steps as steps
 import dpviz.clustering.tuples as tuples
 from dpviz.clustering.friendlycore.budget import (
@@ -128,13 +129,13 @@ def test_friendly_avg_and_ord_tup_avg_share_one_n_hat(monkeypatch):
 
 
 def _blas_threads() -> list[int]:
-    return [i["num_threads"] for i in tuples._threadpools().info() if i["user_api"] == "blas"]
+    return [i["num_threads"] for i in _threads._threadpools().info() if i["user_api"] == "blas"]
 
 
 def test_one_thread_overlapping_on_two_threads_keeps_and_restores_the_blas_limit():
     """A enters, B enters, A leaves (B still limited), B leaves (the limit is restored). Two plain
     threadpoolctl contexts fail both checks: A restores 2 under B, and B restores A's 1 for good."""
-    pools = tuples._threadpools()
+    pools = _threads._threadpools()
     with pools.limit(limits=2, user_api="blas"):
         before = _blas_threads()
         assert before and all(n == 2 for n in before)
@@ -142,14 +143,14 @@ def test_one_thread_overlapping_on_two_threads_keeps_and_restores_the_blas_limit
         seen = {}
 
         def a():
-            with tuples.one_thread():
+            with _threads.one_thread():
                 a_in.set()
                 b_in.wait(10)
             a_out.set()
 
         def b():
             a_in.wait(10)
-            with tuples.one_thread():
+            with _threads.one_thread():
                 b_in.set()
                 a_out.wait(10)
                 seen["b after a left"] = _blas_threads()

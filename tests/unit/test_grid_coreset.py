@@ -62,7 +62,7 @@ def test_deterministic_for_a_seed_and_different_across_seeds(high_d):
 
 def test_same_centers_as_friendlycore_fallback_budget_for_budget(high_d):
     """It *is* FriendlyCore's fallback: same function, same ledger shape for the same ρ."""
-    from dpviz.clustering.fallback import fallback_centers
+    from dpviz.clustering.grid_coreset import fallback_centers
     from dpviz.privacy.budget import ZCDP
     from dpviz.privacy.ledger import Ledger
 

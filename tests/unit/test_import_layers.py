@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: (prefix, layer): the longest matching prefix wins.
 LAYERS: tuple[tuple[str, int], ...] = (
-    ("dpviz._validation", 0), ("dpviz.privacy", 0),
+    ("dpviz._validation", 0), ("dpviz._threads", 0), ("dpviz.privacy", 0),
     ("dpviz.result", 1), ("dpviz.geometry", 1), ("dpviz.data", 1), ("dpviz.registry", 1),
     ("dpviz.core", 2), ("dpviz.averaging", 2), ("dpviz.clustering", 2), ("dpviz.mixtures", 2),
     ("dpviz.generative", 2), ("dpviz.large", 2),
-    ("dpviz.metrics", 3), ("dpviz.experiments", 3), ("dpviz.sweeps", 3), ("dpviz.estimators", 3),
+    ("dpviz.metrics", 3), ("dpviz.sweeps", 3), ("dpviz.estimators", 3),
     ("dpviz.cli", 3), ("dpviz.__main__", 3), ("dpviz.triage", 3), ("dpviz.serve", 3),
     ("dpviz.viz", 4),
     ("app", 5),

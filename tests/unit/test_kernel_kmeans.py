@@ -9,16 +9,14 @@ import pytest
 
 from dpviz.clustering.kernel_kmeans import (
     RandomFourierFeatures,
-    calibrate_rho,
     clip_features,
     dp_kernel_kmeans,
     dp_kmeans_input,
     gamma_from_public,
-    guarantee_dp,
-    rho_for_epsilon,
     sigma_K_for_rho,
 )
-from dpviz.privacy.accounting import zcdp_to_dp
+from dpviz.privacy.accounting import rho_for_dp, zcdp_to_dp
+from dpviz.registry import Public, plan
 
 
 def _blobs(n: int = 300, m: int = 8, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,13 +153,16 @@ def test_delta_is_reserved_and_validation() -> None:
         dp_kernel_kmeans(X, 0, rho=1.0, public_init=pub, radius=12.0)
 
 
-def test_rho_for_epsilon_round_trip_and_calibration() -> None:
+def test_the_registry_plan_is_the_budget_door() -> None:
+    # A row-level (ε, δ) reaches this algorithm only through registry.plan: the largest ρ whose
+    # pure-ρ guarantee is within the target, i.e. the one zCDP inverse up to the search's width.
+    pub = Public(n_declared=3000, d=5, k=3, radius=15.0)
     for eps, delta in [(0.5, 1e-5), (1.0, 1e-6), (8.0, 1e-5)]:
-        rho = rho_for_epsilon(eps, delta)
-        assert zcdp_to_dp(rho, delta) <= eps
-        assert zcdp_to_dp(rho * (1 + 1e-6), delta) > eps - 1e-6
-        g = guarantee_dp(calibrate_rho(eps, delta), delta)
-        assert g.eps <= eps and g.delta == delta
+        p = plan("kernel_kmeans", eps, delta, pub)
+        assert p.budget.delta == 0.0 and p.delta_prime == delta  # its own δ is unused: all of δ converts
+        assert p.guarantee.eps <= eps and p.guarantee.delta == delta
+        assert zcdp_to_dp(p.budget.rho, delta) == pytest.approx(p.guarantee.eps, rel=1e-12)
+        assert rho_for_dp(eps, delta) * (1 - 2e-5) <= p.budget.rho <= rho_for_dp(eps, delta)
     # The paper's k-means-only example: ρ = T_K/(2σ_K²) = 20/3200 gives ε ≤ 0.543 at δ = 1e-5.
     assert zcdp_to_dp(20 / 3200, 1e-5) <= 0.543
 

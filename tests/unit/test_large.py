@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpviz.clustering.fallback import fallback_centers
 from dpviz.clustering.friendlycore.pipeline import fc_clustering, fc_private_stage
+from dpviz.clustering.grid_coreset import fallback_centers
 from dpviz.data import fig6_blobs
 from dpviz.large import (
     DaskEngine,

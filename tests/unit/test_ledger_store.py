@@ -205,3 +205,66 @@ def test_known_identities_and_near_matches(tmp_path):
     assert store.near_matches("customers 2026-q1") == []  # the same identity: no warning
     assert store.near_matches("inventory") == []
     assert store.near_matches("order") == ["orders"]
+
+
+# ----------------------------------------------------------------------------- native budgets (issue 38)
+
+
+def test_each_attempt_keeps_its_native_budget_beside_the_booked_cost(tmp_path):
+    from dpviz.privacy.budget import ZCDP, ApproxDP
+    from dpviz.privacy.ledger_store import native_budget
+    from dpviz.registry import Public, plan
+
+    store = LedgerStore(tmp_path)
+    the_plan = plan("dp_lloyd", 1.0, 1e-6, Public(n_declared=5000, d=2, k=3, radius=1.0))
+    a = store.open_attempt("customers", algorithm="DP-Lloyd", epsilon=1.0, delta=1e-6, surface="cli")
+    (e,) = store.entries("customers")
+    assert e["native"] == {"kind": "approx", "epsilon": 1.0, "delta": 1e-6, "count_epsilon": 0.0}
+    g = the_plan.guarantee
+    store.close_attempt("customers", a, "release", epsilon=g.eps, delta=g.delta, native=the_plan)
+    (e,) = store.entries("customers")
+    assert e["native"] == {"kind": "zcdp", "rho": the_plan.budget.rho, "delta": the_plan.budget.delta,
+                           "delta_prime": the_plan.delta_prime, "count_epsilon": 0.0}
+    assert e["native"]["rho"] > 0 and (e["epsilon"], e["delta"]) == (g.eps, g.delta)
+    # Pure ε-DP keeps ε₀; (ε, δ)-DP keeps both; a failure after a native opening keeps the opening's.
+    store.book("customers", algorithm="balcan", epsilon=0.7, delta=0.0, outcome="release", surface="cli",
+               native=ApproxDP(0.7))
+    b = store.open_attempt("customers", algorithm="gmm", epsilon=0.5, delta=1e-7, surface="cli",
+                           native=ApproxDP(0.45, 1e-7))
+    store.close_attempt("customers", b, "failed")
+    natives = [x["native"] for x in store.entries("customers")]
+    assert natives[1] == {"kind": "pure", "epsilon": 0.7, "count_epsilon": 0.0}
+    assert natives[2] == {"kind": "approx", "epsilon": 0.45, "delta": 1e-7, "count_epsilon": 0.0}
+    # The booking arithmetic is unchanged: basic composition of the booked (ε, δ), not the natives.
+    assert store.total("customers") == (pytest.approx(g.eps + 0.7 + 0.5), pytest.approx(g.delta + 1e-7))
+    assert native_budget(ZCDP(0.2, 1e-9)) == {"kind": "zcdp", "rho": 0.2, "delta": 1e-9, "delta_prime": 0.0,
+                                              "count_epsilon": 0.0}
+    with pytest.raises(ValueError, match="native budget"):
+        native_budget(None)  # type: ignore[arg-type]
+
+
+def test_a_store_file_written_before_native_budgets_still_reads(tmp_path):
+    # Lines exactly as the store wrote them before issue 38: no "native" key anywhere.
+    store = LedgerStore(tmp_path)
+    old = [
+        {"kind": "identity", "time": "2026-11-20T10:00:00+00:00", "declared": "Customers",
+         "normalized": "customers", "note": "new dataset identity"},
+        {"kind": "attempt", "time": "2026-11-20T10:00:01+00:00", "algorithm": "FriendlyCore",
+         "epsilon": 1.0, "delta": 1e-6, "outcome": "release", "surface": "release-page"},
+        {"kind": "attempt", "id": "a1", "time": "2026-11-20T10:05:00+00:00", "algorithm": "DP-Lloyd",
+         "epsilon": 0.5, "delta": 1e-7, "outcome": "open", "surface": "cli", "pid": 1, "host": "elsewhere",
+         "proc_start": None},
+        {"kind": "outcome", "attempt": "a1", "time": "2026-11-20T10:06:00+00:00", "outcome": "release",
+         "epsilon": 0.4, "delta": 1e-7},
+    ]
+    tmp_path.mkdir(exist_ok=True)
+    store.path("customers").write_text("".join(json.dumps(x) + "\n" for x in old), encoding="utf-8")
+    assert store.total("customers") == (pytest.approx(1.4), pytest.approx(1.1e-6))
+    es = store.entries("customers")
+    assert [e["native"] for e in es] == [
+        {"kind": "approx", "epsilon": 1.0, "delta": 1e-6, "count_epsilon": 0.0},
+        {"kind": "approx", "epsilon": 0.4, "delta": 1e-7, "count_epsilon": 0.0},  # the marked cost
+    ]
+    # New attempts append to the old file and compose with it.
+    store.book("customers", algorithm="balcan", epsilon=0.1, delta=0.0, outcome="failed", surface="cli")
+    assert store.total("customers") == (pytest.approx(1.5), pytest.approx(1.1e-6))

@@ -11,7 +11,6 @@ import pytest
 from dpviz.mixtures import (
     GaussianMixture1D,
     GMM1DParams,
-    approx_dp_total,
     calibrate_crude,
     crude_stage,
     gap_histogram,
@@ -25,7 +24,7 @@ from dpviz.mixtures import (
 from dpviz.mixtures.crude import GAP_L1_SENSITIVITY, found_components, group_candidates
 from dpviz.mixtures.scenarios import hard_mixture, lb_light_components
 from dpviz.mixtures.selection import max_union_sum
-from dpviz.privacy.accounting import group_privacy_dp
+from dpviz.privacy.accounting import dp_total, group_privacy_dp
 from dpviz.privacy.ledger import Ledger
 
 EPS, DELTA = 1.0, 1e-6
@@ -188,7 +187,7 @@ def test_learner_ledger_totals_are_the_budget_on_success_and_on_bottom():
     bottom = private_gmm_1d(x[:400], 3, epsilon=EPS, delta=DELTA, n_declared=400, rng=1)
     assert ok.ok and not bottom.ok and bottom.centers is None
     for r in (ok, bottom):
-        g = approx_dp_total(r.ledger)
+        g = dp_total(r.ledger)
         assert g.eps == pytest.approx(EPS, rel=1e-12) and g.delta == pytest.approx(DELTA, rel=1e-12)
         assert r.guarantee == g
     assert ok.ledger.total() == bottom.ledger.total()
@@ -257,7 +256,7 @@ def test_registry_runs_the_learner_at_the_row_level_target_and_answers_bottom_fo
                 rng=3)
     assert r.algorithm == "private_gmm_1d" and r.ok
     assert (r.guarantee.eps, r.guarantee.delta) == (EPS, DELTA)  # the calibrated statement
-    assert approx_dp_total(r.ledger).eps == pytest.approx(EPS, rel=1e-12)  # what the run recorded
+    assert dp_total(r.ledger).eps == pytest.approx(EPS, rel=1e-12)  # what the run recorded
     r2 = reg.run("private_gmm_1d", np.zeros((50, 2)), 3, epsilon=EPS, delta=DELTA, radius=1.0, n_declared=50)
     assert not r2.ok and "1-D" in r2.failure
-    assert approx_dp_total(r2.ledger) == r.guarantee  # the whole budget, reserved, on the ⊥ branch
+    assert dp_total(r2.ledger) == r.guarantee  # the whole budget, reserved, on the ⊥ branch

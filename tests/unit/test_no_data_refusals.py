@@ -114,7 +114,7 @@ def test_gmm_shortfall_in_the_data_is_a_booked_failure():
     res = dpviz.run("easy_instances_gmm", X, 2, epsilon=EPS, delta=DELTA, radius=RADIUS, rng=SecureRNG(),
                     n_declared=N_DECLARED, **EXPLICIT["easy_instances_gmm"])
     assert res.centers is None and res.failure and "60" not in res.failure
-    from dpviz.clustering.easy_instances.plan import dp_total
+    from dpviz.privacy.accounting import dp_total
 
     tot = dp_total(res.ledger)
     assert tot.eps == pytest.approx(res.plan.budget.eps) and tot.delta == pytest.approx(res.plan.budget.delta)

@@ -8,8 +8,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dpviz.clustering import fallback
-from dpviz.clustering.fallback import MAX_PCA_DIM, fallback_centers
+from dpviz.clustering import grid_coreset as fallback
+from dpviz.clustering.grid_coreset import MAX_PCA_DIM, fallback_centers
 from dpviz.privacy.ledger import Ledger
 from dpviz.viz.data import _PCA_DENSE_DIM, project_2d
 

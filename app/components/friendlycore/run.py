@@ -30,7 +30,6 @@ import dpviz.clustering.baselines
 import dpviz.clustering.friendlycore.budget
 import dpviz.clustering.friendlycore.pipeline
 import dpviz.data
-import dpviz.experiments
 import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry

@@ -5,7 +5,7 @@ in ℝ^d (Alg. 4, Alg. 5 for sparse data) → private Lloyd refinement (§7). Pu
 """
 
 from dpviz.clustering.balcan.localsearch import LocalSearch, brute_force_swap_losses, localswap, swap_losses
-from dpviz.clustering.balcan.params import BalcanConfig, BalcanParams, pure_epsilon, resolve_config
+from dpviz.clustering.balcan.params import BalcanConfig, BalcanParams, resolve_config
 from dpviz.clustering.balcan.partition import (
     CandidateSet,
     PartitionTree,
@@ -14,7 +14,7 @@ from dpviz.clustering.balcan.partition import (
     private_partition,
     sample_empty_count,
 )
-from dpviz.clustering.balcan.pipeline import STEPS, balcan_kmeans, rho_for_dp, sulq_kmeans, sulq_rho
+from dpviz.clustering.balcan.pipeline import STEPS, balcan_kmeans, sulq_rho
 from dpviz.clustering.balcan.projection import Projection, jl_projection, projected_radius
 from dpviz.clustering.balcan.recovery import recover_centers, sparse_recover, sparsify
 from dpviz.clustering.balcan.spec import SPEC, SULQ, balcan_guarantee, balcan_private
@@ -39,14 +39,11 @@ __all__ = [
     "localswap",
     "private_partition",
     "projected_radius",
-    "pure_epsilon",
     "recover_centers",
     "resolve_config",
-    "rho_for_dp",
     "sample_empty_count",
     "sparse_recover",
     "sparsify",
-    "sulq_kmeans",
     "sulq_rho",
     "swap_losses",
 ]

@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from dpviz.privacy.budget import ApproxDP
-from dpviz.privacy.ledger import Ledger, Spend
 from dpviz.registry import check_hinted, hint
 
 PROFILES = ("practical", "theory")
@@ -172,21 +170,3 @@ def resolve_config(params: BalcanParams, *, n_declared: int, d: int, k: int, eps
         ls_rate=min(1.0, (params.ls_rows or (AUTO_LS_ROWS if params.profile == "practical" else n))
                     / n),
     )
-
-
-def pure_epsilon(ledger: Ledger) -> float:
-    """The pure ε of a ledger whose spends are all ε-DP: sequential nodes add, parallel nodes take the max.
-
-    Raises ValueError on a spend with δ > 0 or a zCDP spend (then the total is not pure ε).
-    """
-    parts: list[float] = []
-    for c in ledger.children:
-        if isinstance(c, Spend):
-            if not isinstance(c.budget, ApproxDP) or c.budget.delta > 0:
-                raise ValueError(f"Spend '{c.name}' is {c.budget}, not pure ε-DP.")
-            parts.append(c.budget.eps)
-        else:
-            parts.append(pure_epsilon(c))
-    if not parts:
-        return 0.0
-    return max(parts) if ledger.composition == "parallel" else sum(parts)

@@ -15,12 +15,13 @@ import numpy as np
 
 from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_simulation
 from dpviz.clustering.balcan.localsearch import localswap
-from dpviz.clustering.balcan.params import BalcanConfig, BalcanParams, pure_epsilon, resolve_config
+from dpviz.clustering.balcan.params import BalcanConfig, BalcanParams, resolve_config
 from dpviz.clustering.balcan.partition import candidate
 from dpviz.clustering.balcan.projection import jl_projection
 from dpviz.clustering.balcan.recovery import recover_centers, sparse_recover, sparsify
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
@@ -276,9 +277,9 @@ def balcan_kmeans(
     if cfg.eps_reserved > 0:
         ledger.record("reserved (unspent share)", "reserved", ApproxDP(cfg.eps_reserved),
                       note="the split leaves this unspent; recorded so the total is ε on every branch")
-    total = pure_epsilon(ledger)
-    if total > epsilon * (1 + 1e-9):
-        raise RuntimeError(f"{func} spent ε = {total:.6g} > {epsilon:.6g}: a bug in the budget split.")
+    total = dp_total(ledger)
+    if total.eps > epsilon * (1 + 1e-9) or total.delta > 0.0:
+        raise RuntimeError(f"{func} spent {total} > pure ε = {epsilon:.6g}: a bug in the budget split.")
     ledger.check()
     return Result(centers=centers, failure=None, ledger=ledger, trace=trace.freeze(),
                   params=dict(algorithm="balcan", k=k, epsilon=epsilon, radius=radius, n_declared=n_decl,
@@ -287,57 +288,6 @@ def balcan_kmeans(
 
 
 # ----------------------------------------------------------------------------- SuLQ baseline
-
-
-def rho_for_dp(eps: float, delta: float) -> float:
-    """The largest ρ whose zCDP → (ε, δ)-DP conversion (tight CKS20 bound) is ≤ ε (bisection)."""
-    from dpviz.privacy.accounting import zcdp_to_dp
-
-    lo, hi = 0.0, eps
-    while zcdp_to_dp(hi, delta) < eps:
-        hi *= 2.0
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if zcdp_to_dp(mid, delta) <= eps:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def sulq_kmeans(
-    X: np.ndarray,
-    k: int,
-    *,
-    eps: float,
-    delta: float,
-    radius: float,
-    iters: int = 20,
-    rng: RngLike = None,
-) -> Result:
-    """SuLQ k-means as run in Balcan et al. §7: Gaussian noisy sums and counts, 20 iterations.
-
-    Initial centers: k points uniform in the public box [−Λ, Λ]^d, projected onto the ball of
-    radius Λ. (§7 draws them "from the bounding box of the data", which is data-dependent; the
-    public box is the private reading.) The iterations are :func:`dpviz.clustering.dp_lloyd` at the
-    ρ whose (ε, δ)-DP conversion equals the target.
-
-    Privacy
-    -------
-    (ε, δ)-DP under add/remove of one row (ρ-zCDP, CKS20 conversion).
-
-    References
-    ----------
-    Blum, Dwork, McSherry, Nissim 2005 (SuLQ); Balcan et al. 2017, §7.
-    """
-    func = "sulq_kmeans"
-    X = check_data(X, func, allow_empty=False)
-    eps = check_scalar(eps, "eps", func, low=0.0, low_open=True, high_open=True)
-    delta = check_scalar(delta, "delta", func, low=0.0, high=1.0, low_open=True, high_open=True)
-    radius = check_scalar(radius, "radius", func, low=0.0, low_open=True, high_open=True)
-    gen, seed = check_rng(rng, "algorithm:sulq")
-    res = sulq_rho(X, k, rho=rho_for_dp(eps, delta), radius=radius, iters=iters, rng=gen)
-    return replace(res, params=dict(res.params, algorithm=func, eps=eps, delta=delta), seed=seed)
 
 
 def sulq_rho(X: np.ndarray, k: int, *, rho: float, radius: float, iters: int,

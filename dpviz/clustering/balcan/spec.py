@@ -13,7 +13,7 @@ import numpy as np
 
 from dpviz.clustering.balcan.params import BalcanParams
 from dpviz.clustering.balcan.pipeline import STEPS, balcan_kmeans, sulq_rho
-from dpviz.privacy.accounting import approx_zcdp_to_dp
+from dpviz.privacy.accounting import pure_rho_guarantee
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.registry import AlgorithmSpec, Calibration, Public, check_hinted, hint, register
 from dpviz.result import Result
@@ -47,10 +47,6 @@ class SuLQParams:
         check_hinted(self, "SuLQ k-means")
 
 
-def _sulq_guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
-
-
 def _sulq_private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
                   pub: Public, params: SuLQParams, stage: Any = None) -> Result:
     return sulq_rho(X, k, rho=budget.rho, radius=radius, iters=params.iters, rng=rng)
@@ -81,7 +77,7 @@ SULQ = register(AlgorithmSpec(
     budget_kind="zcdp",
     params=SuLQParams,
     private=_sulq_private,
-    guarantee=_sulq_guarantee,
+    guarantee=pure_rho_guarantee,
     steps=("init", "iteration", "lloyd_partition"),
     rank=60,
     description="20 Lloyd iterations with Gaussian noise on sums and counts, from random centers in the "

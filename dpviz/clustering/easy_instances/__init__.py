@@ -23,7 +23,6 @@ from dpviz.clustering.easy_instances.plan import (
     NoisyCentersSplit,
     PartitionPlan,
     averages_plan,
-    dp_total,
     noisy_centers_plan,
     partition_plan,
 )
@@ -41,7 +40,6 @@ __all__ = [
     "averages_plan",
     "avg_rd",
     "bounding_segment",
-    "dp_total",
     "easy_tuple_stage",
     "gmm_guarantee",
     "interior_point",

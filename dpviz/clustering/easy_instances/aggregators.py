@@ -21,6 +21,7 @@ import numpy as np
 
 from dpviz._validation import RngLike, check_rng, check_scalar, is_simulation
 from dpviz.geometry import nearest_center
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_dp, laplace
@@ -34,7 +35,6 @@ from .plan import (
     NoisyCentersPlan,
     NoisyCentersSplit,
     averages_plan,
-    dp_total,
     noisy_centers_plan,
     reserve,
 )

@@ -24,7 +24,7 @@ from dpviz._validation import RngLike, check_data, check_rng, check_scalar, is_s
 from dpviz.clustering.tuples import TupleStage, tuple_stage
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
-from dpviz.privacy.accounting import compose_dp, group_privacy_dp
+from dpviz.privacy.accounting import compose_dp, dp_total, group_privacy_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_sigma_dp, gumbel_argmax
@@ -35,7 +35,6 @@ from .plan import (
     TUPLE_STEPS_PER_ROW,
     NoisyCentersSplit,
     averages_plan,
-    dp_total,
     noisy_centers_plan,
     reserve,
 )

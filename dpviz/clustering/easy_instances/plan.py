@@ -1,5 +1,6 @@
 """Easy Instances: the derived quantities (m, ε₁, ε₂, τ₁, τ₂, ℓ, n_min, L, ε_avg, t₀) from public
-inputs only, the budget splits, and the (ε, δ) accounting of the ledger.
+inputs only and the budget splits (the ledger's (ε, δ) total is
+:func:`dpviz.privacy.accounting.dp_total`).
 
 Every constant carries the tag of the engineer's note (``/work/shared/papers/seed-easy-instances.md``):
 [S] stated in the seed, [S-skel] step structure stated with the symbols restored, [D] derived by us
@@ -22,7 +23,7 @@ from scipy.optimize import brentq
 from scipy.stats import chi2, norm
 
 from dpviz.privacy.budget import ApproxDP
-from dpviz.privacy.ledger import Ledger, Spend
+from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_sigma_dp
 
 #: Tuple-relation steps per row. One row added or removed changes exactly one of the t tuples
@@ -39,35 +40,6 @@ T_SEARCH_MAX = 10**13
 
 
 # ----------------------------------------------------------------------------- accounting
-
-
-def dp_total(ledger: Ledger, unit: str | None = None) -> ApproxDP:
-    """Basic (ε, δ) composition of a ledger whose spends are all ApproxDP (the CKM+21 accounting).
-
-    Sequential nodes add ε and δ; parallel nodes take the largest child (disjoint data). Each
-    recorded spend carries its *charged* share, so group privacy and advanced composition appear
-    as their own lines or are folded into the charge stated in the note (see the module doc).
-    """
-    eps = delta = 0.0
-    parts: list[ApproxDP] = []
-    for c in ledger.children:
-        if isinstance(c, Spend):
-            if unit is not None and c.unit != unit:
-                continue
-            if not isinstance(c.budget, ApproxDP):
-                raise TypeError(f"Spend '{c.name}' is not an ApproxDP spend: {c.budget!r}.")
-            parts.append(c.budget)
-        else:
-            parts.append(dp_total(c, unit))
-    if not parts:
-        return ApproxDP(0.0, 0.0)
-    if ledger.composition == "parallel":
-        eps = max(p.eps for p in parts)
-        delta = max(p.delta for p in parts)
-    else:
-        eps = sum(p.eps for p in parts)
-        delta = sum(p.delta for p in parts)
-    return ApproxDP(eps, min(delta, 1.0))
 
 
 def reserve(ledger: Ledger, name: str, budget: ApproxDP, note: str) -> None:

@@ -6,7 +6,7 @@
 - :mod:`.budget`: the budget split presets and their resolution (``FCBudget``).
 - :mod:`.spec`: the registry entry (imported here, so discovery registers the family).
 
-FriendlyCore's fallback when no core forms is :mod:`dpviz.clustering.fallback` (registered on its
+FriendlyCore's fallback when no core forms is :mod:`dpviz.clustering.grid_coreset` (registered on its
 own as ``grid_coreset``); its sample-and-aggregate stage is :mod:`dpviz.clustering.tuples`.
 """
 

@@ -44,7 +44,6 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.clustering.fallback import FallbackOutcome, fallback_centers
 from dpviz.clustering.friendlycore.budget import FCBudget, budget_margins, resolve_budget, suggest_n_tuples
 from dpviz.clustering.friendlycore.steps import (
     DIAM_BASE,
@@ -53,6 +52,7 @@ from dpviz.clustering.friendlycore.steps import (
     noisy_lloyd_from_sums,
     partition_sums,
 )
+from dpviz.clustering.grid_coreset import FallbackOutcome, fallback_centers
 from dpviz.clustering.tuples import TupleStage, check_declared_rows, stage_match_graph, tuple_stage
 from dpviz.core.tuple_predicates import MatchGraph
 from dpviz.privacy.budget import ZCDP
