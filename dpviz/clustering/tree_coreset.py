@@ -60,11 +60,10 @@ from dpviz._validation import (
 )
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
-from dpviz.privacy.accounting import pure_rho_guarantee
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_draw, gaussian_sigma_zcdp
-from dpviz.registry import AlgorithmSpec, Public, check_hinted, hint, register
+from dpviz.registry import check_hinted, hint
 from dpviz.result import Result, Trace
 
 #: Most hash bits in all (node codes are int64 prefixes).
@@ -360,22 +359,3 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                               **{f: getattr(p, f) for f in p.__dataclass_fields__}),
                   seed=seed, simulation=is_simulation(rng))
 
-
-def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
-             pub: Public, params: TreeCoresetParams, stage: Any = None) -> Result:
-    return tree_coreset(X, k, rho=budget.rho, delta=budget.delta, radius=radius, params=params, rng=rng)
-
-
-SPEC = register(AlgorithmSpec(
-    name="tree_coreset", title="Hash-tree coreset + noisy Lloyd", budget_kind="zcdp",
-    params=TreeCoresetParams,
-    paper="Chang, Ghazi, Kumar, Manurangsi. Locally private k-means in one round. ICML 2021 (the "
-          "LSH-tree coreset, as in Google's DP clustering library); Charikar 2002 (SimHash); "
-          "Su et al. 2016 (noisy Lloyd steps)",
-    private=_private, guarantee=pure_rho_guarantee,
-    steps=("hashing", "tree", "coreset", "coreset_centers", "refine", "merge", "tree_coreset_partition"),
-    rank=60,
-    description="A prefix tree of random-hyperplane hashes grown where noisy counts clear the noise, "
-                "noisy cell means as a weighted coreset, k-means on it, then noisy Lloyd on the rows. "
-                "Built for high dimension and many clusters.",
-))
