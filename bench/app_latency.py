@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
+import psutil  # noqa: E402
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from st_e2e import (  # noqa: E402
     launch_chromium,
@@ -129,7 +130,29 @@ _DONE_JS = """
 """
 
 
-def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, presses: int = 1) -> dict:
+def server_process(url: str) -> psutil.Process | None:
+    """The Streamlit server listening on ``url``'s port (one this script started, or ``--url``'s
+    if it runs as this user): its CPU time is read per move, because on a machine loaded by other
+    sessions wall time says little about the app's own work."""
+    port = url.rstrip("/").rsplit(":", 1)[-1]
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if "streamlit" in " ".join(cmd) and port in cmd:
+            return proc
+    return None
+
+
+def cpu_seconds(proc: psutil.Process | None) -> float:
+    """User + system CPU seconds of ``proc`` (all its threads: the script threads and the
+    prefetch worker); nan without a process."""
+    if proc is None:
+        return math.nan
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, presses: int = 1,
+                 server: psutil.Process | None = None) -> dict:
     """Press ArrowLeft ``presses`` times at once on ``slider`` (one move of that many steps: the
     frontend sends the value once, after its debounce); return the move's timings (ms).
 
@@ -142,10 +165,12 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, p
     thumb = slider_input(page, slider)
     thumb.focus()
     charts = page.evaluate(_INSTRUMENT_JS)
+    cpu0 = cpu_seconds(server)
     t_press = time.perf_counter()
     for _ in range(presses):
         thumb.press("ArrowLeft")
     page.evaluate(_DONE_JS, [before, 400, 60_000])
+    cpu1 = cpu_seconds(server)
     t = page.evaluate(_TIMES_JS)
     key = t["key"]
     finished = [f for f in t["finished"] if f > key]
@@ -158,6 +183,9 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, p
         "sent_ms": sent[0] - key, "finished_ms": finished[0] - key,
         "redrawn_ms": max(draws) - key, "first_draw_ms": min(draws) - key,
         "total_ms": max(finished[0], max(draws)) - key,
+        # the server's CPU from the key press to the end of the wait (which includes the 400 ms
+        # quiet period, so prefetch work done then for the next move is counted here too)
+        "cpu_ms": 1000 * (cpu1 - cpu0),
     }
     if net:  # network level (Playwright, perf_counter): value sent → script_finished received
         log = run_log(page)
@@ -175,7 +203,8 @@ def _pct(values: list[float], q: float) -> float:
 def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str,
            slider: str = "eps", t: int = 200) -> str:
     net = "server_ms" in moves[0]
-    cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
+    cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms",
+            *(["cpu_ms"] if not math.isnan(moves[0].get("cpu_ms", math.nan)) else [])]
     name = {"eps": "ε", "delta": "δ"}[slider]
     lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t={t}; {name} slider ArrowLeft × {len(moves)}, "
              f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
@@ -510,19 +539,21 @@ def main(argv: list[str] | None = None) -> int:
     with server as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
         page = new_app_page(browser, height=1400, track=args.net)
-        t0 = time.perf_counter()
+        proc = server_process(url)
+        t0, c0 = time.perf_counter(), cpu_seconds(proc)
         _open(page, url.rstrip("/") + QUERY.format(n=args.n, t=args.t, **start))
         print(f"first load (data, tuple stage, first private run): "
-              f"{time.perf_counter() - t0:.1f} s; status: "
+              f"{time.perf_counter() - t0:.1f} s wall, server CPU {cpu_seconds(proc) - c0:.1f} s "
+              f"(load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}); status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
         if args.vector:
             _vector_points(page)
-        measure_move(page, key, net=args.net, presses=args.jump)  # warm-up: lazy imports
+        measure_move(page, key, net=args.net, presses=args.jump, server=proc)  # warm-up: imports
         probe = [cpu_probe_ms()]
         moves = []
         for _ in range(args.moves):
             time.sleep(args.pause)
-            moves.append(measure_move(page, key, net=args.net, presses=args.jump))
+            moves.append(measure_move(page, key, net=args.net, presses=args.jump, server=proc))
         probe.append(cpu_probe_ms())
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
