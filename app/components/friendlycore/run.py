@@ -34,7 +34,7 @@ import dpviz.experiments
 import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
-from app.components import cache
+from app.components import cache, shipped
 from app.components.run import Reference
 
 
@@ -238,6 +238,9 @@ class Diagnostics:
     tuples_total: int
     normalized_loss: float | None
     center_error: float | None
+    #: Where the loss's reference came from when it was not computed in this session: the
+    #: shipped cache of the default lesson (:mod:`app.components.shipped`), said on screen.
+    reference_note: str = ""
 
 
 def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
@@ -247,15 +250,16 @@ def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
         if s.name == "match_core" and s.data.get("keep") is not None:
             kept = int(np.count_nonzero(s.data["keep"]))
     t = int(np.asarray(stage.tuples).shape[0])
+    note = shipped.NOTE if ref is not None and ref.recipe.endswith(shipped.NOTE) else ""
     if result.centers is None:
-        return Diagnostics(kept, t, None, None)
+        return Diagnostics(kept, t, None, None, note)
     loss = None
     if ref is not None:
         loss = float(metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost))
     err = None
     if ds.true_centers is not None:
         err = float(metrics.center_error(ds.true_centers, result.centers))
-    return Diagnostics(kept, t, loss, err)
+    return Diagnostics(kept, t, loss, err, note)
 
 
 # ----------------------------------------------------------------------------- messages
