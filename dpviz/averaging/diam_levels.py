@@ -68,7 +68,9 @@ def pair_levels(P: np.ndarray, r2: np.ndarray) -> np.ndarray:
     """levels[a, b] = the smallest e with Σ (P[a] − P[b])² ≤ r2[e] (len(r2) if none), uint8.
 
     The squared distance is the exact one of ``dist_r_counts`` (``_exact_le``: the difference,
-    then ``einsum`` over the coordinates), so ``levels ≤ e`` is its friendship test at r2[e]."""
+    then ``einsum`` over the coordinates), so ``levels ≤ e`` is its friendship test at r2[e].
+    Only the blocks on and right of the diagonal are computed: x − y and y − x are exact
+    negations, so their squares, and the level, are the same."""
     t, d = P.shape
     if len(r2) >= 255:
         raise ValueError(f"pair_levels supports at most 254 grid levels; got {len(r2)}.")
@@ -76,9 +78,11 @@ def pair_levels(P: np.ndarray, r2: np.ndarray) -> np.ndarray:
     rows = max(1, _BLOCK_PAIRS // max(t, 1))
     for s in range(0, t, rows):
         e = min(t, s + rows)
-        diff = (P[s:e, None, :] - P[None, :, :]).reshape(-1, d)
+        diff = (P[s:e, None, :] - P[None, s:, :]).reshape(-1, d)
         d2 = np.einsum("ij,ij->i", diff, diff)
-        out[s:e] = np.searchsorted(r2, d2, side="left").reshape(e - s, t)
+        block = np.searchsorted(r2, d2, side="left").astype(np.uint8).reshape(e - s, t - s)
+        out[s:e, s:] = block
+        out[s:, s:e] = block.T
     return out
 
 
