@@ -25,7 +25,11 @@ Per move, all times in the page's own clock (``performance.now()``), from the ``
 - finished: the page's JavaScript gets that ``script_finished`` message (later than its network
   arrival when the main thread is busy rendering the messages sent before it);
 - redrawn: the last DOM change inside any plotly chart of the page (the figures are drawn);
-- total: the later of the two, i.e. input → the page shows the new release and is idle.
+- total: the later of the two, i.e. input → the page shows the new release and is idle;
+- cpu: the Streamlit server's CPU time (user + system, all its threads: the script and the
+  prefetch worker) from the key press to the end of the wait, which includes the 400 ms quiet
+  period. On a machine loaded by other sessions this, not the wall time, says what the app
+  itself spends; the first load's line gives the server's CPU for the first screen too.
 
 The wait for a move to end runs in the page (timers only; no requestAnimationFrame polling).
 Prints a table, median / p90 / max and a CPU probe (this VM's speed drifts by up to ~1.8× within
