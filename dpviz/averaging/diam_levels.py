@@ -152,8 +152,8 @@ class DiamLevels:
         """
         core_index = np.asarray(core_index, dtype=np.intp)
         c = core_index.size
-        if c == 0 or tuple(map(float, grid)) != self.grid:
-            return None
+        if c == 0 or tuple(map(float, grid)) != self.grid or len(self.r2) >= 255:
+            return None  # (over 254 grid levels, e.g. a tiny r_min: uint8 levels do not fit)
         if 4 * c < self.tuples.shape[0] and not self.built(int(core_index[0])):
             return None
         ref = self.reference(int(core_index[0]))

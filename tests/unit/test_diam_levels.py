@@ -85,6 +85,9 @@ def test_a_mismatched_order_or_grid_falls_back_to_direct_counting():
     shuffled = ro.ordered[:, ::-1]  # not this cache's order of the core
     assert cache.totals(core_index, shuffled, ro.permutation, grid=grid) is None
     assert cache.dist_counts(core_index, shuffled, ro.permutation, np.ones(k)) is None
+    fine = (1e-60, 40.0, 1.5)  # 380 grid levels: more than uint8 levels hold
+    deep = DiamLevels(tuples, r_min=fine[0], r_max=fine[1], base=fine[2])
+    assert deep.totals(core_index, ro.ordered, ro.permutation, grid=fine) is None
 
 
 # ----------------------------------------------------------------------------- the pipeline
