@@ -494,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="each move goes STEPS slider steps at once (a jump: not prefetched)")
     ap.add_argument("--pause", type=float, default=0.0, metavar="S",
                     help="wait S seconds before each measured move (a user reading the picture)")
+    ap.add_argument("--second-visit", action="store_true",
+                    help="after the moves, open the same link in a new session (a second student "
+                         "of a class) and time its first screen too")
     ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
                     help="instead: open the Compare page's default link OPENS times, each in a new "
                          "session, and time its default view (issue 27's goal: ≤ 10 s)")
@@ -559,6 +562,13 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(args.pause)
             moves.append(measure_move(page, key, net=args.net, presses=args.jump, server=proc))
         probe.append(cpu_probe_ms())
+        if args.second_visit:
+            other = new_app_page(browser, height=1400, track=False)
+            t0, c0 = time.perf_counter(), cpu_seconds(proc)
+            _open(other, url.rstrip("/") + QUERY.format(n=args.n, t=args.t, **start))
+            print(f"second visit (a new session, same link): {time.perf_counter() - t0:.1f} s wall, "
+                  f"server CPU {cpu_seconds(proc) - c0:.1f} s (load average now: "
+                  f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
     chart += ", WebGL points" if args.vector else ", raster points"
