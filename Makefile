@@ -88,10 +88,12 @@ bench-app: $(VENV)/.dev chromium
 bench-load: $(VENV)/.dev
 	$(PY) bench/load.py $(ARGS)
 
-# The presets' Budget sweeps, precomputed for shared links (rerun after a library change: the
-# app ignores the file while its code hash differs from the running code's).
+# The presets' Budget sweeps, precomputed for shared links, and the default lesson's non-private
+# reference (rerun after a library change: the app ignores a file while its code hash differs
+# from the running code's).
 precompute: $(VENV)/.runtime
 	$(PY) -m app.precompute_sweeps
+	$(PY) -m app.precompute_lesson
 
 # Refresh the README screenshot from the browser test suite.
 screenshot: $(VENV)/.dev chromium

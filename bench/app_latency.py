@@ -25,7 +25,11 @@ Per move, all times in the page's own clock (``performance.now()``), from the ``
 - finished: the page's JavaScript gets that ``script_finished`` message (later than its network
   arrival when the main thread is busy rendering the messages sent before it);
 - redrawn: the last DOM change inside any plotly chart of the page (the figures are drawn);
-- total: the later of the two, i.e. input → the page shows the new release and is idle.
+- total: the later of the two, i.e. input → the page shows the new release and is idle;
+- cpu: the Streamlit server's CPU time (user + system, all its threads: the script and the
+  prefetch worker) from the key press to the end of the wait, which includes the 400 ms quiet
+  period. On a machine loaded by other sessions this, not the wall time, says what the app
+  itself spends; the first load's line gives the server's CPU for the first screen too.
 
 The wait for a move to end runs in the page (timers only; no requestAnimationFrame polling).
 Prints a table, median / p90 / max and a CPU probe (this VM's speed drifts by up to ~1.8× within
@@ -48,6 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
+import psutil  # noqa: E402
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from st_e2e import (  # noqa: E402
     launch_chromium,
@@ -129,7 +134,29 @@ _DONE_JS = """
 """
 
 
-def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, presses: int = 1) -> dict:
+def server_process(url: str) -> psutil.Process | None:
+    """The Streamlit server listening on ``url``'s port (one this script started, or ``--url``'s
+    if it runs as this user): its CPU time is read per move, because on a machine loaded by other
+    sessions wall time says little about the app's own work."""
+    port = url.rstrip("/").rsplit(":", 1)[-1]
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if "streamlit" in " ".join(cmd) and port in cmd:
+            return proc
+    return None
+
+
+def cpu_seconds(proc: psutil.Process | None) -> float:
+    """User + system CPU seconds of ``proc`` (all its threads: the script threads and the
+    prefetch worker); nan without a process."""
+    if proc is None:
+        return math.nan
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, presses: int = 1,
+                 server: psutil.Process | None = None) -> dict:
     """Press ArrowLeft ``presses`` times at once on ``slider`` (one move of that many steps: the
     frontend sends the value once, after its debounce); return the move's timings (ms).
 
@@ -142,10 +169,12 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, p
     thumb = slider_input(page, slider)
     thumb.focus()
     charts = page.evaluate(_INSTRUMENT_JS)
+    cpu0 = cpu_seconds(server)
     t_press = time.perf_counter()
     for _ in range(presses):
         thumb.press("ArrowLeft")
     page.evaluate(_DONE_JS, [before, 400, 60_000])
+    cpu1 = cpu_seconds(server)
     t = page.evaluate(_TIMES_JS)
     key = t["key"]
     finished = [f for f in t["finished"] if f > key]
@@ -158,6 +187,9 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, p
         "sent_ms": sent[0] - key, "finished_ms": finished[0] - key,
         "redrawn_ms": max(draws) - key, "first_draw_ms": min(draws) - key,
         "total_ms": max(finished[0], max(draws)) - key,
+        # the server's CPU from the key press to the end of the wait (which includes the 400 ms
+        # quiet period, so prefetch work done then for the next move is counted here too)
+        "cpu_ms": 1000 * (cpu1 - cpu0),
     }
     if net:  # network level (Playwright, perf_counter): value sent → script_finished received
         log = run_log(page)
@@ -175,7 +207,8 @@ def _pct(values: list[float], q: float) -> float:
 def report(moves: list[dict], *, n: int, load: str, prefetch: bool, chart: str,
            slider: str = "eps", t: int = 200) -> str:
     net = "server_ms" in moves[0]
-    cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms"]
+    cols = ["sent_ms", *(["server_ms"] if net else []), "finished_ms", "redrawn_ms", "total_ms",
+            *(["cpu_ms"] if not math.isnan(moves[0].get("cpu_ms", math.nan)) else [])]
     name = {"eps": "ε", "delta": "δ"}[slider]
     lines = [f"Explore, Fig. 6 blobs n={n:,}, k=8, t={t}; {name} slider ArrowLeft × {len(moves)}, "
              f"prefetch {'on' if prefetch else 'off'}, storyboard: {chart} "
@@ -461,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="each move goes STEPS slider steps at once (a jump: not prefetched)")
     ap.add_argument("--pause", type=float, default=0.0, metavar="S",
                     help="wait S seconds before each measured move (a user reading the picture)")
+    ap.add_argument("--second-visit", action="store_true",
+                    help="after the moves, open the same link in a new session (a second student "
+                         "of a class) and time its first screen too")
     ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
                     help="instead: open the Compare page's default link OPENS times, each in a new "
                          "session, and time its default view (issue 27's goal: ≤ 10 s)")
@@ -510,20 +546,29 @@ def main(argv: list[str] | None = None) -> int:
     with server as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
         page = new_app_page(browser, height=1400, track=args.net)
-        t0 = time.perf_counter()
+        proc = server_process(url)
+        t0, c0 = time.perf_counter(), cpu_seconds(proc)
         _open(page, url.rstrip("/") + QUERY.format(n=args.n, t=args.t, **start))
         print(f"first load (data, tuple stage, first private run): "
-              f"{time.perf_counter() - t0:.1f} s; status: "
+              f"{time.perf_counter() - t0:.1f} s wall, server CPU {cpu_seconds(proc) - c0:.1f} s "
+              f"(load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}); status: "
               f"{widget(page, 'run_status').inner_text().strip()[:90]}", flush=True)
         if args.vector:
             _vector_points(page)
-        measure_move(page, key, net=args.net, presses=args.jump)  # warm-up: lazy imports
+        measure_move(page, key, net=args.net, presses=args.jump, server=proc)  # warm-up: imports
         probe = [cpu_probe_ms()]
         moves = []
         for _ in range(args.moves):
             time.sleep(args.pause)
-            moves.append(measure_move(page, key, net=args.net, presses=args.jump))
+            moves.append(measure_move(page, key, net=args.net, presses=args.jump, server=proc))
         probe.append(cpu_probe_ms())
+        if args.second_visit:
+            other = new_app_page(browser, height=1400, track=False)
+            t0, c0 = time.perf_counter(), cpu_seconds(proc)
+            _open(other, url.rstrip("/") + QUERY.format(n=args.n, t=args.t, **start))
+            print(f"second visit (a new session, same link): {time.perf_counter() - t0:.1f} s wall, "
+                  f"server CPU {cpu_seconds(proc) - c0:.1f} s (load average now: "
+                  f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
         browser.close()
     chart = "st.plotly_chart" if args.plotly_chart else "live chart (Plotly.react)"
     chart += ", WebGL points" if args.vector else ", raster points"

@@ -33,6 +33,10 @@ class Reference:
 def reference(ds, k: int) -> Reference:
     """The non-private reference for the normalized loss, cached per (content hash, k)."""
     def compute() -> Reference:
+        from app.components import shipped  # the default lesson's, shipped (issue 33 item 2)
+
+        if (made := shipped.reference(ds, k)) is not None:
+            return Reference(*made)
         t0 = time.perf_counter()
         ref = dpviz.metrics.reference_kmeans(ds.X, k, rng=0)
         return Reference(ref.centers, ref.cost, time.perf_counter() - t0, ref.recipe)

@@ -74,8 +74,13 @@ def check_diam_core(
     r: float,
     rng: np.random.Generator,
     ledger: Ledger,
+    total: int | None = None,
 ) -> Probe:
     """CheckDiam (Tsfadia et al. 2022, §5.1.2) on trusted inputs; records its draw in ``ledger``.
+
+    ``total``: Σ_i s_i at this r if the caller counted it already (the same integer
+    ``dist_r_counts(X, r).sum()`` gives, e.g. from :mod:`dpviz.averaging.diam_levels`, cached per
+    tuple stage); None counts it here.
 
     s_i = #{j : ‖x_i − x_j‖ ≤ r} (self included); a = (1/n)Σ s_i; â = a + N(0, 2/ρ)
     (σ = √(2/ρ), sensitivity 2); accept iff â − n ≥ −√(4 ln(1/β)/ρ).
@@ -86,7 +91,9 @@ def check_diam_core(
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    a = float(dist_r_counts(X, r).sum()) / n if n else 0.0
+    if total is None:
+        total = int(dist_r_counts(X, r).sum()) if n else 0
+    a = float(total) / n if n else 0.0
     # The proof shows a′ − 1 ≤ a ≤ a′ + 2 under add/remove, so a (and a − n) has sensitivity 2.
     a_hat = gaussian(a, sensitivity=2.0, rho=rho, rng=rng, ledger=ledger,
                      name=f"â (CheckDiam, r={r:.4g})", note="â = a + N(0, 2/ρ), sensitivity 2")
@@ -120,8 +127,13 @@ def find_diam_core(
     base: float = 1.5,
     rng: np.random.Generator,
     ledger: Ledger,
+    level_totals: np.ndarray | None = None,
 ) -> DiamOutcome:
     """FindDiam (Tsfadia et al. 2022, §5.1.2) on trusted inputs; records its spends in ``ledger``.
+
+    ``level_totals`` (optional, length T + 1): Σ_i s_i at r_min·b^e for every grid level e,
+    precomputed from the same points (:class:`dpviz.averaging.diam_levels.DiamLevels`); the
+    probes, their noise and the released radius are then exactly those of counting here.
 
     Binary search for the smallest e ∈ {0..T} with CheckDiam(r_min·b^e) = 1 (lo = 0, hi = T;
     mid = (lo+hi)//2; accept → hi = mid, reject → lo = mid + 1); returns r_min·b^lo, which is
@@ -136,7 +148,8 @@ def find_diam_core(
     while lo < hi:
         mid = (lo + hi) // 2
         probe = check_diam_core(X, rho=rho / q, beta=beta / q, r=r_min * base**mid, rng=rng,
-                                ledger=ledger)
+                                ledger=ledger,
+                                total=None if level_totals is None else int(level_totals[mid]))
         probes.append(probe)
         if probe.accepted:
             hi = mid

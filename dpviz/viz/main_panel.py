@@ -135,6 +135,9 @@ def main_panel_spec(
     proj = projector or project_2d(X_arr)
     idx = downsample_index(X_arr.shape[0], max_points, rng_seed=rng_seed)
     P = proj.transform(X_arr[idx]) if X_arr.shape[0] else np.zeros((0, 2))
+    # The decimation, said under the panel (issue 33): the picture is a sample of the rows.
+    drawn = (f" · {len(idx):,} of {X_arr.shape[0]:,} rows drawn (a uniform sample)"
+             if len(idx) < X_arr.shape[0] else "")
     window = raster.square_window(P)
     data = points_traces(P, name=DATA_NAME, opacity=0.22, size=3)[0]
     background, foreground, svg = [data], [], []
@@ -187,7 +190,7 @@ def main_panel_spec(
         margin=dict(l=22, r=legend_width, t=6, b=22, autoexpand=False),
         legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top",
                     font=dict(size=10), itemsizing="constant", tracegroupgap=4),
-        xaxis=dict(range=list(window.x_range), title=dict(text=proj.axis_titles[0], standoff=2),
+        xaxis=dict(range=list(window.x_range), title=dict(text=proj.axis_titles[0] + drawn, standoff=2),
                    showticklabels=False, ticks=""),
         yaxis=dict(range=list(window.y_range), title=dict(text=proj.axis_titles[1], standoff=2),
                    scaleanchor="x", scaleratio=1, showticklabels=False, ticks=""),

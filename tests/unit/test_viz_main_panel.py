@@ -93,3 +93,12 @@ def test_backup_note_states_its_count_noise_which_grows_as_rho_shrinks():
         assert f"σ = {mp.grid_count_sigma(res):.3g} rows" in note.replace("<br>", " ")
         sigmas.append(mp.grid_count_sigma(res))
     assert sigmas[0] > 3 * sigmas[1]  # 10× less ρ: √10× more noise per count
+
+
+def test_the_axis_title_says_how_many_rows_are_drawn():
+    """A sample of the rows is drawn (issue 33: the decimation said under the panel)."""
+    result, X = fake_fc_result(seed=0)
+    big = np.vstack([X] * 10)  # 6,000 rows: 2,000 of them are drawn
+    fig = mp.main_panel_figure(result, big, magnification=5.0)
+    assert fig.layout.xaxis.title.text == "x1 · 2,000 of 6,000 rows drawn (a uniform sample)"
+    assert mp.main_panel_figure(result, X, magnification=5.0).layout.xaxis.title.text == "x1"

@@ -114,12 +114,14 @@ def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     tiles (issue 27: in the fixed top margin it ran into the panel titles).
     """
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    fig = dpviz.viz.storyboard.storyboard_figure(
+    # The plain figure dict, sent unvalidated (as the main panel is): building and validating a
+    # plotly Figure was about half of this function's time (issue 33 item 2).
+    spec = dpviz.viz.storyboard.storyboard_spec(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=True, legend_in_free_cell=True,
         tick_labels=False, margin=dict(l=25, r=10, t=70, b=25), status_subtitle=False,
         points="vector" if vector else "raster")
-    return fig.to_json()
+    return pio.to_json(spec, validate=False)
 
 
 def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:

@@ -126,7 +126,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
                   "k-means++ on all rows and Y the cost of the private centers (0 = as good as "
                   "non-private; Tsfadia et al. Fig. 6). Exact function of the rows: " + tag + ". "
                   "Shown as 0 when the private centers happen to cost less than the reference.")
-        c2.caption(tag + note)
+        c2.caption(tag + note + (f" · {diag.reference_note}" if diag.reference_note else ""))
         err = "—" if diag.center_error is None else f"{diag.center_error:.4f}"
         c3.metric("Center error", err, help="Mean distance from each true (generating) center "
                   "to its matched private center; only for data with known centers. " + tag + ".")

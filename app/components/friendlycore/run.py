@@ -20,6 +20,8 @@ the tuple stage (pieces, oracle), the second for the private stage's noise, the 
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,7 +35,7 @@ import dpviz.data
 import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
-from app.components import cache
+from app.components import cache, shipped
 from app.components.run import Reference
 
 
@@ -131,7 +133,42 @@ def tuple_stage(ds, cfg: RunConfig):
         return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,
                               rng=np.random.default_rng(seeds(cfg.seed)[0]))
 
+    if getattr(ds, "source", None) in PUBLIC_SOURCES:  # a public recipe's: one for every session
+        return cache.memo("stage", cfg.stage_key(ds), lambda: _shared_stage(cfg.stage_key(ds), compute))
     return cache.memo("stage", cfg.stage_key(ds), compute)
+
+
+#: Sources whose rows are a public recipe or a public table (never an upload): their tuple stage
+#: is shared by every session of the server (DESIGN.md: only what is derived from uploads stays
+#: per session).
+PUBLIC_SOURCES = ("generated", "builtin")
+#: Public tuple stages kept for all sessions (each holds its match graph and FindDiam levels,
+#: ~30–45 MB at t = 1,500).
+SHARED_STAGES = 2
+_SHARED: OrderedDict[tuple, Any] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_KEY_LOCKS: dict[tuple, threading.Lock] = {}
+
+
+def _shared_stage(key: tuple, compute: Callable[[], Any]):
+    """The tuple stage of a public dataset, computed once for the server (issue 33 item 2): the
+    match graph and FindDiam's levels are cached on the stage object, so a class opening the
+    default lesson pays them once, not once per student. Sessions asking at the same time wait
+    for the one computing it (a lock per key)."""
+    with _SHARED_LOCK:
+        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        with _SHARED_LOCK:
+            if key in _SHARED:
+                _SHARED.move_to_end(key)
+                return _SHARED[key]
+        stage = compute()
+        with _SHARED_LOCK:
+            _SHARED[key] = stage
+            while len(_SHARED) > SHARED_STAGES:
+                old, _ = _SHARED.popitem(last=False)
+                _KEY_LOCKS.pop(old, None)
+        return stage
 
 
 def _run(ds, stage, cfg: RunConfig, rng: np.random.Generator):
@@ -237,6 +274,9 @@ class Diagnostics:
     tuples_total: int
     normalized_loss: float | None
     center_error: float | None
+    #: Where the loss's reference came from when it was not computed in this session: the
+    #: shipped cache of the default lesson (:mod:`app.components.shipped`), said on screen.
+    reference_note: str = ""
 
 
 def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
@@ -246,15 +286,16 @@ def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
         if s.name == "match_core" and s.data.get("keep") is not None:
             kept = int(np.count_nonzero(s.data["keep"]))
     t = int(np.asarray(stage.tuples).shape[0])
+    note = shipped.NOTE if ref is not None and ref.recipe.endswith(shipped.NOTE) else ""
     if result.centers is None:
-        return Diagnostics(kept, t, None, None)
+        return Diagnostics(kept, t, None, None, note)
     loss = None
     if ref is not None:
         loss = float(metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost))
     err = None
     if ds.true_centers is not None:
         err = float(metrics.center_error(ds.true_centers, result.centers))
-    return Diagnostics(kept, t, loss, err)
+    return Diagnostics(kept, t, loss, err, note)
 
 
 # ----------------------------------------------------------------------------- messages

@@ -26,7 +26,9 @@ its own module.
 from __future__ import annotations
 
 import math
+import threading
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -44,6 +46,7 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
+from dpviz.averaging.diam_levels import DiamLevels, stage_diam_levels
 from dpviz.clustering.friendlycore.budget import FCBudget, budget_margins, resolve_budget, suggest_n_tuples
 from dpviz.clustering.friendlycore.steps import (
     DIAM_BASE,
@@ -110,6 +113,20 @@ class InMemoryRows:
                                 ledger=ledger)
 
 
+_LEVELS_LOCK = threading.Lock()
+_LEVELS: weakref.WeakKeyDictionary[TupleStage, dict] = weakref.WeakKeyDictionary()
+
+
+def diam_levels(stage: TupleStage, *, r_min: float, radius: float) -> DiamLevels:
+    """FindDiam's pair counts of the stage's tuples on the grid [r_min, 2Λ] (ratio DIAM_BASE),
+    kept as long as the stage object lives (:mod:`dpviz.averaging.diam_levels`): ρ-independent,
+    so every ε / δ step on a cached stage reuses them (built on the first run that needs them).
+    Safe to share between threads and sessions: a pure function of the tuples."""
+    with _LEVELS_LOCK:
+        owner = _LEVELS.setdefault(stage, {})
+    return stage_diam_levels(stage.tuples, r_min=r_min, r_max=2.0 * radius, base=DIAM_BASE, owner=owner)
+
+
 def _reserve(ledger: Ledger, budget: ZCDP, why: str) -> None:
     """Account a sub-call that did not run: the guarantee covers every branch."""
     if budget.rho > 0 or budget.delta > 0:
@@ -120,9 +137,12 @@ def _reserve(ledger: Ledger, budget: ZCDP, why: str) -> None:
 def run_private_part(
     stage: TupleStage, rows: RowAccess, budget: FCBudget, *, root: Ledger, trace: Trace,
     n_declared: int, r_min: float, radius: float, fallback: bool, rng: np.random.Generator,
-    match: MatchGraph | None = None,
+    match: MatchGraph | None = None, cache_diam: bool = True,
 ) -> tuple[np.ndarray | None, str | None]:
     """Steps 2–4 of FC_Clustering on a tuple stage: (centers or None, the public failure).
+
+    ``cache_diam``: FindDiam's pair counts come from the stage's cache (:func:`diam_levels`, the
+    same integers, so the same release); False counts them in every run.
 
     The one private part of the in-memory (:func:`fc_private_stage`) and the streamed
     (``dpviz.large.fc_stream.fc_private_stream``) pipelines: the feasibility step,
@@ -147,8 +167,10 @@ def run_private_part(
 
     # ---- FC_kTupleClustering (unit: tuple) ---------------------------------------------
     graph = match if match is not None else stage_match_graph(stage)
+    levels = diam_levels(stage, r_min=r_min, radius=radius) if cache_diam else None
     tuple_centers, internal_reason = fc_k_tuple_clustering(
-        stage.tuples, graph, budget, r_min=r_min, radius=radius, rng=rng, ledger=root, trace=trace)
+        stage.tuples, graph, budget, r_min=r_min, radius=radius, rng=rng, ledger=root, trace=trace,
+        levels=levels)
     failure = FC_FAILED if tuple_centers is None else None
     trace.add("fc_outcome", released=False, reason=internal_reason,
               note="which test output ⊥ is NOT released: only '⊥' is (one public reason)")
@@ -247,6 +269,7 @@ def fc_private_stage(
     diam_beta: float | None = None,
     radius_factor: float | None = None,
     lloyd_radius_factor: float | None = None,
+    cache_diam: bool = True,
 ) -> Result:
     """The private part of FC_Clustering on a precomputed TupleStage (milliseconds at t = 200).
 
@@ -285,6 +308,10 @@ def fc_private_stage(
     diam_beta, radius_factor, lloyd_radius_factor : float, optional
         Override the preset's utility knobs (FindDiam's β; the multiplier on its radii; the Lloyd
         step's FriendlyAvg radius in units of Λ, ≥ 1).
+    cache_diam : bool, default True
+        Take FindDiam's pair counts from the stage's cache (:func:`diam_levels`, built once per
+        stage object and FindDiam grid; the same integers, so a bit-identical release). False
+        counts them in this run.
 
     Returns
     -------
@@ -338,7 +365,7 @@ def fc_private_stage(
               sigma=size.sigma, note="public: declared by the caller, or a DP count from the budget")
     centers, failure = run_private_part(stage, InMemoryRows(X, radius), budget, root=root, trace=trace,
                                         n_declared=n_decl, r_min=r_min, radius=radius, fallback=fallback,
-                                        rng=gen, match=match)
+                                        rng=gen, match=match, cache_diam=cache_diam)
     return Result(centers, failure, root, trace.freeze(), params, seed, simulation=is_simulation(rng))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpviz.averaging.diam_levels import DiamLevels
 from dpviz.averaging.diameter import find_diam_core
 from dpviz.averaging.friendly_avg import friendly_avg_from_sums
 from dpviz.clustering.friendlycore.budget import FCBudget
@@ -50,7 +51,7 @@ NHAT_NONPOSITIVE = "n̂ ≤ 0 in FriendlyOrdTupAvg (too few tuples in the dist c
 
 def fc_k_tuple_clustering(
     tuples: np.ndarray, graph: MatchGraph, budget: FCBudget, *, r_min: float, radius: float,
-    rng: np.random.Generator, ledger: Ledger, trace: Trace,
+    rng: np.random.Generator, ledger: Ledger, trace: Trace, levels: DiamLevels | None = None,
 ) -> tuple[np.ndarray | None, str | None]:
     """FC_kTupleClustering (Tsfadia et al. 2022, §5.2.1): k private centers from t k-tuples.
 
@@ -67,6 +68,8 @@ def fc_k_tuple_clustering(
     Privacy
     -------
     (ρ, δ)-zCDP for add/remove of one *tuple* (Thm 5.3) with (ρ, δ) = ``budget.tuple_level``.
+    ``levels`` (FindDiam's pair counts of ``tuples``, cached per stage) changes only where the
+    counts are computed, never their values.
     """
     match = budget.parts["match_core"]
     tk = ledger.child("FC_kTupleClustering", budget.tuple_level, unit="tuple")
@@ -82,7 +85,8 @@ def fc_k_tuple_clustering(
     l_avg = tk.child("FC_AvgOrdTup", budget.avg_ord)
     core_index = np.flatnonzero(f1.keep)
     centers, reason = fc_avg_ord_tup(tuples[core_index], core_index, budget, r_min=r_min,
-                                     radius=radius, rng=rng, ledger=l_avg, trace=trace, n_bound=n_bound)
+                                     radius=radius, rng=rng, ledger=l_avg, trace=trace, n_bound=n_bound,
+                                     levels=levels)
     if reason == "empty input":
         reason = EMPTY_MATCH_CORE if core_index.size == 0 else EMPTY_DIST_CORE
     return centers, reason
@@ -91,8 +95,13 @@ def fc_k_tuple_clustering(
 def fc_avg_ord_tup(
     core: np.ndarray, core_index: np.ndarray, budget: FCBudget, *, r_min: float, radius: float,
     rng: np.random.Generator, ledger: Ledger, trace: Trace, n_bound: int | None = None,
+    levels: DiamLevels | None = None,
 ) -> tuple[np.ndarray | None, str | None]:
     """FC_AvgOrdTup (Tsfadia et al. 2022, §5.2.3) on the match core; (centers, reason).
+
+    ``levels``: the stage's precomputed FindDiam pair counts (:mod:`dpviz.averaging.diam_levels`,
+    indexed by ``core_index`` into the stage's tuples); the same integers as counting here, so
+    the same release. None (or a core it does not cover) counts directly.
 
     ``n_bound``: the public bound on the core's size (t) for the known-size dist-core filter
     (``budget.split.known_size``; None runs the paper's n̂ estimate).
@@ -121,12 +130,15 @@ def fc_avg_ord_tup(
               permutation=ro.permutation, ordered=ro.ordered, n_hungarian=ro.n_hungarian)
     # Step 2: one FindDiam per coordinate, ρ_diam/k each, over [r_min, 2Λ].
     rho_fd = budget.find_diam_per_coordinate(k)
+    totals = None if levels is None else levels.totals(core_index, ro.ordered, ro.permutation,
+                                                       grid=(r_min, 2.0 * radius, DIAM_BASE))
     radii = np.empty(k)
     probes = []
     for j in range(k):
         node = ledger.child(f"FindDiam[{j + 1}]", ZCDP(rho_fd))
         out = find_diam_core(ro.ordered[:, j, :], rho=rho_fd, beta=split.diam_beta, r_min=r_min,
-                             r_max=2.0 * radius, base=DIAM_BASE, rng=rng, ledger=node)
+                             r_max=2.0 * radius, base=DIAM_BASE, rng=rng, ledger=node,
+                             level_totals=None if totals is None else totals[j])
         radii[j] = out.r
         probes.append([p.to_dict() for p in out.probes])
     # Post-processing of the released radii: FindDiam stops at the edge of the coordinate
@@ -137,7 +149,10 @@ def fc_avg_ord_tup(
     # Step 3: one FriendlyCore for all k coordinates.
     b_dist = budget.parts["dist_core"]
     l_dist = ledger.child("FriendlyCore(dist_r1..rk)", b_dist)
-    counts = ordered_dist_counts(ro.ordered, radii_used) if len(ro.ordered) else np.zeros(0, np.int64)
+    counts = None if levels is None else levels.dist_counts(core_index, ro.ordered, ro.permutation,
+                                                            radii_used)
+    if counts is None:
+        counts = ordered_dist_counts(ro.ordered, radii_used) if len(ro.ordered) else np.zeros(0, np.int64)
     f2 = zcdp_filter(counts, rho=b_dist.rho, delta=b_dist.delta, rng=rng, ledger=l_dist,
                      n_bound=n_bound)
     trace.add("dist_core", released=False, counts=counts, scores=f2.scores,

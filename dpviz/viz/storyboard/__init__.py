@@ -34,6 +34,7 @@ from dpviz.viz.storyboard.panels import (
     panel_tuples,
     storyboard_figure,
     storyboard_panels,
+    storyboard_spec,
 )
 from dpviz.viz.storyboard.status import (
     BACKUP_WORDS,
@@ -68,5 +69,6 @@ __all__ = [
     "run_status",
     "storyboard_figure",
     "storyboard_panels",
+    "storyboard_spec",
     "wrap",
 ]

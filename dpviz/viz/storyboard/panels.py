@@ -435,7 +435,42 @@ def storyboard_figure(
     margin: dict | None = None,
     status_subtitle: bool = True,
 ) -> go.Figure:
-    """All storyboard panels in one grid of subplots (shared projection, one legend).
+    """All storyboard panels in one grid of subplots (shared projection, one legend): the
+    validated :class:`plotly.graph_objects.Figure` of :func:`storyboard_spec` (which see for the
+    parameters)."""
+    return go.Figure(storyboard_spec(
+        result, X, panels=panels, cols=cols, projector=projector,
+        reference_centers=reference_centers, max_points=max_points, rng_seed=rng_seed,
+        height_per_row=height_per_row, color_pieces=color_pieces, title=title, points=points,
+        legend=legend, legend_in_free_cell=legend_in_free_cell, tick_labels=tick_labels,
+        margin=margin, status_subtitle=status_subtitle))
+
+
+def storyboard_spec(
+    result: Result,
+    X: np.ndarray,
+    *,
+    panels: Sequence[str] = "abcdefg",
+    cols: int = 4,
+    projector: Projector | None = None,
+    reference_centers: np.ndarray | None = None,
+    max_points: int = 5_000,
+    rng_seed: int = 0,
+    height_per_row: int = 360,
+    color_pieces: bool = False,
+    title: str | None = None,
+    points: Literal["vector", "raster"] = "vector",
+    legend: bool = True,
+    legend_in_free_cell: bool = False,
+    tick_labels: bool = True,
+    margin: dict | None = None,
+    status_subtitle: bool = True,
+) -> dict:
+    """All storyboard panels in one grid of subplots (shared projection, one legend), as the
+    plain figure dict ``{"data": [...], "layout": {...}}``: what a live page sends with
+    ``plotly.io.to_json(spec, validate=False)``, without building and validating a Figure
+    (about half of the storyboard's server time at n = 150,000; a test checks the JSON is
+    the validated Figure's).
 
     Parameters
     ----------
@@ -538,7 +573,7 @@ def storyboard_figure(
         layout["margin"] = dict(margin, autoexpand=False)
     if images:
         layout["images"] = images
-    return go.Figure(data=data, layout=layout)
+    return {"data": data, "layout": layout}
 
 
 def _one_entry_per_kind(traces: Sequence[dict]) -> list[dict]:
