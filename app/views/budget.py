@@ -28,6 +28,9 @@ modes.simulation_badge("simulation_badge_budget")
 
 X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 SLOT = "budget"
+#: A built-in table (public, at most 1,797 rows: seconds) gets its sweep started when the page
+#: opens, so the page is never empty after the README's "pick a built-in table" (issue 36).
+AUTO_RUN_MAX_N = 20_000
 
 
 
@@ -130,6 +133,21 @@ def _start(ds, spec: sweep.SweepSpec, resume: sweep.Partial | None = None) -> No
     sweep.start(SLOT, spec, piece, public=ds.source in sweep.PUBLIC_SOURCES, resume=resume)
 
 
+def _auto_start(ds, spec: sweep.SweepSpec, running) -> bool:
+    """Start ``spec``'s sweep once per session when nothing is there yet and the data is a built-in
+    table (public, at most :data:`AUTO_RUN_MAX_N` rows); True while that sweep runs."""
+    started = st.session_state.setdefault("_budget_auto_started", set())
+    job = jobs.running(SLOT)
+    if job is not None:
+        return job.key == spec and spec in started
+    if (ds.source != "builtin" or ds.n > AUTO_RUN_MAX_N or spec in started
+            or running is not None or sweep.partial(SLOT, spec) is not None):
+        return False
+    started.add(spec)
+    _start(ds, spec)
+    return True
+
+
 def main() -> None:
     if st.session_state.pop("_goto_explore", False):
         st.switch_page(st.session_state["_pages"]["explore"])
@@ -144,12 +162,18 @@ def main() -> None:
     if running is not None and running.key not in (spec, spec_n):
         jobs.stop(SLOT)  # the settings changed under a running sweep: stop it
         running = None
+    auto = _auto_start(ds, spec, running)
     part = sweep.run_button(SLOT, spec, noun="sweep", key="budget_run", unit="repetition",
                             start=lambda resume: _start(ds, spec, resume))
+    if auto:
+        with st.container(key="budget_auto"):
+            st.info("Sweeping this built-in table (started when the page opened, as a preset "
+                    "opens drawn): the curves appear as repetitions finish.")
     if part is None or part.done == 0:
-        st.info(f"Press **Run sweep** to run {len(spec.algorithms)} algorithm(s) at "
-                f"{len(spec.epsilons)} row-level ε values ({sweep.fmt_epsilons(spec.epsilons)}), "
-                f"{spec.reps} repetitions each. Results are kept for this session.")
+        if not auto:
+            st.info(f"Press **Run sweep** to run {len(spec.algorithms)} algorithm(s) at "
+                    f"{len(spec.epsilons)} row-level ε values ({sweep.fmt_epsilons(spec.epsilons)}), "
+                    f"{spec.reps} repetitions each. Results are kept for this session.")
     else:
         if part.stopped and not part.complete:
             st.warning(f"Stopped after {part.done} of {spec.reps} repetitions; the curves use "

@@ -3,6 +3,11 @@
 The algorithms, their parameter forms and their paper statements come from the registry
 (``dpviz.algorithms()``, ``dpviz.registry.param_fields``): a new family appears here without an
 edit. The curves are a simulation (seeded runs on the same rows, exact metrics), not a release.
+
+Layout (issue 36, at 1280×720): the title, one line on the guarantee, the run state (idle, running
+or done: never two at once) and the chosen methods ranked fill the first screen; the settings,
+the per-method panels and the long explanation follow. A message stands from the page's first
+element until the results (or the reason there are none) replace it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import streamlit as st
 import dpviz
 from app.components import a11y, compare, controls, data_source, jobs, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
-from dpviz.sweeps import REFERENCE, SIMULATION
+from dpviz.sweeps import REFERENCE
 from dpviz.viz import compare as figures
 
 KIND_TEXT = {
@@ -26,10 +31,17 @@ KIND_TEXT = {
 }
 ACCURACY = ("loss", "labeling_failure", "center_error")
 SLOT = "compare"
+#: What every private number on this page is (never "a private release": nothing is released).
+SIMULATED = ("a **simulation**: seeded runs on the same rows, measured exactly (non-private "
+             "diagnostics), not a release")
+#: Shown from the page's first element until the results (or the reason for none) replace it.
+LOADING = "Loading the dataset and the comparison (results appear here)…"
 
 
 def _title(spec: AlgorithmSpec) -> str:
-    return spec.title if spec.is_private else f"{spec.title} ({REFERENCE})"
+    if spec.is_private or "non-private" in spec.title:  # no "(non-private) (non-private reference)"
+        return spec.title
+    return f"{spec.title} ({REFERENCE})"
 
 
 # ----------------------------------------------------------------------------- settings
@@ -50,29 +62,46 @@ def _add_all(names: list[str]) -> None:
     state.update(calg="all")
 
 
+def _sync_delta() -> None:
+    """Compare's δ (``cdelta``, its own URL key) follows the app's δ whenever that changed since
+    this page last looked (issue 36: dataset, k, target ε and δ carry across pages); a link's own
+    ``cdelta`` stands while the app's δ is unchanged."""
+    p = state.params()
+    seen = st.session_state.get("_compare_seen_delta", state.defaults()["delta"])
+    if p["delta"] != seen:
+        state.update(cdelta=float(p["delta"]))
+    st.session_state["_compare_seen_delta"] = p["delta"]
+
+
+def _delta_changed() -> None:
+    value = float(st.session_state["compare_delta"])
+    state.update(cdelta=value, delta=value)  # the app's δ from now on
+    st.session_state["_compare_seen_delta"] = value
+
+
 def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
     """Algorithms, row-level ε range and δ, points, repetitions (bound to URL parameters)."""
     p = state.params()
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
     state.seed_widget("calg", "compare_algorithms", lambda v: _chosen(names))
-    a1, a2 = st.columns([5, 1], vertical_alignment="bottom")
-    a1.multiselect("Algorithms (five by default)", names, key="compare_algorithms",
+    # full width, short chip labels: five chips fit at 1280 px (the fifth was cut to "k-me…")
+    st.multiselect("Algorithms (five by default)", names, key="compare_algorithms",
                    format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
                    args=(names,))
-    a2.button(f"All {len(names)}", key="compare_all", on_click=_add_all, args=(names,),
-              disabled=len(_chosen(names)) == len(names),
-              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     c1, c2 = st.columns([3, 2])
     c3, c4, c5 = st.columns(3)
     sweep.range_and_runs(c1, c3, c4, page="compare", keys=("celo", "cehi", "cpts", "creps"),
                          points=(1, 12), max_reps=50,
                          reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
+    _sync_delta()
     state.seed_widget("cdelta", "compare_delta")
     c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
-                     format_func=controls.fmt_delta, key="compare_delta",
-                     on_change=state.on_change("cdelta", "compare_delta", float))
+                     format_func=controls.fmt_delta, key="compare_delta", on_change=_delta_changed)
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
+    c5.button(f"Add all {len(names)}", key="compare_all", on_click=_add_all, args=(names,),
+              disabled=len(_chosen(names)) == len(names),
+              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     return [by_name[n] for n in _chosen(names)]
 
 
@@ -149,8 +178,7 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
         eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
         st.dataframe(rank, hide_index=True, key="compare_rank_table",
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
-    st.caption(f"Every private number is a **{SIMULATION}**: seeded runs on the same rows, measured "
-               f"exactly (non-private diagnostics), not a release. Dotted: the **{REFERENCE}** (no "
+    st.caption(f"Every private number is {SIMULATED}. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
     a11y.chart(figures.small_multiples_figure(frame), key="compare_loss",
                on_select=lambda: _open_explore("compare_loss"), selection_mode="points")
@@ -165,7 +193,7 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
                            selection_mode="points")
         a11y.chart(figs["structure"], key="compare_structure")
         a11y.chart(figs["seconds"], key="compare_seconds")
-    with st.expander(f"The runs: median per algorithm and ε ({SIMULATION}; {REFERENCE} at ε = ∞)"):
+    with st.expander(f"The runs: median per algorithm and ε (simulation; {REFERENCE} at ε = ∞)"):
         st.dataframe(part_summary(part), hide_index=True, key="compare_table")
         top = max(spec.epsilons)
         st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
@@ -180,10 +208,7 @@ def part_summary(part: sweep.Partial):
     return s.rename(columns={"median": "median loss", "budget": "native budget (ρ or ε)"})
 
 
-def main() -> None:
-    if st.session_state.pop("_goto_explore", False):
-        st.switch_page(st.session_state["_pages"]["explore"])
-    st.title("Compare: every algorithm at the same privacy guarantee")
+def _guarantee() -> None:
     with st.container(key="compare_guarantee"):
         st.info("Every algorithm runs at the **same row-level guarantee**: (ε, δ)-DP for adding or "
                 "removing one row of your data — not at the same nominal ρ. Each is calibrated "
@@ -191,13 +216,49 @@ def main() -> None:
                 "sample-and-aggregate stage, where one row replaces one tuple, through group "
                 "privacy), so a lower curve is a better algorithm at the same promise to each person.",
                 icon=":material/balance:")
+
+
+def _state_line(spec: sweep.CompareSpec, part: sweep.Partial | None, n_algos: int) -> str:
+    """The one message of the run state: idle, running or done (stopped), never two at once."""
+    what = (f"{n_algos} algorithm(s) at row-level ε ∈ {{{sweep.fmt_epsilons(spec.epsilons)}}}, "
+            f"δ = {controls.fmt_delta(spec.delta)}, {spec.reps} repetition(s) each")
+    job = jobs.running(SLOT)
+    if job is not None and job.key == spec:
+        done = 0 if part is None else part.done
+        return (f"Running the comparison: {what}. The ranking appears as runs finish "
+                f"({done} of {spec.total} so far).")
+    if part is None or part.done == 0:
+        return (f"Press **Run comparison** to run {what}. Results are kept for this session and "
+                "dataset.")
+    if part.stopped and not part.complete:
+        return f"Stopped after {part.done} of {part.total} runs; the ranking uses the finished ones."
+    where = {"precomputed": " (precomputed for this preset: a seeded simulation, the same curves a "
+                            "Run gives)",
+             "session": ""}.get(getattr(part, "origin", "session"), " (computed earlier on this "
+                                "server by another session for the same public data)")
+    return f"Done: {what}{where}."
+
+
+def main() -> None:
+    if st.session_state.pop("_goto_explore", False):
+        st.switch_page(st.session_state["_pages"]["explore"])
+    st.title("Compare methods at one guarantee")
+    loading = st.empty()
+    loading.info(LOADING, icon=":material/hourglass_top:")
     got = sweep.page_dataset()
     if got is None:
+        loading.empty()
+        _guarantee()
         return
     ds, radius = got
-    st.markdown(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in Explore)")
+    st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
+               "Explore) · every method at the **same row-level (ε, δ)** (below: why) · settings "
+               "below the results")
+    top = st.container(key="compare_top")  # run state and results: filled after the settings
+    st.subheader("Settings")
     specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
+    _guarantee()
     algos = tuple((n, p) for n, p in chosen if p is not None)
     p = state.params()
     spec = sweep.CompareSpec(
@@ -207,19 +268,15 @@ def main() -> None:
     running = jobs.running(SLOT)
     if running is not None and running.key != spec:
         jobs.stop(SLOT)  # the settings changed under a running comparison
-        running = None
-    part = sweep.run_button(SLOT, spec, noun="comparison", key="compare_run", unit="run",
-                            start=lambda resume: _start(ds, spec, resume), disabled=not algos)
-    if part is None or part.done == 0:
-        st.info(f"Press **Run comparison** to run {len(algos)} algorithm(s) at row-level ε ∈ "
-                f"{{{sweep.fmt_epsilons(spec.epsilons)}}}, δ = "
-                f"{controls.fmt_delta(spec.delta)}, {spec.reps} repetition(s) each. Results are "
-                "kept for this session and dataset.")
-    else:
-        if part.stopped and not part.complete:
-            st.warning(f"Stopped after {part.done} of {part.total} runs; the curves use the "
-                       "finished ones.")
-        _charts(spec, part)
+    with top:
+        part = sweep.run_button(SLOT, spec, noun="comparison", key="compare_run", unit="run",
+                                start=lambda resume: _start(ds, spec, resume), disabled=not algos)
+        # the loading message's place takes the run state: a message stands there throughout
+        line = _state_line(spec, part, len(algos))
+        with loading.container(key="compare_state"):
+            (st.warning if line.startswith("Stopped") else st.info)(line)
+        if part is not None and part.done > 0:
+            _charts(spec, part)
 
 
 def _start(ds, spec: sweep.CompareSpec, resume: sweep.Partial | None = None) -> None:

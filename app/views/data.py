@@ -3,10 +3,12 @@ a large table on the server by path (a streamed release, app/components/server_p
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 import dpviz.viz
-from app.components import a11y, data_source, dataset_picker, server_path
+from app.components import a11y, controls, data_source, dataset_picker, safe, server_path, state
 from app.components.friendlycore import triage
 
 st.title("Data")
@@ -26,6 +28,11 @@ with left:
 choice = data_source.current()
 ds = choice.dataset
 dataset_picker.sync_run_defaults(ds)
+#: What the right-hand column says while a file sits in the uploader but no upload is in use yet
+#: (issue 36: it said "No uploaded dataset in this session yet … upload the file" right after one).
+PENDING_FILE = ("**{name}** is uploaded but not in use yet: choose its columns and how to scale "
+                "them on the left, then press **Use this dataset**. Nothing about it is shown here "
+                "until then{previous}.")
 
 
 def _pending_upload() -> bool:
@@ -38,14 +45,50 @@ def _pending_upload() -> bool:
         seen[ds.content_hash] = file_id  # the file in the uploader when this dataset came into use
     return src == "upload" and up is not None and (ds is None or seen.get(ds.content_hash) != file_id)
 
+
+def _notice() -> str | None:
+    """The source's notice, true to the uploader: a file in it is named, not asked for again."""
+    up = st.session_state.get("csv_upload")
+    if src == "upload" and up is not None and data_source.active_upload() is None:
+        previous = "" if ds is None else f"; the view below is still the previous dataset, {safe.md(ds.name)}"
+        return PENDING_FILE.format(name=safe.md(getattr(up, "name", "Your file")), previous=previous)
+    return choice.notice
+
+
+def _settings(ds) -> None:
+    """The run settings the verdicts use, on this page (issue 36: no detour to Explore's sidebar):
+    k and the row-level target ε, bound to the app's parameters (Explore, Budget, Compare and
+    Release read the same ones); each change re-runs the verdicts below."""
+    with st.container(key="data_settings", border=True):
+        st.markdown("**Settings the checks use** (shared with Explore, Budget, Compare and Release)")
+        c1, c2 = st.columns([1, 3])
+        state.seed_widget("k", "data_k", int)
+        c1.number_input("k (clusters)", min_value=1, max_value=50, step=1, key="data_k",
+                        on_change=state.on_change("k", "data_k", int),
+                        help="How many centers the private clustering releases.")
+        with c2:
+            controls.eps_slider("data_eps", label="Target row-level ε (the guarantee for one row)")
+        n = int(ds.n)
+        delta = float(state.get("delta"))
+        if delta > 0.1 / n:  # a δ the Release page calls unsafe (above 1/n), or close to it
+            sound = 10.0 ** math.floor(math.log10(0.1 / n))
+            st.warning(f"δ = {controls.fmt_delta(delta)} is above 1/(10n) = {0.1 / n:.2g} for "
+                       f"n = {n:,} (a δ near 1/n allows publishing a whole row; the Release page "
+                       f"calls δ above 1/n unsafe). The suggestions below state δ = {0.1 / n:.2g}.",
+                       icon=":material/warning:")
+            st.button(f"Set δ = {controls.fmt_delta(sound)}", key="data_sound_delta",
+                      on_click=state.update, kwargs={"delta": sound}, icon=":material/tune:")
+
 with right:
     if choice.error:
         with st.container(key="data_error"):
             st.error(choice.error)
             if ds is not None:
                 st.caption("The previous dataset stays on screen.")
-    if choice.notice:
-        st.info(choice.notice)
+    notice = _notice()
+    if notice:
+        with st.container(key="data_notice"):
+            st.info(notice)
     if ds is not None:
         with st.container(key="data_facts"):
             st.markdown(data_source.describe(ds))
@@ -63,7 +106,9 @@ with right:
             with st.container(key="data_verdict_hidden"):
                 st.info("The verdicts are about the dataset in use, not the file above: use the "
                         "new file (or fix it) to check it.")
-        else:
+        elif data_source.radius_for(ds) is not None:
+            st.header("Will it work at your settings?")
+            _settings(ds)
             triage.clustering_panel(ds)
             triage.panel(ds)
 server_path.panel()  # only when DPVIZ_SERVER_DATA_DIR names a directory (off by default)

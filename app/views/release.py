@@ -74,11 +74,31 @@ _PICK_NEW = "— type a name —"  # the known-identity picker's first option
 
 def _clamp_eps() -> None:
     """``on_change`` of the ε field: a value below :data:`EPS_MIN` (0 included) is raised to it in
-    the field itself, so what the field shows is what the statement and the release use."""
+    the field itself, so what the field shows is what the statement and the release use; the
+    value is the app's target ε from then on (Explore, Data, Budget, Compare read it)."""
     low = float(st.session_state["release_eps"]) < EPS_MIN
     st.session_state[_CLAMPED] = low
     if low:
         st.session_state["release_eps"] = EPS_MIN
+    state.update(eps=float(st.session_state["release_eps"]))
+
+
+#: The row-level δ a release may state (at most 10⁻⁴; the page warns above 1/n).
+RELEASE_DELTAS = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
+EPS_MAX = 50.0  # the ε field's upper end
+
+
+def _delta_options(delta: float) -> list[float]:
+    """The δ choices: the fixed ones, and the app's δ where it falls if it is one a release may state."""
+    return sorted(set(RELEASE_DELTAS) | ({float(delta)} if delta <= RELEASE_DELTAS[-1] else set()))
+
+
+def _seed_from_settings() -> None:
+    """Start the form at the settings the user made elsewhere (issue 36: ε started at 1 whatever
+    Explore said): k, the target ε and δ, the app's parameters (a δ above 10⁻⁴ shows as 10⁻⁴)."""
+    state.seed_widget("k", "release_k", int)
+    state.seed_widget("eps", "release_eps", lambda v: min(max(float(v), EPS_MIN), EPS_MAX))
+    state.seed_widget("delta", "release_delta", lambda v: min(float(v), RELEASE_DELTAS[-1]))
 
 
 def _pick_identity() -> None:
@@ -112,19 +132,21 @@ def _form(ds, radius: float):
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
                         key="release_algorithm")
-    k = c2.number_input("k (clusters)", min_value=1, max_value=50, value=int(p["k"]), step=1,
-                        key="release_k")
+    _seed_from_settings()
+    k = c2.number_input("k (clusters)", min_value=1, max_value=50, step=1, key="release_k",
+                        on_change=state.on_change("k", "release_k", int))
     c3.markdown(f"Declared radius **Λ = {radius:g}** (rows outside are removed, not clipped)")
     c4, c5, c6 = st.columns(3)
     # min_value 0, not EPS_MIN: the browser refused a typed 0 silently (it kept showing 0 while
     # the statement used the previous ε, issue 27); the callback clamps it where the user sees it.
-    eps = c4.number_input("Row-level ε", min_value=0.0, max_value=50.0, value=1.0, step=0.1,
+    eps = c4.number_input("Row-level ε", min_value=0.0, max_value=EPS_MAX, step=0.1,
                           key="release_eps", on_change=_clamp_eps)
     if st.session_state.get(_CLAMPED):
         c4.warning(f"ε must be positive (ε = 0 promises no privacy loss, so no release can meet "
                    f"it): set to the smallest ε here, {EPS_MIN:g}.", icon=":material/warning:")
-    delta = c5.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4],
-                             value=1e-6, format_func=lambda v: f"{v:.0e}", key="release_delta")
+    delta = c5.select_slider("Row-level δ", options=_delta_options(p["delta"]),
+                             format_func=lambda v: f"{v:.0e}", key="release_delta",
+                             on_change=state.on_change("delta", "release_delta", float))
     n_decl = c6.number_input("Declared n (public; 0 = pay for a DP count)", min_value=0,
                              max_value=10**9, value=0, step=1000, key="release_n",
                              help="The dataset size as a PUBLIC fact (e.g. from the data's "

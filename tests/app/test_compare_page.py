@@ -14,7 +14,7 @@ from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
 from dpviz.registry import AlgorithmSpec, check_hinted, hint, register, unregister
 from dpviz.result import Result, Trace
-from dpviz.sweeps import REFERENCE, SIMULATION
+from dpviz.sweeps import REFERENCE
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,9 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     assert sorted(toy["epsilon"]) == [1.0, 10.0] and (toy["runs"] == 2).all()
     assert (toy["guarantee_eps"] <= toy["epsilon"] * (1 + 1e-12)).all()
     page = texts(at)
-    assert SIMULATION in page and REFERENCE in page
+    assert "a **simulation**: seeded runs on the same rows" in page and REFERENCE in page
+    assert "private release" not in page  # a simulation is not called a release (issue 36)
+    assert "Done: 3 algorithm(s)" in container(at, "compare_state").info[0].value
     # The sweep used the form's parameters: the chunks ran with shift = 0.5.
     job = at.session_state["_job_compare"]
     assert job.key.params_of("page_toy").shift == 0.5 and len(job.parts) == job.key.total
@@ -213,3 +215,33 @@ def test_a_shared_compare_link_opens_drawn_without_recomputing():
     import pandas as pd
 
     pd.testing.assert_frame_equal(b.dataframe[-1].value, ran)
+
+
+def test_the_run_state_is_one_of_idle_running_done_never_two(monkeypatch):
+    """Issue 36: right after Run the page said "Press Run comparison" beside a running progress
+    bar. Idle says press Run; running says running (and how far), with no "Press Run"; done says
+    done. The job's pieces wait on a gate, so the job is surely running when the page is read."""
+    import threading
+
+    from app.components import sweep
+
+    gate, piece = threading.Event(), sweep.compare_piece
+
+    def gated(*args, **kwargs):
+        gate.wait(60)
+        return piece(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "compare_piece", gated)
+    at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1"})
+    assert not at.exception
+    assert container(at, "compare_state").info[0].value.startswith("Press **Run comparison**")
+    at.button(key="compare_run").click().run()
+    job = at.session_state["_job_compare"]
+    assert job.running
+    running = container(at, "compare_state").info[0].value
+    assert running.startswith("Running the comparison") and "(0 of 1 so far)" in running
+    assert "Press **Run comparison**" not in texts(at)
+    gate.set()
+    finish_job(at, "compare")
+    assert container(at, "compare_state").info[0].value.startswith("Done: 1 algorithm(s)")
+    assert "Press **Run comparison**" not in texts(at) and "Running" not in texts(at)

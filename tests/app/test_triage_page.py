@@ -29,7 +29,7 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_in_the_apps_one_budget
     assert "an old link's own budget ρ = 0.3" in text
     assert "**Public** · 100 rows per piece (n / t)" in text
     assert "**Non-private diagnostic of your data**" in text and "99% of the 200 pieces" in text
-    assert "set ρ = 0.794 — but at δ = 1e-06 no row-level ε of Explore's slider (up to 30)" in text
+    assert "set ρ = 0.794 — but at δ = 1e-06 no row-level ε up to 10 (sound territory)" in text
     assert not [b for b in at.button if b.key.startswith("triage_apply_")]  # nothing sets a ρ
     assert at.session_state["params"]["rho"] != 0.794
 
@@ -49,11 +49,12 @@ def test_a_rho_suggestion_becomes_the_smallest_slider_eps_with_the_same_predicti
     monkeypatch.setattr(triage, "verdict", fake_verdict)
     cfg = run.RunConfig(k=8, t=200, oracle="kmeans++", seed=0, rho=None, delta=1e-6, radius=1.0,
                         r_min=1e-3, preset="practical", eps=1.0)
-    assert triage.targets(None, cfg, {"rho": 0.794, "t": 100}) == {"t": 100, "eps": 7.0}
-    assert all(e in controls.EPS_GRID and e > 1.0 for e in seen) and len(seen) <= 5
+    ds = type("D", (), {"n": 20_000})()  # δ = 10⁻⁶ ≤ 1/(10n): the suggestion keeps it
+    assert triage.targets(ds, cfg, {"rho": 0.794, "t": 100}) == {"t": 100, "eps": 7.0}
+    assert all(e in controls.EPS_GRID and 1.0 < e <= 10 for e in seen) and len(seen) <= 5
     monkeypatch.setattr(triage, "verdict", lambda ds, cfg: type("V", (), {"success": False})())
-    assert triage.targets(None, cfg, {"rho": 0.794}) is None
-    assert triage.targets(None, cfg, {"k": 4}) == {"k": 4}
+    assert triage.targets(ds, cfg, {"rho": 0.794}) is None
+    assert triage.targets(ds, cfg, {"k": 4}) == {"k": 4}
 
 
 def test_the_verdicts_row_level_eps_is_explores_readout():

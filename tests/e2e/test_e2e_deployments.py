@@ -75,7 +75,7 @@ def test_learn_shows_the_game_eps_beside_deployments(page: Page, app_url: str) -
 
 
 def test_release_shows_the_eps_it_will_spend(page: Page, app_url: str) -> None:
-    open_app(page, f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1")
+    open_app(page, f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1&eps=1")
     assert_no_exception(page)
     box = widget(page, "release_deploy")
     box.locator("summary").click()  # not lazy on Release: opening it does not rerun the page

@@ -132,7 +132,8 @@ def test_analyst_gets_one_sentence_about_private_clustering(page: Page, app_url:
     click_button(page, "csv_use")
     assert_no_exception(page)
     box = widget(page, "clustering_verdict")
-    rerun_after(page, widget(page, "clustering_verdict_run").locator("button").first.click)
+    rerun_after(page, widget(page, "clustering_verdict_run").locator("button").first.click,
+                timeout=300_000)  # seeded runs on 5,000 rows inside the click's run
     assert_no_exception(page)
     sentence = box.locator("[data-testid='stAlertContainer']").first
     expect(sentence).to_contain_text("at your target ε = 1", timeout=300_000)

@@ -28,7 +28,7 @@ def _identity(page: Page, name: str) -> None:
 
 
 def test_release_and_download_without_seed(page: Page, app_url: str, shoot, tmp_path) -> None:
-    url = f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1"
+    url = f"{app_url}/release?src=generate&gen=fig6_blobs&n=3000&gk=4&k=4&seed=1&eps=1"  # Release's ε
     open_app(page, url)
     _identity(page, "blobs e2e")
     expect(widget(page, "release_preview")).to_contain_text("New dataset identity")

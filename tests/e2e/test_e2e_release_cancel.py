@@ -26,7 +26,7 @@ LINE = re.compile(r"^(Drawing the release|Cancelling at the next stage boundaryâ
 
 
 def _url(app_url: str) -> str:
-    return f"{app_url}/release?src=generate&gen=fig6_blobs&n={N}&gk=4&k=4&seed=1"
+    return f"{app_url}/release?src=generate&gen=fig6_blobs&n={N}&gk=4&k=4&seed=1&eps=1"  # Release starts at Îµ
 
 
 def _ready(page: Page, app_url: str, identity: str) -> None:

@@ -21,7 +21,8 @@ from app.components import cache, controls, data_source, safe, state
 from app.components.friendlycore import run
 
 _APPLIED = "_triage_applied"
-_NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε"}
+_ASKED = "_clustering_verdict_asked"  # the Check button was pressed once this session
+_NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε", "delta": "row-level δ"}
 
 
 def _cfg(ds) -> run.RunConfig | None:
@@ -55,7 +56,8 @@ def row_level(ds, cfg: run.RunConfig, changes: dict) -> str:
     """The per-row (ε, δ) FriendlyCore's run would state with ``changes`` applied: its budget plan
     at the row-level target (``run.fc_plan``, the registry's ``plan``), as Explore states it. A ρ
     change is first converted into the target it stands for (:func:`targets`)."""
-    at = replace(cfg, k=int(changes.get("k", cfg.k)), t=int(changes.get("t", cfg.t)))
+    at = replace(cfg, k=int(changes.get("k", cfg.k)), t=int(changes.get("t", cfg.t)),
+                 delta=float(changes.get("delta", cfg.delta)))
     if "eps" in changes:
         at = at.at_eps(float(changes["eps"]))
     try:
@@ -72,10 +74,15 @@ def targets(ds, cfg: run.RunConfig, changes: dict) -> dict | None:
     (the prediction grows with ε). None if no ε of the slider does (then the suggestion cannot be
     met at this δ by ε alone)."""
     out = {key: value for key, value in changes.items() if key != "rho"}
+    # Sound territory only (issue 36): a suggestion states δ ≤ 1/(10n) and ε ≤ 10, never a δ the
+    # Release page calls unsafe (above 1/n) nor an ε that hardly protects a row.
+    sound = dpviz.triage.sound_delta(cfg.delta, int(ds.n))
+    if sound < cfg.delta:
+        out["delta"] = sound
     if "rho" not in changes:
         return out
-    at = replace(cfg, k=int(out.get("k", cfg.k)), t=int(out.get("t", cfg.t)))
-    grid = [e for e in controls.EPS_GRID if e > (cfg.eps or 0.0)]
+    at = replace(cfg, k=int(out.get("k", cfg.k)), t=int(out.get("t", cfg.t)), delta=sound)
+    grid = [e for e in controls.EPS_GRID if (cfg.eps or 0.0) < e <= MAX_SOUND_EPS]
 
     def ok(i: int) -> bool:
         try:
@@ -106,7 +113,7 @@ def panel(ds) -> None:
     if cfg is None or ds is None:
         return
     with st.container(key="triage_verdict", border=True):
-        st.markdown("#### Triage: will FriendlyCore's core form here?")
+        st.markdown("### Triage: will FriendlyCore's core form here?")
         try:
             with st.spinner("Checking the pieces (non-private diagnostic)…"):
                 v = verdict(ds, cfg)
@@ -138,9 +145,9 @@ def panel(ds) -> None:
             changes = targets(ds, cfg, s.changes) if s.changes else None
             if s.changes and changes is None:  # a ρ no row-level ε of the slider plans at this δ
                 rest = {key: value for key, value in s.changes.items() if key != "rho"}
-                why = (f"at δ = {cfg.delta:g} no row-level ε of Explore's slider (up to "
-                       f"{controls.EPS_GRID[-1]:g}) plans a budget at which the core is predicted to "
-                       "form (the plan's own δ shrinks as ε grows)")
+                why = (f"at δ = {dpviz.triage.sound_delta(cfg.delta, int(ds.n)):.2g} no row-level ε up to "
+                       f"{MAX_SOUND_EPS:g} (sound territory) plans a budget at which the core is "
+                       "predicted to form (the plan's own δ shrinks as ε grows)")
                 if rest:
                     st.button(f"{s.text.removesuffix('.')} — the ρ part cannot be met: {why}; this sets "
                               f"{', '.join(f'{_NAMES.get(c, c)} = {v:g}' for c, v in rest.items())} only.",
@@ -152,7 +159,7 @@ def panel(ds) -> None:
             elif changes:
                 text = s.text if "eps" not in changes else \
                     (f"{s.text.removesuffix('.')}: Explore's row-level ε = {changes['eps']:g} at δ = "
-                     f"{cfg.delta:g} ({row_level(ds, cfg, changes)}).")
+                     f"{changes.get('delta', cfg.delta):.2g} ({row_level(ds, cfg, changes)}).")
                 st.button(text, key=f"triage_apply_{i}", on_click=_apply, args=(changes,),
                           help=f"Sets {', '.join(_NAMES.get(c, c) for c in changes)} for Explore "
                                f"(based on {label}).", icon=":material/tune:")
@@ -169,15 +176,18 @@ def clustering_panel(ds) -> None:
     p = state.params()
     key = (ds.content_hash, int(p["k"]), float(p["delta"]), float(p["eps"]), float(radius))
     with st.container(key="clustering_verdict", border=True):
-        st.markdown("#### Will private clustering be useful here?")
+        st.markdown("### Will private clustering be useful here?")
         done = cache.peek("clustering_verdict", key)
         if done is None:
-            if not st.button(f"Check (k = {p['k']}, target row-level ε = {p['eps']:g})",
+            # once asked, a change of k or ε (the Data page's own controls) re-runs it (issue 36)
+            if not (st.session_state.get(_ASKED) or st.button(
+                             f"Check (k = {p['k']}, target row-level ε = {p['eps']:g})",
                              key="clustering_verdict_run", icon=":material/rule:",
                              help="Runs the best registered method for these inputs (what `auto` "
                                   "runs) a few seeded times per ε on your rows: a non-private "
-                                  "diagnostic for you, never released."):
+                                  "diagnostic for you, never released.")):
                 return
+            st.session_state[_ASKED] = True
             with st.spinner("Seeded runs at ε = 0.1 … 10 (non-private diagnostic)…"):
                 done = dpviz.triage.clustering_verdict(
                     ds.X, int(p["k"]), radius=float(radius), n_declared=int(ds.n),
