@@ -92,7 +92,7 @@ def columns(axis: str = "epsilon") -> tuple[str, ...]:
 COLUMNS: tuple[str, ...] = columns("epsilon")
 
 #: What every number of a sweep is: the app and the figures label them with these.
-SIMULATION = "private release (simulation)"
+SIMULATION = "simulation of the private algorithm (seeded runs, not a release)"
 REFERENCE = "non-private reference"
 
 Progress = Callable[[float, str], None]
