@@ -38,16 +38,15 @@ def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: fl
 def row_level_plan(algorithm: str, eps: float, delta: float, *, n_declared: int, d: int, k: int,
                    radius: float, n_tuples: int, r_min: float, oracle: str) -> Any:
     """The registry's :class:`~dpviz.privacy.plan.BudgetPlan` of a sweep name at the row-level
-    target (ε, δ) (``dpviz.registry.plan``; "fc:<preset>" is FriendlyCore with that split)."""
-    from dpviz.registry import Public, get, plan
+    target (ε, δ) (``dpviz.registry.plan``; a name with parameters, ``"friendlycore[preset=paper]"``,
+    is read by ``dpviz.registry.resolve_name``; the tuple knobs go to the specs that have them)."""
+    from dpviz.registry import Public, param_fields, plan, resolve_name
 
     pub = Public(n_declared=n_declared, d=d, k=k, radius=radius)
-    if algorithm.startswith("fc:"):
-        spec = get("friendlycore")
-        params = spec.make_params(preset=algorithm[3:], n_tuples=n_tuples, r_min=r_min, oracle=oracle)
-    else:
-        spec = get(algorithm)
-        params = spec.make_params()
+    spec, _ = resolve_name(algorithm)
+    fields = {f.name for f, _hint in param_fields(spec.params)}
+    knobs = {"n_tuples": n_tuples, "r_min": r_min, "oracle": oracle}
+    _, params = resolve_name(algorithm, {k: v for k, v in knobs.items() if k in fields})
     return plan(spec, eps, delta, pub, params)
 
 

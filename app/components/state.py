@@ -200,18 +200,25 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
     prefix = f"{name}."
     return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
-    algos = [a for a in text.split(",") if a]
-    known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
-        s.name for s in dpviz.algorithms(private_only=True)}
-    bad = [a for a in algos if a not in known]
+    """A comma-separated list of registry names, with parameters when they have them
+    (``friendlycore[preset=paper]``); old links' names are read by ``dpviz.registry.registry_name``."""
+    algos = [dpviz.registry.registry_name(a) for a in text.split(",") if a.strip()]
+    bad = []
+    for a in algos:
+        try:
+            dpviz.registry.resolve_name(a)
+        except (ValueError, TypeError):
+            bad.append(a)
     if bad or not algos:
-        raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
+        known = sorted(s.name for s in dpviz.algorithms())
+        raise ValueError(f"must be a comma-separated list of registered algorithms ({', '.join(known)}), "
+                         "with parameters in brackets when needed (name[key=value])")
     return ",".join(algos)
 
 
 # The Budget page's sweep.
 _BUDGET_PARAMS = (
-    Param("balg", "fc:practical,dp_lloyd,diffprivlib,nonprivate", _algorithms, "algorithms",
+    Param("balg", "friendlycore,dp_lloyd,diffprivlib,kmeans++", _algorithms, "algorithms",
           "budget"),
     Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε of the sweep", "budget"),
     Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε of the sweep", "budget"),

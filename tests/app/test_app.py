@@ -230,7 +230,7 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
 
 
 def test_budget_small_sweep_runs_and_point_click_loads_rho():
-    at = open_app("budget", **SMALL, balg="fc:practical,nonprivate", blo="0.1", bhi="1.0",
+    at = open_app("budget", **SMALL, balg="friendlycore,kmeans++", blo="0.1", bhi="1.0",
                   bpts="2", breps="1")
     assert not at.exception
     at.button(key="budget_run").click().run()
@@ -238,7 +238,7 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert not at.exception
     assert len(at.get("plotly_chart")) >= 2  # accuracy and success charts
     summary = at.dataframe[0].value
-    assert set(summary["algorithm"]) == {"fc:practical", "nonprivate"}
+    assert set(summary["algorithm"]) == {"friendlycore", "kmeans++"}
     # Loss vs n at the current ρ (one repetition, five sizes up to n).
     at.button(key="budget_loss_n_run").click().run()
     finish_job(at, "budget")

@@ -253,7 +253,7 @@ def budget_fc(eps: float, delta: float, monkeypatch):
         return out
 
     monkeypatch.setattr(dpviz.sweeps, "calibrated", spy)
-    at = open_app("budget", **SMALL, balg="fc:practical", blo=str(eps), bhi=str(2 * eps), bpts="2", breps="1",
+    at = open_app("budget", **SMALL, balg="friendlycore", blo=str(eps), bhi=str(2 * eps), bpts="2", breps="1",
                   delta=str(delta))
     at.button(key="budget_run").click().run()
     finish_job(at, "budget")

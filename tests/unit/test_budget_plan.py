@@ -186,7 +186,7 @@ def test_compare_axis_and_sweep_budgets_are_the_plan():
         want = plan(name, 2.0, 1e-6, pub, EXPLICIT.get(name))
         assert (row.guarantee_eps, row.guarantee_delta) == (want.guarantee.eps, want.guarantee.delta)
     kw = dict(n_declared=600, d=D, k=K, radius=RADIUS, n_tuples=20, r_min=1e-3, oracle="kmeans++")
-    fc = experiments.row_level_plan("fc:practical", 2.0, 1e-6, **kw)
+    fc = experiments.row_level_plan("friendlycore", 2.0, 1e-6, **kw)
     want = plan("friendlycore", 2.0, 1e-6, pub, {"preset": "practical", "n_tuples": 20, "r_min": 1e-3})
-    assert fc == want and experiments.row_level_budget("fc:practical", 2.0, 1e-6, **kw) == (
+    assert fc == want and experiments.row_level_budget("friendlycore", 2.0, 1e-6, **kw) == (
         want.budget.rho, want.budget.delta)

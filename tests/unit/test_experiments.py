@@ -53,7 +53,7 @@ def test_the_n_axis_has_one_block_per_n():
     from dpviz.sweeps import sweep_n
 
     sw = sweep_n(lambda n, rng: blobs(n, seed=int(rng.integers(100)))[0], [150, 300], 3,
-                 algorithms=["dp_lloyd", "nonprivate"], epsilons=[2.0], reps=2, delta=1e-6,
+                 algorithms=["dp_lloyd", "kmeans++"], epsilons=[2.0], reps=2, delta=1e-6,
                  radius=1.0, rng=1)
     assert sorted(sw.frame["n"].unique()) == [150, 300]
     assert len(sw.frame) == 2 * 2 * 2 and sw.complete
@@ -70,7 +70,7 @@ def test_row_level_sweep_calibrates_every_algorithm_to_the_same_target():
 
     eps, delta = 3.0, 1e-6
     kw = dict(n_declared=20_000, d=2, k=8, radius=1.0, n_tuples=200, r_min=1e-3, oracle="kmeans++")
-    fc_rho, fc_delta = ex.row_level_budget("fc:practical", eps, delta, **kw)
+    fc_rho, fc_delta = ex.row_level_budget("friendlycore", eps, delta, **kw)
     ll_rho, _ = ex.row_level_budget("dp_lloyd", eps, delta, **kw)
     dpl = ex.row_level_plan("diffprivlib", eps, delta, **kw)
     spec = get("friendlycore")
