@@ -64,7 +64,6 @@ def _open_explore() -> None:
     if target is None:
         return
     state.update(**target)
-    st.session_state.pop(state.RHO_LINK, None)  # a link's old exact ρ no longer applies
     st.session_state["_goto_explore"] = True
 
 
@@ -80,7 +79,8 @@ def _settings():
     sweep.range_and_runs(c2, c3, c4, page="budget", keys=("blo", "bhi", "bpts", "breps"),
                          points=(2, 25), max_reps=100,
                          reps_help="The paper uses 30; each repetition redraws the pieces and the noise.")
-    c5.markdown(f"δ = {controls.fmt_delta(p['delta'])}, k = {p['k']}, t = {p['t']}, "
+    t = f"{p['t']}" if p["t"] else "automatic (each algorithm's own, from n and k)"
+    c5.markdown(f"δ = {controls.fmt_delta(p['delta'])}, k = {p['k']}, t = {t}, "
                 f"r_min = {p['rmin']:g}, oracle = {p['oracle']}, seed = {p['seed']} "
                 "(from Explore)")
 
@@ -91,7 +91,8 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
     algos = tuple(a for a in p["balg"].split(",") if a in ALGOS) or (REFERENCE,)
     if kind == "n":
         top = ds.n
-        ns = tuple(sorted({max(p["t"] * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
+        # the smallest n holds t pieces of k rows (automatic t: the spec's own, at least 2 pieces)
+        ns = tuple(sorted({max(max(p["t"], 2) * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
         return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
                                int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
                                p["oracle"], int(p["seed"]), kind="n", ns=ns,

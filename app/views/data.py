@@ -6,8 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 import dpviz.viz
-from app.components import a11y, data_source, dataset_picker, server_path
-from app.components.friendlycore import triage
+from app.components import a11y, data_source, dataset_picker, families, server_path, state
+
+#: The Data page's verdict: the default algorithm's (its family folder's ``triage.py``).
+triage = families.module(state.DEFAULT_ALGORITHM, "triage")
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "

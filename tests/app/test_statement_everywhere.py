@@ -102,7 +102,8 @@ def explore_friendlycore(eps: float, delta: float):
               "fallback": p["fb"]}
     want = plan("friendlycore", eps, delta, _pub(ds.radius), params)
     assert at.select_slider(key="eps_slider").value == eps
-    assert p["rho"] == want.budget.rho  # Explore's ρ readout is the plan's
+    assert at.session_state["_explore_last_result"][1].plan.budget == want.budget  # the plan's ρ
+    assert "rho" not in p  # a readout, never a parameter (issue 33)
     shown = row_guarantee(at)
     assert (f"{shown[0]:.3g}", f"{shown[1]:.2g}") == _shown(want.guarantee)
     return want, ds

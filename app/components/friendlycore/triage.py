@@ -17,10 +17,10 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, controls, data_source, safe, state
+from app.components import cache, controls, data_source, keys, safe, state
 from app.components.friendlycore import run
 
-_APPLIED = "_triage_applied"
+_APPLIED = keys.TRIAGE_APPLIED
 _NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε"}
 
 
@@ -29,10 +29,9 @@ def _cfg(ds) -> run.RunConfig | None:
     radius = data_source.radius_for(ds)
     if radius is None:
         return None
-    p = state.params()
-    cfg = run.RunConfig.from_params(p, radius)
-    link = st.session_state.get(state.RHO_LINK)  # an old link's exact ρ: the same run as Explore's
-    return replace(cfg, rho=float(link), eps=None) if link is not None else cfg.at_eps(float(p["eps"]))
+    cfg = run.RunConfig.from_params(state.params(), radius).with_t(ds)
+    rho = state.link_rho()  # an old link's ρ: the same run as Explore's
+    return cfg if rho is None else replace(cfg, rho=rho, eps=None)
 
 
 def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
@@ -96,7 +95,6 @@ def _apply(changes: dict) -> None:
     before = state.params()
     said = [f"{_NAMES.get(key, key)} {before[key]:g} → {value:g}" for key, value in changes.items()]
     state.update(**changes)
-    st.session_state.pop(state.RHO_LINK, None)  # the target applies, not an old link's ρ
     st.session_state[_APPLIED] = "Applied: " + ", ".join(said) + "."
 
 
