@@ -24,4 +24,10 @@ def module(name: str | None, part: str) -> ModuleType | None:
     """``app.components.<name>.<part>`` if the family folder ``name`` has that part, else None."""
     if not name or not name.isidentifier() or not (ROOT / name / f"{part}.py").is_file():
         return None
-    return importlib.import_module(f"{__package__}.{name}.{part}")
+    return load(f"{__package__}.{name}.{part}")
+
+
+def load(dotted: str) -> ModuleType:
+    """Import a family module (or a page registered by name, ``live_pages.register``): the app's one
+    import by discovery."""
+    return importlib.import_module(dotted)
