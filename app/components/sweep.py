@@ -340,7 +340,7 @@ def sweep_functions() -> tuple[Callable, ...]:
     algorithms are its key, so they need no hash)."""
     from app import precompute_sweeps
 
-    return (repetition, compare_piece, param_values, SweepSpec.algorithm_params,
+    return (repetition, compare_piece, param_values, SweepSpec.algorithm_params, _own,
             CompareSpec.chunks.fget, CompareSpec.total.fget, CompareSpec.params_of,
             precompute_sweeps.reference_cost)
 
