@@ -7,9 +7,10 @@ Page scripts live in ``app/views/`` (not ``app/pages/``: a ``pages/`` folder nex
 entry point switches Streamlit to the legacy multipage mode, which runs a page without this
 script).
 
-- Explore [/ only; the default page has no path of its own]: one private FC run, Figure 3 style.
+- Explore [/ only; the default page has no path of its own]: one private run of any registered
+  algorithm (FriendlyCore by default, Figure 3 style).
 - Data [/data]: generate, pick a built-in dataset, or upload a CSV (and declare Λ).
-- Budget [/budget]: accuracy and success rate against ρ, loss against n.
+- Budget [/budget]: accuracy and success rate against the row-level ε, loss against n.
 - Compare [/compare]: every registered algorithm at the same row-level (ε, δ), side by side.
 - Learn [/learn]: DP, zCDP, FriendlyCore, sample-and-aggregate; what to try.
 - Release [/release]: one deliberate private release (secure sampler, session ledger, seedless
@@ -19,11 +20,17 @@ script).
   background with progress and cancel; synthetic samples and their guarantee.
 
 All parameters and the seed are in the URL query string (see ``app/components/state.py``):
-data src, gen, n, d, gk, sep, dseed, builtin; run rho, delta, k, t, radius (``auto`` = the
-dataset's declared Λ), rmin, oracle, preset, fb (fallback on/off), seed; sweep balg, blo, bhi,
-bpts, breps; compare calg, celo, cehi, cpts, cdelta, creps, and alg, eps (the algorithm and
-row-level ε a Compare click opens in Explore). A link opened later (or another session) shows
-the same view; uploaded data is never in the link.
+data src, gen, n, d, gk, sep, dseed, builtin; run alg, eps, delta (the row-level target every
+algorithm is planned from), k, radius (``auto`` = the dataset's declared Λ), seed, and the
+algorithm's own parameters as ``<algorithm>.<field>`` (FriendlyCore's t (0 = automatic), oracle,
+preset, r_min, fallback also as the flat t, oracle, preset, rmin, fb of older links); sweep balg
+(registry names, with parameters in brackets: ``friendlycore[preset=paper]``), blo, bhi, bpts,
+breps; compare calg, celo, cehi, cpts, cdelta, creps; present pa, pb. A link made with the old ρ
+slider (``rho=``) is read once (``state.LINK_RHO``); the app never writes a ρ. A link opened later
+(or another session) shows the same view; uploaded data is never in the link.
+
+Session keys (the app's state between reruns, and every widget key below) are declared once, with
+the type of each value, in ``app/components/keys.py``.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------
@@ -34,12 +41,17 @@ Explore
     row-level ε, every algorithm's main control; its thumb is ``input[type=range]``),
     ``delta_select`` (select_slider, powers of ten), ``own_budget_readout`` (container: the
     algorithm's own budget from its plan, e.g. FriendlyCore's ρ), ``rho_link_note`` (container: an
-    old link's exact ρ is kept), ``fallback_toggle`` (FriendlyCore's backup method on/off),
+    old ρ link's budget and its row-level (ε, δ)), ``fallback_toggle`` (FriendlyCore's backup
+    method on/off), ``ex_algorithm`` (the algorithm picker), ``rho_entry`` (number_input in an
+    expander: a zCDP ρ typed with δ, converted once into the row-level target; its sentence in
+    ``rho_entry_note``),
     ``eps_readout`` (container: the metric "Privacy per row of your data" = row-level ε and δ, the
     strength in words, the odds sentence, the paper's per-tuple ε as a caption).
     Sidebar form ``explore_form``: ``ex_dataset``, ``ex_n``, ``ex_k``, ``ex_t``, ``ex_oracle``,
-    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit); an out-of-range
-    value's message sits under its field in ``<key>_msg`` (e.g. ``ex_t_msg``); ``auto_changes``
+    ``ex_radius``, ``ex_rmin``, ``ex_preset``, ``ex_seed``, ``ex_apply`` (submit; ``ex_t``,
+    ``ex_oracle``, ``ex_rmin``, ``ex_preset`` are FriendlyCore's, from its folder's ``form.py``;
+    another algorithm's generated form has ``alg_apply``); an out-of-range
+    value's message sits under its field in ``<key>_msg`` (e.g. ex_t_msg); ``auto_changes``
     (container: t, k or r_min changed automatically, with the reason).
     Output: ``run_status`` (success / fallback / failure), ``explore_error`` (parameter errors,
     shown while the previous result stays), ``metrics_tiles`` (tuples kept, normalized loss,
@@ -48,16 +60,15 @@ Explore
     (container) with
     the toggle ``step_mode`` (step through: ``step_prev``, ``step_next``, ``step_narration``,
     chart ``storyboard_step``, one panel at a time) or
-    charts ``storyboard_a``, ``storyboard_b``, ``storyboard_live`` (panels (c)-(g) in one figure;
+    charts ``storyboard_<panel>`` (panels (a) and (b)), ``storyboard_live`` (panels (c)-(g) in one figure;
     point clouds drawn as images unless the toggle ``storyboard_vector`` asks for WebGL points;
     live charts, app/components/live_chart.py: the graph is ``.dpviz-live-chart``, drawn when
     its ``data-revision`` equals its ``data-pending``);
     ``privacy_statement``, ``feasibility``
-    (containers), ``ledger_chart``; ``redraw_n`` (number_input), ``redraw_zoom``,
-    ``redraw_fixed`` (toggles),
-    ``redraw_button``,
-    ``redraw_chart``; ``filter_match_chart``, ``filter_dist_chart``, ``find_diam_chart``;
-    ``dl_centers``, ``dl_config``, ``dl_figure`` (download buttons).
+    (containers), ``ledger_chart``; a registered exploration (Re-draw noise, Filters & radii):
+    its options ``explore_opt_<algorithm>_<option>``, its button ``explore_compute_<algorithm>``,
+    its charts ``alg_exploration_<title>`` (then ``_<i>``) in the container ``exploration``;
+    ``dl_centers``, ``dl_ledger``, ``dl_config``, ``dl_figure`` (download buttons).
 Data
     ``source_radio`` (generate | builtin | upload); ``gen_select`` (live), form ``gen_form`` with
     ``gen_n``, ``gen_d``, ``gen_k``, ``gen_sep``, ``gen_seed``, ``gen_apply``;
@@ -67,22 +78,21 @@ Data
     private), ``csv_radius`` (number_input: the declared Λ), ``csv_use`` (button);
     ``data_facts`` (container: name, n, d, Λ), ``data_error``, ``data_preview`` (chart).
 Budget
-    ``budget_algorithms`` (multiselect), ``budget_rho_range`` (range select_slider),
-    ``budget_points``, ``budget_reps`` (number inputs), ``budget_run``, ``budget_stop``
-    (buttons), ``budget_progress`` (container with the progress bar), ``budget_origin`` (caption:
+    ``budget_algorithms`` (multiselect), ``<page>_eps_range`` (range select_slider, row-level ε),
+    ``<page>_points``, ``<page>_reps`` (number inputs), ``budget_run``, ``<slot>_stop``
+    (buttons), ``<slot>_progress`` (container with the progress bar; page and slot are
+    ``budget`` or ``compare``), ``budget_origin`` (caption:
     the curves were precomputed or shared by another session), ``budget_accuracy``
-    (chart; clicking a median point loads its ρ into Explore), ``budget_success`` (chart),
+    (chart; clicking a median point opens Explore at that row-level ε), ``budget_success`` (chart),
     ``budget_loss_n_run`` (button), ``budget_loss_n`` (chart).
 Compare
     ``compare_guarantee`` (container: the same-row-level-guarantee statement),
-    ``compare_algorithms`` (multiselect, from ``dpviz.algorithms()``), ``compare_eps_range``
-    (range select_slider, row-level ε), ``compare_delta`` (select_slider), ``compare_points``,
-    ``compare_reps`` (number inputs), ``cmp_<algorithm>_<parameter>`` (each algorithm's
-    parameter form, generated from its hints, in an expander with its paper and guarantee),
-    ``compare_run``, ``compare_stop`` (buttons), ``compare_progress`` (container with the
-    progress bar), charts ``compare_loss``, ``compare_labeling_failure``, ``compare_center_error``
-    (a click opens that algorithm at that row-level ε in Explore), ``compare_structure``,
-    ``compare_seconds``; ``compare_table`` (dataframe).
+    ``compare_algorithms`` (multiselect, from ``dpviz.algorithms()``), the range, points and
+    repetitions as on Budget, ``compare_delta`` (select_slider), ``cmp_<algorithm>_<parameter>``
+    (each algorithm's parameter form, generated from its hints, in an expander with its paper
+    and guarantee), ``compare_run`` (button), charts ``compare_loss`` (a click opens that
+    algorithm at that row-level ε in Explore), ``compare_structure``, ``compare_seconds``;
+    ``compare_table`` (dataframe).
 Learn
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
@@ -103,7 +113,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import a11y, cache, classroom, data_source, profiler, safe, state  # noqa: E402
+from app.components import a11y, cache, classroom, data_source, keys, profiler, safe, state  # noqa: E402
 
 # A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
 # fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
@@ -136,7 +146,7 @@ PAGES = {
 }
 if classroom.on():  # a class's read-only server has no Release page (issue 37)
     del PAGES["release"]
-st.session_state["_pages"] = PAGES
+st.session_state[keys.PAGES] = PAGES
 page = st.navigation(list(PAGES.values()))
 classroom.banner()
 

@@ -372,6 +372,75 @@ def get(name: str) -> AlgorithmSpec:
     return _REGISTRY[name]
 
 
+# ----------------------------------------------------------------------------- names with params
+# One naming scheme (issue 33): a sweep or a link names an algorithm by its registry name, with
+# parameters when it needs them: ``"friendlycore[preset=paper]"`` is FriendlyCore with the paper's
+# budget split; ``"kmeans++"`` is the registered non-private reference.
+
+#: Names stored before issue 33 (Budget links, precomputed sweep keys, ledger files) and the
+#: registry names they meant; read through :func:`registry_name` only.
+_OLD_NAMES: dict[str, str] = {"nonprivate": "kmeans++"}
+_OLD_PRESET = "fc:"  # "fc:<preset>": FriendlyCore with that budget-split preset
+
+
+def variant_name(name: str, **params: Any) -> str:
+    """A registry name with parameters: ``variant_name("friendlycore", preset="paper")`` →
+    ``"friendlycore[preset=paper]"`` (the bare name when there are none)."""
+    if not params:
+        return name
+    return f"{name}[{';'.join(f'{k}={v}' for k, v in sorted(params.items()))}]"
+
+
+def parse_name(name: str) -> tuple[str, dict[str, str]]:
+    """(registry name, parameters as text) of a name written by :func:`variant_name` (old names
+    are read through :func:`registry_name` first). The parameters are the spec's to validate."""
+    name = registry_name(name)
+    base, bracket, rest = name.partition("[")
+    if not bracket:
+        return name, {}
+    if not rest.endswith("]"):
+        raise ValueError(f"Malformed algorithm name {name!r}; expected 'name[key=value;...]'.")
+    params = {}
+    for item in filter(None, rest[:-1].split(";")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"Malformed algorithm name {name!r}; expected 'name[key=value;...]'.")
+        params[key.strip()] = value.strip()
+    return base, params
+
+
+def registry_name(name: str) -> str:
+    """THE mapping of old stored algorithm names to registry names (issue 33): ``"fc:<preset>"``
+    → ``"friendlycore[preset=<preset>]"`` (bare ``"friendlycore"`` for its default preset),
+    ``"nonprivate"`` → ``"kmeans++"``; any other name is returned as it is."""
+    name = str(name).strip()
+    if name.startswith(_OLD_PRESET) and len(name) > len(_OLD_PRESET):
+        preset = name[len(_OLD_PRESET):]
+        default = {f.name: f.default for f, _ in param_fields(get("friendlycore").params)}["preset"]
+        return variant_name("friendlycore", **({} if preset == default else {"preset": preset}))
+    return _OLD_NAMES.get(name, name)
+
+
+def resolve_name(name: str, values: Any = None) -> tuple[AlgorithmSpec, Any]:
+    """(spec, validated params) of a name with parameters (:func:`parse_name`); ``values`` (a
+    mapping) adds or overrides parameters. Text parameters take the type of the field's default."""
+    base, given = parse_name(name)
+    spec = get(base)
+    defaults = {f.name: f.default for f, _hint in param_fields(spec.params)}
+    typed = {k: _typed(defaults.get(k), v) for k, v in given.items()}
+    return spec, spec.make_params(**{**typed, **dict(values or {})})
+
+
+def _typed(default: Any, text: str) -> Any:
+    if isinstance(default, bool):
+        return text in ("true", "True", "1")
+    if isinstance(default, int):
+        return int(float(text))
+    if isinstance(default, float):
+        return float(text)
+    return text
+
+
 # ----------------------------------------------------------------------------- calibration
 
 

@@ -17,10 +17,10 @@ reference) ``reps`` times at each value of the budget axis:
 :func:`run_repeats` is not a sweep of the budget: N noise redraws of FriendlyCore's private stage
 on one cached tuple stage (Explore's noise cloud).
 
-Algorithms are registry names, or a mapping name → parameters. Two spellings of the Budget
-page's old links are read here and nowhere else: ``"fc:<preset>"`` is FriendlyCore with that
-budget-split preset, ``"nonprivate"`` the non-private reference (:func:`resolve`). The frame keeps
-the name the caller used, so both FriendlyCore presets can be drawn side by side.
+Algorithms are registry names (with parameters when they need them,
+``"friendlycore[preset=paper]"``), or a mapping name → parameters; old stored names are read
+through :func:`dpviz.registry.registry_name` (:func:`resolve`). The frame keeps the name the
+caller used, so both FriendlyCore presets can be drawn side by side.
 
 The non-private stage of a spec (e.g. FriendlyCore's tuple stage) is computed once per
 (repetition, stage function, stage key) and reused at every budget and by every algorithm that
@@ -69,9 +69,9 @@ from dpviz.registry import (
     answered_by,
     budget_from_rho,
     check_ledger,
-    get,
     plan,
     plan_at_budget,
+    resolve_name,
 )
 from dpviz.result import Result
 
@@ -171,16 +171,9 @@ def _root_sequence(rng: RngLike) -> tuple[np.random.SeedSequence, int | None]:
 
 
 def resolve(name: str, values: Mapping[str, Any] | None = None) -> tuple[AlgorithmSpec, Any]:
-    """(spec, params) of an algorithm name: a registry name, ``"fc:<preset>"`` (FriendlyCore with
-    that budget-split preset) or ``"nonprivate"`` (the non-private k-means++ reference)."""
-    values = dict(values or {})
-    if name.startswith("fc:") and len(name) > 3:
-        spec, values = get("friendlycore"), {**values, "preset": name[3:]}
-    elif name == "nonprivate":
-        spec = get("kmeans++")
-    else:
-        spec = get(name)
-    return spec, spec.make_params(**values)
+    """(spec, params) of an algorithm name: a registry name, with parameters when it has them
+    (``"friendlycore[preset=paper]"``); old names are read by :func:`dpviz.registry.resolve_name`."""
+    return resolve_name(name, values)
 
 
 def _resolve(algs: AlgorithmsArg, func: str, d: int | None = None) -> list[tuple[str, AlgorithmSpec, Any]]:
@@ -386,7 +379,7 @@ def sweep(
         A Dataset supplies ``radius``, ``labels`` and ``true_centers`` when they are not given.
     k : int
     algorithms : sequence of names, or mapping name -> parameters, optional
-        Names :func:`resolve` reads (registry names, ``"fc:<preset>"``, ``"nonprivate"``); a
+        Names :func:`resolve` reads (registry names, with parameters when they have them); a
         mapping gives each its parameters. None: every registered algorithm, the non-private
         ``"kmeans++"`` reference included (it runs once per repetition, at ``inf``).
     epsilons : sequence of float

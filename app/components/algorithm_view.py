@@ -21,7 +21,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import a11y, cache, controls, downloads, ledger_view, live_chart, run, safe, state
+from app.components import a11y, cache, controls, downloads, keys, ledger_view, live_chart, run, safe, state
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
@@ -30,7 +30,7 @@ from dpviz.viz.storyboards import ExplorationContext, explorations, story_steps,
 #: The row-level ε target on a log-like grid (one grid for every algorithm, FriendlyCore included).
 EPS_GRID = controls.EPS_GRID
 
-PICKER_KEY = "ex_algorithm"
+PICKER_KEY = keys.ALGORITHM_PICKER
 
 
 def _label(spec: AlgorithmSpec) -> str:
@@ -45,7 +45,8 @@ def algorithm_picker(d: int) -> AlgorithmSpec:
     state.seed_widget("alg", PICKER_KEY)
     if st.session_state.get(PICKER_KEY) not in specs:
         asked = st.session_state.get(PICKER_KEY)
-        first = "friendlycore" if "friendlycore" in specs else next(iter(specs))
+        default = state.DEFAULT_ALGORITHM
+        first = default if default in specs else next(iter(specs))
         st.session_state[PICKER_KEY] = first
         state.update(alg=first)
         why = next((w for s, w in rows if s.name == asked and w is not None), None)
@@ -115,9 +116,9 @@ def _apply(spec: AlgorithmSpec) -> None:
     try:
         spec.make_params(**values)
     except (ValueError, TypeError) as exc:
-        st.session_state["_alg_form_error"] = safe.md(exc)  # may quote a URL value
+        st.session_state[keys.ALG_FORM_ERROR] = safe.md(exc)  # may quote a URL value
         return
-    st.session_state.pop("_alg_form_error", None)
+    st.session_state.pop(keys.ALG_FORM_ERROR, None)
     defaults = {f.name: f.default for f, _ in param_fields(spec.params)}
     for name, v in values.items():
         key = state.algorithm_key(spec.name, name)
@@ -148,7 +149,7 @@ def params_form(spec: AlgorithmSpec, pub: Public | None = None) -> None:
         for f, h in param_fields(spec.params):
             _field_widget(spec, f, h, values[f.name], auto.get(f.name))
         st.form_submit_button("Apply", key="alg_apply", type="primary", on_click=_apply, args=(spec,))
-    err = st.session_state.get("_alg_form_error")
+    err = st.session_state.get(keys.ALG_FORM_ERROR)
     if err:
         st.sidebar.error(err)
 
@@ -348,7 +349,7 @@ def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, ep
 
     X, _ = _rows(ds, public)
     labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
-    memo = st.session_state.setdefault("_exploration_memo", {}).setdefault((ds.content_hash, spec.name), {})
+    memo = st.session_state.setdefault(keys.EXPLORATION_MEMO, {}).setdefault((ds.content_hash, spec.name), {})
     return ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
                               seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, draw=None,
                               **kw: other(epsilon, delta, seed, draw, **kw),
@@ -377,7 +378,7 @@ def _options(view) -> Any:
     return view.options(**values)
 
 
-_STEP = "_story_step"
+_STEP = keys.STORY_STEP
 
 
 def step_through(steps, result, X, *, reference_centers=None, projector=None) -> None:
@@ -419,8 +420,8 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
         want = (view.algorithm, view.title, ctx.epsilon, ctx.delta, ctx.seed, repr(ctx.params), repr(options),
                 ctx.pub)
         if st.button(view.compute_label, key=f"explore_compute_{view.algorithm}", icon=":material/casino:"):
-            st.session_state["_exploration_for"] = want
-        if st.session_state.get("_exploration_for") != want:
+            st.session_state[keys.EXPLORATION_FOR] = want
+        if st.session_state.get(keys.EXPLORATION_FOR) != want:
             st.info(f"Press **{view.compute_label}** to compute this view (a simulation).")
             return
     try:

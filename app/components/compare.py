@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import dpviz
+from app.components import families
 from app.components.sweep import CompareSpec, param_values
 
 
@@ -25,9 +26,9 @@ def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
     """The canonical parameters that open ``name`` at row-level ``eps`` in Explore.
 
     Explore shows any registered private algorithm (``alg``) at a row-level target (``eps`` and
-    ``delta``), with its own parameters under ``<algorithm>.<field>`` keys. FriendlyCore's page
-    reads its knobs from the flat keys: for it the comparison's t (the auto t from the declared
-    size when 0), preset, oracle and r_min, so that Explore plans the same budget.
+    ``delta``), with its own parameters under ``<algorithm>.<field>`` keys; a family whose page
+    reads flat keys adds them (its folder's ``handoff.py``; FriendlyCore's t, preset, oracle,
+    r_min), so that Explore plans the same budget.
     """
     from dpviz.registry import get
 
@@ -37,13 +38,8 @@ def explore_params(name: str, eps: float, spec: CompareSpec) -> dict[str, Any]:
     defaults = param_values(algo.make_params())
     out: dict[str, Any] = {"alg": name, "eps": float(eps), "k": spec.k, "seed": spec.seed}
     out |= {f"{name}.{k}": v for k, v in values.items() if v != defaults[k]}
-    if name != "friendlycore":
-        return out | {"delta": spec.delta}
-    from dpviz.clustering.friendlycore.spec import auto_n_tuples
-
-    # Explore plans FriendlyCore's budget from the row-level (ε, δ) like every algorithm's: the same
-    # plan as this comparison's (its ρ is Explore's readout; a ρ handed over would be kept exactly).
-    return out | {"delta": spec.delta,
-                  "t": params.n_tuples or auto_n_tuples(spec.n_declared, spec.k),
-                  "preset": params.preset, "oracle": params.oracle,
-                  "rmin": params.r_min or 1e-3 * spec.radius}
+    out["delta"] = spec.delta
+    handoff = families.module(name, "handoff")
+    if handoff is None:
+        return out
+    return out | handoff.explore_params(params, n_declared=spec.n_declared, k=spec.k, radius=spec.radius)

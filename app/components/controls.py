@@ -7,10 +7,12 @@ parameter in :mod:`app.components.state`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
-from app.components import state
+from app.components import keys, state
 
 #: ρ on a log grid: 10 steps per decade from 10⁻³ to 10 (values rounded to 3 digits); the Learn
 #: and Budget pages' ρ axes.
@@ -41,12 +43,6 @@ def _with(grid: tuple[float, ...], value: float) -> list[float]:
 #: The row-level ε (Explore's main control for every algorithm) on a log-like grid.
 EPS_GRID: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
 
-#: The session key of an own budget ρ a link carried (``rho=`` / ``friendlycore.rho=``, made with
-#: the old ρ slider): while it is set the run spends exactly that (ρ, δ), and the ε slider sits at
-#: the row-level ε of that budget (:func:`dpviz.registry.plan_at_budget`).
-RHO_LINK = state.RHO_LINK
-
-
 def fmt_eps(v: float) -> str:
     return f"{v:.3g}"
 
@@ -61,22 +57,7 @@ def feasibility_sentence(mark: float | None, t: int) -> str:
             "below it the backup method answers.")
 
 
-def _leave_link() -> None:
-    """A move of ε leaves a link's exact ρ: the run is planned from the row-level target."""
-    st.session_state.pop(RHO_LINK, None)
-
-
-def _on_change(name: str, key: str):
-    update = state.on_change(name, key, float)
-
-    def callback() -> None:
-        _leave_link()
-        update()
-
-    return callback
-
-
-def eps_slider(key: str = "eps_slider", *, mark: float | None = None, t: int | None = None,
+def eps_slider(key: str = keys.EPS_SLIDER, *, mark: float | None = None, t: int | None = None,
                label: str = "Row-level privacy ε (the guarantee for one row of your data)") -> float:
     """The row-level ε slider, every algorithm's main control (with δ, :func:`delta_select`): the
     algorithm's own budget is planned from it (:func:`dpviz.registry.plan`) and shown as a readout.
@@ -91,7 +72,7 @@ def eps_slider(key: str = "eps_slider", *, mark: float | None = None, t: int | N
         f"move it a step). Below it the noise on how many of the t = {t} pieces agree hides the "
         "agreement FriendlyCore must detect.")
     st.select_slider(
-        label, options=options, format_func=fmt_eps, key=key, on_change=_on_change("eps", key),
+        label, options=options, format_func=fmt_eps, key=key, on_change=state.on_change("eps", key, float),
         help="The algorithm's own budget is calibrated so that adding or removing any one row changes "
              "the odds of any outcome by at most e^ε (except with probability δ). Smaller ε adds more "
              "noise (stronger privacy). Moving it reruns only the private stage." + why,
@@ -136,7 +117,7 @@ def delta_neighbours(delta: float) -> tuple[float, ...]:
     return _neighbours(DELTA_GRID, delta)
 
 
-def delta_select(key: str = "delta_select", *, label: str = "δ (failure probability)") -> float:
+def delta_select(key: str = keys.DELTA_SELECT, *, label: str = "δ (failure probability)") -> float:
     """δ as a power of ten."""
     delta = float(state.get("delta"))
     state.seed_widget("delta", key)
@@ -144,10 +125,53 @@ def delta_select(key: str = "delta_select", *, label: str = "δ (failure probabi
         label, options=_with(DELTA_GRID, delta), format_func=fmt_delta, key=key,
         on_change=state.on_change("delta", key, float),
         help="The row-level δ: the probability that the guarantee fails for one row. Keep it well "
-             "below 1/n. The algorithm's plan splits it between its own δ and the conversion's δ′ "
-             "(while a link's exact ρ is kept, it is that budget's own δ, with δ′ = δ).",
+             "below 1/n. The algorithm's plan splits it between its own δ and the conversion's δ′.",
     )
     return float(state.get("delta"))
+
+
+#: The largest row-level δ the app takes as a target (the ``delta`` parameter's range).
+MAX_TARGET_DELTA = 0.1
+
+
+def _convert_typed_rho(guarantee: Callable[[float, float], Any]) -> None:
+    """``rho_entry``'s callback: the typed ρ (with the selected δ) converted once by the plan's rule
+    (``guarantee(rho, delta)``: ``budget_from_rho`` → ``plan_at_budget``) into the row-level target
+    (ε, δ) the run is then planned from; the note says both. A budget whose row-level δ is above
+    :data:`MAX_TARGET_DELTA` promises next to nothing per row: refused, with the reason."""
+    rho, delta = st.session_state.get(keys.RHO_ENTRY), float(state.get("delta"))
+    if rho is None or not rho > 0:
+        return
+    try:
+        g = guarantee(float(rho), delta)
+    except ValueError as exc:
+        st.session_state[keys.RHO_ENTRY_NOTE] = f"ρ = {rho:g} was not converted: {exc}"
+        return
+    if g.delta > MAX_TARGET_DELTA:
+        st.session_state[keys.RHO_ENTRY_NOTE] = (
+            f"ρ = {rho:g} (δ = {fmt_delta(delta)}) guarantees only δ = {g.delta:.2g} per row (above "
+            f"{MAX_TARGET_DELTA:g}): no target is set from it; lower ρ.")
+        return
+    state.update(eps=float(g.eps), delta=float(g.delta))
+    st.session_state[keys.RHO_ENTRY_NOTE] = (
+        f"Typed ρ = {rho:g} with δ = {fmt_delta(delta)}: converted once by the plan's rule into the "
+        f"row-level target ε = {g.eps:.3g}, δ = {g.delta:.2g}, which the run is planned from (its own "
+        "budget is the readout below).")
+
+
+def rho_entry(guarantee: Callable[[float, float], Any], *, title: str = "Think in zCDP? Type a ρ") -> None:
+    """A ρ the user types (with δ), for users who think in zCDP: converted once into the
+    row-level target by the plan's rule (:func:`_convert_typed_rho`); the page shows both."""
+    with st.expander(title):
+        st.number_input("ρ (zCDP, with the δ above)", min_value=0.0, value=None, format="%.4g",
+                        key=keys.RHO_ENTRY, on_change=_convert_typed_rho, args=(guarantee,),
+                        help="Converted once into the row-level (ε, δ) this own budget guarantees "
+                             "(dpviz.registry.budget_from_rho, then the plan's guarantee); the ε "
+                             "slider and δ then show that target. No ρ is kept.")
+        note = st.session_state.get(keys.RHO_ENTRY_NOTE)
+        if note:
+            with st.container(key="rho_entry_note"):
+                st.caption(note)
 
 
 def _fmt_row(eps: float, delta: float) -> str:

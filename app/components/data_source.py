@@ -13,11 +13,11 @@ from typing import Any
 import streamlit as st
 
 import dpviz.data
-from app.components import cache, classroom, safe, state
+from app.components import cache, classroom, keys, safe, state
 from dpviz.data import columns as _columns
 
-_LAST_GOOD = "_last_dataset"
-_ACTIVE_UPLOAD = "_active_upload"
+_LAST_GOOD = keys.LAST_DATASET
+_ACTIVE_UPLOAD = keys.ACTIVE_UPLOAD
 
 #: Widget-level knobs and the generator keyword each maps to.
 _KNOB_KWARGS = {"d": "d", "gk": "k", "sep": "separation"}

@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 import dpviz.data
-from app.components import cache, classroom, data_source, safe, state
+from app.components import cache, classroom, data_source, keys, safe, state
 from dpviz.data import columns
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
@@ -34,12 +34,12 @@ WHY_RADIUS = (
 
 def _after_data_change() -> None:
     """When the dataset changes, reset the run knobs that belong to the dataset (k, Λ, r_min)."""
-    st.session_state["_data_changed"] = True
+    st.session_state[keys.DATA_CHANGED] = True
 
 
 def sync_run_defaults(ds) -> None:
     """Apply a dataset's public suggestions (k, r_min) once after the dataset changed."""
-    if not st.session_state.pop("_data_changed", False) or ds is None:
+    if not st.session_state.pop(keys.DATA_CHANGED, False) or ds is None:
         return
     updates = {"radius": None}
     if ds.k:

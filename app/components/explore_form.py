@@ -1,7 +1,9 @@
-"""Explore's sidebar form: the expensive knobs (dataset, n, k, t, oracle, Λ, r_min, preset, seed).
+"""Explore's sidebar form: the expensive knobs (dataset, n, k, Λ, seed, and the chosen family's
+own fields from its folder, ``app/components/<family>/form.py``; FriendlyCore's t, oracle, r_min,
+preset).
 
-They only take effect on Apply, because changing any of them reruns the non-private tuple stage
-(seconds at n = 10⁵). ρ and δ are not here: they are live on the page.
+They only take effect on Apply, because changing any of them reruns the non-private stage
+(seconds at n = 10⁵). ε and δ are not here: they are live on the page.
 """
 
 from __future__ import annotations
@@ -9,11 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 import dpviz.data
-from app.components import data_source, dataset_picker, state
-
-ORACLES = {"kmeans++": "k-means++ (scikit-learn KMeans)", "pca": "PCA oracle (Gaussian mixtures)"}
-PRESETS = {"practical": "practical (tuned, sound)", "paper": "paper-formal constants",
-           "reference": "reference"}
+from app.components import data_source, dataset_picker, families, keys, state
 
 
 def dataset_options() -> dict[str, str]:
@@ -56,10 +54,10 @@ def _set_dataset(option: str) -> bool:
 #: The form's numeric fields: (parameter, widget key, label in the UI, low, high). The widgets
 #: themselves take any number, so an out-of-range value gets a message next to its field (a
 #: bounded st.number_input only turns red in the browser and submits nothing, silently).
-LIMITS = (("n", "ex_n", "n", 50, 500_000), ("k", "ex_k", "k", 1, 50), ("t", "ex_t", "t", 2, 5000),
-          ("seed", "ex_seed", "Seed", 0, 2**31 - 2))
-_ERRORS = "_explore_form_errors"
-_SUBMITTED = "_explore_form_submitted"
+LIMITS = (("n", keys.EX_N, "n", 50, 500_000), ("k", keys.EX_K, "k", 1, 50),
+          ("seed", keys.EX_SEED, "Seed", 0, 2**31 - 2))
+_ERRORS = keys.EXPLORE_FORM_ERRORS
+_SUBMITTED = keys.EXPLORE_FORM_SUBMITTED
 
 
 def field_errors() -> dict[str, str]:
@@ -67,14 +65,16 @@ def field_errors() -> dict[str, str]:
     return st.session_state.get(_ERRORS, {})
 
 
-#: FriendlyCore's own knobs in this form (shown only when FriendlyCore is the algorithm): the URL
-#: parameter and its widget key.
-FC_FIELDS = {"t": "ex_t", "oracle": "ex_oracle", "rmin": "ex_rmin", "preset": "ex_preset"}
+def family_form(algorithm: str | None = None):
+    """The form part of ``algorithm``'s family folder (default: the algorithm Explore shows), or
+    None when its parameters are all in its generated form."""
+    return families.module(algorithm or state.get("alg"), "form")
 
 
 def _check_limits() -> dict[str, str]:
     errors = {}
-    for _name, key, label, low, high in LIMITS:
+    form = family_form()
+    for _name, key, label, low, high in (*LIMITS, *(form.LIMITS if form else ())):
         if key not in st.session_state:  # a field of another algorithm, not shown
             continue
         v = st.session_state.get(key)
@@ -82,10 +82,7 @@ def _check_limits() -> dict[str, str]:
             shown = "empty" if v is None else f"{v:g}"
             errors[key] = (f"{label} must be a whole number from {low:,} to {high:,} (got {shown}); "
                            "nothing was changed and the previous result stays.")
-    rmin = st.session_state.get("ex_rmin", 1.0)
-    if rmin is None or not rmin > 0:
-        errors["ex_rmin"] = "r_min must be above 0; nothing was changed."
-    return errors
+    return errors | (form.check() if form else {})
 
 
 def _apply() -> None:
@@ -95,25 +92,25 @@ def _apply() -> None:
     if errors:  # keep every parameter (and the result on screen) as it was
         return
     k_before = state.get("k")
-    changed = _set_dataset(ss["ex_dataset"])
-    fields = {"n": ("ex_n", int), "k": ("ex_k", int), "t": ("ex_t", int),
-              "oracle": ("ex_oracle", str), "radius": ("ex_radius", _radius),
-              "rmin": ("ex_rmin", float), "preset": ("ex_preset", str), "seed": ("ex_seed", int)}
+    changed = _set_dataset(ss[keys.EX_DATASET])
+    form = family_form()
+    fields = {"n": (keys.EX_N, int), "k": (keys.EX_K, int), "radius": (keys.EX_RADIUS, _radius),
+              "seed": (keys.EX_SEED, int), **(form.FIELDS if form else {})}
     state.commit({name: f for name, f in fields.items() if f[0] in ss})()
     ss[_SUBMITTED] = {name: state.get(name) for name in ("t", "k", "rmin")}
     if changed:
         # The new dataset's suggestions (k, r_min, Λ = its declared one) apply unless the user
         # changed k in the same Apply.
-        st.session_state["_data_changed"] = True
+        st.session_state[keys.DATA_CHANGED] = True
         if state.get("k") != k_before:
-            st.session_state["_keep_k"] = state.get("k")
+            st.session_state[keys.KEEP_K] = state.get("k")
 
 
 def _radius(v):
     return None if v is None or v <= 0 else float(v)
 
 
-_SEEN = "_explore_seen_settings"
+_SEEN = keys.EXPLORE_SEEN
 _WHY = {
     "t": "t (pieces) is at most n/(5k), so each piece keeps about 5k rows for the oracle to find k "
          "clusters, and at most the paper's 200",
@@ -130,8 +127,8 @@ def sync_run_defaults(ds) -> list[str]:
     without the user typing it: after a dataset change (with the reason), or from a link or
     another page (Compare, Budget). Issue 16: t went 200 → 3 for iris silently.
     """
-    keep_k = st.session_state.pop("_keep_k", None)
-    data_changed = bool(st.session_state.get("_data_changed"))
+    keep_k = st.session_state.pop(keys.KEEP_K, None)
+    data_changed = bool(st.session_state.get(keys.DATA_CHANGED))
     dataset_picker.sync_run_defaults(ds)
     if keep_k is not None:
         state.update(k=keep_k)
@@ -163,56 +160,57 @@ def _message(errors: dict[str, str], key: str) -> None:
             st.error(errors[key], icon=":material/error:")
 
 
+def _shown_keys() -> set[str]:
+    """Every family form's widget keys (those of a family not shown are dropped before Apply)."""
+    return {key for path in families.ROOT.glob("*/form.py")
+            for key, _ in families.module(path.parent.name, "form").FIELDS.values()}
+
+
 def sidebar_form(algorithm: str | None = None) -> None:
-    """The data and run settings; FriendlyCore's own knobs (t, oracle, r_min, preset) only when the
-    chosen ``algorithm`` is FriendlyCore (or none is chosen yet); another algorithm's parameters are
-    its own form, generated from its spec."""
-    friendlycore = algorithm in (None, "friendlycore")
+    """The data and run settings; the chosen ``algorithm``'s family fields (its folder's
+    ``form.py``; the default algorithm's when none is chosen yet) only when it is shown; another
+    algorithm's parameters are its own form, generated from its spec."""
+    form = family_form(algorithm or state.DEFAULT_ALGORITHM)
     opts = dataset_options()
     if current_option() not in opts:
         opts[current_option()] = current_option()
-    keys = {"n": "ex_n", "k": "ex_k", "radius": "ex_radius", "seed": "ex_seed"}
-    if friendlycore:
-        keys |= FC_FIELDS
-    else:  # not shown: their widget values would be committed by Apply
-        for key in FC_FIELDS.values():
-            st.session_state.pop(key, None)
-    for name, key in keys.items():
+    widgets = {"n": keys.EX_N, "k": keys.EX_K, "radius": keys.EX_RADIUS, "seed": keys.EX_SEED}
+    own = {name: key for name, (key, _conv) in (form.FIELDS if form else {}).items()}
+    widgets |= own
+    for key in _shown_keys() - set(own.values()):  # not shown: Apply would commit them
+        st.session_state.pop(key, None)
+    for name, key in widgets.items():
         state.seed_widget(name, key)
     want = current_option()
-    if st.session_state.get("ex_dataset") != want:
-        st.session_state["ex_dataset"] = want
+    if st.session_state.get(keys.EX_DATASET) != want:
+        st.session_state[keys.EX_DATASET] = want
     with st.sidebar.form("explore_form"):
         st.markdown("**Run settings** (apply to rerun the tuple stage)")
-        st.selectbox("Dataset", list(opts), format_func=opts.get, key="ex_dataset")
+        st.selectbox("Dataset", list(opts), format_func=opts.get, key=keys.EX_DATASET)
         errors = field_errors()
-        st.number_input("n (generated data only)", step=1000, key="ex_n",
+
+        def message(key: str) -> None:
+            _message(errors, key)
+
+        st.number_input("n (generated data only)", step=1000, key=keys.EX_N,
                         help="Rows to generate: 50 to 500,000.")
-        _message(errors, "ex_n")
+        message(keys.EX_N)
         c1, c2 = st.columns(2)
         with c1:
-            st.number_input("k (clusters)", step=1, key="ex_k", help="1 to 50.")
-            _message(errors, "ex_k")
-        if friendlycore:
+            st.number_input("k (clusters)", step=1, key=keys.EX_K, help="1 to 50.")
+            message(keys.EX_K)
+        if form:
             with c2:
-                st.number_input("t (tuples)", step=10, key="ex_t",
-                                help="Number of pieces, 2 to 5,000. Each piece needs at least k rows; "
-                                     "the paper uses t = 200. More tuples make the private filters "
-                                     "work with less ρ but leave fewer rows per piece.")
-                _message(errors, "ex_t")
-            st.selectbox("Oracle (non-private, per piece)", list(ORACLES), format_func=ORACLES.get,
-                         key="ex_oracle")
+                form.beside_k(message)
+            form.under_k()
         st.number_input("Public radius Λ (empty = the dataset's declared one)", min_value=0.0,
-                        format="%.6g", key="ex_radius",
+                        format="%.6g", key=keys.EX_RADIUS,
                         help="Rows with norm > Λ are removed (not clipped) before the private "
                              "steps. It must be public (not measured from the data).")
-        if friendlycore:
-            st.number_input("r_min (smallest radius searched)", format="%.4g", key="ex_rmin")
-            _message(errors, "ex_rmin")
-            st.selectbox("Budget split preset", list(PRESETS), format_func=PRESETS.get,
-                         key="ex_preset")
-        st.number_input("Seed", step=1, key="ex_seed",
+        if form:
+            form.after_radius(message)
+        st.number_input("Seed", step=1, key=keys.EX_SEED,
                         help="Seeds the pieces, the oracle and the noise. Same seed + same URL = "
                              "same picture.")
-        _message(errors, "ex_seed")
+        message(keys.EX_SEED)
         st.form_submit_button("Apply", key="ex_apply", type="primary", on_click=_apply)

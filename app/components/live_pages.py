@@ -15,15 +15,14 @@ a family.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import streamlit as st
 
-from app.components import algorithm_view, data_source
+from app.components import algorithm_view, data_source, families
 
 #: The folder whose sub-folders are family folders (``<family>/page.py``).
-FAMILIES = Path(__file__).resolve().parent
+FAMILIES = families.ROOT
 
 
 def discover(root: Path = FAMILIES, package: str = "app.components") -> dict[str, str]:
@@ -48,7 +47,7 @@ def render(ds, spec, radius: float) -> None:
     """Explore for ``spec`` on ``ds``: its registered live page, or the generic one."""
     module = _PAGES.get(spec.name)
     if module is not None:
-        importlib.import_module(module).render(ds, spec, radius)
+        families.load(module).render(ds, spec, radius)
         return
     st.markdown(data_source.describe(ds) + f" · Λ used = {radius:g}")
     algorithm_view.render(ds, spec, radius)

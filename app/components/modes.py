@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import classroom
+from app.components import classroom, keys
 
 SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers.** Seeded and "
                    "replayable (the seed is in the URL); make a release on the **Release** page.")
 
-_SESSION_LEDGER = "_session_ledger"
-_RELEASES = "_releases"
+_SESSION_LEDGER = keys.SESSION_LEDGER
+_RELEASES = keys.RELEASES
 
 
 def simulation_badge(key: str) -> None:

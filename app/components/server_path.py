@@ -32,7 +32,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import classroom, ledger_view, safe
+from app.components import classroom, keys, ledger_view, safe
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
 #: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
@@ -40,7 +40,7 @@ ENV = "DPVIZ_SERVER_DATA_DIR"
 SCHEDULER_ENV = "DPVIZ_SCHEDULER"
 #: The algorithms with a streamed implementation (``auto`` streams when its public choice does).
 ALGORITHMS = {"auto": "auto (public choice rule)", "dp_lloyd": "DP-Lloyd", "friendlycore": "FriendlyCore"}
-_RESULT, _RUNNING, _FAILED = "_srv_result", "_srv_running", "_srv_failed"
+_RESULT, _RUNNING, _FAILED = keys.SRV_RESULT, keys.SRV_RUNNING, keys.SRV_FAILED
 #: The one message of every streamed attempt that did not end in a release (no data-dependent text).
 FAILED_TEXT = ("The streamed run did not produce a release (the file could not be read to the end "
                "with these columns, or the algorithm could not finish). It read the data, so it is "
@@ -354,7 +354,7 @@ def _show() -> None:
         if choice is not None:
             st.caption(safe.md(choice.data["sentence"]))
         if res.centers is not None:
-            from app.components import profiles
+            from app.components import segment_profiles as profiles
 
             raw = types.SimpleNamespace(params={}, source="server", d=len(columns), feature_names=columns)
             table, how = profiles.segment_profiles(res, raw, [safe.csv_cell(c) for c in columns])

@@ -20,14 +20,26 @@ from typing import Any
 import streamlit as st
 
 import dpviz
+from app.components import keys
 
-_PARAMS_KEY = "params"
-_NOTICES_KEY = "_url_notices"
-_LAST_QUERY_KEY = "_last_query"
-#: An own budget ρ a link carried (flat ``rho=`` or ``friendlycore.rho=``, links made with the old
-#: ρ slider): Explore runs FriendlyCore at exactly that (ρ, δ) until ε or δ is moved
-#: (``app/components/controls.RHO_LINK``). Links the app writes now carry the row-level ``eps``.
-RHO_LINK = "_fc_rho_link"
+#: The one algorithm the app names outside its family folder: Explore's default (issue 33).
+DEFAULT_ALGORITHM = "friendlycore"
+
+_PARAMS_KEY = keys.PARAMS
+_NOTICES_KEY = keys.URL_NOTICES
+_LAST_QUERY_KEY = keys.LAST_QUERY
+#: The one old-link reader of ρ (issue 33): a link made with the old ρ slider (flat ``rho=`` or
+#: ``<algorithm>.rho=``) carries an own budget ρ (with the link's δ). It is kept here, and only
+#: here, until a target is set (ε or δ moved, :func:`update`): the algorithm's page, which knows
+#: the dataset's public inputs, converts it by the plan's rule (``dpviz.registry.budget_from_rho``
+#: then ``plan_at_budget``) into the row-level ε the slider shows, and runs that same budget, so an
+#: old link opens the same run. ρ is no parameter, no URL key the app writes, no readout.
+LINK_RHO = keys.LINK_RHO
+
+
+def _is_rho_key(url_name: str) -> bool:
+    """``rho`` or ``<algorithm>.rho`` (not a registered parameter of that name): an old link's ρ."""
+    return url_name == "rho" or (url_name.endswith(".rho") and _spec_field(url_name) is None)
 
 
 def _number(text: str, what: str) -> float:
@@ -118,12 +130,9 @@ _DATA_PARAMS = (
 )
 # The private run (Explore) and the sweep (Budget).
 _RUN_PARAMS = (
-    # FriendlyCore's own budget: Explore writes its plan's ρ here (for the pages that read it); a
-    # link's ρ is kept exactly (RHO_LINK). The default ε = 3 plans ρ ≈ 0.0322 on the default data.
-    Param("rho", 0.0322, _float_in(0.0, 1e3, low_open=True), "zCDP budget ρ"),
     Param("delta", 1e-6, _float_in(0.0, 0.1, low_open=True), "δ"),
     Param("k", 8, _int_in(1, 50), "clusters"),
-    Param("t", 1500, _int_in(2, 5000), "tuples (pieces)"),
+    Param("t", 1500, lambda text: _tuples(text), "tuples (pieces); 0 = automatic (from n and k)"),
     Param("radius", None, _optional_radius, "public radius Λ (auto = the dataset's declared Λ)"),
     Param("rmin", 0.001, _float_in(0.0, 1e9, low_open=True), "r_min"),
     Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
@@ -132,9 +141,17 @@ _RUN_PARAMS = (
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
     # Which registered algorithm Explore shows (old links carry none: FriendlyCore), and the
     # row-level ε target every algorithm is calibrated to (Explore's main control).
-    Param("alg", "friendlycore", lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
+    Param("alg", DEFAULT_ALGORITHM, lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
     Param("eps", 3.0, _float_in(0.0, 1e3, low_open=True), "row-level ε target"),
 )
+
+
+def _tuples(text: str) -> int:
+    """t: 0 (automatic: the algorithm's own choice from the declared n and k) or 2 to 5,000."""
+    t = _number(text, "0 (automatic) or an integer in [2, 5000]")
+    if not t.is_integer() or not (t == 0 or 2 <= t <= 5000):
+        raise ValueError("must be 0 (automatic) or an integer in [2, 5000]")
+    return int(t)
 
 
 def _bool(text: str) -> bool:
@@ -200,18 +217,25 @@ def algorithm_params(name: str, p: Mapping[str, Any] | None = None) -> dict[str,
     prefix = f"{name}."
     return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
 def _algorithms(text: str) -> str:
-    algos = [a for a in text.split(",") if a]
-    known = {"fc:practical", "fc:paper", "fc:reference", "nonprivate"} | {
-        s.name for s in dpviz.algorithms(private_only=True)}
-    bad = [a for a in algos if a not in known]
+    """A comma-separated list of registry names, with parameters when they have them
+    (``friendlycore[preset=paper]``); old links' names are read by ``dpviz.registry.registry_name``."""
+    algos = [dpviz.registry.registry_name(a) for a in text.split(",") if a.strip()]
+    bad = []
+    for a in algos:
+        try:
+            dpviz.registry.resolve_name(a)
+        except (ValueError, TypeError):
+            bad.append(a)
     if bad or not algos:
-        raise ValueError(f"must be a comma-separated list from {', '.join(sorted(known))}")
+        known = sorted(s.name for s in dpviz.algorithms())
+        raise ValueError(f"must be a comma-separated list of registered algorithms ({', '.join(known)}), "
+                         "with parameters in brackets when needed (name[key=value])")
     return ",".join(algos)
 
 
 # The Budget page's sweep.
 _BUDGET_PARAMS = (
-    Param("balg", "fc:practical,dp_lloyd,diffprivlib,nonprivate", _algorithms, "algorithms",
+    Param("balg", f"{DEFAULT_ALGORITHM},dp_lloyd,diffprivlib,kmeans++", _algorithms, "algorithms",
           "budget"),
     Param("blo", 0.01, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε of the sweep", "budget"),
     Param("bhi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε of the sweep", "budget"),
@@ -237,7 +261,7 @@ _PRESENT_PARAMS = (
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
 # Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
-    Param("calg", "auto,friendlycore,dp_lloyd,diffprivlib,kmeans++", _registered_list,
+    Param("calg", f"auto,{DEFAULT_ALGORITHM},dp_lloyd,diffprivlib,kmeans++", _registered_list,
           "algorithms compared (all = every registered one; five by default)",
           "compare"),
     Param("celo", 0.5, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε", "compare"),
@@ -255,13 +279,11 @@ def defaults() -> dict[str, Any]:
 
 
 #: FriendlyCore's own parameters are namespaced in the URL like every algorithm's
-#: (``friendlycore.<name>``); the flat keys of links made before (``rho``, ``t``, …) still open the
+#: (``friendlycore.<name>``); the flat keys of links made before (``t``, ``oracle``, …) still open the
 #: same run: :func:`parse_query` reads both, :func:`query_dict` writes the namespaced ones. The
 #: canonical dict keeps the flat names (the Budget page's FriendlyCore sweeps read them too).
-URL_NAMES: dict[str, str] = {
-    "rho": "friendlycore.rho", "t": "friendlycore.n_tuples", "oracle": "friendlycore.oracle",
-    "preset": "friendlycore.preset", "rmin": "friendlycore.r_min", "fb": "friendlycore.fallback",
-}
+URL_NAMES: dict[str, str] = {flat: f"{DEFAULT_ALGORITHM}.{field}" for flat, field in (
+    ("t", "n_tuples"), ("oracle", "oracle"), ("preset", "preset"), ("rmin", "r_min"), ("fb", "fallback"))}
 _FROM_URL = {url: name for name, url in URL_NAMES.items()}
 
 
@@ -271,11 +293,18 @@ def parse_query(query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     A namespaced FriendlyCore key wins over its old flat alias when a link carries both."""
     values: dict[str, Any] = {}
     notices: list[str] = []
-    items = sorted(query.items(), key=lambda kv: kv[0] in _FROM_URL)  # namespaced keys last
+    # namespaced keys last: they win over their flat aliases
+    items = sorted(query.items(), key=lambda kv: kv[0] in _FROM_URL or ("." in kv[0] and _is_rho_key(kv[0])))
     for url_name, raw in items:
         name = _FROM_URL.get(url_name, url_name)
         p = PARAMS.get(name)
         text = raw[-1] if isinstance(raw, list) else str(raw)
+        if _is_rho_key(url_name):  # an old link's own budget (LINK_RHO: the page converts it)
+            try:
+                values[LINK_RHO] = _float_in(0.0, 1e3, low_open=True)(text)
+            except ValueError as exc:
+                notices.append(f"URL parameter {url_name}={text!r} ignored: it {exc}.")
+            continue
         if p is None:
             found = _spec_field(name)
             if found is None:
@@ -302,24 +331,36 @@ def init() -> dict[str, Any]:
     if _PARAMS_KEY not in st.session_state:
         params = defaults()
         values, notices = parse_query(query)
+        _keep_link_rho(values)
         params.update(values)
         st.session_state[_PARAMS_KEY] = params
         st.session_state[_NOTICES_KEY] = notices
-        _pin_link_rho(values)
     elif query and query != st.session_state.get(_LAST_QUERY_KEY):
         values, notices = parse_query(query)
+        _keep_link_rho(values)
         st.session_state[_PARAMS_KEY].update(values)
         st.session_state[_NOTICES_KEY] = notices
-        _pin_link_rho(values)
     return st.session_state[_PARAMS_KEY]
 
 
-def _pin_link_rho(values: Mapping[str, Any]) -> None:
-    """A link with a ρ (made with the old ρ slider) opens the same run: keep that ρ exactly."""
-    if "rho" in values:
-        st.session_state[RHO_LINK] = float(values["rho"])
+def _keep_link_rho(values: dict[str, Any]) -> None:
+    """Move an old link's ρ out of the parameters into :data:`LINK_RHO` (while it applies)."""
+    if LINK_RHO in values:
+        st.session_state[LINK_RHO] = float(values.pop(LINK_RHO))
     else:
-        st.session_state.pop(RHO_LINK, None)
+        st.session_state.pop(LINK_RHO, None)
+
+
+def link_rho() -> float | None:
+    """The own budget ρ of an old link while it applies (:data:`LINK_RHO`), else None."""
+    rho = st.session_state.get(LINK_RHO)
+    return None if rho is None else float(rho)
+
+
+def show_link_target(eps: float) -> None:
+    """Put the ε slider at the row-level ε of an old link's ρ (its plan's guarantee) without
+    leaving the link (:func:`update` would)."""
+    params()["eps"] = float(eps)
 
 
 def params() -> dict[str, Any]:
@@ -334,23 +375,14 @@ def get(name: str) -> Any:
 
 
 def update(**values: Any) -> None:
-    """Set parameters (names must be registered).
-
-    A page that hands Explore FriendlyCore's own budget ρ (Budget's point click, triage's "apply")
-    asks for exactly that ρ, as a link does (:data:`RHO_LINK`); Explore's own readout of the ρ its
-    plan gives is written with :func:`set_readout`."""
+    """Set parameters (names must be registered; the budget is the row-level (ε, δ), never a ρ)."""
     p = params()
     for name, value in values.items():
         if name not in PARAMS and _spec_field(name) is None:
             raise KeyError(f"Unknown app parameter {name!r}")
         p[name] = value
-    if "rho" in values:
-        st.session_state[RHO_LINK] = float(values["rho"])
-
-
-def set_readout(name: str, value: Any) -> None:
-    """Write a parameter that is a readout of another (Explore's planned ρ): no side effect."""
-    params()[name] = value
+    if {"eps", "delta"} & set(values):  # a target is set: an old link's ρ no longer applies
+        st.session_state.pop(LINK_RHO, None)
 
 
 def url_notices() -> list[str]:
@@ -367,11 +399,8 @@ def relevant(p: Mapping[str, Any]) -> dict[str, Any]:
         skip.add("builtin")
     # Only the shown algorithm's own keys; FriendlyCore (the default) keeps today's flat keys.
     skip |= {k for k in p if "." in k and not k.startswith(f"{p.get('alg')}.")}
-    if p.get("alg") == "friendlycore":
+    if p.get("alg") == PARAMS["alg"].default:
         skip.add("alg")
-    # ρ is a readout of the row-level ε; only a link's exact ρ (while it is kept) is written back
-    if p.get("alg") != "friendlycore" or st.session_state.get(RHO_LINK) is None:
-        skip.add("rho")
     return {k: v for k, v in p.items() if k not in skip}
 
 

@@ -77,9 +77,17 @@ class SweepSpec:
         return self.reps
 
     def algorithm_params(self) -> dict[str, dict[str, Any]]:
-        """Each name's parameters for ``dpviz.sweeps.sweep`` (FriendlyCore's t, r_min, oracle)."""
-        fc = {"n_tuples": self.t, "r_min": self.r_min, "oracle": self.oracle}
-        return {a: (fc if a.startswith("fc:") else {}) for a in self.algorithms}
+        """Each name's parameters for ``dpviz.sweeps.sweep``: Explore's tuple knobs (t, r_min,
+        oracle) to every algorithm that has them (t = 0: the spec's automatic choice)."""
+        knobs = {"n_tuples": self.t, "r_min": self.r_min, "oracle": self.oracle}
+        return {a: _own(a, knobs) for a in self.algorithms}
+
+
+def _own(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` that are parameters of algorithm ``name`` (a registry name)."""
+    spec, _ = dpviz.registry.resolve_name(name)
+    fields = {f.name for f, _hint in dpviz.registry.param_fields(spec.params)}
+    return {k: v for k, v in values.items() if k in fields}
 
 
 @dataclass(frozen=True)
@@ -332,7 +340,7 @@ def sweep_functions() -> tuple[Callable, ...]:
     algorithms are its key, so they need no hash)."""
     from app import precompute_sweeps
 
-    return (repetition, compare_piece, param_values, SweepSpec.algorithm_params,
+    return (repetition, compare_piece, param_values, SweepSpec.algorithm_params, _own,
             CompareSpec.chunks.fget, CompareSpec.total.fget, CompareSpec.params_of,
             precompute_sweeps.reference_cost)
 
@@ -404,6 +412,7 @@ def spec_from_json(d: Mapping[str, Any]) -> Spec:
         return CompareSpec(**d)
     for name in ("algorithms", "epsilons", "ns"):
         d[name] = tuple(d[name])
+    d["algorithms"] = tuple(dpviz.registry.registry_name(a) for a in d["algorithms"])  # old names
     return SweepSpec(**d)
 
 
@@ -458,9 +467,18 @@ def read_precomputed(path: Path) -> tuple[dict, list[tuple[Spec, tuple[pd.DataFr
     doc = json.loads(path.read_text())
     out = []
     for entry in doc.pop("sweeps", []):
-        frames = tuple(pd.read_json(io.StringIO(f), orient="split") for f in entry["frames"])
+        frames = tuple(_registry_names(pd.read_json(io.StringIO(f), orient="split"))
+                       for f in entry["frames"])
         out.append((spec_from_json(entry["spec"]), frames))
     return doc, out
+
+
+def _registry_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """A stored frame with its algorithm names as registry names (files made before issue 33
+    say ``"fc:practical"``, ``"nonprivate"``: :func:`dpviz.registry.registry_name`)."""
+    if "algorithm" not in frame:
+        return frame
+    return frame.assign(algorithm=frame["algorithm"].map(dpviz.registry.registry_name))
 
 
 def load_precomputed(path: Path | None = None) -> list[tuple[Spec, tuple[pd.DataFrame, ...]]]:

@@ -35,16 +35,28 @@ AUTO_RUN_MAX_N = 20_000
 
 
 def sweepable() -> dict[str, str]:
-    """Name → label of everything this page can sweep: FriendlyCore's two splits, every
-    registered private algorithm (each calibrated to the row-level ε axis, whatever its budget
-    kind), and the non-private reference."""
-    out = {"fc:practical": "FriendlyCore (practical split)", "fc:paper": "FriendlyCore (paper's split)"}
-    out |= {s.name: s.title for s in dpviz.algorithms(private_only=True) if s.name != "friendlycore"}
-    out["nonprivate"] = "non-private k-means++ (ε = ∞)"
-    return out
+    """Name → label of everything this page can sweep: every registered algorithm (each private
+    one calibrated to the row-level ε axis, whatever its budget kind; the non-private reference
+    once, at ε = ∞) and the variants the viz names (e.g. a budget-split preset)."""
+    label = dpviz.viz.sweeps.algorithm_label
+    variants = [v for v in dpviz.viz.sweeps.ALGORITHM_LABELS if "[" in v]
+    names = [n for s in dpviz.algorithms(private_only=True)
+             for n in (s.name, *(v for v in variants if v.startswith(f"{s.name}[")))]
+    names += [s.name for s in dpviz.algorithms() if s.budget_kind == "none"]
+    return {name: label(name) for name in names if _known(name)}
+
+
+def _known(name: str) -> bool:
+    try:
+        dpviz.registry.resolve_name(name)
+    except ValueError:
+        return False
+    return True
 
 
 ALGOS = sweepable()
+#: The non-private reference (the registered spec that spends no budget): the sweep of no choice.
+REFERENCE = next(s.name for s in dpviz.algorithms() if s.budget_kind == "none")
 
 
 def _open_explore() -> None:
@@ -55,7 +67,6 @@ def _open_explore() -> None:
     if target is None:
         return
     state.update(**target)
-    st.session_state.pop(state.RHO_LINK, None)  # a link's old exact ρ no longer applies
     st.session_state["_goto_explore"] = True
 
 
@@ -66,12 +77,13 @@ def _settings():
     c1, c2 = st.columns([3, 2])
     c1.multiselect("Algorithms", list(ALGOS), format_func=ALGOS.get, key="budget_algorithms",
                    on_change=state.on_change("balg", "budget_algorithms",
-                                             lambda v: ",".join(v) or "nonprivate"))
+                                             lambda v: ",".join(v) or REFERENCE))
     c3, c4, c5 = st.columns(3)
     sweep.range_and_runs(c2, c3, c4, page="budget", keys=("blo", "bhi", "bpts", "breps"),
                          points=(2, 25), max_reps=100,
                          reps_help="The paper uses 30; each repetition redraws the pieces and the noise.")
-    c5.markdown(f"δ = {controls.fmt_delta(p['delta'])}, k = {p['k']}, t = {p['t']}, "
+    t = f"{p['t']}" if p["t"] else "automatic (each algorithm's own, from n and k)"
+    c5.markdown(f"δ = {controls.fmt_delta(p['delta'])}, k = {p['k']}, t = {t}, "
                 f"r_min = {p['rmin']:g}, oracle = {p['oracle']}, seed = {p['seed']} "
                 "(from Explore)")
 
@@ -79,10 +91,11 @@ def _settings():
 def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
     p = state.params()
     radius = data_source.radius_for(ds)
-    algos = tuple(a for a in p["balg"].split(",") if a in ALGOS) or ("nonprivate",)
+    algos = tuple(a for a in p["balg"].split(",") if a in ALGOS) or (REFERENCE,)
     if kind == "n":
         top = ds.n
-        ns = tuple(sorted({max(p["t"] * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
+        # the smallest n holds t pieces of k rows (automatic t: the spec's own, at least 2 pieces)
+        ns = tuple(sorted({max(max(p["t"], 2) * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
         return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
                                int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
                                p["oracle"], int(p["seed"]), kind="n", ns=ns,

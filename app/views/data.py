@@ -8,8 +8,10 @@ import math
 import streamlit as st
 
 import dpviz.viz
-from app.components import a11y, controls, data_source, dataset_picker, safe, server_path, state
-from app.components.friendlycore import triage
+from app.components import a11y, controls, data_source, dataset_picker, families, safe, server_path, state
+
+#: The Data page's verdict: the default algorithm's (its family folder's ``triage.py``).
+triage = families.module(state.DEFAULT_ALGORITHM, "triage")
 
 st.title("Data")
 st.caption("Choose the data a private clustering will run on. Each row is one person: the privacy "

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import streamlit as st
 
 import dpviz.privacy
-import dpviz.registry
 import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
-from app.components import a11y, controls, deployments, live_chart, membership, modes
-from app.components.friendlycore import run
+from app.components import a11y, controls, deployments, families, keys, live_chart, membership, modes, state
+
+#: The default algorithm's lesson (its family folder's ``lesson.py``: FriendlyCore's live example).
+lesson = families.module(state.DEFAULT_ALGORITHM, "lesson")
 
 st.title("Learn: private clustering in five minutes")
 
-PAGES = st.session_state.get("_pages", {})
+PAGES = st.session_state.get(keys.PAGES, {})
 
 st.header("1. Differential privacy")
 st.markdown(
@@ -33,7 +32,7 @@ st.markdown(
 
 
 GAME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
-_GAME = "_membership_game"
+_GAME = keys.MEMBERSHIP_GAME
 
 
 def _game() -> dict:
@@ -121,28 +120,16 @@ st.markdown(
 )
 
 
-@functools.lru_cache(maxsize=256)
-def _fc_row(rho: float, delta: float):
-    """FriendlyCore's row-level (ε, δ) at (ρ, δ) with δ′ = δ on the live example's public inputs
-    (the budget plan at this budget, ``registry.plan_at_budget``, which Explore's readout agrees
-    with). Public inputs only, so cached process-wide: the table is rebuilt on every rerun."""
-    registry = dpviz.registry
-    spec = registry.get("friendlycore")
-    pub = registry.Public(n_declared=20_000, d=2, k=3, radius=1.0)
-    params = spec.make_params(n_tuples=200, r_min=0.001)
-    return registry.plan_at_budget(spec, privacy.ZCDP(float(rho), float(delta)), pub, params).guarantee
-
-
 privacy = dpviz.privacy
 rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
                        key="learn_rho")
 rows = []
 for delta in (1e-5, 1e-6, 1e-8):
-    fc = _fc_row(rho, delta)
+    own = lesson.row_guarantee(rho, delta)
     rows.append({"δ": controls.fmt_delta(delta),
                  "ε (tight)": round(privacy.zcdp_to_dp(rho, delta, tight=True), 3),
                  "ε (simple)": round(privacy.zcdp_to_dp(rho, delta, tight=False), 3),
-                 "FriendlyCore (ε, δ)": f"({fc.eps:.3g}, {fc.delta:.2g})",
+                 "FriendlyCore (ε, δ)": f"({own.eps:.3g}, {own.delta:.2g})",
                  "σ, mean of 1,000": round(privacy.gaussian_sigma_zcdp(2.0 / 1000, rho), 5)})
 #: Short headers so the table fits at 1280 px (issue 27: its last column was cut); the long
 #: meaning of each is its column's help.
@@ -201,12 +188,12 @@ def _demo_figures(ds, result) -> tuple[str, str | None]:
 @st.fragment
 def live_example() -> None:
     """The live example: a ρ move reruns only this fragment. The runs one slider step away and
-    their figures are then started on the background worker (``run.demo_prefetch``), so a
+    their figures are then started on the background worker (``lesson.demo_prefetch``), so a
     one-step move finds them ready."""
     demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
                                 format_func=controls.fmt_rho, key="learn_demo_rho")
     with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
-        figures = run.demo_figures(demo_rho, _demo_figures)
+        figures = lesson.demo_figures(demo_rho, _demo_figures)
     st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
                "Release page for what a publishable run looks like.")
     c1, c2 = st.columns([3, 2])
@@ -219,16 +206,16 @@ def live_example() -> None:
                    "Figure 3 panels b, c, f, g; points drawn as images). Right: the noisy friend "
                    "scores of the tuples against the keep threshold (internal, non-private "
                    "diagnostic). Lower ρ spreads the scores and raises the threshold.")
-    run.demo_prefetch(controls.rho_neighbours(demo_rho), _demo_figures)
+    lesson.demo_prefetch(controls.rho_neighbours(demo_rho), _demo_figures)
 
 
 live_example()
 
 st.header("5. What to try")
 TRY = [
-    ("Spend too little: watch the core empty out", {"rho": "0.01"},
-     "At ρ = 0.01 the filters' noise swamps the friend counts; FriendlyCore fails and the fallback "
-     "answers. Move ρ up until the core survives."),
+    ("Spend too little: watch the core empty out", {"eps": "0.1"},
+     "At row-level ε = 0.1 the filters' noise swamps the friend counts; FriendlyCore fails and the "
+     "fallback answers. Move ε up until the core survives (the slider's mark shows where)."),
     ("Too few rows per piece", {"src": "generate", "gen": "fig6_blobs", "n": "2000", "t": "200"},
      "10 rows per piece cannot find 8 clusters: tuples disagree and few are friends."),
     ("Shapes k-means cannot describe", {"src": "generate", "gen": "moons", "k": "2"},
@@ -249,6 +236,6 @@ with st.container(key="learn_try"):
                          icon=":material/arrow_forward:")
         st.caption(text)
     if "budget" in PAGES:
-        st.page_link(PAGES["budget"], label="Find the ρ where FriendlyCore beats DP-Lloyd",
+        st.page_link(PAGES["budget"], label="Find the ε where FriendlyCore beats DP-Lloyd",
                      icon=":material/arrow_forward:")
-        st.caption("Run a sweep on the Budget page and click a point to inspect that ρ.")
+        st.caption("Run a sweep on the Budget page and click a point to inspect that row-level ε.")

@@ -31,7 +31,8 @@ import dpviz.privacy
 import dpviz.privacy.declared
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, deployments, jobs, ledger_view, modes, profiles, safe, state
+from app.components import data_source, deployments, jobs, ledger_view, modes, safe, state
+from app.components import segment_profiles as profiles
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
 

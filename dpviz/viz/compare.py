@@ -4,9 +4,9 @@ Figures of a :func:`dpviz.sweeps.sweep` frame. Each private algorithm is a media
 with a quantile band over repetitions, on a log ε axis where ε is the **row-level** target every
 algorithm was calibrated to (not a nominal ρ); the non-private k-means++ reference is a dotted
 horizontal line. Every hover names the algorithm, the row-level (ε, δ), the algorithm's own
-budget (ρ or ε) and whether the number is a simulation of a private algorithm (not a release) or the non-private
-reference. Median markers carry ``customdata = [ε, δ, budget, budget δ, guarantee ε, guarantee δ,
-q_lo, q_hi, runs, algorithm]`` so a click can open that algorithm and budget
+budget (ρ or ε) and whether the number is a simulation of a private algorithm (not a release)
+or the non-private reference. Median markers carry ``customdata = [ε, δ, budget, budget δ,
+guarantee ε, guarantee δ, q_lo, q_hi, runs, algorithm]`` so a click can open that algorithm and budget
 (:func:`clicked_point`). All metrics are non-private diagnostics.
 """
 

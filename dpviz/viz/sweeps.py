@@ -22,17 +22,18 @@ from dpviz.viz import colors
 from dpviz.viz.answered import answered_text, answered_texts
 from dpviz.viz.text import plotly_text
 
+#: Legend texts and colours by registry name (old stored names are read through
+#: ``dpviz.registry.registry_name``).
 ALGORITHM_LABELS: dict[str, str] = {
-    "fc:practical": "FriendlyCore (practical split)",
-    "fc:paper": "FriendlyCore (paper's split)",
+    "friendlycore": "FriendlyCore (practical split)",
+    "friendlycore[preset=paper]": "FriendlyCore (paper's split)",
     "dp_lloyd": "DP-Lloyd",
     "diffprivlib": "diffprivlib KMeans (patched: every cluster noised)",
-    "nonprivate": "non-private k-means++ (ε = ∞)",
     "kmeans++": "non-private k-means++ (ε = ∞)",
 }
 ALGORITHM_COLORS: dict[str, str] = {
-    "fc:practical": "#0072B2", "fc:paper": "#56B4E9", "dp_lloyd": "#E69F00",
-    "diffprivlib": "#CC79A7", "nonprivate": "#111111", "kmeans++": "#111111",
+    "friendlycore": "#0072B2", "friendlycore[preset=paper]": "#56B4E9", "dp_lloyd": "#E69F00",
+    "diffprivlib": "#CC79A7", "kmeans++": "#111111",
 }
 METRIC_LABELS: dict[str, str] = {
     "loss": "normalized k-means loss 1 − X/Y",
@@ -51,42 +52,69 @@ AXIS_TITLE = {"epsilon": "row-level ε target (log scale): more privacy ← → 
 ALONE, WITH_FALLBACK = "|alone", "|with fallback"
 
 
+def _spec(name: str):
+    """The registered spec of a sweep name (with parameters, or an old stored name), or None."""
+    from dpviz.registry import resolve_name
+
+    try:
+        return resolve_name(name)[0]
+    except (ValueError, TypeError):
+        return None
+
+
+def has_structure(name: str) -> bool:
+    """Whether a sweep name's algorithm has a private structure step and a backup (FriendlyCore:
+    its core, else the grid coreset): such an algorithm is drawn as two lines."""
+    spec = _spec(str(name))
+    return spec is not None and spec.structure_step is not None
+
+
+def _reference(name: str) -> bool:
+    """Whether a sweep name is the non-private reference (a spec that spends no budget)."""
+    spec = _spec(str(name))
+    return spec is not None and spec.budget_kind == "none"
+
+
 def algorithm_label(name: str) -> str:
-    """Legend text of a sweep algorithm name ("fc:practical" → "FriendlyCore (practical split)")."""
+    """Legend text of a sweep algorithm name ("friendlycore[preset=paper]" → "FriendlyCore
+    (paper's split)"; another registered name: its title, with its parameters)."""
+    from dpviz.registry import parse_name, registry_name
+
     if name.endswith(ALONE):
         return f"{algorithm_label(name[:-len(ALONE)])} alone (no centers = loss 1)"
     if name.endswith(WITH_FALLBACK):
         return f"{algorithm_label(name[:-len(WITH_FALLBACK)])} with fallback"
+    name = registry_name(name)
     if name in ALGORITHM_LABELS:
         return ALGORITHM_LABELS[name]
-    if name.startswith("fc:"):
-        return f"FriendlyCore ({name[3:]} preset)"
-    from dpviz.registry import get
-
-    try:
-        return get(name).title  # any other registered algorithm
-    except ValueError:
+    spec = _spec(name)
+    if spec is None:
         return name
+    given = parse_name(name)[1]
+    return spec.title + (f" ({', '.join(f'{k} {v}' for k, v in given.items())})" if given else "")
 
 
 def algorithm_color(name: str, i: int = 0) -> str:
     """The fixed colour of a sweep algorithm (the i-th fallback colour for unknown names)."""
-    base = name.split("|")[0]
+    from dpviz.registry import registry_name
+
+    base = registry_name(name.split("|")[0])
     if name.endswith(ALONE) and base in ALGORITHM_COLORS:
         return "#009E73"  # Okabe-Ito green: FriendlyCore's own answers, apart from the backup's
     return ALGORITHM_COLORS.get(base, colors.cluster_color(i + 4))
 
 
 def split_fallback(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each FriendlyCore algorithm of a sweep frame as two lines (issue 16): "alone" — a run whose
-    core did not form counts as no answer (loss 1, no center error), what FriendlyCore itself
-    achieves — and "with fallback" — the centers actually released, the backup's included.
+    """Each algorithm of a sweep frame with a structure step (:func:`has_structure`; FriendlyCore)
+    as two lines (issue 16): "alone" — a run whose core did not form counts as no answer (loss 1,
+    no center error), what the algorithm itself achieves — and "with fallback" — the centers
+    actually released, the backup's included.
 
     Other algorithms are unchanged. Rows are told apart by the frame's ``fallback`` column.
     """
     if frame.empty or "fallback" not in frame:
         return frame
-    fc = frame["algorithm"].astype(str).str.startswith("fc:")
+    fc = frame["algorithm"].astype(str).map(has_structure).astype(bool)
     if not fc.any():
         return frame
     with_fb = frame[fc].assign(algorithm=frame.loc[fc, "algorithm"].astype(str) + WITH_FALLBACK)
@@ -195,7 +223,7 @@ def accuracy_figure(
         ys.append(np.array([row["median"]]))
         fig.add_trace(go.Scatter(
             x=list(xr), y=[row["median"], row["median"]], mode="lines",
-            name=NONPRIVATE_RULE if row["algorithm"] == "nonprivate"
+            name=NONPRIVATE_RULE if _reference(row["algorithm"])
             else f"{algorithm_label(row['algorithm'])} ({sym} = ∞)",
             line=dict(color=algorithm_color(row["algorithm"]), width=2, dash="dot"),
             hovertemplate=f"non-private median = {row['median']:.3g}<extra></extra>"))
@@ -230,7 +258,7 @@ def success_figure(sweep: Any, *, current_rho: float | None = None,
         x = g[ax].to_numpy(float)
         fig.add_trace(go.Scatter(
             x=x, y=g["success_rate"], mode="lines+markers",
-            name=algorithm_label(alg + ALONE if str(alg).startswith("fc:") else alg),
+            name=algorithm_label(alg + ALONE if has_structure(alg) else alg),
             line=dict(color=algorithm_color(alg, i)), customdata=np.c_[x, g["runs"]],
             text=[plotly_text(answered_text(who, alg, v)) for v in x],
             hovertemplate=f"{sym} = %{{customdata[0]:.3g}}"
@@ -269,7 +297,7 @@ def loss_vs_n_figure(
             fig.add_trace(tr)
         fig.add_trace(go.Scatter(
             x=x, y=g["median"], mode="lines+markers", name=label, legendgroup=alg,
-            line=dict(color=color, width=2, dash="dot" if alg in ("nonprivate", "kmeans++") else "solid"),
+            line=dict(color=color, width=2, dash="dot" if _reference(alg) else "solid"),
             customdata=x, hovertemplate="n = %{x:,}<br>median = %{y:.3g}<extra></extra>"))
     ax = axis_of(frame)
     vals = frame[ax][np.isfinite(frame[ax].astype(float))] if not frame.empty else []

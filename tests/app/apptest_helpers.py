@@ -86,11 +86,11 @@ def finish_job(at: AppTest, slot: str) -> None:
 
 
 def hand_over_rho(at: AppTest, rho: float) -> AppTest:
-    """Open FriendlyCore's run at exactly ``rho`` (δ as set), as a ρ link or Budget's point click does
-    (``state.update(rho=...)`` keeps it: ``app/components/state.RHO_LINK``), and rerun. Tests that need
-    FriendlyCore's core to answer use it: on the row-level ε slider (δ ≤ 1e-6 per row) the teaching
-    data's core completes at no grid ε (the plan gives a tiny own δ; docs/app.md)."""
-    at.session_state["_fc_rho_link"] = float(rho)
+    """Open FriendlyCore's run at the row-level target of the own budget ``rho`` (δ as set), as an
+    old ρ link does (``app/components/state.LINK_RHO``, converted once by the plan's rule), and
+    rerun. Tests that need FriendlyCore's core to answer use it: on the row-level ε slider (δ ≤ 1e-6
+    per row) the teaching data's core completes at no grid ε (the plan gives a tiny own δ)."""
+    at.session_state["_link_rho"] = float(rho)
     return at.run()
 
 

@@ -200,22 +200,24 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
                      "preset": "paper", "k": "3", "seed": "7", "dseed": "3", "bogus": "1"})
     assert not at.exception
     p = at.session_state["params"]
-    assert (p["rho"], p["delta"], p["oracle"], p["preset"], p["k"], p["seed"], p["dseed"]) == (
-        0.25, 1e-08, "pca", "paper", 3, 7, 3)
+    assert (p["delta"], p["oracle"], p["preset"], p["k"], p["seed"], p["dseed"]) == (
+        1e-08, "pca", "paper", 3, 7, 3)
     q = at.query_params
-    assert (q["friendlycore.rho"], q["delta"], q["friendlycore.oracle"], q["k"], q["seed"], q["n"]) == (
-        "0.25", "1e-08", "pca", "3", "7", "3000")
-    assert not {"rho", "t", "oracle", "preset", "rmin", "fb"} & set(q)  # namespaced (issue 26)
+    assert (q["eps"], q["delta"], q["friendlycore.oracle"], q["k"], q["seed"], q["n"]) == (
+        repr(p["eps"]), "1e-08", "pca", "3", "7", "3000")
+    # namespaced (issue 26); ρ is never written back, nor kept as a parameter (issue 33)
+    assert not {"rho", "friendlycore.rho", "t", "oracle", "preset", "rmin", "fb"} & set(q)
+    assert "rho" not in p
     assert "ρ = 0.25 " in _own_budget(at)  # a link's ρ is kept exactly (test_one_path has the run)
-    # A second session opened on the written URL shows the same run.
+    # A second session opened on the written URL shows the run at that row-level target.
     again = open_app(**{k: v for k, v in q.items()})
-    assert (_centers(again) == _centers(at)).all()
+    assert again.session_state["params"]["eps"] == p["eps"] and not has_container(again, "rho_link_note")
 
     # A link followed inside the session (e.g. Learn's "what to try") updates the parameters.
     at.query_params["friendlycore.rho"] = "0.05"
     at.run()
     assert not at.exception
-    assert at.session_state["params"]["rho"] == 0.05
+    assert at.session_state["_link_rho"] == 0.05
     assert "ρ = 0.05 " in _own_budget(at)
 
     bad = open_app(**{**SMALL, "rho": "-1", "k": "many"})
@@ -230,7 +232,7 @@ def test_query_params_round_trip_and_bad_values_are_ignored():
 
 
 def test_budget_small_sweep_runs_and_point_click_loads_rho():
-    at = open_app("budget", **SMALL, balg="fc:practical,nonprivate", blo="0.1", bhi="1.0",
+    at = open_app("budget", **SMALL, balg="friendlycore,kmeans++", blo="0.1", bhi="1.0",
                   bpts="2", breps="1")
     assert not at.exception
     at.button(key="budget_run").click().run()
@@ -238,7 +240,7 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert not at.exception
     assert len(at.get("plotly_chart")) >= 2  # accuracy and success charts
     summary = at.dataframe[0].value
-    assert set(summary["algorithm"]) == {"fc:practical", "nonprivate"}
+    assert set(summary["algorithm"]) == {"friendlycore", "kmeans++"}
     # Loss vs n at the current ρ (one repetition, five sizes up to n).
     at.button(key="budget_loss_n_run").click().run()
     finish_job(at, "budget")
@@ -254,14 +256,12 @@ def test_budget_small_sweep_runs_and_point_click_loads_rho():
     assert rho_from_selection(clicked) == 1.0
     assert rho_from_selection({"selection": {"points": []}}) is None
     at.session_state["_goto_explore"] = True
-    from app.components import state  # what the click's callback does (Budget hands over a ρ)
-
-    at.session_state["params"]["rho"] = 0.316
-    at.session_state[state.RHO_LINK] = 0.316
+    # what the click's callback does: the clicked row-level ε (and the sweep's δ), no ρ of its own
+    at.session_state["params"]["eps"] = 0.316
     at.run()
     assert not at.exception
     assert at.title[0].value.startswith("Explore")
-    assert "ρ = 0.316 " in _own_budget(at) and has_container(at, "rho_link_note")
+    assert at.select_slider(key="eps_slider").value == 0.316 and not has_container(at, "rho_link_note")
 
 
 # ----------------------------------------------------------------------------- explore views

@@ -58,7 +58,7 @@ def test_a_sweep_on_an_upload_is_never_shared():
 
 def _frames(seed: int) -> list[pd.DataFrame]:
     rng = np.random.default_rng(seed)
-    return [pd.DataFrame({"algorithm": ["nonprivate", "dp_lloyd"], "rho": [0.1, 0.1],
+    return [pd.DataFrame({"algorithm": ["kmeans++", "dp_lloyd"], "rho": [0.1, 0.1],
                           "rep": [r, r], "loss": rng.random(2), "success": [True, False],
                           "center_error": [float("nan"), 0.25], "seconds": [0.1, 0.2],
                           "n": [3000, 3000], "fallback": [False, False],
@@ -66,7 +66,7 @@ def _frames(seed: int) -> list[pd.DataFrame]:
             for r in range(2)]
 
 
-SPEC = sweep.SweepSpec("abc", ("nonprivate", "dp_lloyd"), (0.1,), 2, 4, 60, 1e-6, 1.0, 1e-3,
+SPEC = sweep.SweepSpec("abc", ("kmeans++", "dp_lloyd"), (0.1,), 2, 4, 60, 1e-6, 1.0, 1e-3,
                        "kmeans++", 7)
 CSPEC = sweep.CompareSpec("abc", (("dp_lloyd", __import__("dpviz").registry.get("dp_lloyd").make_params()),),
                           (0.5, 2.0), 1e-6, 2, 4, 2, 1.0, 3000, 7)
@@ -122,7 +122,7 @@ def test_a_recomputed_sample_of_the_committed_file_matches_it():
 def test_the_sample_check_reports_a_changed_number_and_a_changed_decision():
     from app import precompute_sweeps as pre
 
-    want = pd.DataFrame({"algorithm": ["dp_lloyd", "nonprivate"], "epsilon": [0.5, float("inf")],
+    want = pd.DataFrame({"algorithm": ["dp_lloyd", "kmeans++"], "epsilon": [0.5, float("inf")],
                          "success": [True, True], "loss": [0.25, 0.0], "budget_delta": [2.2699e-11, 0.0]})
     assert pre._differences("x", want.copy(), want) == []
     # the file's 15 decimal places round a tiny δ: within ATOL, not a difference
@@ -185,7 +185,7 @@ def test_a_traced_sweep_runs_only_hashed_code():
     ds = dpviz.data.GENERATORS["fig6_blobs"](2000, rng=0)
     algos = tuple((s.name, s.make_params()) for s in dpviz.algorithms(applicable_to=2))
     cspec = sweep.CompareSpec(ds.content_hash, algos, (2.0,), 1e-6, 1, 4, 2, float(ds.radius), ds.n, 3)
-    bspec = sweep.SweepSpec(ds.content_hash, ("fc:practical", "nonprivate"), (2.0,), 1, 4, 60, 1e-6,
+    bspec = sweep.SweepSpec(ds.content_hash, ("friendlycore", "kmeans++"), (2.0,), 1, 4, 60, 1e-6,
                             float(ds.radius), 1e-3, "kmeans++", 3)
     ran: dict[str, set[str]] = {}
 

@@ -151,11 +151,11 @@ def test_no_algorithm_exception_when_the_page_has_no_run_yet():
 
 
 def test_the_budget_page_lists_every_registered_algorithm_a_rho_sweep_can_run(page_toy):
-    at = open_app("budget", **SMALL, balg="page_toy,nonprivate")
+    at = open_app("budget", **SMALL, balg="page_toy,kmeans++")
     assert not at.exception
     picker = at.multiselect(key="budget_algorithms")
     assert "Page toy mean" in picker.options and "FriendlyCore (practical split)" in picker.options
-    assert picker.value == ["page_toy", "nonprivate"]
+    assert picker.value == ["page_toy", "kmeans++"]
 def test_a_click_on_another_algorithm_opens_its_explore_view_at_that_epsilon():
     at = open_app("compare", **{**QUERY, "calg": "dp_lloyd", "creps": "1", "cpts": "1", "cehi": "2.0"})
     at.button(key="compare_run").click().run()

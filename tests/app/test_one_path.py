@@ -23,13 +23,16 @@ def test_old_flat_friendlycore_keys_open_the_same_run_as_the_namespaced_ones():
     at = open_app(**flat)
     assert not at.exception
     p = at.session_state["params"]
-    assert (p["rho"], p["oracle"], p["preset"], p["fb"], p["rmin"], p["t"]) == (
-        0.251, "pca", "paper", False, 0.002, 60)
+    assert (p["oracle"], p["preset"], p["fb"], p["rmin"], p["t"]) == ("pca", "paper", False, 0.002, 60)
+    assert "rho" not in p and at.session_state["_link_rho"] == 0.251  # the old-link reader only
     q = dict(at.query_params)
-    assert {"rho", "t", "oracle", "preset", "fb", "rmin"}.isdisjoint(q)  # written namespaced
-    assert (q["friendlycore.rho"], q["friendlycore.n_tuples"], q["friendlycore.oracle"],
-            q["friendlycore.fallback"]) == ("0.251", "60", "pca", "false")
-    again = open_app(**{k: v[-1] if isinstance(v, list) else v for k, v in q.items()})
+    assert {"rho", "friendlycore.rho", "t", "oracle", "preset", "fb", "rmin"}.isdisjoint(q)
+    assert (q["friendlycore.n_tuples"], q["friendlycore.oracle"], q["friendlycore.fallback"]) == (
+        "60", "pca", "false")
+    namespaced = {**SMALL, "friendlycore.rho": "0.251", "friendlycore.oracle": "pca",
+                  "friendlycore.preset": "paper", "friendlycore.fallback": "false",
+                  "friendlycore.r_min": "0.002"}
+    again = open_app(**namespaced)
     assert not again.exception
     a, b = _result(at), _result(again)
     assert (a.centers is None) == (b.centers is None)
@@ -40,7 +43,7 @@ def test_old_flat_friendlycore_keys_open_the_same_run_as_the_namespaced_ones():
 
 def test_a_namespaced_key_wins_over_its_flat_alias():
     at = open_app(**SMALL, rho="0.1", **{"friendlycore.rho": "0.2"})
-    assert at.session_state["params"]["rho"] == 0.2
+    assert at.session_state["_link_rho"] == 0.2
 
 
 def test_sidebar_shows_only_the_chosen_algorithms_parameters():
@@ -232,8 +235,7 @@ def test_friendlycores_main_control_is_the_row_level_eps_and_rho_is_the_plans_re
     # the run spends the plan's ρ, and its row-level statement is within the target
     result = _result(at)
     assert result.ledger.total().rho == pytest.approx(want.budget.rho, rel=1e-9)
-    row = at.session_state["params"]
-    assert row["rho"] == want.budget.rho  # the readout, for the pages that read FriendlyCore's ρ
+    assert "rho" not in at.session_state["params"]  # ρ is a readout only (issue 33)
     at.select_slider(key="eps_slider").set_value(5.0).run()
     assert not at.exception
     assert f"ρ = {_fc_plan(5.0).budget.rho:.4g} " in _readout(at)
@@ -244,7 +246,8 @@ def test_friendlycores_main_control_is_the_row_level_eps_and_rho_is_the_plans_re
 def test_an_old_rho_link_opens_the_same_run_at_exactly_that_rho(key):
     """A link made with the old ρ slider: the run spends exactly that (ρ, δ) (the same draw as the
     page made before, private stage on the same seed stream), the ε slider sits at that budget's
-    row-level ε (plan_at_budget) and the page says so; moving ε plans from the target instead."""
+    row-level ε (budget_from_rho → plan_at_budget) and the page shows both; moving ε plans from the
+    target instead. ρ is never written back (issue 33): the URL carries the row-level ε."""
     import dpviz.clustering.friendlycore.pipeline as fc
     from app.components.friendlycore import run as app_run
     from dpviz.privacy import ZCDP
@@ -268,7 +271,9 @@ def test_an_old_rho_link_opens_the_same_run_at_exactly_that_rho(key):
     if now.centers is not None:
         np.testing.assert_array_equal(now.centers, before.centers)
     assert now.ledger.total() == before.ledger.total()
-    assert dict(at.query_params)["friendlycore.rho"] == "0.251"  # a reload keeps it
+    q = dict(at.query_params)
+    assert "friendlycore.rho" not in q and "rho" not in q and q["eps"] == repr(at_budget.guarantee.eps)
+    assert "rho" not in at.session_state["params"]
     at.select_slider(key="eps_slider").set_value(3.0).run()
     assert not at.exception and not has_container(at, "rho_link_note")
     assert "friendlycore.rho" not in dict(at.query_params)

@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 
-from app.components import profiles
+from app.components import segment_profiles as profiles
 from dpviz.data import Dataset, columns
 from dpviz.result import TraceStep
 

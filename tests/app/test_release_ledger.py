@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from apptest_helpers import SMALL, click_release, container, has_container, open_app, texts
 
-from app.components import downloads, profiles, server_path
+from app.components import downloads, server_path
+from app.components import segment_profiles as profiles
 from dpviz.privacy.ledger_store import LedgerStore
 
 N_UP = 600  # rows of the uploaded table (never a declared value below)

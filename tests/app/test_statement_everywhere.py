@@ -102,7 +102,8 @@ def explore_friendlycore(eps: float, delta: float):
               "fallback": p["fb"]}
     want = plan("friendlycore", eps, delta, _pub(ds.radius), params)
     assert at.select_slider(key="eps_slider").value == eps
-    assert p["rho"] == want.budget.rho  # Explore's ρ readout is the plan's
+    assert at.session_state["_explore_last_result"][1].plan.budget == want.budget  # the plan's ρ
+    assert "rho" not in p  # a readout, never a parameter (issue 33)
     shown = row_guarantee(at)
     assert (f"{shown[0]:.3g}", f"{shown[1]:.2g}") == _shown(want.guarantee)
     return want, ds
@@ -253,7 +254,7 @@ def budget_fc(eps: float, delta: float, monkeypatch):
         return out
 
     monkeypatch.setattr(dpviz.sweeps, "calibrated", spy)
-    at = open_app("budget", **SMALL, balg="fc:practical", blo=str(eps), bhi=str(2 * eps), bpts="2", breps="1",
+    at = open_app("budget", **SMALL, balg="friendlycore", blo=str(eps), bhi=str(2 * eps), bpts="2", breps="1",
                   delta=str(delta))
     at.button(key="budget_run").click().run()
     finish_job(at, "budget")

@@ -31,7 +31,7 @@ def test_verdict_at_a_small_budget_and_the_rho_suggestion_in_the_apps_one_budget
     assert "**Non-private diagnostic of your data**" in text and "99% of the 200 pieces" in text
     assert "set ρ = 0.794 — but at δ = 1e-06 no row-level ε up to 10 (sound territory)" in text
     assert not [b for b in at.button if b.key.startswith("triage_apply_")]  # nothing sets a ρ
-    assert at.session_state["params"]["rho"] != 0.794
+    assert "rho" not in at.session_state["params"] and at.session_state["_link_rho"] == 0.3  # the link's
 
 
 def test_a_rho_suggestion_becomes_the_smallest_slider_eps_with_the_same_prediction(monkeypatch):

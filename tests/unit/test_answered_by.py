@@ -139,7 +139,8 @@ def test_compare_hovers_count_who_answered(build):
 
 @pytest.mark.parametrize("build", [accuracy_figure, success_figure])
 def test_budget_hovers_count_who_answered(build):
-    frame = _frame().assign(algorithm=lambda f: f["algorithm"].replace({"friendlycore": "fc:practical"}))
+    paper = "friendlycore[preset=paper]"  # a Budget name with parameters
+    frame = _frame().assign(algorithm=lambda f: f["algorithm"].replace({"friendlycore": paper}))
     fig = build(frame)
     fc = " ".join(_hovers(fig, "FriendlyCore"))
     assert f"answered by: {BACKUP} in 4 of 4 runs" in fc

@@ -278,25 +278,26 @@ def test_structure_ok_of_the_registry():
     assert get("dp_lloyd").structure_ok(Result(C, None, ledger, ())) is None
 
 
-def test_the_rho_axis_and_the_budget_pages_old_names_run_on_the_same_engine(toys):
+def test_the_rho_axis_and_names_with_parameters_run_on_the_same_engine(toys):
     """One engine (issue 26, finding 3): the nominal-ρ axis (the paper's) and the Budget page's
-    old names ("fc:<preset>", "nonprivate") run through dpviz.sweeps.sweep like every name."""
+    names with parameters ("friendlycore[preset=paper]") and the non-private reference run through
+    dpviz.sweeps.sweep like every name."""
     CALLS["stage"] = 0
-    sw = sweep(DS.X, 4, algorithms={"toy": {}, "toy_z": {}, "nonprivate": {},
-                                    "fc:practical": {"n_tuples": 20, "r_min": 1e-3}},
+    sw = sweep(DS.X, 4, algorithms={"toy": {}, "toy_z": {}, "kmeans++": {},
+                                    "friendlycore[preset=paper]": {"n_tuples": 20, "r_min": 1e-3}},
                rhos=[0.02, 2.0], reps=2, delta=DELTA, radius=1.0, rng=0, reference_cost=REF)
     f = sw.frame
     assert "rho" in f.columns and "epsilon" not in f.columns
     assert CALLS["stage"] == 2  # the toy's stage: once per repetition, shared by both ρ
-    ref = f[f.algorithm == "nonprivate"]
+    ref = f[f.algorithm == "kmeans++"]
     assert len(ref) == 2 and (ref["rho"] == math.inf).all() and (ref["title"] == get("kmeans++").title).all()
     toy = f[f.algorithm == "toy"]  # pure ε at ε = √(2ρ): 0.2 < 0.5 gives ⊥, 2 gives centers
     assert toy[toy.rho == 0.02]["failure"].eq("too little budget").all()
     assert toy[toy.rho == 2.0]["success"].all()
     assert np.allclose(toy["budget"], np.sqrt(2 * toy["rho"]))
-    fc = f[f.algorithm == "fc:practical"]
+    fc = f[f.algorithm == "friendlycore[preset=paper]"]
     assert len(fc) == 4 and (fc["budget_kind"] == "zcdp").all() and np.allclose(fc["budget"], fc["rho"])
-    assert set(summarize(f)["algorithm"]) == {"toy", "toy_z", "nonprivate", "fc:practical"}
+    assert set(summarize(f)["algorithm"]) == {"toy", "toy_z", "kmeans++", "friendlycore[preset=paper]"}
     with pytest.raises(ValueError, match="Unknown algorithm 'nope'"):
         sweep(DS.X, 4, algorithms=["nope"], rhos=[1.0], reps=1, delta=DELTA, radius=1.0)
     with pytest.raises(ValueError, match="exactly one budget axis"):

@@ -54,7 +54,7 @@ def test_the_n_axis_has_one_block_per_n():
     from dpviz.sweeps import sweep_n
 
     sw = sweep_n(lambda n, rng: blobs(n, seed=int(rng.integers(100)))[0], [150, 300], 3,
-                 algorithms=["dp_lloyd", "nonprivate"], epsilons=[2.0], reps=2, delta=1e-6,
+                 algorithms=["dp_lloyd", "kmeans++"], epsilons=[2.0], reps=2, delta=1e-6,
                  radius=1.0, rng=1)
     assert sorted(sw.frame["n"].unique()) == [150, 300]
     assert len(sw.frame) == 2 * 2 * 2 and sw.complete

@@ -79,8 +79,9 @@ def imports(path: Path) -> list[str]:
 DISCOVERY: dict[str, tuple[str, ...]] = {
     "dpviz.registry": ("dpviz.clustering", "dpviz.mixtures", "dpviz.generative"),
     "dpviz.viz.storyboards": ("dpviz.viz",),
-    # Explore's live pages: a family's registered page module, imported when it is drawn
-    "app.components.live_pages": ("app.components",),
+    # a family folder's parts (Explore's live page, form, hand-off, triage, lesson), imported when
+    # a page asks for them (app/components/families.py)
+    "app.components.families": ("app.components",),
 }
 
 

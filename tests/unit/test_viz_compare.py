@@ -132,5 +132,5 @@ def test_budget_sweep_legends_name_registered_algorithms_by_their_title():
     from dpviz.viz.sweeps import algorithm_label
 
     assert algorithm_label("origin") == get("origin").title
-    assert algorithm_label("fc:paper") == "FriendlyCore (paper's split)"
+    assert algorithm_label("friendlycore[preset=paper]") == "FriendlyCore (paper's split)"
     assert algorithm_label("not registered") == "not registered"

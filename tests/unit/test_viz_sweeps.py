@@ -20,14 +20,14 @@ RHOS = [0.01, 0.1, 1.0]
 def _frame(seed=0, reps=21):
     rng = np.random.default_rng(seed)
     rows = []
-    for alg in ("fc:practical", "dp_lloyd"):
+    for alg in ("friendlycore", "dp_lloyd"):
         for rho in RHOS:
             for rep in range(reps):
                 rows.append(dict(algorithm=alg, rho=rho, rep=rep, loss=rng.uniform(0, 1 / (1 + rho)),
                                  success=rep % 3 != 0 or rho > 0.5, center_error=rng.uniform(),
                                  seconds=0.01, n=1000))
     for rep in range(reps):
-        rows.append(dict(algorithm="nonprivate", rho=np.inf, rep=rep, loss=0.01 * rep,
+        rows.append(dict(algorithm="kmeans++", rho=np.inf, rep=rep, loss=0.01 * rep,
                          success=True, center_error=0.0, seconds=0.1, n=1000))
     return pd.DataFrame(rows)
 
@@ -41,7 +41,7 @@ def test_band_uses_the_requested_quantiles():
     lower = by_name["FriendlyCore (practical split) lower"]
     assert lower.fill == "tonexty"
     for i, rho in enumerate(RHOS):
-        v = df[(df.algorithm == "fc:practical") & (df.rho == rho)]["loss"].to_numpy()
+        v = df[(df.algorithm == "friendlycore") & (df.rho == rho)]["loss"].to_numpy()
         assert med.y[i] == pytest.approx(np.median(v))
         assert lower.y[i] == pytest.approx(np.quantile(v, 0.1))
         assert upper.y[i] == pytest.approx(np.quantile(v, 0.9))
@@ -101,7 +101,7 @@ def test_empty_and_reference_only_sweeps_still_draw():
     assert len(success_figure(empty).data) == 0
     assert len(loss_vs_n_figure(empty).data) == 0
     only = _frame()
-    only = only[only.algorithm == "nonprivate"]
+    only = only[only.algorithm == "kmeans++"]
     names = [t.name for t in accuracy_figure(only, current_rho=1.0).data]
     assert names == [NONPRIVATE_RULE, f"{CURRENT_RULE} ρ = 1"]
 
@@ -109,7 +109,7 @@ def test_empty_and_reference_only_sweeps_still_draw():
 def test_friendlycore_alone_and_with_fallback_are_separate_lines():
     """Issue 16: the Budget page plotted the fallback's results under the label "FriendlyCore"."""
     df = _frame()
-    fc = df.algorithm == "fc:practical"
+    fc = df.algorithm == "friendlycore"
     # the fallback answered in the runs FriendlyCore did not succeed in (a grid summary's loss 0.05)
     df["fallback"] = fc & ~df.success
     df.loc[df.fallback, "loss"] = 0.05

@@ -26,16 +26,16 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, state
+from app.components import cache, controls, keys, state
 from app.components import run as shared
 from app.components.friendlycore import run
 
-LAST_STAGE = "_explore_last"  # (dataset, stage, cfg) of the last good tuple stage
-LAST_RESULT = "_explore_last_result"  # (private key, result) of the last good private run
-LAST_CFG = "_explore_last_cfg"  # its RunConfig (its plan states it)
+LAST_STAGE = keys.EXPLORE_LAST  # (dataset, stage, cfg) of the last good tuple stage
+LAST_RESULT = keys.EXPLORE_LAST_RESULT  # (private key, result) of the last good private run
+LAST_CFG = keys.EXPLORE_LAST_CFG  # its RunConfig (its plan states it)
 VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
-DRAWS = "_explore_draws"  # (stage key, {private key: centers}) of the runs shown on this stage
-MAGNIFICATION = "_explore_noise_x"  # {(content hash, k): M} of the main panel's noise cloud
+DRAWS = keys.EXPLORE_DRAWS  # (stage key, {private key: centers}) of the runs shown on this stage
+MAGNIFICATION = keys.EXPLORE_NOISE_X  # {(content hash, k): M} of the main panel's noise cloud
 EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps
 
 

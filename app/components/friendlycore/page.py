@@ -31,6 +31,7 @@ from app.components import (
     controls,
     data_source,
     downloads,
+    keys,
     ledger_view,
     live_chart,
     modes,
@@ -43,7 +44,7 @@ from app.components.friendlycore import live as explore_live
 from app.components.friendlycore import run
 from dpviz.privacy.release import jsonable
 
-_VIEW = "explore_view"  # the view picker: one view of the run at a time
+_VIEW = keys.EXPLORE_VIEW  # the view picker: one view of the run at a time
 #: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
 #: in dpviz/viz/filters.py, "Re-draw noise" in dpviz/viz/noise.py) come before Downloads, rendered
 #: as every family's are.
@@ -269,7 +270,7 @@ def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, r
     algorithm_view.show_exploration(view, replace(ctx, simulate=simulate))
 
 
-def fallback_toggle(key: str = "fallback_toggle") -> bool:
+def fallback_toggle(key: str = keys.FALLBACK_TOGGLE) -> bool:
     """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
     does not form releases no centers instead of the grid summary's."""
     state.seed_widget("fb", key)
@@ -284,22 +285,23 @@ def fallback_toggle(key: str = "fallback_toggle") -> bool:
 
 
 def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
-    """(the run's config, a note): at the row-level ε on the slider, or at exactly the ρ a link
-    carried (made with the old ρ slider) or another page handed over (Budget's point click; kept
-    until ε moves; δ is then its own δ, with δ′ = δ), whose row-level ε is the slider's position
-    (:func:`dpviz.registry.plan_at_budget`)."""
-    rho = st.session_state.get(controls.RHO_LINK)
+    """(the run's config, a note): at the row-level target (ε, δ) of the sliders, or, while an old
+    link's ρ applies (``state.link_rho``, made with the old ρ slider), at that own budget converted
+    by the plan's rule (``budget_from_rho`` → ``plan_at_budget``, δ′ = δ): the same run as before,
+    the slider at its row-level ε, and a note that shows both. Moving ε or δ leaves it."""
+    rho = state.link_rho()
     if rho is None:
         return cfg.at_eps(float(state.get("eps"))), None
-    cfg = replace(cfg, rho=float(rho), eps=None)
+    cfg = replace(cfg, rho=rho, eps=None)
     try:
-        eps = float(run.fc_plan(ds, cfg).guarantee.eps)
+        g = run.fc_plan(ds, cfg).guarantee
     except ValueError:  # knobs the registry refuses: the run reports it
         return cfg, None
-    state.update(eps=eps)
-    note = (f"Opened with FriendlyCore's own budget ρ = {rho:g} (δ = {controls.fmt_delta(cfg.delta)}): "
-            f"the same run, at exactly that ρ. The slider sits at its row-level ε = {eps:.3g}; moving "
-            "ε plans the budget from the row-level target instead.")
+    state.show_link_target(g.eps)
+    note = (f"Opened with an own budget ρ = {rho:g} (δ = {controls.fmt_delta(cfg.delta)}) from a link "
+            f"made with the old ρ slider: the same run, whose row-level guarantee is ε = {g.eps:.3g}, "
+            f"δ = {g.delta:.2g} (the plan's rule). Moving ε or δ plans the run from the row-level "
+            "target instead.")
     return cfg, note
 
 
@@ -368,7 +370,6 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     result_key, result, failed = shown.key, shown.result, shown.error is not None
     shown_cfg = shown.cfg or cfg
     plan = run.fc_plan(ds, shown_cfg)  # the run's plan (memoized: the run read it)
-    state.set_readout("rho", float(plan.budget.rho))  # for the pages that read FriendlyCore's ρ
     lap("private")
     statement = run.statement(ds, shown_cfg, result, key=result_key)
     lap("statement")
@@ -376,6 +377,8 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         controls.epsilon_readout(statement, n_declared=int(ds.n))
         with st.container(key="own_budget_readout"):
             controls.own_budget_readout("FriendlyCore", "zcdp", plan)
+        controls.rho_entry(lambda rho, delta: run.fc_plan(
+            ds, replace(cfg, rho=rho, delta=delta, eps=None)).guarantee)
     lap("readout")
 
     storyboard = dpviz.viz.storyboard
@@ -421,7 +424,7 @@ def render(ds, spec, radius: float) -> None:
     """FriendlyCore's Explore on dataset ``ds`` with the declared radius (the hook's signature)."""
     modes.simulation_badge("simulation_badge_explore")
     p = state.params()
-    cfg = run.RunConfig.from_params(p, radius)
+    cfg = run.RunConfig.from_params(p, radius).with_t(ds)  # t = 0: the automatic t
     staged = explore_live.stage_or_last(ds, cfg)
     if staged.error is not None:
         _error(staged.error)
@@ -430,7 +433,8 @@ def render(ds, spec, radius: float) -> None:
     ds, stage, cfg = staged.ds, staged.stage, staged.cfg
     if staged.error is not None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
-    st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}")
+    auto = f" · t = {cfg.t:,} (automatic, from n and k)" if not int(p["t"]) else ""
+    st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}" + auto)
     if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
         st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)

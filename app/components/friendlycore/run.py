@@ -31,6 +31,7 @@ import numpy as np
 import dpviz.clustering.baselines
 import dpviz.clustering.friendlycore.budget
 import dpviz.clustering.friendlycore.pipeline
+import dpviz.clustering.friendlycore.spec
 import dpviz.data
 import dpviz.metrics
 import dpviz.privacy
@@ -55,15 +56,16 @@ class RunConfig:
     fallback: bool = True
     #: The row-level ε target (Explore's main control): the run spends the budget the registry's
     #: plan gives for (eps, delta) (:func:`fc_plan`). None (or 0): the run spends the own budget
-    #: (rho, delta) with δ′ = δ (a link made with the old ρ slider, the Learn page, triage).
+    #: (rho, delta) with δ′ = δ (the Learn page's ρ lesson; an old link's ρ, converted once).
     eps: float | None = None
 
     @classmethod
     def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
+        """The run at the app's one budget, the row-level target (``eps``, ``delta``)."""
         return cls(k=int(p["k"]), t=int(p["t"]), oracle=str(p["oracle"]), seed=int(p["seed"]),
-                   rho=float(p["rho"]), delta=float(p["delta"]), radius=float(radius),
+                   rho=None, delta=float(p["delta"]), radius=float(radius),
                    r_min=float(p["rmin"]), preset=str(p["preset"]),
-                   fallback=bool(p.get("fb", True)))
+                   fallback=bool(p.get("fb", True)), eps=float(p["eps"]))
 
     def stage_key(self, ds) -> tuple:
         return (ds.content_hash, self.k, self.t, self.oracle, self.seed, self.radius)
@@ -71,6 +73,15 @@ class RunConfig:
     def private_key(self, ds) -> tuple:
         return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset,
                 self.fallback, self.eps or None)
+
+    def with_t(self, ds) -> RunConfig:
+        """This run with t resolved: t = 0 (automatic) is the t the registered spec picks from the
+        declared n and k (``auto_n_tuples``, public inputs only), so the tuple stage, the plan and
+        the page all use the same pieces."""
+        if self.t:
+            return self
+        auto = dpviz.clustering.friendlycore.spec.auto_n_tuples
+        return replace(self, t=int(auto(int(ds.n), int(self.k))))
 
     def at_eps(self, eps: float) -> RunConfig:
         """This run at the row-level target ε (and this δ): the budget comes from the plan."""
@@ -86,7 +97,8 @@ def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: st
     params = spec.make_params(n_tuples=t, oracle=oracle, preset=preset, fallback=fallback, r_min=r_min)
     if eps:
         return registry.plan(spec, eps, delta, pub, params)
-    return registry.plan_at_budget(spec, dpviz.privacy.ZCDP(float(rho), delta), pub, params)
+    return registry.plan_at_budget(spec, registry.budget_from_rho(spec.budget_kind, float(rho), delta),
+                                   pub, params)
 
 
 def check_feasible(ds, cfg: RunConfig) -> None:

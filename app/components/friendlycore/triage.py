@@ -17,11 +17,11 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, controls, data_source, safe, state
+from app.components import cache, controls, data_source, keys, safe, state
 from app.components.friendlycore import run
 
-_APPLIED = "_triage_applied"
-_ASKED = "_clustering_verdict_asked"  # the Check button was pressed once this session
+_APPLIED = keys.TRIAGE_APPLIED
+_ASKED = keys.VERDICT_ASKED  # the Check button was pressed once this session
 _NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε", "delta": "row-level δ"}
 
 
@@ -30,10 +30,9 @@ def _cfg(ds) -> run.RunConfig | None:
     radius = data_source.radius_for(ds)
     if radius is None:
         return None
-    p = state.params()
-    cfg = run.RunConfig.from_params(p, radius)
-    link = st.session_state.get(state.RHO_LINK)  # an old link's exact ρ: the same run as Explore's
-    return replace(cfg, rho=float(link), eps=None) if link is not None else cfg.at_eps(float(p["eps"]))
+    cfg = run.RunConfig.from_params(state.params(), radius).with_t(ds)
+    rho = state.link_rho()  # an old link's ρ: the same run as Explore's
+    return cfg if rho is None else replace(cfg, rho=rho, eps=None)
 
 
 def verdict(ds, cfg: run.RunConfig) -> dpviz.triage.Verdict:
@@ -103,7 +102,6 @@ def _apply(changes: dict) -> None:
     before = state.params()
     said = [f"{_NAMES.get(key, key)} {before[key]:g} → {value:g}" for key, value in changes.items()]
     state.update(**changes)
-    st.session_state.pop(state.RHO_LINK, None)  # the target applies, not an old link's ρ
     st.session_state[_APPLIED] = "Applied: " + ", ".join(said) + "."
 
 

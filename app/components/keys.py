@@ -1,0 +1,123 @@
+"""The app's session-state keys, declared once with the type of each value (issue 38, item 4).
+
+A :class:`Key` is the key string itself (``st.session_state[keys.PARAMS]``, ``key=keys.EPS_SLIDER``
+work as the literal did) and carries the type of what is stored under it and one line on what it
+holds. Pages and components use these names, not literals; ``tests/app/test_keys.py`` checks that
+every key declared here is used by the app and that no module it covers spells one as a literal.
+
+Two kinds:
+
+* **state** keys (leading underscore): values the app keeps between reruns of one session;
+* **widget** keys: a widget's value (Streamlit stores it under its ``key``) and its container in
+  the browser (``.st-key-<key>``); the browser tests find them by that class.
+
+A family folder's own keys (``app/components/<family>/``) and the modules that name their keys as
+module constants built from these are listed in :data:`ALL` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Key(str, Generic[T]):
+    """A session-state key (a ``str``) with the type of its value and what it holds."""
+
+    value_type: type
+    doc: str
+
+    def __new__(cls, name: str, value_type: Any = object, doc: str = "") -> Key[T]:
+        key = super().__new__(cls, name)
+        key.value_type = value_type
+        key.doc = doc
+        return key
+
+
+#: Every declared key by its string.
+ALL: dict[str, Key[Any]] = {}
+
+
+def _declare(name: str, value_type: Any, doc: str) -> Key[Any]:
+    if name in ALL:
+        raise ValueError(f"Session key {name!r} is declared twice.")
+    ALL[name] = key = Key(name, value_type, doc)
+    return key
+
+
+# ----------------------------------------------------------------------------- state (whole app)
+PARAMS: Key[dict] = _declare("params", dict, "the canonical parameters (app/components/state.py)")
+URL_NOTICES: Key[list] = _declare("_url_notices", list, "URL values that were ignored, shown once")
+LAST_QUERY: Key[dict] = _declare("_last_query", dict, "the query string the app last wrote")
+LINK_RHO: Key[float] = _declare(
+    "_link_rho", float, "an old link's own budget ρ while it applies (the one old-link reader)")
+PAGES: Key[dict] = _declare("_pages", dict, "page name → st.Page (st.navigation's pages)")
+GOTO_EXPLORE: Key[bool] = _declare(
+    "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")
+DATA_CHANGED: Key[bool] = _declare(
+    "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
+KEEP_K: Key[int] = _declare("_keep_k", int, "a k typed with a new dataset (kept over its suggestion)")
+LAST_DATASET: Key[Any] = _declare("_last_dataset", object, "the last dataset that loaded")
+ACTIVE_UPLOAD: Key[Any] = _declare("_active_upload", object, "this session's uploaded dataset")
+
+# ----------------------------------------------------------------------------- state (Explore)
+EXPLORE_FORM_ERRORS: Key[dict] = _declare(
+    "_explore_form_errors", dict, "widget key → message of the last Apply")
+EXPLORE_FORM_SUBMITTED: Key[dict] = _declare(
+    "_explore_form_submitted", dict, "t, k, r_min as the user typed them in the last Apply")
+EXPLORE_SEEN: Key[dict] = _declare(
+    "_explore_seen_settings", dict, "t, k, r_min and the dataset Explore last showed")
+ALG_FORM_ERROR: Key[str] = _declare(
+    "_alg_form_error", str, "the message of a generated parameter form's refused Apply")
+EXPLORATION_FOR: Key[tuple] = _declare(
+    "_exploration_for", tuple, "(algorithm, view) whose exploration options are shown")
+EXPLORATION_MEMO: Key[dict] = _declare(
+    "_exploration_memo", dict, "(content hash, algorithm) → computed explorations")
+STORY_STEP: Key[int] = _declare("_story_step", int, "the step-through's current panel")
+EXPLORE_LAST: Key[tuple] = _declare(
+    "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
+EXPLORE_LAST_RESULT: Key[tuple] = _declare(
+    "_explore_last_result", tuple, "(private key, result) of the last good private run")
+EXPLORE_LAST_CFG: Key[Any] = _declare("_explore_last_cfg", object, "that run's RunConfig")
+EXPLORE_DRAWS: Key[tuple] = _declare(
+    "_explore_draws", tuple, "(stage key, {private key: centers}) of the runs shown on this stage")
+EXPLORE_NOISE_X: Key[dict] = _declare(
+    "_explore_noise_x", dict, "{(content hash, k): M} of the main panel's noise cloud")
+TRIAGE_APPLIED: Key[str] = _declare("_triage_applied", str, "the Data verdict's last applied change")
+VERDICT_ASKED: Key[bool] = _declare(
+    "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
+
+# ----------------------------------------------------------------------------- state (other pages)
+SESSION_LEDGER: Key[Any] = _declare("_session_ledger", object, "the Release page's session ledger")
+RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
+SRV_RESULT: Key[Any] = _declare("_srv_result", object, "the server path's last streamed release")
+SRV_RUNNING: Key[Any] = _declare("_srv_running", object, "the server path's running attempt")
+SRV_FAILED: Key[str] = _declare("_srv_failed", str, "the server path's failure sentence")
+MEMBERSHIP_GAME: Key[Any] = _declare("_membership_game", object, "the Learn page's membership game")
+
+# ----------------------------------------------------------------------------- widgets (Explore)
+EPS_SLIDER: Key[float] = _declare(
+    "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
+DELTA_SELECT: Key[float] = _declare("delta_select", float, "select_slider: δ, powers of ten")
+FALLBACK_TOGGLE: Key[bool] = _declare("fallback_toggle", bool, "FriendlyCore's backup method on/off")
+EXPLORE_VIEW: Key[str] = _declare("explore_view", str, "the view picker (one view of the run)")
+ALGORITHM_PICKER: Key[str] = _declare("ex_algorithm", str, "the algorithm Explore shows")
+RHO_ENTRY: Key[float] = _declare(
+    "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
+RHO_ENTRY_NOTE: Key[str] = _declare(
+    "_rho_entry_note", str, "the sentence of the last typed ρ's conversion (ρ, δ → ε, δ)")
+EX_DATASET: Key[str] = _declare("ex_dataset", str, "sidebar form: the dataset option")
+EX_N: Key[int] = _declare("ex_n", int, "sidebar form: rows to generate")
+EX_K: Key[int] = _declare("ex_k", int, "sidebar form: k")
+EX_RADIUS: Key[float] = _declare("ex_radius", float, "sidebar form: the public radius Λ (0 = declared)")
+EX_SEED: Key[int] = _declare("ex_seed", int, "sidebar form: the run seed")
+EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
+EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
+EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
+EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
+
+
+def describe() -> str:
+    """One line per declared key: ``name`` (type): what it holds (for docs and ``app/main.py``)."""
+    return "\n".join(f"``{k}`` ({k.value_type.__name__}): {k.doc}" for k in ALL.values())
