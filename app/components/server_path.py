@@ -251,10 +251,11 @@ def _open(cfg: dict[str, Any]) -> str:
 
 
 def _book(cfg: dict[str, Any], attempt: str, outcome: str, eps: float | None = None,
-          delta: float | None = None) -> tuple[float, float]:
-    """Mark the attempt with its outcome (a release at its guarantee); returns the new total."""
+          delta: float | None = None, native: Any = None) -> tuple[float, float]:
+    """Mark the attempt with its outcome (a release at its guarantee, with its plan's native
+    budget: ρ, ε₀ or (ε, δ), issue 38); returns the new total."""
     store = ledger_view.store()
-    cost = {} if eps is None else {"epsilon": eps, "delta": delta}
+    cost = {} if eps is None else {"epsilon": eps, "delta": delta, "native": native}
     store.close_attempt(cfg["identity"], attempt, outcome, **cost)
     return store.total(cfg["identity"])
 
@@ -319,7 +320,9 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
         _failed(cfg, attempt, "refused")
         st.rerun()
     g = res.guarantee
-    teps, tdelta = _book(cfg, attempt, "release", g.eps, g.delta)
+    plan = getattr(res, "plan", None)
+    teps, tdelta = _book(cfg, attempt, "release", g.eps, g.delta,
+                         plan if plan is not None and plan.budget is not None else None)
     from dpviz.privacy.budget import ApproxDP
 
     st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns),

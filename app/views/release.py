@@ -418,6 +418,12 @@ def _attempt(job: jobs.Job, run, store, ds, radius: float, cfg: dict, prov: dict
     return job.result
 
 
+def _native(res):
+    """The run's plan, whose budget the ledger store keeps in the mechanism's own terms (issue 38)."""
+    the_plan = getattr(res, "plan", None)
+    return the_plan if the_plan is not None and the_plan.budget is not None else None
+
+
 def _settle(store, ds, radius: float, cfg: dict, prov: dict, from_data: list[str], target, res,
             failed: bool, attempt: str) -> dict:
     """Mark the attempt (booked write-ahead) with its outcome and make its export (no Streamlit:
@@ -426,7 +432,9 @@ def _settle(store, ds, radius: float, cfg: dict, prov: dict, from_data: list[str
     rel = dpviz.privacy.release
 
     def book(cost, outcome: str):
-        extra = {"epsilon": cost.eps, "delta": cost.delta} if outcome == "release" else {}
+        # a release states its cost and keeps its plan's native budget (ρ, ε₀ or (ε, δ)) beside it
+        extra = ({"epsilon": cost.eps, "delta": cost.delta, "native": _native(res)}
+                 if outcome == "release" else {})
         store.close_attempt(cfg["identity"], attempt, outcome, **extra)
         return dpviz.privacy.ApproxDP(*store.total(cfg["identity"]))
 

@@ -192,6 +192,10 @@ def test_upload_then_server_path_release_of_the_same_identity_compose(ledger_dir
     assert total.eps == pytest.approx(first[0] + res.guarantee.eps)
     es = LedgerStore(ledger_dir).entries(ID)
     assert [e["surface"] for e in es] == ["release-page", "server-path"]
+    # each release keeps its plan's native budget beside the booked (ε, δ) (issue 38): dp_lloyd's ρ
+    assert es[1]["native"]["kind"] == "zcdp" and es[1]["native"]["rho"] == res.plan.budget.rho
+    assert es[0]["native"]["kind"] in {"zcdp", "pure", "approx"} and es[0]["native"] != {
+        "kind": "approx", "epsilon": es[0]["epsilon"], "delta": es[0]["delta"], "count_epsilon": 0.0}
     profile = container(srv, "srv_output").dataframe[0].value  # segment profiles, raw units
     np.testing.assert_allclose(profile[["a", "b"]].to_numpy(), res.centers)
     assert list(profile.columns) == ["segment", "a", "a ± noise sd", "b", "b ± noise sd"]
