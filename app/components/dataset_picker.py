@@ -239,7 +239,7 @@ SCALINGS = {"none": "No scaling (raw units)",
 def _scaling(ds, digest: str):
     """Optional scaling: by declared per-column bounds onto [−1, 1] (public), or by the data's
     own mean and sd (a convenience, labelled NOT private). None when the bounds are invalid."""
-    st.markdown("#### Scale the columns?")
+    st.markdown("## Scale the columns?")
     how = st.radio("Scaling", list(SCALINGS), format_func=SCALINGS.get, key="csv_scale",
                    help="A column in the tens of thousands (income) outweighs one in tens (age) in "
                         "every distance. Declared bounds put every column on [−1, 1].")
@@ -322,7 +322,7 @@ def upload_panel() -> None:
         return
     digest = hashlib.sha256(raw).hexdigest()[:12]
     with st.container(key="csv_preview"):
-        st.markdown("#### Preview: the first rows, as read")
+        st.markdown("## Preview: the first rows, as read")
         st.code(safe.text_table(first.preview), language=None)
         st.caption("Shown as plain text, for you only (your rows never leave this session).")
     numeric = list(first.numeric_columns)
@@ -376,7 +376,7 @@ def upload_panel() -> None:
     if ds is None:
         return
     if ds.params.get("scaled") == columns.SCALED_BY_BOUNDS:
-        st.markdown("#### Bounds: Λ follows from your declared bounds")
+        st.markdown("## Bounds: Λ follows from your declared bounds")
         st.caption(f"Every scaled row lies in the box [−1, 1]^{ds.d}, so Λ = √{ds.d} = "
                    f"{ds.radius:.4g} is declared without looking at any row.")
         _declared_n()
@@ -384,7 +384,7 @@ def upload_panel() -> None:
                   args=(ds, ds.radius))
         st.caption(DISCLOSE_USE)
         return
-    st.markdown("#### Bounds: declare the public radius Λ")
+    st.markdown("## Bounds: declare the public radius Λ")
     st.markdown(WHY_RADIUS)
     measured = dpviz.data.data_radius(ds.X)
     st.checkbox("Fill in the data's own maximum norm (NOT private)", key="csv_use_data_radius",

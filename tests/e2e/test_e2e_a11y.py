@@ -15,7 +15,17 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from st_e2e import ROOT, assert_no_exception, new_app_page, open_app, rerun_after, slider_text
+from st_e2e import (
+    ROOT,
+    assert_no_exception,
+    choose_radio,
+    new_app_page,
+    open_app,
+    rerun_after,
+    slider_text,
+    upload_file,
+    widget,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +85,19 @@ def test_axe_finds_no_serious_or_critical_violation(page: Page, app_url: str, pa
     found = [v for v in _axe(page) if v["impact"] in BLOCKING]
     assert not found, "\n".join(f"{v['impact']} {v['id']} ({v['help']}): {len(v['nodes'])} nodes, "
                                 f"e.g. {v['nodes'][:3]}" for v in found)
+
+
+def test_the_data_pages_upload_panel_keeps_heading_order(page: Page, app_url: str) -> None:
+    """The upload panel's sections (scale, preview, bounds) are h2 under the page's h1: axe's
+    heading-order rule finds nothing once a CSV is read (they were h4, a skipped level)."""
+    open_app(page, f"{app_url}/data?{Q}")
+    choose_radio(page, "source_radio", "Upload a CSV")
+    upload_file(page, "csv_upload", ROOT / "assets" / "example_blobs.csv")
+    expect(widget(page, "csv_messages")).to_contain_text("Read 300 rows × 3 columns")
+    expect(page.get_by_role("heading", name="Bounds: declare the public radius Λ")).to_be_visible()
+    assert_no_exception(page)
+    found = [v for v in _axe(page) if v["id"] == "heading-order" or v["impact"] in BLOCKING]
+    assert not found, found
 
 
 @pytest.mark.parametrize("path", ["/", "/data", "/present", "/learn"])
