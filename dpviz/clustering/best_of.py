@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz._validation import is_simulation
+from dpviz._validation import check_rng, is_simulation
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
 from dpviz.privacy.accounting import approx_zcdp_to_dp
@@ -92,10 +92,27 @@ def clipped_cost(Xc: np.ndarray, centers: np.ndarray, radius: float, clip: float
     return float(np.sum(np.minimum(d2, score_sensitivity(radius, clip))))
 
 
+def private_pick(X: np.ndarray, candidates: list[np.ndarray], *, radius: float, clip: float, eps: float,
+                 rho: float, rng: np.random.Generator, ledger: Ledger) -> int:
+    """The exponential mechanism's index among ``candidates`` (each a (k, d) array) on their capped
+    cost (step 3 of the module docstring): P(i) ∝ exp(−ε·cost_i/(2Δ)), Δ = clip·(2Λ)²; books
+    ``rho`` = ε²/8 zCDP on ``ledger`` as "selection"."""
+    if abs(eps * eps / 8.0 - rho) > 1e-12 * max(rho, 1.0):
+        raise ValueError(f"private_pick books ρ = ε²/8: got ε = {eps!r} and ρ = {rho!r}.")
+    Xc = clip_to_ball(np.asarray(X, dtype=np.float64), radius)
+    costs = np.array([clipped_cost(Xc, C, radius, clip) for C in candidates])
+    sens = score_sensitivity(radius, clip)
+    ledger.record("selection", "exponential", ZCDP(rho, 0.0), sensitivity=sens, noise_scale=2.0 * sens / eps,
+                  note=f"exponential mechanism (ε = {eps:.4g}, bounded range: ε²/8-zCDP) over "
+                       f"{len(candidates)} candidate(s) on their capped k-means cost")
+    return gumbel_argmax(-eps * costs / (2.0 * sens), rng)
+
+
 def best_of(X: np.ndarray, k: int, *, rho: float, delta: float, radius: float, pub: Public,
-            params: BestOfParams, rng: np.random.Generator) -> Result:
+            params: BestOfParams, rng: np.random.Generator | int) -> Result:
     """m private candidates of the base, plus the origin, and the exponential mechanism's pick
     (module docstring). Spends exactly ρ (and δ) on the ledger."""
+    rng, _ = check_rng(rng, "algorithm:best_of")
     spec = get(params.base)
     base_params = spec.make_params()
     rho_b = (1.0 - params.select_share) * rho / params.runs
@@ -121,15 +138,9 @@ def best_of(X: np.ndarray, k: int, *, rho: float, delta: float, radius: float, p
         trace.add("best_of_choice", released=True, candidates=[], chosen=None, note="every draw was ⊥")
         return Result(None, "every candidate answered ⊥", ledger, trace.freeze(),
                       _params(params), simulation=is_simulation(rng))
-    Xc = clip_to_ball(np.asarray(X, dtype=np.float64), radius)
-    costs = np.array([clipped_cost(Xc, C, radius, params.score_clip) for C in candidates])
-    eps_s = selection_eps(rho, params.select_share)
-    sens = score_sensitivity(radius, params.score_clip)
-    ledger.record("selection", "exponential", ZCDP(params.select_share * rho, 0.0), sensitivity=sens,
-                  noise_scale=2.0 * sens / eps_s,
-                  note=f"exponential mechanism (ε = {eps_s:.4g}, bounded range: ε²/8-zCDP) over "
-                       f"{len(candidates)} candidate(s) on their capped k-means cost")
-    i = gumbel_argmax(-eps_s * costs / (2.0 * sens), rng)
+    i = private_pick(X, candidates, radius=radius, clip=params.score_clip,
+                     eps=selection_eps(rho, params.select_share), rho=params.select_share * rho,
+                     rng=rng, ledger=ledger)
     chosen = results[i]
     if chosen is not None:
         trace.extend(chosen.trace)
