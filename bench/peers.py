@@ -38,8 +38,6 @@ from bench.harness import (
     p90,
 )
 
-SEEDS = (0, 1, 2)
-
 
 def default_labels() -> list[str]:
     """``auto``, every registered private algorithm at its defaults, and Google if present."""
@@ -62,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> None:
             with path.open("a") as fh:
                 fh.write(json.dumps(rec.__dict__ | {"commit": commit(), "load": load_text()}) + "\n")
 
-        seeds = SEEDS[: args.seeds]
+        seeds = tuple(range(args.first_seed, args.first_seed + args.seeds))
         print(f"# row {name}: {row.description}; seeds {seeds}; {args.draws} draws; {load_text()}",
               flush=True)
         runner.run_row(row, seeds, labs, on_record=write)
@@ -203,10 +201,10 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     records: list[dict] = []
-    for p in files:  # a later file's (row, ε, label) replaces every earlier record of that key (a rerun)
+    for p in files:  # a later file's (row, data seed, ε, label) replaces every earlier record of that key
         new = [json.loads(line) for line in Path(p).read_text().splitlines()]
-        keys = {(r["row"], r["epsilon"], r["label"]) for r in new}
-        records = [r for r in records if (r["row"], r["epsilon"], r["label"]) not in keys] + new
+        keys = {(r["row"], r["seed"], r["epsilon"], r["label"]) for r in new}
+        records = [r for r in records if (r["row"], r["seed"], r["epsilon"], r["label"]) not in keys] + new
     commits = sorted({r["commit"] for r in records})
     print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
@@ -220,7 +218,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("command", choices=("run", "table"))
     ap.add_argument("--rows", nargs="*", default=list(EVAL_ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3, help="how many data seeds")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="the first data seed (e.g. 1 to add a second seed to an earlier file's seed 0)")
     ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (issue 35)")
     ap.add_argument("--algorithms", nargs="*", default=None)
     ap.add_argument("--timeout-factor", type=float, default=10.0,
@@ -228,8 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--time-repeats", type=int, default=3, help="interleaved repeats timing auto (big rows)")
     ap.add_argument("--out", default="bench/results/peers.jsonl")
     ap.add_argument("--files", nargs="*", default=None,
-                    help="table: JSONL files to read (default --out); a later file's (row, ε, label) "
-                         "replaces an earlier one's")
+                    help="table: JSONL files to read (default --out); a later file's (row, data seed, "
+                         "ε, label) replaces an earlier one's")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 
