@@ -8,7 +8,8 @@ Measured on ``auto``'s calibration cells only (issue 35's small standardized tab
     PYTHONPATH=. .venv/bin/python bench/auto_best_of.py table --out bench/results/auto_best_of.jsonl \\
         --base bench/results/auto_tables.jsonl
 
-``table`` prints, per label, over the cells × ε: the geometric mean of its median and of its 90th
+With ``--grid 20 5`` the same on the mixture grid (auto_grid.jsonl's 25 cells, 3 data seeds, one
+draw each). ``table`` prints, per label, over the cells × ε: the geometric mean of its median and of its 90th
 percentile relative to tree_coreset's (same cells, same data, other streams), and how often it is
 within 1.25× of the cell's best registered label (medians and p90s from the calibration file).
 """
@@ -21,19 +22,21 @@ import math
 import statistics
 from pathlib import Path
 
-from bench.auto_calibrate import SMALL_SEEDS, run_cell, table_cells
+from bench.auto_calibrate import SEEDS, SMALL_SEEDS, cells, run_cell, table_cells
 from bench.harness import commit, load_text, p90
 
 
 def cmd_run(args: argparse.Namespace) -> None:
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    grid = table_cells(args.tables)
-    print(f"# {len(grid)} cells × 10 draws × {args.labels}; commit {commit()}; {load_text()}", flush=True)
+    grid = cells(*args.grid) if args.grid else table_cells(args.tables)
+    seeds, draws = (SEEDS, 1) if args.grid else (SMALL_SEEDS, args.draws)
+    print(f"# {len(grid)} cells × seeds {seeds} × {draws} draws × {args.labels}; commit {commit()}; "
+          f"{load_text()}", flush=True)
     for i, cell in enumerate(grid):
         if args.part and i % args.part[1] != args.part[0]:
             continue
-        recs = run_cell(cell, args.labels, args.timeout, SMALL_SEEDS, args.draws)
+        recs = run_cell(cell, args.labels, args.timeout, seeds, draws)
         with path.open("a") as fh:
             for r in recs:
                 fh.write(json.dumps(r | {"commit": commit()}) + "\n")
@@ -86,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--labels", nargs="*", default=["best_of"])
     ap.add_argument("--tables", type=int, default=16)
     ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--grid", type=int, nargs=2, default=None,
+                    help="run on the mixture grid cells(count, small) of bench/auto_calibrate.py instead "
+                         "(data seeds 101–103, one draw; compare with --base bench/results/auto_grid.jsonl)")
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--part", type=int, nargs=2, default=None)
     ap.add_argument("--out", default="bench/results/auto_best_of.jsonl")
