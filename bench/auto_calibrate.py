@@ -336,7 +336,7 @@ def summarize_cells(records: list[dict], variants: bool = False) -> list[dict]:
 def _default_label(label: str) -> str:
     """The registered name whose defaults ``label``'s parameters are ("" if they are not)."""
     name, params = parse_label(label)
-    spec = dpviz.get(name)
+    spec = dpviz.registry.get(name)
     default = spec.make_params()
     return name if all(getattr(default, k) == v for k, v in params.items()) else ""
 
@@ -344,8 +344,8 @@ def _default_label(label: str) -> str:
 def cmd_fit(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
-    alias = dict(a.split("=", 1)[::-1] for a in args.alias)  # "best_of=best_of[score_clip=…]"
-    for name, label in alias.items():
+    alias = dict(a.split("=", 1)[::-1] for a in args.alias)  # label → name ("best_of=best_of[…]")
+    for label, name in alias.items():
         if _default_label(label) != name:
             raise SystemExit(f"--alias {name}={label}: {label} is not {name}'s registered default")
     records = [r | {"label": alias.get(r["label"], r["label"])} for r in records]
@@ -362,7 +362,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
                 "weighted geometric-mean risk regret (per cell, the larger of median / cell best and "
                 f"p90 / cell best) over the {NEIGHBOURS} nearest cells in (log nε, log d, log k), among "
                 f"labels whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1) when "
-                "n ≥ 100,000."),
+                "n ≥ 100,000."
+                + "".join(f" {name}'s runs are those labelled {label} (its registered defaults); a label "
+                          "is a candidate only where all the nearest cells measured it."
+                          for label, name in alias.items())),
         "kind": "risk",
         "neighbours": NEIGHBOURS,
         "max_time_ratio": MAX_TIME_RATIO,
