@@ -198,13 +198,19 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
                 mean=statistics.median(mean))
 
 
-def cmd_table(args: argparse.Namespace) -> None:
-    files = args.files or [args.out]
+def merge(files: list[list[dict]]) -> list[dict]:
+    """The records of several files: a later file's (row, data seed, ε, label) replaces every
+    earlier record of that key (a rerun); another data seed adds to it."""
     records: list[dict] = []
-    for p in files:  # a later file's (row, data seed, ε, label) replaces every earlier record of that key
-        new = [json.loads(line) for line in Path(p).read_text().splitlines()]
+    for new in files:
         keys = {(r["row"], r["seed"], r["epsilon"], r["label"]) for r in new}
         records = [r for r in records if (r["row"], r["seed"], r["epsilon"], r["label"]) not in keys] + new
+    return records
+
+
+def cmd_table(args: argparse.Namespace) -> None:
+    files = args.files or [args.out]
+    records = merge([[json.loads(line) for line in Path(p).read_text().splitlines()] for p in files])
     commits = sorted({r["commit"] for r in records})
     print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
