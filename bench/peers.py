@@ -208,6 +208,22 @@ def merge(files: list[list[dict]]) -> list[dict]:
     return records
 
 
+def compare(records: list[dict], a: str, b: str) -> str:
+    """Median / p90 of label ``a`` beside label ``b`` and the origin, on every (row, ε) ``a`` ran."""
+    by: dict[tuple[str, float, str], list[float]] = {}
+    for r in records:
+        by.setdefault((r["row"], r["epsilon"], r["label"]), []).append(r["loss"])
+    out = [f"| row | ε | {a} median / p90 | {b} median / p90 | origin | runs of {a} |",
+           "|---|---|---|---|---|---|"]
+    keys = sorted({(r, e) for r, e, lab in by if lab == a}, key=lambda x: (list(EVAL_ROWS).index(x[0]), x[1]))
+    for row, eps in keys:
+        xa, xb, xo = (by.get((row, eps, lab), []) for lab in (a, b, "origin"))
+        fb = f"{_median(xb):.3g} / {p90(xb):.3g}" if xb else "—"
+        fa = f"{_median(xa):.3g} / {p90(xa):.3g}"
+        out.append(f"| {row} | {eps:g} | {fa} | {fb} | {_median(xo):.3g} | {len(xa)} |")
+    return "\n".join(out)
+
+
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     records = merge([[json.loads(line) for line in Path(p).read_text().splitlines()] for p in files])
@@ -217,6 +233,9 @@ def cmd_table(args: argparse.Namespace) -> None:
     print()
     print(goals(records))
     print(full_table(records))
+    if args.compare:
+        print()
+        print(compare(records, *args.compare))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -236,6 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--files", nargs="*", default=None,
                     help="table: JSONL files to read (default --out); a later file's (row, data seed, "
                          "ε, label) replaces an earlier one's")
+    ap.add_argument("--compare", nargs=2, default=None, metavar=("A", "B"),
+                    help="table: also label A's median / p90 beside label B's where A ran")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 
