@@ -8,10 +8,11 @@ Measured on ``auto``'s calibration cells only (issue 35's small standardized tab
     PYTHONPATH=. .venv/bin/python bench/auto_best_of.py table --out bench/results/auto_best_of.jsonl \\
         --base bench/results/auto_tables.jsonl
 
-With ``--grid 20 5`` the same on the mixture grid (auto_grid.jsonl's 25 cells, 3 data seeds, one
-draw each). ``table`` prints, per label, over the cells × ε: the geometric mean of its median and of its 90th
-percentile relative to tree_coreset's (same cells, same data, other streams), and how often it is
-within 1.25× of the cell's best registered label (medians and p90s from the calibration file).
+With ``--grid 30 8 --base bench/results/auto_grid.jsonl`` the same on the mixture grid
+(auto_grid.jsonl's 25 cells, 3 data seeds, one draw each). ``table`` prints, per label, over
+the cells × ε: the geometric mean of its median and of its 90th percentile relative to
+tree_coreset's (same cells, same data, other streams), and how often it is within 1.25× of the
+cell's best registered label (medians and p90s from the calibration file).
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def cmd_run(args: argparse.Namespace) -> None:
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     grid = cells(*args.grid) if args.grid else table_cells(args.tables)
+    if args.recipes:
+        grid = [c for c in grid if c[0] in args.recipes and c[1] <= args.max_n]
+    if args.grid and Path(args.base).exists():  # only the cells the calibration file measured
+        lines = Path(args.base).read_text().splitlines()
+        measured = {(r["recipe"], r["n"], r["d"], r["k"]) for r in map(json.loads, lines)}
+        grid = [c for c in grid if c in measured]
     seeds, draws = (SEEDS, 1) if args.grid else (SMALL_SEEDS, args.draws)
     print(f"# {len(grid)} cells × seeds {seeds} × {draws} draws × {args.labels}; commit {commit()}; "
           f"{load_text()}", flush=True)
@@ -91,9 +98,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--grid", type=int, nargs=2, default=None,
                     help="run on the mixture grid cells(count, small) of bench/auto_calibrate.py instead "
-                         "(data seeds 101–103, one draw; compare with --base bench/results/auto_grid.jsonl)")
+                         "(data seeds 101–103, one draw; only the cells --base measured; "
+                         "auto_grid.jsonl is cells(30, 8))")
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--part", type=int, nargs=2, default=None)
+    ap.add_argument("--recipes", nargs="*", default=None, help="run only the cells of these recipes …")
+    ap.add_argument("--max-n", type=int, default=10**9, help="… with at most this many rows")
     ap.add_argument("--out", default="bench/results/auto_best_of.jsonl")
     ap.add_argument("--base", default="bench/results/auto_tables.jsonl")
     args = ap.parse_args(argv)
