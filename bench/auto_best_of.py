@@ -37,6 +37,10 @@ def cmd_run(args: argparse.Namespace) -> None:
         lines = Path(args.base).read_text().splitlines()
         measured = {(r["recipe"], r["n"], r["d"], r["k"]) for r in map(json.loads, lines)}
         grid = [c for c in grid if c in measured]
+    if path.exists():  # cells already in --out for every label: not rerun
+        have = {((r["recipe"], r["n"], r["d"], r["k"]), r["label"])
+                for r in map(json.loads, path.read_text().splitlines())}
+        grid = [c for c in grid if not all((c, lab) in have for lab in args.labels)]
     seeds, draws = (SEEDS, 1) if args.grid else (SMALL_SEEDS, args.draws)
     print(f"# {len(grid)} cells × seeds {seeds} × {draws} draws × {args.labels}; commit {commit()}; "
           f"{load_text()}", flush=True)
