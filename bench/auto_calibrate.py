@@ -52,6 +52,7 @@ from bench.harness import (
     load_text,
     make_label,
     p90,
+    parse_label,
     reference_cost,
     stream,
 )
@@ -332,9 +333,22 @@ def summarize_cells(records: list[dict], variants: bool = False) -> list[dict]:
     return out
 
 
+def _default_label(label: str) -> str:
+    """The registered name whose defaults ``label``'s parameters are ("" if they are not)."""
+    name, params = parse_label(label)
+    spec = dpviz.registry.get(name)
+    default = spec.make_params()
+    return name if all(getattr(default, k) == v for k, v in params.items()) else ""
+
+
 def cmd_fit(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
+    alias = dict(a.split("=", 1)[::-1] for a in args.alias)  # label → name ("best_of=best_of[…]")
+    for label, name in alias.items():
+        if _default_label(label) != name:
+            raise SystemExit(f"--alias {name}={label}: {label} is not {name}'s registered default")
+    records = [r | {"label": alias.get(r["label"], r["label"])} for r in records]
     cells_ = summarize_cells(records, args.variants)
     labs = sorted({lab for c in cells_ for lab in c["median_excess_loss"]})
     rule = {
@@ -348,7 +362,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
                 "weighted geometric-mean risk regret (per cell, the larger of median / cell best and "
                 f"p90 / cell best) over the {NEIGHBOURS} nearest cells in (log nε, log d, log k), among "
                 f"labels whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1) when "
-                "n ≥ 100,000."),
+                "n ≥ 100,000."
+                + "".join(f" {name}'s runs are those labelled {label} (its registered defaults); a label "
+                          "is a candidate only where all the nearest cells measured it."
+                          for label, name in alias.items())),
         "kind": "risk",
         "neighbours": NEIGHBOURS,
         "max_time_ratio": MAX_TIME_RATIO,
@@ -384,6 +401,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--files", nargs="*", default=None, help="fit: JSONL files to read (default --out)")
+    ap.add_argument("--alias", nargs="*", default=[], metavar="NAME=LABEL",
+                    help="fit: read LABEL's runs as NAME's (LABEL must equal NAME's registered defaults, "
+                         "e.g. best_of=best_of[score_clip=0.015625] once that is best_of's default)")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_fit)(args)
 

@@ -38,8 +38,6 @@ from bench.harness import (
     p90,
 )
 
-SEEDS = (0, 1, 2)
-
 
 def default_labels() -> list[str]:
     """``auto``, every registered private algorithm at its defaults, and Google if present."""
@@ -62,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> None:
             with path.open("a") as fh:
                 fh.write(json.dumps(rec.__dict__ | {"commit": commit(), "load": load_text()}) + "\n")
 
-        seeds = SEEDS[: args.seeds]
+        seeds = tuple(range(args.first_seed, args.first_seed + args.seeds))
         print(f"# row {name}: {row.description}; seeds {seeds}; {args.draws} draws; {load_text()}",
               flush=True)
         runner.run_row(row, seeds, labs, on_record=write)
@@ -200,19 +198,44 @@ def floor(row: str, eps: float, draws: int = 200) -> dict[str, float]:
                 mean=statistics.median(mean))
 
 
+def merge(files: list[list[dict]]) -> list[dict]:
+    """The records of several files: a later file's (row, data seed, ε, label) replaces every
+    earlier record of that key (a rerun); another data seed adds to it."""
+    records: list[dict] = []
+    for new in files:
+        keys = {(r["row"], r["seed"], r["epsilon"], r["label"]) for r in new}
+        records = [r for r in records if (r["row"], r["seed"], r["epsilon"], r["label"]) not in keys] + new
+    return records
+
+
+def compare(records: list[dict], a: str, b: str) -> str:
+    """Median / p90 of label ``a`` beside label ``b`` and the origin, on every (row, ε) ``a`` ran."""
+    by: dict[tuple[str, float, str], list[float]] = {}
+    for r in records:
+        by.setdefault((r["row"], r["epsilon"], r["label"]), []).append(r["loss"])
+    out = [f"| row | ε | {a} median / p90 | {b} median / p90 | origin | runs of {a} |",
+           "|---|---|---|---|---|---|"]
+    keys = sorted({(r, e) for r, e, lab in by if lab == a}, key=lambda x: (list(EVAL_ROWS).index(x[0]), x[1]))
+    for row, eps in keys:
+        xa, xb, xo = (by.get((row, eps, lab), []) for lab in (a, b, "origin"))
+        fb = f"{_median(xb):.3g} / {p90(xb):.3g}" if xb else "—"
+        fa = f"{_median(xa):.3g} / {p90(xa):.3g}"
+        out.append(f"| {row} | {eps:g} | {fa} | {fb} | {_median(xo):.3g} | {len(xa)} |")
+    return "\n".join(out)
+
+
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
-    records: list[dict] = []
-    for p in files:  # a later file's (row, ε, label) replaces every earlier record of that key (a rerun)
-        new = [json.loads(line) for line in Path(p).read_text().splitlines()]
-        keys = {(r["row"], r["epsilon"], r["label"]) for r in new}
-        records = [r for r in records if (r["row"], r["epsilon"], r["label"]) not in keys] + new
+    records = merge([[json.loads(line) for line in Path(p).read_text().splitlines()] for p in files])
     commits = sorted({r["commit"] for r in records})
     print(f"From {files} (commits {commits}; {len(records)} runs)\n")
     print(table(records))
     print()
     print(goals(records))
     print(full_table(records))
+    if args.compare:
+        print()
+        print(compare(records, *args.compare))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -220,7 +243,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("command", choices=("run", "table"))
     ap.add_argument("--rows", nargs="*", default=list(EVAL_ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3, help="how many data seeds")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="the first data seed (e.g. 1 to add a second seed to an earlier file's seed 0)")
     ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (issue 35)")
     ap.add_argument("--algorithms", nargs="*", default=None)
     ap.add_argument("--timeout-factor", type=float, default=10.0,
@@ -228,8 +253,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--time-repeats", type=int, default=3, help="interleaved repeats timing auto (big rows)")
     ap.add_argument("--out", default="bench/results/peers.jsonl")
     ap.add_argument("--files", nargs="*", default=None,
-                    help="table: JSONL files to read (default --out); a later file's (row, ε, label) "
-                         "replaces an earlier one's")
+                    help="table: JSONL files to read (default --out); a later file's (row, data seed, "
+                         "ε, label) replaces an earlier one's")
+    ap.add_argument("--compare", nargs=2, default=None, metavar=("A", "B"),
+                    help="table: also label A's median / p90 beside label B's where A ran")
     args = ap.parse_args(argv)
     (cmd_run if args.command == "run" else cmd_table)(args)
 

@@ -17,7 +17,10 @@ no row) among them. A query (n, d, k, ε) takes the ``neighbours`` nearest cells
 cell, the larger of loss / the cell's best loss on the median and on the 90th percentile (issue 35:
 a method that is best on the median but sometimes far off loses to a steadier one). Where answering
 the origin has the least risk (no private method beats it on the nearest cells), ``auto`` shrinks
-to the origin: a public rule, the answer reads no row and spends nothing. On big inputs
+to the origin: a public rule, the answer reads no row and spends nothing. ``best_of`` (a
+tree_coreset draw and the origin, the exponential mechanism's pick: the private counterpart of that
+shrink) is a candidate where all the nearest cells measured it (the small tables and the grid's
+small cells, ``bench/auto_best_of.py``). On big inputs
 (n ≥ ``BIG_N``) only labels whose median time in those cells is within the rule's
 ``max_time_ratio`` of one KMeans are eligible (issue 24's time goal), unless none is.
 

@@ -29,7 +29,8 @@ def test_rule_file_provenance_recipes_seeds_and_no_evaluation_row():
     names = {s.name for s in dpviz.algorithms()}
     assert {lab.split("[")[0] for lab in table["algorithms"]} <= names
     # every registered private algorithm that serves the grid's data (d ≥ 2) was measured (auto
-    # itself excepted; the univariate GMM learner serves d = 1 only)
+    # itself excepted; best_of on the small tables only, bench/auto_best_of.py; the univariate GMM
+    # learner serves d = 1 only)
     served = {s.name for s in dpviz.algorithms(private_only=True, applicable_to=2)} - {"auto"}
     assert served <= set(table["algorithms"])
     recipes = {c["recipe"] for c in table["cells"]}

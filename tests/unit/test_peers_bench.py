@@ -42,3 +42,17 @@ def test_floor_at_a_huge_budget_reaches_the_partition_and_the_mean():
     assert f["mean"] == pytest.approx(f["origin"], rel=1e-3)  # standardized: the mean is the origin
     low = peers.floor("iris", 1.0, draws=5)
     assert low["rho"] < f["rho"] and low["partition"] > f["partition"]
+
+
+def test_peers_table_merges_a_second_data_seed_and_replaces_a_rerun():
+    """Issue 35: a file adding data seed 1 keeps seed 0's runs; a rerun of seed 0 replaces them."""
+    peers = _load("peers")
+
+    def rec(seed: int, draw: int, loss: float) -> dict:
+        return dict(row="iris", seed=seed, epsilon=1.0, label="tree_coreset", loss=loss, draw=draw)
+
+    first = [rec(0, j, 1.0) for j in range(3)]
+    merged = peers.merge([first, [rec(1, j, 2.0) for j in range(3)]])
+    assert sorted((r["seed"], r["loss"]) for r in merged) == [(0, 1.0)] * 3 + [(1, 2.0)] * 3
+    rerun = peers.merge([first, [rec(0, 0, 5.0)]])
+    assert [(r["seed"], r["loss"]) for r in rerun] == [(0, 5.0)]
