@@ -30,19 +30,49 @@ def rng(seed: int) -> np.random.Generator:
 #: heavy module started last kept one core busy minutes after the other had nothing left. Modules
 #: not listed keep their order after these. A stale list costs balance, never a test.
 HEAVY_FIRST = (
+    "tests/app/test_statement_everywhere.py",
     "tests/unit/test_no_data_refusals.py",
     "tests/unit/test_audit.py",
     "tests/unit/test_packaging_wheel.py",
-    "tests/unit/test_clustering_verdict.py",
     "tests/unit/test_dask_cluster.py",
+    "tests/unit/test_clustering_verdict.py",
     "tests/app/test_two_sessions.py",
-    "tests/e2e/test_e2e_journeys.py",
+    "tests/app/test_app.py",
     "tests/e2e/test_e2e_explore.py",
-    "tests/e2e/test_e2e_compare.py",
+    "tests/e2e/test_e2e_offline.py",
     "tests/e2e/test_e2e_journeys_second.py",
+    "tests/e2e/test_e2e_a11y.py",
+    "tests/e2e/test_e2e_journeys.py",
+    "tests/e2e/test_e2e_release_cancel.py",
+    "tests/e2e/test_e2e_main_panel.py",
+    "tests/e2e/test_e2e_clipping.py",
+    "tests/e2e/test_e2e_compare.py",
     "tests/unit/test_metrics.py",
     "tests/unit/test_fc_lesson.py",
 )
+
+#: Modules whose tests share no module-scoped fixture and that cost minutes (statement_everywhere's
+#: every-algorithm check is ~20 AppTest runs through every page): xdist may hand out their tests
+#: one by one instead of the whole module to one worker, which alone outlasted the other worker.
+SPLIT_BY_TEST = frozenset({
+    "tests/app/test_statement_everywhere.py",
+    "tests/unit/test_no_data_refusals.py",
+    "tests/unit/test_audit.py",
+})
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, except that the modules in SPLIT_BY_TEST are split by test."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndSplitModules(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPLIT_BY_TEST else path
+
+    return FilesAndSplitModules(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
