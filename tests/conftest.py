@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,3 +20,88 @@ def seed(request: pytest.FixtureRequest) -> int:
 @pytest.fixture
 def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+# ------------------------------------------------------------------------- collection order ---
+
+#: Test modules whose one run costs the most (``--durations``, issue 38), heaviest first. xdist
+#: hands whole modules to its workers (``--dist loadfile``) in collection order when the Makefile
+#: passes ``--no-loadscope-reorder`` (its default orders modules by their number of tests): a
+#: heavy module started last kept one core busy minutes after the other had nothing left. Modules
+#: not listed keep their order after these. A stale list costs balance, never a test.
+HEAVY_FIRST = (
+    "tests/app/test_statement_everywhere.py",
+    "tests/unit/test_no_data_refusals.py",
+    "tests/unit/test_audit.py",
+    "tests/unit/test_packaging_wheel.py",
+    "tests/unit/test_dask_cluster.py",
+    "tests/unit/test_clustering_verdict.py",
+    "tests/app/test_two_sessions.py",
+    "tests/app/test_app.py",
+    "tests/e2e/test_e2e_explore.py",
+    "tests/e2e/test_e2e_offline.py",
+    "tests/e2e/test_e2e_journeys_second.py",
+    "tests/e2e/test_e2e_a11y.py",
+    "tests/e2e/test_e2e_journeys.py",
+    "tests/e2e/test_e2e_release_cancel.py",
+    "tests/e2e/test_e2e_main_panel.py",
+    "tests/e2e/test_e2e_clipping.py",
+    "tests/e2e/test_e2e_compare.py",
+    "tests/unit/test_metrics.py",
+    "tests/unit/test_fc_lesson.py",
+)
+
+#: Modules whose tests share no module-scoped fixture and that cost minutes (statement_everywhere's
+#: every-algorithm check is ~20 AppTest runs through every page): xdist may hand out their tests
+#: one by one instead of the whole module to one worker, which alone outlasted the other worker.
+SPLIT_BY_TEST = frozenset({
+    "tests/app/test_statement_everywhere.py",
+    "tests/unit/test_no_data_refusals.py",
+    "tests/unit/test_audit.py",
+})
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, except that the modules in SPLIT_BY_TEST are split by test."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndSplitModules(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPLIT_BY_TEST else path
+
+    return FilesAndSplitModules(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(HEAVY_FIRST)}
+    root = config.rootpath
+
+    def module_rank(item: pytest.Item) -> int:
+        try:
+            path = item.path.relative_to(root).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(path, len(rank))
+
+    items.sort(key=module_rank)  # stable: tests keep their order inside a module
+
+
+#: A module marked as a whole (``pytestmark = pytest.mark.slow``) is not even imported when the
+#: run's ``-m`` deselects that marker (make check): collecting it only to deselect every test cost
+#: its imports on every xdist worker.
+_MODULE_MARK = re.compile(r"^pytestmark\s*=\s*pytest\.mark\.(\w+)\s*$", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    expr = config.getoption("markexpr", "") or ""
+    if " or " in f" {expr} " or "(" in expr:  # only a plain conjunction ("not a and not b")
+        return None
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_") or not expr:
+        return None
+    marks = _MODULE_MARK.findall(collection_path.read_text(errors="replace"))
+    if any(re.search(rf"\bnot\s+{mark}\b", expr) for mark in marks):
+        return True
+    return None

@@ -73,8 +73,15 @@ def test_a_reloaded_budget_page_finds_its_running_sweep_instead_of_starting_agai
     class SleepParams:
         pass
 
+    from app.components import jobs
+
     def slow(X, k, budget, *, radius, rng, pub, params, stage=None):
-        time.sleep(0.4)
+        # Once a repetition is in, the sweep holds until Stop (an explicit state, not a duration):
+        # with 0.4 s per run the whole sweep took 8 s, and on a loaded machine the reload's own
+        # first run (Explore, then Budget) took longer, so it found the sweep ended, not running.
+        job = jobs.this_job()
+        if job is not None and job.parts:
+            job.cancel.wait(120)
         return Result(np.zeros((k, X.shape[1])), None, Ledger("sleeper", budget.to_zcdp()), ())
 
     register(AlgorithmSpec(name="sleeper", title="Sleeper", paper="none", budget_kind="pure",

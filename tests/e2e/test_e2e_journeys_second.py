@@ -28,8 +28,9 @@ from st_e2e import (
     new_app_page,
     open_app,
     plotly_charts,
-    rerun_after,
+    runs,
     upload_file,
+    wait_for_app_idle,
     widget,
 )
 from test_e2e_journeys import BOUNDS, _fill_all  # the analyst's bounds and how to type them
@@ -132,11 +133,14 @@ def test_analyst_gets_one_sentence_about_private_clustering(page: Page, app_url:
     click_button(page, "csv_use")
     assert_no_exception(page)
     box = widget(page, "clustering_verdict")
-    rerun_after(page, widget(page, "clustering_verdict_run").locator("button").first.click,
-                timeout=300_000)  # seeded runs on 5,000 rows inside the click's run
-    assert_no_exception(page)
+    # The click's rerun computes the verdict (a sweep): wait for its sentence, then for the idle
+    # app; rerun_after's 60 s bound is for a UI rerun and failed at load 30 while it computed.
+    before = runs(page)
+    widget(page, "clustering_verdict_run").locator("button").first.click()
     sentence = box.locator("[data-testid='stAlertContainer']").first
     expect(sentence).to_contain_text("at your target ε = 1", timeout=300_000)
+    wait_for_app_idle(page, after=before)
+    assert_no_exception(page)
     text = sentence.inner_text()
     m = re.search(r"from row-level ε = ([0-9.]+) \(δ = ([0-9.e-]+)\)", text)
     if m:  # a suggestion: sound territory only

@@ -42,6 +42,7 @@ def test_the_view_is_registered_for_kernel_kmeans() -> None:
     assert get("kernel_kmeans").params.__dataclass_fields__["n_features"].metadata["dpviz"].slider
 
 
+@pytest.mark.slow
 def test_accuracy_vs_eps_by_d_on_digits_mean_and_band_over_five_seeds() -> None:
     ctx, calls = _ctx()
     t = time.perf_counter()
@@ -71,6 +72,7 @@ def test_accuracy_vs_eps_by_d_on_digits_mean_and_band_over_five_seeds() -> None:
     assert elapsed < 30.0, elapsed  # ~3 s on a quiet 2-core machine; generous under shared load
 
 
+@pytest.mark.slow
 def test_without_labels_the_view_shows_the_normalized_loss() -> None:
     ctx, _ = _ctx(labels=False, n_features=50)
     fig = rff_dimension_figure(ctx, eps_grid=(1.0, 8.0), dimensions=(50,), seeds=2)

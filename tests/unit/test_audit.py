@@ -71,6 +71,7 @@ def test_audit_detects_the_unpatched_diffprivlib_leak() -> None:
     assert _diffprivlib_audit(patched=False, runs=250 * SCALE) > 1.0  # claimed ε = 1
 
 
+@pytest.mark.slow
 def test_audit_of_the_patched_diffprivlib_adapter() -> None:
     assert _diffprivlib_audit(patched=True, runs=250 * SCALE) <= 1.0
 
@@ -98,6 +99,7 @@ def test_audit_of_dp_lloyd() -> None:
 # ----------------------------------------------------------------------------- FriendlyCore
 
 
+@pytest.mark.slow
 def test_audit_of_the_friendlycore_private_stage() -> None:
     """D′ adds one row far out; it lands in piece 0 and (worst case for any oracle) replaces that
     piece's tuple by one with every center at the row. Pieces are fixed: the row-level claim
@@ -171,6 +173,7 @@ def test_audit_of_direct_release_calls_without_a_declared_size() -> None:
             balcan_kmeans(X, 3, epsilon=1.0, radius=1.0, rng=SecureRNG())
 
 
+@pytest.mark.slow
 def test_audit_of_the_grid_level_count_with_a_declared_size() -> None:
     """With the size declared (the same public n on D and D′), the level count is the same on both:
     empirical ε 0.00 at the claim, in 200 release runs per side."""
@@ -184,6 +187,7 @@ def test_audit_of_the_grid_level_count_with_a_declared_size() -> None:
     assert _audit(run, [lambda lv: lv == 2], 200 * SCALE, delta=0.0) == 0.0
 
 
+@pytest.mark.slow
 def test_audit_of_the_grid_level_count_through_dpviz_run() -> None:
     """dpviz.run with no declared size pays for a DP count: the levels follow the noisy count, and
     the level-count distinguisher stays within the run's row-level claim."""

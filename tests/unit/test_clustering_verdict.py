@@ -4,8 +4,12 @@ suggests outside sound territory (ε ≤ 10 without a warning, δ < 1/n)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpviz.triage import MAX_SOUND_EPS, clustering_verdict, sound_delta
+
+#: Each test recomputes a verdict (a budget sweep with repetitions): `make test` runs them.
+pytestmark = pytest.mark.slow
 
 
 def customers(n: int = 5000, seed: int = 4) -> np.ndarray:

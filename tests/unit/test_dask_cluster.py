@@ -135,6 +135,7 @@ def _on_progress(monkeypatch, when: str, action, nth: int = 1) -> list[str]:
 # ----------------------------------------------------------------------------- fast (default suite)
 
 
+@pytest.mark.slow
 def test_cli_on_a_real_cluster_equals_in_memory(cluster, table, rows, tmp_path, monkeypatch, ledger):
     """DP-Lloyd through ``--scheduler``: the in-memory release of the same seed (1e-12, same ledger)."""
     monkeypatch.setattr(cli, "_release_rng", _seeded)
@@ -236,6 +237,7 @@ def test_friendlycore_on_a_real_cluster_equals_threads(cluster, table, tmp_path,
     _same_release(doc, ref)
 
 
+@pytest.mark.slow
 def test_app_server_path_on_a_real_cluster_equals_in_memory(cluster, rows, tmp_path, monkeypatch, ledger):
     """The Data page's server-path release with ``DPVIZ_SCHEDULER`` set (AppTest, this process):
     it runs on the cluster and equals the in-memory DP-Lloyd release of the same seed."""

@@ -49,6 +49,7 @@ def test_run_repeats_redraws_noise_on_one_stage(fakes):
     assert len(few) == 2
 
 
+@pytest.mark.slow
 def test_the_n_axis_has_one_block_per_n():
     """dpviz.sweeps.sweep_n: one sweep per size, the data made by the caller's recipe."""
     from dpviz.sweeps import sweep_n

@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib
 import math
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pytest
+import threadpoolctl
 
 import dpviz._threads as _threads
 import dpviz.clustering.friendlycore.steps as steps
@@ -132,7 +135,27 @@ def _blas_threads() -> list[int]:
     return [i["num_threads"] for i in _threads._threadpools().info() if i["user_api"] == "blas"]
 
 
-def test_one_thread_overlapping_on_two_threads_keeps_and_restores_the_blas_limit():
+@pytest.fixture
+def sole_limit_user():
+    """These tests read the process-wide BLAS limit, so no other thread may hold ``one_thread``
+    while they run. An earlier test in the same worker process can leave one that does: a
+    ThreadEngine closes with ``shutdown(wait=False)``, so a task already running (a cancelled or
+    failed run's piece) finishes in the background, and on a loaded machine it still held the
+    limit here (the limit was 1 where the test set 2, or was restored under the test). Wait for
+    that state to end: no user of the limit, no thread controlling OpenBLAS."""
+    deadline = time.monotonic() + 300
+    while True:
+        with tuples._LIMIT_LOCK:
+            if tuples._limit_users == 0:
+                break
+        if time.monotonic() > deadline:
+            names = sorted(t.name for t in threading.enumerate())
+            pytest.fail(f"another thread still holds one_thread after 300 s: {names}")
+        time.sleep(0.05)
+    threadpoolctl.OpenBLASController.clear_controlling_thread(force=True)
+
+
+def test_one_thread_overlapping_on_two_threads_keeps_and_restores_the_blas_limit(sole_limit_user):
     """A enters, B enters, A leaves (B still limited), B leaves (the limit is restored). Two plain
     threadpoolctl contexts fail both checks: A restores 2 under B, and B restores A's 1 for good."""
     pools = _threads._threadpools()
@@ -177,7 +200,7 @@ def _fingerprint(res):
     return res.centers, res.failure, rows
 
 
-def test_two_pipelines_in_threads_equal_sequential():
+def test_two_pipelines_in_threads_equal_sequential(sole_limit_user):
     """Two FC_Clustering runs (one with a core, one falling back) at once on two threads: the same
     centers and ledgers as one after the other, and the BLAS limit is what it was."""
     ds = fig6_blobs(20_000, k=8, rng=0)

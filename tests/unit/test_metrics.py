@@ -100,6 +100,7 @@ def _unbalanced():
     return ball_mixture(20_000, d=10, k=5, weights=(1, 10, 100, 10, 1), rng=0).X
 
 
+@pytest.mark.slow
 def test_reference_is_never_beaten_by_another_kmeans_run():
     """Issue 35: best of 3 k-means++ was 12% worse than another run of the same on this mixture
     (one run in eight finds its 1-in-122 clusters). The reference is at most REFERENCE_TOLERANCE

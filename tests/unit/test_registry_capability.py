@@ -78,6 +78,7 @@ def test_gmm_runs_through_dpviz_run_on_one_column_without_opting_in():
     assert isinstance(get("private_gmm_1d"), AlgorithmSpec)
 
 
+@pytest.mark.slow
 def test_budget_sweep_keeps_approx_algorithms_on_its_row_level_axis():
     """Budget's sweep used to drop every "approx" algorithm from its list (issue 26)."""
     from dpviz.sweeps import sweep

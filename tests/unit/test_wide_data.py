@@ -23,6 +23,12 @@ def _blobs(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return centers[labels] + 0.1 * rng.standard_normal((n, d)), labels
 
 
+def _cpu_seconds() -> float:
+    """This process's CPU seconds (all its threads): the code's own cost. Wall time failed under
+    load (5.7 s at load 17 beside pytest-xdist's other worker) while the work was unchanged."""
+    return time.process_time()
+
+
 def _peak_mb(f) -> tuple[object, float]:
     tracemalloc.start()
     try:
@@ -51,9 +57,9 @@ def test_projection_of_wide_data_is_low_rank_and_matches_dense_pca():
 
 def test_projection_of_very_wide_data_is_fast_and_bounded():
     X, _ = _blobs(300, 20_000)
-    t0 = time.perf_counter()
+    t0 = _cpu_seconds()
     proj, peak = _peak_mb(lambda: project_2d(X))
-    assert time.perf_counter() - t0 < 5.0
+    assert _cpu_seconds() - t0 < 5.0
     assert peak < 150  # a 20 000² covariance would be 3 200 MB
     assert proj.components.shape == (20_000, 2)
     np.testing.assert_allclose(proj.components.T @ proj.components, np.eye(2), atol=1e-8)
@@ -73,10 +79,10 @@ def test_fallback_on_wide_data_forms_no_dxd_matrix_and_spends_the_same(d):
     X, _ = _blobs(300, d)
     X = X / np.linalg.norm(X, axis=1, keepdims=True).max() * 0.99
     ledger = Ledger("fallback")
-    t0 = time.perf_counter()
+    t0 = _cpu_seconds()
     out, peak = _peak_mb(lambda: fallback_centers(X, 2, rho=0.5, radius=1.0, n_declared=300,
                                                   rng=np.random.default_rng(0), ledger=ledger))
-    assert time.perf_counter() - t0 < 10.0
+    assert _cpu_seconds() - t0 < 10.0
     assert peak < 4 * 300 * d * 8 / 2**20 + 20  # O(n d), not O(d²) (5 000² × 8 B = 190 MB)
     assert out.centers.shape == (2, d) and np.all(np.isfinite(out.centers))
     assert np.all(np.linalg.norm(out.centers, axis=1) <= 1.0 + 1e-9)
