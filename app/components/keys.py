@@ -134,6 +134,46 @@ DATA_VERDICT_HIDDEN: Key[Any] = _declare(
     "data_verdict_hidden", object, "container: why the verdicts are hidden (a file not yet in use)")
 
 
+# ----------------------------------------------------------------------------- Budget page
+BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
+BUDGET_RUN: Key[bool] = _declare("budget_run", bool, "button: run (or continue) the ε sweep")
+BUDGET_AUTO_STARTED: Key[set] = _declare(
+    "_budget_auto_started", set, "sweep specs this session started by itself (once each)")
+BUDGET_AUTO: Key[Any] = _declare("budget_auto", object, "container: the sweep started by itself")
+BUDGET_ORIGIN: Key[Any] = _declare(
+    "budget_origin", object, "caption container: where the ε sweep's curves come from")
+BUDGET_ACCURACY: Key[Any] = _declare(
+    "budget_accuracy", object, "chart: accuracy against ε (a click opens Explore at that ε)")
+BUDGET_SUCCESS: Key[Any] = _declare("budget_success", object, "chart: how often the run succeeded")
+BUDGET_LOSS_N_RUN: Key[bool] = _declare("budget_loss_n_run", bool, "button: run the loss-against-n sweep")
+BUDGET_ORIGIN_N: Key[Any] = _declare(
+    "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
+BUDGET_LOSS_N: Key[Any] = _declare("budget_loss_n", object, "chart: loss against n")
+
+# ----------------------------------------------------------------------------- Compare page
+COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
+COMPARE_SEEN_DELTA: Key[float] = _declare(
+    "_compare_seen_delta", float, "the app's δ when Compare last looked (its own δ follows changes)")
+COMPARE_DELTA: Key[float] = _declare("compare_delta", float, "select_slider: Compare's row-level δ")
+COMPARE_ALL: Key[bool] = _declare("compare_all", bool, "button: add every registered algorithm")
+COMPARE_ALGORITHM_FIELD: Key[Any] = _declare(
+    "cmp_", object, "prefix: an algorithm's parameter widget, cmp_<algorithm>_<field>")
+COMPARE_SHOWN: Key[Any] = _declare("_compare_shown", object, "the CompareSpec whose charts are shown")
+COMPARE_RANKING: Key[Any] = _declare("compare_ranking", object, "container: the methods ranked")
+COMPARE_RANK_TABLE: Key[Any] = _declare("compare_rank_table", object, "dataframe: the ranking")
+COMPARE_LOSS: Key[Any] = _declare(
+    "compare_loss", object, "chart: one small panel per method (a click opens Explore)")
+COMPARE_MORE: Key[bool] = _declare("compare_more", bool, "toggle: the other metrics' figures")
+COMPARE_METRIC: Key[Any] = _declare("compare_", object, "prefix: chart of one more metric, compare_<metric>")
+COMPARE_STRUCTURE: Key[Any] = _declare("compare_structure", object, "chart: each structure's success rate")
+COMPARE_SECONDS: Key[Any] = _declare("compare_seconds", object, "chart: run time")
+COMPARE_TABLE: Key[Any] = _declare("compare_table", object, "dataframe: the runs' medians")
+COMPARE_GUARANTEE: Key[Any] = _declare("compare_guarantee", object, "container: the same-guarantee note")
+COMPARE_TOP: Key[Any] = _declare("compare_top", object, "container: run state and results")
+COMPARE_RUN: Key[bool] = _declare("compare_run", bool, "button: run (or continue) the comparison")
+COMPARE_STATE: Key[Any] = _declare("compare_state", object, "container: the comparison's run state line")
+
+
 def describe() -> str:
     """One line per declared key: ``name`` (type): what it holds (for docs and ``app/main.py``)."""
     return "\n".join(f"``{k}`` ({k.value_type.__name__}): {k.doc}" for k in ALL.values())

@@ -14,6 +14,7 @@ APP = Path(__file__).resolve().parents[2] / "app"
 #: Modules that use the declared names (the pages listed and the components).
 COVERED = [APP / "main.py", APP / "views" / "explore.py", APP / "views" / "present.py",
            APP / "views" / "learn.py", APP / "views" / "data.py",
+           APP / "views" / "budget.py", APP / "views" / "compare.py",
            *(p for p in sorted((APP / "components").rglob("*.py"))
              if p.name not in ("keys.py", "compare.py", "membership.py", "a11y.py"))]
 
