@@ -135,6 +135,7 @@ DATA_VERDICT_HIDDEN: Key[Any] = _declare(
 
 
 # ----------------------------------------------------------------------------- Budget page
+BUDGET_BADGE: Key[Any] = _declare("simulation_badge_budget", object, "the page's simulation badge")
 BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
 BUDGET_RUN: Key[bool] = _declare("budget_run", bool, "button: run (or continue) the ε sweep")
 BUDGET_AUTO_STARTED: Key[set] = _declare(
@@ -212,6 +213,50 @@ RELEASE_PROGRESS: Key[Any] = _declare("release_progress", object, "prefix: the a
 RELEASE_CANCEL: Key[bool] = _declare("release_cancel", bool, "button: cancel the running attempt")
 RELEASE_FAILED: Key[Any] = _declare("release_failed", object, "container: the failed attempt's sentence")
 RELEASE_LOCKED: Key[Any] = _declare("release_locked", object, "container: another attempt runs")
+
+
+# ----------------------------------------------------------------------------- Generate page (DPGM)
+GEN_CANCEL_EVENT: Key[Any] = _declare(
+    "dpgm_cancel_event", object, "the Event the next training receives; Cancel sets it")
+GEN_SOURCE: Key[str] = _declare("dpgm_data", str, "radio: the built-in digits or the Data page's data")
+GEN_PUBLIC_PCT: Key[int] = _declare("dpgm_public_pct", int, "slider: the share of the rows declared public")
+GEN_BADGE: Key[Any] = _declare("dpgm_simulation", object, "the page's simulation badge")
+GEN_FORM: Key[Any] = _declare("dpgm_form", object, "form: the training settings")
+GEN_K: Key[int] = _declare("dpgm_k", int, "number_input: clusters k")
+GEN_EPS: Key[float] = _declare("dpgm_eps", float, "select_slider: the row-level ε target")
+GEN_EPOCHS: Key[int] = _declare("dpgm_epochs", int, "number_input: epochs")
+GEN_SEED: Key[int] = _declare("dpgm_seed", int, "number_input: the training seed")
+GEN_TRAIN: Key[bool] = _declare("dpgm_train", bool, "form_submit_button: train")
+GEN_CANCEL: Key[bool] = _declare("dpgm_cancel", bool, "button: cancel the training")
+GEN_ERROR: Key[str] = _declare("_gen_error", str, "why the last Train did not start (None: it did)")
+GEN_EPSILON: Key[Any] = _declare("dpgm_epsilon", object, "container: the run's spent ε")
+GEN_EPS_CURVE: Key[Any] = _declare("dpgm_eps_curve", object, "chart: ε spent against training steps")
+GEN_SAMPLES: Key[Any] = _declare("dpgm_samples", object, "chart: the synthetic samples")
+GEN_DOWNLOAD: Key[bool] = _declare("dpgm_download", bool, "download_button: the synthetic rows as CSV")
+
+# ----------------------------------------------------------------------------- Mixtures page
+MIX_BADGE: Key[Any] = _declare("simulation_badge_mixtures", object, "the page's simulation badge")
+MIX_NOT_CLUSTERING: Key[Any] = _declare("mix_not_clustering", object, "container: what the page is not")
+MIX_MODE: Key[str] = _declare("mix_mode", str, "radio: the 1-D learner or the 2-D demo")
+MIX_EPS: Key[float] = _declare("mix_eps", float, "select_slider: ε")
+MIX_DELTA: Key[float] = _declare("mix_delta", float, "select_slider: δ")
+MIX_K: Key[int] = _declare("mix_k", int, "number_input: k (components)")
+MIX_N: Key[int] = _declare("mix_n", int, "select_slider: n (synthetic)")
+MIX_SEED: Key[int] = _declare("mix_seed", int, "number_input: the seed")
+MIX_SCENARIO: Key[str] = _declare("mix_scenario", str, "selectbox: the 1-D data")
+MIX_COLUMN: Key[str] = _declare("mix_column", str, "selectbox: a column of the Data page's dataset")
+MIX_METRICS: Key[Any] = _declare("mix_metrics", object, "container: the run's metrics")
+MIX_STATUS: Key[Any] = _declare("mix_status", object, "container: the 1-D run's outcome")
+MIX_DENSITY: Key[Any] = _declare("mix_density", object, "chart: the learned density")
+MIX_BUCKETS: Key[Any] = _declare("mix_buckets", object, "chart: the gap buckets")
+MIX_SCENARIO_2D: Key[str] = _declare("mix_scenario_2d", str, "selectbox: the 2-D scenario")
+MIX_BOUND: Key[float] = _declare("mix_bound", float, "number_input: the 2-D demo's declared box B")
+MIX_CAVEATS: Key[Any] = _declare("mix_caveats", object, "container: the 2-D demo's caveats")
+MIX_DEMO2D: Key[Any] = _declare("mix_demo2d", object, "chart: the 2-D demo")
+MIX_ALPHA: Key[float] = _declare("mix_alpha", float, "select_slider: α (TV accuracy)")
+MIX_LOGS: Key[bool] = _declare("mix_logs", bool, "toggle: keep ln(1/δ) factors")
+MIX_THEORY: Key[Any] = _declare("mix_theory", object, "chart: the theory's bounds")
+MIX_THEORY_VALUES: Key[Any] = _declare("mix_theory_values", object, "container: the theory's values")
 
 
 def describe() -> str:

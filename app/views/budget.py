@@ -24,7 +24,7 @@ st.caption("Each point is the median over repetitions (band: 10–90%) of the no
            "algorithm runs at its own budget calibrated so that adding or removing one row is "
            "(ε, δ)-DP (the declared n is the dataset's n). All curves are **non-private "
            "diagnostics**: they rerun the algorithms many times on the same rows to study them.")
-modes.simulation_badge("simulation_badge_budget")
+modes.simulation_badge(keys.BUDGET_BADGE)
 
 X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 SLOT = "budget"

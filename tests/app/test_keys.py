@@ -15,7 +15,7 @@ APP = Path(__file__).resolve().parents[2] / "app"
 COVERED = [APP / "main.py", APP / "views" / "explore.py", APP / "views" / "present.py",
            APP / "views" / "learn.py", APP / "views" / "data.py",
            APP / "views" / "budget.py", APP / "views" / "compare.py",
-           APP / "views" / "release.py",
+           APP / "views" / "release.py", APP / "views" / "generate.py", APP / "views" / "mixtures.py",
            *(p for p in sorted((APP / "components").rglob("*.py"))
              if p.name not in ("keys.py", "compare.py", "membership.py", "a11y.py"))]
 
