@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.components import safe
+from app.components import keys, safe
 
 #: The one modebar button a chart keeps (a keyboard user tabs past one stop, not ten); drag to
 #: zoom and double-click to reset still work with a mouse. "Share chart" (upload to Plotly's
@@ -41,10 +41,10 @@ MAX_TABLE_ROWS = 5_000
 # The page's main control, per page, as CSS selectors tried in order (only the current page's
 # widgets are on screen); with none of them present, the first form control of the main column.
 _MAIN_CONTROLS = (
-    ".st-key-eps_slider input[type='range']",  # Explore
+    f".st-key-{keys.EPS_SLIDER} input[type='range']",  # Explore
     ".st-key-source_radio input",  # Data
-    ".st-key-budget_algorithms input",  # Budget
-    ".st-key-compare_algorithms input",  # Compare
+    f".st-key-{keys.BUDGET_ALGORITHMS} input",  # Budget
+    f".st-key-{keys.COMPARE_ALGORITHMS} input",  # Compare
     ".st-key-mi_guess_in button",  # Learn: the membership game
     ".st-key-present_a input[type='range']",  # Present
 )

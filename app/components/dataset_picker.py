@@ -301,7 +301,7 @@ def upload_panel() -> None:
     (:mod:`app.components.safe`)."""
     up = st.file_uploader(
         f"CSV file (at most {MAX_MB} MB; the first {MAX_ROWS:,} rows are used)", type=["csv", "txt"],
-        key="csv_upload",
+        key=keys.CSV_UPLOAD,
         help="Kept in this browser session's memory only; never written to disk or shared. "
              "A shared link carries parameters, not rows (see below for the ones set from an upload).")
     active = data_source.active_upload()

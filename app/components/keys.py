@@ -118,6 +118,147 @@ EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r
 EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
 
 
+# ----------------------------------------------------------------------------- Data page
+CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV file (Data's upload panel)")
+DATA_FILE_AT_USE: Key[dict] = _declare(
+    "_data_file_at_use", dict, "content hash → the uploader's file id when that dataset came into use")
+DATA_SETTINGS: Key[Any] = _declare("data_settings", object, "container: the settings the verdicts use")
+DATA_K: Key[int] = _declare("data_k", int, "number_input: k, bound to the app's parameters")
+DATA_EPS: Key[float] = _declare("data_eps", float, "select_slider: the target row-level ε on Data")
+DATA_SOUND_DELTA: Key[bool] = _declare("data_sound_delta", bool, "button: set δ below 1/(10n)")
+DATA_ERROR: Key[Any] = _declare("data_error", object, "container: the source's error")
+DATA_NOTICE: Key[Any] = _declare("data_notice", object, "container: the source's notice")
+DATA_FACTS: Key[Any] = _declare("data_facts", object, "container: the dataset's public facts")
+DATA_PREVIEW: Key[Any] = _declare("data_preview", object, "chart: the non-private preview of the rows")
+DATA_VERDICT_HIDDEN: Key[Any] = _declare(
+    "data_verdict_hidden", object, "container: why the verdicts are hidden (a file not yet in use)")
+
+
+# ----------------------------------------------------------------------------- Budget page
+BUDGET_BADGE: Key[Any] = _declare("simulation_badge_budget", object, "the page's simulation badge")
+BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
+BUDGET_RUN: Key[bool] = _declare("budget_run", bool, "button: run (or continue) the ε sweep")
+BUDGET_AUTO_STARTED: Key[set] = _declare(
+    "_budget_auto_started", set, "sweep specs this session started by itself (once each)")
+BUDGET_AUTO: Key[Any] = _declare("budget_auto", object, "container: the sweep started by itself")
+BUDGET_ORIGIN: Key[Any] = _declare(
+    "budget_origin", object, "caption container: where the ε sweep's curves come from")
+BUDGET_ACCURACY: Key[Any] = _declare(
+    "budget_accuracy", object, "chart: accuracy against ε (a click opens Explore at that ε)")
+BUDGET_SUCCESS: Key[Any] = _declare("budget_success", object, "chart: how often the run succeeded")
+BUDGET_LOSS_N_RUN: Key[bool] = _declare("budget_loss_n_run", bool, "button: run the loss-against-n sweep")
+BUDGET_ORIGIN_N: Key[Any] = _declare(
+    "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
+BUDGET_LOSS_N: Key[Any] = _declare("budget_loss_n", object, "chart: loss against n")
+
+# ----------------------------------------------------------------------------- Compare page
+COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
+COMPARE_SEEN_DELTA: Key[float] = _declare(
+    "_compare_seen_delta", float, "the app's δ when Compare last looked (its own δ follows changes)")
+COMPARE_DELTA: Key[float] = _declare("compare_delta", float, "select_slider: Compare's row-level δ")
+COMPARE_ALL: Key[bool] = _declare("compare_all", bool, "button: add every registered algorithm")
+COMPARE_ALGORITHM_FIELD: Key[Any] = _declare(
+    "cmp_", object, "prefix: an algorithm's parameter widget, cmp_<algorithm>_<field>")
+COMPARE_SHOWN: Key[Any] = _declare("_compare_shown", object, "the CompareSpec whose charts are shown")
+COMPARE_RANKING: Key[Any] = _declare("compare_ranking", object, "container: the methods ranked")
+COMPARE_RANK_TABLE: Key[Any] = _declare("compare_rank_table", object, "dataframe: the ranking")
+COMPARE_LOSS: Key[Any] = _declare(
+    "compare_loss", object, "chart: one small panel per method (a click opens Explore)")
+COMPARE_MORE: Key[bool] = _declare("compare_more", bool, "toggle: the other metrics' figures")
+COMPARE_METRIC: Key[Any] = _declare("compare_", object, "prefix: chart of one more metric, compare_<metric>")
+COMPARE_STRUCTURE: Key[Any] = _declare("compare_structure", object, "chart: each structure's success rate")
+COMPARE_SECONDS: Key[Any] = _declare("compare_seconds", object, "chart: run time")
+COMPARE_TABLE: Key[Any] = _declare("compare_table", object, "dataframe: the runs' medians")
+COMPARE_GUARANTEE: Key[Any] = _declare("compare_guarantee", object, "container: the same-guarantee note")
+COMPARE_TOP: Key[Any] = _declare("compare_top", object, "container: run state and results")
+COMPARE_RUN: Key[bool] = _declare("compare_run", bool, "button: run (or continue) the comparison")
+COMPARE_STATE: Key[Any] = _declare("compare_state", object, "container: the comparison's run state line")
+
+
+# ----------------------------------------------------------------------------- Release page
+RELEASE_MESSAGE: Key[tuple] = _declare(
+    "_release_message", tuple, "(kind, text) left by the release callback for the next run")
+RELEASE_EPS_CLAMPED: Key[bool] = _declare(
+    "_release_eps_clamped", bool, "the last ε typed was below the minimum and was raised to it")
+RELEASE_ACCEPTED: Key[tuple] = _declare(
+    "_release_accepted", tuple, "(identity, ε, δ) of the total the accept box was ticked for")
+RELEASE_JOBS_SEEN: Key[set] = _declare(
+    "_release_jobs_seen", set, "ids of the finished release jobs this session has shown")
+RELEASE_KNOWN_ID: Key[str] = _declare("release_known_id", str, "selectbox: a known dataset identity")
+RELEASE_DATASET_ID: Key[str] = _declare("release_dataset_id", str, "text_input: the dataset identity")
+RELEASE_ALGORITHM: Key[str] = _declare("release_algorithm", str, "selectbox: the algorithm released")
+RELEASE_K: Key[int] = _declare("release_k", int, "number_input: k, bound to the app's parameters")
+RELEASE_EPS: Key[float] = _declare("release_eps", float, "number_input: the row-level ε (≥ the minimum)")
+RELEASE_DELTA: Key[float] = _declare("release_delta", float, "select_slider: the row-level δ")
+RELEASE_N: Key[int] = _declare("release_n", int, "number_input: the declared n (0 = the data's)")
+RELEASE_DEPLOY: Key[Any] = _declare("release_deploy", object, "prefix: the deployments expander's keys")
+RELEASE_HISTORY: Key[Any] = _declare("release_history", object, "prefix: the identity's attempts table")
+RELEASE_OUTPUT: Key[Any] = _declare("release_output", object, "container: the last release")
+RELEASE_PROFILES: Key[Any] = _declare("release_profiles", object, "container: the segment profiles")
+RELEASE_CENTERS: Key[Any] = _declare("release_centers", object, "dataframe: the released centers")
+RELEASE_DOWNLOAD: Key[bool] = _declare("release_download", bool, "download_button: the release's export")
+RELEASE_PROVENANCE_WARNING: Key[Any] = _declare(
+    "release_provenance_warning", object, "container: settings read from the data")
+RELEASE_ACK_DATA: Key[bool] = _declare(
+    "release_ack_data", bool, "checkbox: settings read from the data are acknowledged")
+RELEASE_INFEASIBLE: Key[Any] = _declare("release_infeasible", object, "container: why no release can run")
+RELEASE_PREVIEW: Key[Any] = _declare("release_preview", object, "container: the release's statement preview")
+RELEASE_CONFIRM_RADIUS: Key[bool] = _declare("release_confirm_radius", bool, "checkbox: Λ is public")
+RELEASE_CONFIRM_N: Key[bool] = _declare("release_confirm_n", bool, "checkbox: the declared n is public")
+RELEASE_CONFIRM_BUDGET: Key[bool] = _declare(
+    "release_confirm_budget", bool, "checkbox: the identity's new total is accepted")
+RELEASE_BUTTON: Key[bool] = _declare("release_button", bool, "button: make the release (drawn once)")
+RELEASE_RUNNING: Key[Any] = _declare("release_running", object, "container: the running attempt")
+RELEASE_PROGRESS: Key[Any] = _declare("release_progress", object, "prefix: the attempt's progress panel")
+RELEASE_CANCEL: Key[bool] = _declare("release_cancel", bool, "button: cancel the running attempt")
+RELEASE_FAILED: Key[Any] = _declare("release_failed", object, "container: the failed attempt's sentence")
+RELEASE_LOCKED: Key[Any] = _declare("release_locked", object, "container: another attempt runs")
+
+
+# ----------------------------------------------------------------------------- Generate page (DPGM)
+GEN_CANCEL_EVENT: Key[Any] = _declare(
+    "dpgm_cancel_event", object, "the Event the next training receives; Cancel sets it")
+GEN_SOURCE: Key[str] = _declare("dpgm_data", str, "radio: the built-in digits or the Data page's data")
+GEN_PUBLIC_PCT: Key[int] = _declare("dpgm_public_pct", int, "slider: the share of the rows declared public")
+GEN_BADGE: Key[Any] = _declare("dpgm_simulation", object, "the page's simulation badge")
+GEN_FORM: Key[Any] = _declare("dpgm_form", object, "form: the training settings")
+GEN_K: Key[int] = _declare("dpgm_k", int, "number_input: clusters k")
+GEN_EPS: Key[float] = _declare("dpgm_eps", float, "select_slider: the row-level ε target")
+GEN_EPOCHS: Key[int] = _declare("dpgm_epochs", int, "number_input: epochs")
+GEN_SEED: Key[int] = _declare("dpgm_seed", int, "number_input: the training seed")
+GEN_TRAIN: Key[bool] = _declare("dpgm_train", bool, "form_submit_button: train")
+GEN_CANCEL: Key[bool] = _declare("dpgm_cancel", bool, "button: cancel the training")
+GEN_ERROR: Key[str] = _declare("_gen_error", str, "why the last Train did not start (None: it did)")
+GEN_EPSILON: Key[Any] = _declare("dpgm_epsilon", object, "container: the run's spent ε")
+GEN_EPS_CURVE: Key[Any] = _declare("dpgm_eps_curve", object, "chart: ε spent against training steps")
+GEN_SAMPLES: Key[Any] = _declare("dpgm_samples", object, "chart: the synthetic samples")
+GEN_DOWNLOAD: Key[bool] = _declare("dpgm_download", bool, "download_button: the synthetic rows as CSV")
+
+# ----------------------------------------------------------------------------- Mixtures page
+MIX_BADGE: Key[Any] = _declare("simulation_badge_mixtures", object, "the page's simulation badge")
+MIX_NOT_CLUSTERING: Key[Any] = _declare("mix_not_clustering", object, "container: what the page is not")
+MIX_MODE: Key[str] = _declare("mix_mode", str, "radio: the 1-D learner or the 2-D demo")
+MIX_EPS: Key[float] = _declare("mix_eps", float, "select_slider: ε")
+MIX_DELTA: Key[float] = _declare("mix_delta", float, "select_slider: δ")
+MIX_K: Key[int] = _declare("mix_k", int, "number_input: k (components)")
+MIX_N: Key[int] = _declare("mix_n", int, "select_slider: n (synthetic)")
+MIX_SEED: Key[int] = _declare("mix_seed", int, "number_input: the seed")
+MIX_SCENARIO: Key[str] = _declare("mix_scenario", str, "selectbox: the 1-D data")
+MIX_COLUMN: Key[str] = _declare("mix_column", str, "selectbox: a column of the Data page's dataset")
+MIX_METRICS: Key[Any] = _declare("mix_metrics", object, "container: the run's metrics")
+MIX_STATUS: Key[Any] = _declare("mix_status", object, "container: the 1-D run's outcome")
+MIX_DENSITY: Key[Any] = _declare("mix_density", object, "chart: the learned density")
+MIX_BUCKETS: Key[Any] = _declare("mix_buckets", object, "chart: the gap buckets")
+MIX_SCENARIO_2D: Key[str] = _declare("mix_scenario_2d", str, "selectbox: the 2-D scenario")
+MIX_BOUND: Key[float] = _declare("mix_bound", float, "number_input: the 2-D demo's declared box B")
+MIX_CAVEATS: Key[Any] = _declare("mix_caveats", object, "container: the 2-D demo's caveats")
+MIX_DEMO2D: Key[Any] = _declare("mix_demo2d", object, "chart: the 2-D demo")
+MIX_ALPHA: Key[float] = _declare("mix_alpha", float, "select_slider: α (TV accuracy)")
+MIX_LOGS: Key[bool] = _declare("mix_logs", bool, "toggle: keep ln(1/δ) factors")
+MIX_THEORY: Key[Any] = _declare("mix_theory", object, "chart: the theory's bounds")
+MIX_THEORY_VALUES: Key[Any] = _declare("mix_theory_values", object, "container: the theory's values")
+
+
 def describe() -> str:
     """One line per declared key: ``name`` (type): what it holds (for docs and ``app/main.py``)."""
     return "\n".join(f"``{k}`` ({k.value_type.__name__}): {k.doc}" for k in ALL.values())

@@ -16,7 +16,7 @@ import dpviz
 import dpviz.registry
 import dpviz.viz
 import dpviz.viz.sweeps
-from app.components import a11y, controls, data_source, jobs, modes, run, state, sweep
+from app.components import a11y, controls, data_source, jobs, keys, modes, run, state, sweep
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -24,7 +24,7 @@ st.caption("Each point is the median over repetitions (band: 10–90%) of the no
            "algorithm runs at its own budget calibrated so that adding or removing one row is "
            "(ε, δ)-DP (the declared n is the dataset's n). All curves are **non-private "
            "diagnostics**: they rerun the algorithms many times on the same rows to study them.")
-modes.simulation_badge("simulation_badge_budget")
+modes.simulation_badge(keys.BUDGET_BADGE)
 
 X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 SLOT = "budget"
@@ -63,20 +63,20 @@ def _open_explore() -> None:
     """Selection callback: Explore opens at exactly the clicked row-level (ε, δ) — the target every
     curve of this sweep was calibrated to (δ is the sweep's, Explore's own) — with no ρ of its own:
     Explore's ε slider takes an off-grid value as it is, and the run is planned from it."""
-    target = sweep.explore_target(st.session_state.get("budget_accuracy"))
+    target = sweep.explore_target(st.session_state.get(keys.BUDGET_ACCURACY))
     if target is None:
         return
     state.update(**target)
-    st.session_state["_goto_explore"] = True
+    st.session_state[keys.GOTO_EXPLORE] = True
 
 
 def _settings():
     """Algorithms, row-level ε range, points, repetitions (bound to URL parameters)."""
     p = state.params()
-    state.seed_widget("balg", "budget_algorithms", lambda v: [a for a in v.split(",") if a in ALGOS])
+    state.seed_widget("balg", keys.BUDGET_ALGORITHMS, lambda v: [a for a in v.split(",") if a in ALGOS])
     c1, c2 = st.columns([3, 2])
-    c1.multiselect("Algorithms", list(ALGOS), format_func=ALGOS.get, key="budget_algorithms",
-                   on_change=state.on_change("balg", "budget_algorithms",
+    c1.multiselect("Algorithms", list(ALGOS), format_func=ALGOS.get, key=keys.BUDGET_ALGORITHMS,
+                   on_change=state.on_change("balg", keys.BUDGET_ALGORITHMS,
                                              lambda v: ",".join(v) or REFERENCE))
     c3, c4, c5 = st.columns(3)
     sweep.range_and_runs(c2, c3, c4, page="budget", keys=("blo", "bhi", "bpts", "breps"),
@@ -103,7 +103,7 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
     return sweep.spec_for(ds, p, float(radius), algos)
 
 
-def _origin_note(part: sweep.Partial, key: str = "budget_origin") -> None:
+def _origin_note(part: sweep.Partial, key: str = keys.BUDGET_ORIGIN) -> None:
     """Say where curves this session did not compute come from (issue 16: shared links open
     with the presets' curves drawn)."""
     if part.origin == "session":
@@ -122,12 +122,12 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
     fig.update_layout(xaxis_title=X_TITLE, title_text="Normalized k-means loss vs row-level ε")
-    a11y.chart(fig, key="budget_accuracy", on_select=_open_explore, selection_mode="points")
+    a11y.chart(fig, key=keys.BUDGET_ACCURACY, on_select=_open_explore, selection_mode="points")
     st.caption("Click a median point to open Explore at exactly that row-level ε (and this sweep's "
                "δ); Explore's ε slider takes the clicked value as it is.")
     fig = viz.sweeps.success_figure(sw, current_rho=None)
     fig.update_layout(xaxis_title=X_TITLE)
-    a11y.chart(fig, key="budget_success")
+    a11y.chart(fig, key=keys.BUDGET_SUCCESS)
     with st.expander("The runs (non-private diagnostics)"):
         st.dataframe(sw.summary(), hide_index=True)
 
@@ -149,7 +149,7 @@ def _start(ds, spec: sweep.SweepSpec, resume: sweep.Partial | None = None) -> No
 def _auto_start(ds, spec: sweep.SweepSpec, running) -> bool:
     """Start ``spec``'s sweep once per session when nothing is there yet and the data is a built-in
     table (public, at most :data:`AUTO_RUN_MAX_N` rows); True while that sweep runs."""
-    started = st.session_state.setdefault("_budget_auto_started", set())
+    started = st.session_state.setdefault(keys.BUDGET_AUTO_STARTED, set())
     job = jobs.running(SLOT)
     if job is not None:
         return job.key == spec and spec in started
@@ -162,8 +162,8 @@ def _auto_start(ds, spec: sweep.SweepSpec, running) -> bool:
 
 
 def main() -> None:
-    if st.session_state.pop("_goto_explore", False):
-        st.switch_page(st.session_state["_pages"]["explore"])
+    if st.session_state.pop(keys.GOTO_EXPLORE, False):
+        st.switch_page(st.session_state[keys.PAGES]["explore"])
     got = sweep.page_dataset()
     if got is None:
         return
@@ -176,10 +176,10 @@ def main() -> None:
         jobs.stop(SLOT)  # the settings changed under a running sweep: stop it
         running = None
     auto = _auto_start(ds, spec, running)
-    part = sweep.run_button(SLOT, spec, noun="sweep", key="budget_run", unit="repetition",
+    part = sweep.run_button(SLOT, spec, noun="sweep", key=keys.BUDGET_RUN, unit="repetition",
                             start=lambda resume: _start(ds, spec, resume))
     if auto:
-        with st.container(key="budget_auto"):
+        with st.container(key=keys.BUDGET_AUTO):
             st.info("Sweeping this built-in table (started when the page opened, as a preset "
                     "opens drawn): the curves appear as repetitions finish.")
     if part is None or part.done == 0:
@@ -198,15 +198,15 @@ def main() -> None:
     st.header("Loss vs n at Explore's row-level (ε, δ)")
     part_n = sweep.partial(SLOT, spec_n)
     if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, δ = {spec_n.delta:.0e}, n = "
-                 f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key="budget_loss_n_run",
+                 f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key=keys.BUDGET_LOSS_N_RUN,
                  disabled=running is not None):
         _start(ds, spec_n)
         st.rerun()
     if part_n is not None and part_n.done:
-        _origin_note(part_n, key="budget_origin_n")
+        _origin_note(part_n, key=keys.BUDGET_ORIGIN_N)
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.epsilon:.3g}")
-        a11y.chart(fig, key="budget_loss_n")
+        a11y.chart(fig, key=keys.BUDGET_LOSS_N)
         st.caption(f"Every algorithm calibrated to the same row-level target (ε = {spec_n.epsilon:.3g}, "
                    f"δ = {spec_n.delta:.0e}): Explore's. Generated data is regenerated at each n from "
                    "its recipe; other data uses random subsets of its rows.")

@@ -17,7 +17,7 @@ import dataclasses
 import streamlit as st
 
 import dpviz
-from app.components import a11y, compare, controls, data_source, jobs, run, safe, state, sweep
+from app.components import a11y, compare, controls, data_source, jobs, keys, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
 from dpviz.sweeps import REFERENCE
 from dpviz.viz import compare as figures
@@ -53,12 +53,12 @@ def _chosen(names: list[str]) -> list[str]:
 
 
 def _algorithms_changed(names: list[str]) -> None:
-    picked = st.session_state["compare_algorithms"]
+    picked = st.session_state[keys.COMPARE_ALGORITHMS]
     state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
 
 
 def _add_all(names: list[str]) -> None:
-    st.session_state["compare_algorithms"] = list(names)
+    st.session_state[keys.COMPARE_ALGORITHMS] = list(names)
     state.update(calg="all")
 
 
@@ -67,16 +67,16 @@ def _sync_delta() -> None:
     this page last looked (issue 36: dataset, k, target ε and δ carry across pages); a link's own
     ``cdelta`` stands while the app's δ is unchanged."""
     p = state.params()
-    seen = st.session_state.get("_compare_seen_delta", state.defaults()["delta"])
+    seen = st.session_state.get(keys.COMPARE_SEEN_DELTA, state.defaults()["delta"])
     if p["delta"] != seen:
         state.update(cdelta=float(p["delta"]))
-    st.session_state["_compare_seen_delta"] = p["delta"]
+    st.session_state[keys.COMPARE_SEEN_DELTA] = p["delta"]
 
 
 def _delta_changed() -> None:
-    value = float(st.session_state["compare_delta"])
+    value = float(st.session_state[keys.COMPARE_DELTA])
     state.update(cdelta=value, delta=value)  # the app's δ from now on
-    st.session_state["_compare_seen_delta"] = value
+    st.session_state[keys.COMPARE_SEEN_DELTA] = value
 
 
 def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
@@ -84,9 +84,9 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
     p = state.params()
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
-    state.seed_widget("calg", "compare_algorithms", lambda v: _chosen(names))
+    state.seed_widget("calg", keys.COMPARE_ALGORITHMS, lambda v: _chosen(names))
     # full width, short chip labels: five chips fit at 1280 px (the fifth was cut to "k-me…")
-    st.multiselect("Algorithms (five by default)", names, key="compare_algorithms",
+    st.multiselect("Algorithms (five by default)", names, key=keys.COMPARE_ALGORITHMS,
                    format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
                    args=(names,))
     c1, c2 = st.columns([3, 2])
@@ -95,11 +95,11 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
                          points=(1, 12), max_reps=50,
                          reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
     _sync_delta()
-    state.seed_widget("cdelta", "compare_delta")
+    state.seed_widget("cdelta", keys.COMPARE_DELTA)
     c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
-                     format_func=controls.fmt_delta, key="compare_delta", on_change=_delta_changed)
+                     format_func=controls.fmt_delta, key=keys.COMPARE_DELTA, on_change=_delta_changed)
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
-    c5.button(f"Add all {len(names)}", key="compare_all", on_click=_add_all, args=(names,),
+    c5.button(f"Add all {len(names)}", key=keys.COMPARE_ALL, on_click=_add_all, args=(names,),
               disabled=len(_chosen(names)) == len(names),
               help="Add every registered algorithm (slower: the presets' default five are precomputed).")
     return [by_name[n] for n in _chosen(names)]
@@ -107,7 +107,7 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
 
 def _param_widget(spec: AlgorithmSpec, f: dataclasses.Field, h) -> object:
     """One parameter's widget, generated from its hint."""
-    key, label = f"cmp_{spec.name}_{f.name}", h.label or f.name
+    key, label = f"{keys.COMPARE_ALGORITHM_FIELD}{spec.name}_{f.name}", h.label or f.name
     lo = None if h.low is None else h.low
     hi = None if h.high is None else h.high
     if h.choices is not None:
@@ -150,7 +150,7 @@ def _algorithm_box(spec: AlgorithmSpec):
 
 def _open_explore(chart_key: str) -> None:
     """Selection callback: the clicked (algorithm, ε) opens in Explore on the next run."""
-    spec = st.session_state.get("_compare_shown")
+    spec = st.session_state.get(keys.COMPARE_SHOWN)
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection", {}) if hasattr(event, "get") else {}).get("points", []) or []
     for pt in points:
@@ -158,7 +158,7 @@ def _open_explore(chart_key: str) -> None:
         if hit is None or spec is None:
             continue
         state.update(**compare.explore_params(*hit, spec))
-        st.session_state["_goto_explore"] = True
+        st.session_state[keys.GOTO_EXPLORE] = True
         return
 
 
@@ -169,32 +169,32 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     """At a glance: the methods ranked, then one small panel per method; everything else (other
     metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
-    st.session_state["_compare_shown"] = spec
+    st.session_state[keys.COMPARE_SHOWN] = spec
     rank = dpviz.sweeps.ranking(frame)
     at = rank.attrs.get("ranked_at")
-    with st.container(key="compare_ranking"):
+    with st.container(key=keys.COMPARE_RANKING):
         st.markdown(f"**Ranked by median normalized loss at row-level ε = {at:g}** (0 = as good as "
                     f"the {REFERENCE}; 1 = no better than no answer). Each cell: the median at that ε.")
         eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
-        st.dataframe(rank, hide_index=True, key="compare_rank_table",
+        st.dataframe(rank, hide_index=True, key=keys.COMPARE_RANK_TABLE,
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
     st.caption(f"Every private number is {SIMULATED}. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
-    a11y.chart(figures.small_multiples_figure(frame), key="compare_loss",
-               on_select=lambda: _open_explore("compare_loss"), selection_mode="points")
+    a11y.chart(figures.small_multiples_figure(frame), key=keys.COMPARE_LOSS,
+               on_select=lambda: _open_explore(keys.COMPARE_LOSS), selection_mode="points")
     # Drawn only when asked: every chart costs the browser time (issue 27: the default view ≤ 10 s).
     if st.toggle("More figures: other accuracy metrics, how often each structure succeeded, run "
-                 "time", key="compare_more"):
+                 "time", key=keys.COMPARE_MORE):
         figs = figures.compare_figures(frame)
         for metric in ACCURACY[1:]:
             if metric in figs:
-                key = f"compare_{metric}"
+                key = f"{keys.COMPARE_METRIC}{metric}"
                 a11y.chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
                            selection_mode="points")
-        a11y.chart(figs["structure"], key="compare_structure")
-        a11y.chart(figs["seconds"], key="compare_seconds")
+        a11y.chart(figs["structure"], key=keys.COMPARE_STRUCTURE)
+        a11y.chart(figs["seconds"], key=keys.COMPARE_SECONDS)
     with st.expander(f"The runs: median per algorithm and ε (simulation; {REFERENCE} at ε = ∞)"):
-        st.dataframe(part_summary(part), hide_index=True, key="compare_table")
+        st.dataframe(part_summary(part), hide_index=True, key=keys.COMPARE_TABLE)
         top = max(spec.epsilons)
         st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
         st.code("\n".join(compare.reproduce_call(name, top, spec) for name, _ in spec.algorithms
@@ -209,7 +209,7 @@ def part_summary(part: sweep.Partial):
 
 
 def _guarantee() -> None:
-    with st.container(key="compare_guarantee"):
+    with st.container(key=keys.COMPARE_GUARANTEE):
         st.info("Every algorithm runs at the **same row-level guarantee**: (ε, δ)-DP for adding or "
                 "removing one row of your data — not at the same nominal ρ. Each is calibrated "
                 "through its own accounting (a zCDP budget through the zCDP → DP conversion; a "
@@ -240,8 +240,8 @@ def _state_line(spec: sweep.CompareSpec, part: sweep.Partial | None, n_algos: in
 
 
 def main() -> None:
-    if st.session_state.pop("_goto_explore", False):
-        st.switch_page(st.session_state["_pages"]["explore"])
+    if st.session_state.pop(keys.GOTO_EXPLORE, False):
+        st.switch_page(st.session_state[keys.PAGES]["explore"])
     st.title("Compare methods at one guarantee")
     loading = st.empty()
     loading.info(LOADING, icon=":material/hourglass_top:")
@@ -254,7 +254,7 @@ def main() -> None:
     st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
                "Explore) · every method at the **same row-level (ε, δ)** (below: why) · settings "
                "below the results")
-    top = st.container(key="compare_top")  # run state and results: filled after the settings
+    top = st.container(key=keys.COMPARE_TOP)  # run state and results: filled after the settings
     st.subheader("Settings")
     specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
@@ -269,11 +269,11 @@ def main() -> None:
     if running is not None and running.key != spec:
         jobs.stop(SLOT)  # the settings changed under a running comparison
     with top:
-        part = sweep.run_button(SLOT, spec, noun="comparison", key="compare_run", unit="run",
+        part = sweep.run_button(SLOT, spec, noun="comparison", key=keys.COMPARE_RUN, unit="run",
                                 start=lambda resume: _start(ds, spec, resume), disabled=not algos)
         # the loading message's place takes the run state: a message stands there throughout
         line = _state_line(spec, part, len(algos))
-        with loading.container(key="compare_state"):
+        with loading.container(key=keys.COMPARE_STATE):
             (st.warning if line.startswith("Stopped") else st.info)(line)
         if part is not None and part.done > 0:
             _charts(spec, part)

@@ -8,7 +8,17 @@ import math
 import streamlit as st
 
 import dpviz.viz
-from app.components import a11y, controls, data_source, dataset_picker, families, safe, server_path, state
+from app.components import (
+    a11y,
+    controls,
+    data_source,
+    dataset_picker,
+    families,
+    keys,
+    safe,
+    server_path,
+    state,
+)
 
 #: The Data page's verdict: the default algorithm's (its family folder's ``triage.py``).
 triage = families.module(state.DEFAULT_ALGORITHM, "triage")
@@ -40,9 +50,9 @@ PENDING_FILE = ("**{name}** is uploaded but not in use yet: choose its columns a
 def _pending_upload() -> bool:
     """A file sits in the uploader that is not the dataset in use (new and not yet used, or one
     that failed to read): verdicts about the dataset in use must not stand next to it (issue 27)."""
-    up = st.session_state.get("csv_upload")
+    up = st.session_state.get(keys.CSV_UPLOAD)
     file_id = getattr(up, "file_id", None)
-    seen = st.session_state.setdefault("_data_file_at_use", {})
+    seen = st.session_state.setdefault(keys.DATA_FILE_AT_USE, {})
     if ds is not None and ds.content_hash not in seen:
         seen[ds.content_hash] = file_id  # the file in the uploader when this dataset came into use
     return src == "upload" and up is not None and (ds is None or seen.get(ds.content_hash) != file_id)
@@ -50,7 +60,7 @@ def _pending_upload() -> bool:
 
 def _notice() -> str | None:
     """The source's notice, true to the uploader: a file in it is named, not asked for again."""
-    up = st.session_state.get("csv_upload")
+    up = st.session_state.get(keys.CSV_UPLOAD)
     if src == "upload" and up is not None and data_source.active_upload() is None:
         previous = "" if ds is None else f"; the view below is still the previous dataset, {safe.md(ds.name)}"
         return PENDING_FILE.format(name=safe.md(getattr(up, "name", "Your file")), previous=previous)
@@ -61,15 +71,15 @@ def _settings(ds) -> None:
     """The run settings the verdicts use, on this page (issue 36: no detour to Explore's sidebar):
     k and the row-level target ε, bound to the app's parameters (Explore, Budget, Compare and
     Release read the same ones); each change re-runs the verdicts below."""
-    with st.container(key="data_settings", border=True):
+    with st.container(key=keys.DATA_SETTINGS, border=True):
         st.markdown("**Settings the checks use** (shared with Explore, Budget, Compare and Release)")
         c1, c2 = st.columns([1, 3])
-        state.seed_widget("k", "data_k", int)
-        c1.number_input("k (clusters)", min_value=1, max_value=50, step=1, key="data_k",
-                        on_change=state.on_change("k", "data_k", int),
+        state.seed_widget("k", keys.DATA_K, int)
+        c1.number_input("k (clusters)", min_value=1, max_value=50, step=1, key=keys.DATA_K,
+                        on_change=state.on_change("k", keys.DATA_K, int),
                         help="How many centers the private clustering releases.")
         with c2:
-            controls.eps_slider("data_eps", label="Target row-level ε (the guarantee for one row)")
+            controls.eps_slider(keys.DATA_EPS, label="Target row-level ε (the guarantee for one row)")
         n = int(ds.n)
         delta = float(state.get("delta"))
         if delta > 0.1 / n:  # a δ the Release page calls unsafe (above 1/n), or close to it
@@ -78,21 +88,21 @@ def _settings(ds) -> None:
                        f"n = {n:,} (a δ near 1/n allows publishing a whole row; the Release page "
                        f"calls δ above 1/n unsafe). The suggestions below state δ = {0.1 / n:.2g}.",
                        icon=":material/warning:")
-            st.button(f"Set δ = {controls.fmt_delta(sound)}", key="data_sound_delta",
+            st.button(f"Set δ = {controls.fmt_delta(sound)}", key=keys.DATA_SOUND_DELTA,
                       on_click=state.update, kwargs={"delta": sound}, icon=":material/tune:")
 
 with right:
     if choice.error:
-        with st.container(key="data_error"):
+        with st.container(key=keys.DATA_ERROR):
             st.error(choice.error)
             if ds is not None:
                 st.caption("The previous dataset stays on screen.")
     notice = _notice()
     if notice:
-        with st.container(key="data_notice"):
+        with st.container(key=keys.DATA_NOTICE):
             st.info(notice)
     if ds is not None:
-        with st.container(key="data_facts"):
+        with st.container(key=keys.DATA_FACTS):
             st.markdown(data_source.describe(ds))
             st.caption("Public facts: n, d and the declared Λ come from the recipe or your "
                        "declaration. The picture below shows the raw rows: it is a "
@@ -101,11 +111,11 @@ with right:
         if data_figure is None:
             st.info("The preview figure builder (dpviz.viz.data_figure) is not available.")
         else:
-            a11y.chart(data_figure(ds, max_points=5_000), key="data_preview")
+            a11y.chart(data_figure(ds, max_points=5_000), key=keys.DATA_PREVIEW)
         with st.expander("Recipe and parameters"):
             st.json(dict(ds.params), expanded=False)
         if choice.error or _pending_upload():
-            with st.container(key="data_verdict_hidden"):
+            with st.container(key=keys.DATA_VERDICT_HIDDEN):
                 st.info("The verdicts are about the dataset in use, not the file above: use the "
                         "new file (or fix it) to check it.")
         elif data_source.radius_for(ds) is not None:
@@ -114,5 +124,5 @@ with right:
             triage.clustering_panel(ds)
             triage.panel(ds)
 server_path.panel()  # only when DPVIZ_SERVER_DATA_DIR names a directory (off by default)
-st.page_link(st.session_state["_pages"]["explore"], label="Run FriendlyCore on this data →",
+st.page_link(st.session_state[keys.PAGES]["explore"], label="Run FriendlyCore on this data →",
              icon=":material/insights:")

@@ -10,7 +10,7 @@ import hashlib
 
 import streamlit as st
 
-from app.components import a11y, data_source, modes
+from app.components import a11y, data_source, keys, modes
 from dpviz.mixtures import explore as ex
 from dpviz.mixtures import theory as th
 from dpviz.mixtures.inverse_sensitivity import CAVEATS
@@ -68,7 +68,7 @@ st.title("Mixtures: private density estimation")
 st.caption(
     "Ashtiani, Majid, Narayanan. Sample-efficient private learning of mixtures of Gaussians. NeurIPS 2024."
 )
-with st.container(key="mix_not_clustering"):
+with st.container(key=keys.MIX_NOT_CLUSTERING):
     st.info(
         "**Density estimation in total variation is not clustering.** The learner outputs a mixture "
         "whose distribution is close to the data's in TV; the paper assumes no separation and promises "
@@ -77,34 +77,34 @@ with st.container(key="mix_not_clustering"):
     )
 
 # Every run on this page is seeded (replayable): a simulation, whatever its data (issue 25, finding 5).
-modes.simulation_badge("simulation_badge_mixtures")
+modes.simulation_badge(keys.MIX_BADGE)
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    mode = st.radio("View", ["1-D learner", "2-D demo"], horizontal=True, key="mix_mode")
+    mode = st.radio("View", ["1-D learner", "2-D demo"], horizontal=True, key=keys.MIX_MODE)
     c1, c2, c3 = st.columns(3)
-    eps = c1.select_slider("ε", options=EPS_GRID, value=1.0, key="mix_eps")
+    eps = c1.select_slider("ε", options=EPS_GRID, value=1.0, key=keys.MIX_EPS)
     delta = c2.select_slider(
-        "δ", options=DELTA_GRID, value=1e-6, format_func=lambda v: f"{v:.0e}", key="mix_delta"
+        "δ", options=DELTA_GRID, value=1e-6, format_func=lambda v: f"{v:.0e}", key=keys.MIX_DELTA
     )
-    k = c3.number_input("k (components)", min_value=1, max_value=6, value=3, step=1, key="mix_k")
+    k = c3.number_input("k (components)", min_value=1, max_value=6, value=3, step=1, key=keys.MIX_K)
     c4, c5, c6 = st.columns(3)
-    n = c5.select_slider("n (synthetic)", options=N_GRID, value=10_000, key="mix_n")
-    seed = c6.number_input("seed", min_value=0, max_value=10_000, value=0, step=1, key="mix_seed")
+    n = c5.select_slider("n (synthetic)", options=N_GRID, value=10_000, key=keys.MIX_N)
+    seed = c6.number_input("seed", min_value=0, max_value=10_000, value=0, step=1, key=keys.MIX_SEED)
 
     if mode == "1-D learner":
         ds = data_source.current().dataset
         options = dict(SCEN_1D)
         if ds is not None:
             options[COLUMN] = f"A column of the current dataset ({ds.name})"
-        key = c4.selectbox("Data", list(options), format_func=options.get, key="mix_scenario")
+        key = c4.selectbox("Data", list(options), format_func=options.get, key=keys.MIX_SCENARIO)
         source: tuple = ("scenario", key, int(k), int(n), int(seed))
         if key == COLUMN:
             column = st.selectbox(
                 "Column",
                 list(range(ds.X.shape[1])),
                 format_func=lambda j: ds.feature_names[j],
-                key="mix_column",
+                key=keys.MIX_COLUMN,
             )
             st.caption(
                 "A seeded simulation on your column (not a release: its noise replays from the seed). "
@@ -113,7 +113,7 @@ with left:
             source = ("column", _fingerprint(ds), int(column))
         run = _run_1d(source, int(k), int(seed), float(eps), float(delta))
         res = run.result
-        with st.container(key="mix_metrics"):
+        with st.container(key=keys.MIX_METRICS):
             m1, m2 = st.columns(2)
             m3, m4 = st.columns(2)
             m1.metric("components (simulated)", 0 if run.mixture is None else run.mixture.k,
@@ -138,7 +138,7 @@ with left:
                 help=f"(ε, δ) = ({g.eps:.3g}, {g.delta:.2g}) for one row added "
                 "or removed: crude (ε, δ) and fine ε on disjoint random parts",
             )
-        with st.container(key="mix_status"):
+        with st.container(key=keys.MIX_STATUS):
             if res.ok:
                 st.success(
                     f"Simulation (seeded, not a release — do not publish): the private learner's "
@@ -159,8 +159,8 @@ with left:
                     "(G = 10 criterion; simulation diagnostic)."
                 )
         x, truth = _source_data(source)
-        a11y.chart(vm.density_figure(x, res, truth=truth, em=run.em), key="mix_density")
-        a11y.chart(vm.gap_buckets_figure(res), key="mix_buckets")
+        a11y.chart(vm.density_figure(x, res, truth=truth, em=run.em), key=keys.MIX_DENSITY)
+        a11y.chart(vm.gap_buckets_figure(res), key=keys.MIX_BUCKETS)
         cand = res.step("crude_candidates").data
         st.caption(
             f"Crude stage: Truncated Laplace TLap(1, ε/3, δ_u) on each non-empty bucket, surely |noise| ≤ "
@@ -176,13 +176,13 @@ with left:
             "Privacy is exact; the accuracy guarantee is not the paper's."
         )
     else:
-        key = c4.selectbox("Data", list(SCEN_2D), format_func=SCEN_2D.get, key="mix_scenario_2d")
+        key = c4.selectbox("Data", list(SCEN_2D), format_func=SCEN_2D.get, key=keys.MIX_SCENARIO_2D)
         bound = st.number_input(
             "Declared box B (means in [−B, B]²; public)",
             min_value=1.0,
             max_value=1e4,
             value=10.0,
-            key="mix_bound",
+            key=keys.MIX_BOUND,
         )
         n2 = min(int(n), 3_000)
         if n2 < int(n):
@@ -197,30 +197,30 @@ with left:
             truth=sc.truth,
             cached=_scores_2d(key, int(k), n2, int(seed), float(bound)),
         )
-        with st.container(key="mix_caveats"):
+        with st.container(key=keys.MIX_CAVEATS):
             st.warning(
                 "**Inspired by, not the paper's algorithm.**\n\n" + "\n".join(f"- {c}" for c in CAVEATS[1:])
             )
-        with st.container(key="mix_metrics"):
+        with st.container(key=keys.MIX_METRICS):
             m1, m2 = st.columns(2)
             m1.metric("picks (simulated)", run2.result.centers.shape[0])
             m2.metric("ε spent (pure DP, ledger)", f"{run2.result.guarantee.eps:.3g}")
         a11y.chart(
-            vm.demo2d_figure(X, run2.result, truth=sc.truth, bound=float(bound)), key="mix_demo2d"
+            vm.demo2d_figure(X, run2.result, truth=sc.truth, bound=float(bound)), key=keys.MIX_DEMO2D
         )
 
 with right:
     st.header("Theory: how many samples?")
     t1, t2 = st.columns(2)
     alpha = t1.select_slider(
-        "α (TV accuracy)", options=(0.01, 0.02, 0.05, 0.1, 0.2), value=0.1, key="mix_alpha"
+        "α (TV accuracy)", options=(0.01, 0.02, 0.05, 0.1, 0.2), value=0.1, key=keys.MIX_ALPHA
     )
-    logs = t2.toggle("keep ln(1/δ) factors", value=True, key="mix_logs")
+    logs = t2.toggle("keep ln(1/δ) factors", value=True, key=keys.MIX_LOGS)
     a11y.chart(
         vm.theory_figure(k=int(k), alpha=float(alpha), eps=float(eps), delta=float(delta), logs=logs),
-        key="mix_theory",
+        key=keys.MIX_THEORY,
     )
-    with st.container(key="mix_theory_values"):
+    with st.container(key=keys.MIX_THEORY_VALUES):
         d1 = th.new_univariate(int(k), alpha, eps, delta, logs)
         st.caption(
             f"{th.CAVEAT}. At d = 1, k = {int(k)}: Thm 1.5 ≈ {float(d1):,.0f} samples, lower bound ≈ "

@@ -31,7 +31,7 @@ import dpviz.privacy
 import dpviz.privacy.declared
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, deployments, jobs, ledger_view, modes, safe, state
+from app.components import data_source, deployments, jobs, keys, ledger_view, modes, safe, state
 from app.components import segment_profiles as profiles
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
@@ -43,10 +43,10 @@ st.caption("Everything else in the app is a **simulation** (seeded, replayable: 
            "privacy total.")
 
 
-_MESSAGE = "_release_message"  # (kind, text) left by the release callback for the next run
+_MESSAGE = keys.RELEASE_MESSAGE  # (kind, text) left by the release callback for the next run
 EPS_MIN = 0.01  # the smallest row-level ε the Release page accepts
-_CLAMPED = "_release_eps_clamped"  # the last ε typed was below EPS_MIN and was raised to it
-_ACCEPTED = "_release_accepted"  # (identity, ε, δ) of the total the accept box was ticked for
+_CLAMPED = keys.RELEASE_EPS_CLAMPED  # the last ε typed was below EPS_MIN and was raised to it
+_ACCEPTED = keys.RELEASE_ACCEPTED  # (identity, ε, δ) of the total the accept box was ticked for
 #: The one message of every attempt that did not end in a release (no data-dependent text).
 FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it is booked at its "
                "full budget: {cost}. Nothing from the run is shown.")
@@ -69,7 +69,7 @@ CANCEL_HELP = ("Cancels at the next stage boundary (the library cannot stop insi
 #: Before the run reports its first stage.
 STARTING = "starting"
 SLOT = "release"  # the job controller's slot (app.components.jobs)
-_SEEN = "_release_jobs_seen"  # ids of the finished release jobs this session has already shown
+_SEEN = keys.RELEASE_JOBS_SEEN  # ids of the finished release jobs this session has already shown
 _PICK_NEW = "— type a name —"  # the known-identity picker's first option
 
 
@@ -77,11 +77,11 @@ def _clamp_eps() -> None:
     """``on_change`` of the ε field: a value below :data:`EPS_MIN` (0 included) is raised to it in
     the field itself, so what the field shows is what the statement and the release use; the
     value is the app's target ε from then on (Explore, Data, Budget, Compare read it)."""
-    low = float(st.session_state["release_eps"]) < EPS_MIN
+    low = float(st.session_state[keys.RELEASE_EPS]) < EPS_MIN
     st.session_state[_CLAMPED] = low
     if low:
-        st.session_state["release_eps"] = EPS_MIN
-    state.update(eps=float(st.session_state["release_eps"]))
+        st.session_state[keys.RELEASE_EPS] = EPS_MIN
+    state.update(eps=float(st.session_state[keys.RELEASE_EPS]))
 
 
 #: The row-level δ a release may state (at most 10⁻⁴; the page warns above 1/n).
@@ -97,16 +97,16 @@ def _delta_options(delta: float) -> list[float]:
 def _seed_from_settings() -> None:
     """Start the form at the settings the user made elsewhere (issue 36: ε started at 1 whatever
     Explore said): k, the target ε and δ, the app's parameters (a δ above 10⁻⁴ shows as 10⁻⁴)."""
-    state.seed_widget("k", "release_k", int)
-    state.seed_widget("eps", "release_eps", lambda v: min(max(float(v), EPS_MIN), EPS_MAX))
-    state.seed_widget("delta", "release_delta", lambda v: min(float(v), RELEASE_DELTAS[-1]))
+    state.seed_widget("k", keys.RELEASE_K, int)
+    state.seed_widget("eps", keys.RELEASE_EPS, lambda v: min(max(float(v), EPS_MIN), EPS_MAX))
+    state.seed_widget("delta", keys.RELEASE_DELTA, lambda v: min(float(v), RELEASE_DELTAS[-1]))
 
 
 def _pick_identity() -> None:
     """``on_change`` of the known-identity picker: the picked name fills the identity field."""
-    pick = st.session_state.get("release_known_id")
+    pick = st.session_state.get(keys.RELEASE_KNOWN_ID)
     if pick and pick != _PICK_NEW:
-        st.session_state["release_dataset_id"] = pick
+        st.session_state[keys.RELEASE_DATASET_ID] = pick
 
 
 def _fmt(g) -> str:
@@ -124,61 +124,61 @@ def _form(ds, radius: float):
         known = []
     if known:
         st.selectbox("Known dataset identities (pick one, or type a name below)", [_PICK_NEW, *known],
-                     key="release_known_id", on_change=_pick_identity,
+                     key=keys.RELEASE_KNOWN_ID, on_change=_pick_identity,
                      help="Every identity already booked on this server's ledger: pick the one of "
                           "this table so its releases compose.")
     dataset_id = st.text_input(
-        "Dataset identity (declared; required)", key="release_dataset_id", max_chars=200,
+        "Dataset identity (declared; required)", key=keys.RELEASE_DATASET_ID, max_chars=200,
         placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
-                        key="release_algorithm")
+                        key=keys.RELEASE_ALGORITHM)
     _seed_from_settings()
-    k = c2.number_input("k (clusters)", min_value=1, max_value=50, step=1, key="release_k",
-                        on_change=state.on_change("k", "release_k", int))
+    k = c2.number_input("k (clusters)", min_value=1, max_value=50, step=1, key=keys.RELEASE_K,
+                        on_change=state.on_change("k", keys.RELEASE_K, int))
     c3.markdown(f"Declared radius **Λ = {radius:g}** (rows outside are removed, not clipped)")
     c4, c5, c6 = st.columns(3)
     # min_value 0, not EPS_MIN: the browser refused a typed 0 silently (it kept showing 0 while
     # the statement used the previous ε, issue 27); the callback clamps it where the user sees it.
     eps = c4.number_input("Row-level ε", min_value=0.0, max_value=EPS_MAX, step=0.1,
-                          key="release_eps", on_change=_clamp_eps)
+                          key=keys.RELEASE_EPS, on_change=_clamp_eps)
     if st.session_state.get(_CLAMPED):
         c4.warning(f"ε must be positive (ε = 0 promises no privacy loss, so no release can meet "
                    f"it): set to the smallest ε here, {EPS_MIN:g}.", icon=":material/warning:")
     delta = c5.select_slider("Row-level δ", options=_delta_options(p["delta"]),
-                             format_func=lambda v: f"{v:.0e}", key="release_delta",
-                             on_change=state.on_change("delta", "release_delta", float))
+                             format_func=lambda v: f"{v:.0e}", key=keys.RELEASE_DELTA,
+                             on_change=state.on_change("delta", keys.RELEASE_DELTA, float))
     n_decl = c6.number_input("Declared n (public; 0 = pay for a DP count)", min_value=0,
-                             max_value=10**9, value=0, step=1000, key="release_n",
+                             max_value=10**9, value=0, step=1000, key=keys.RELEASE_N,
                              help="The dataset size as a PUBLIC fact (e.g. from the data's "
                                   "documentation). 0 spends 2% of ε on a Laplace count instead.")
     # not lazy: opening it must not rerun the page (a rerun would interrupt a release in progress)
-    deployments.beside_expander(max(float(eps), EPS_MIN), key="release_deploy", lazy=False)
+    deployments.beside_expander(max(float(eps), EPS_MIN), key=keys.RELEASE_DEPLOY, lazy=False)
     return dict(name=name, spec=specs[name], k=int(k), eps=float(eps), delta=float(delta),
                 n_declared=int(n_decl) or None, identity=ledger_view.identity(dataset_id),
                 declared_id=dataset_id)
 
 
 def _history(ds, identity: str) -> None:
-    ledger_view.attempts_table(identity, key="release_history")
+    ledger_view.attempts_table(identity, key=keys.RELEASE_HISTORY)
     done = modes.releases(f"id:{identity}")
     if not done:
         return
     res, text, method = done[-1]
-    with st.container(key="release_output"):
+    with st.container(key=keys.RELEASE_OUTPUT):
         st.markdown(f"**Latest release** — a **private release** (safe to publish with its statement), "
                     f"made by **{safe.md(method)}**")
         table, how = profiles.segment_profiles(res, ds)
         if table is not None:
-            with st.container(key="release_profiles"):
+            with st.container(key=keys.RELEASE_PROFILES):
                 st.markdown("**Segment profiles**")
-                st.dataframe(table, hide_index=True, key="release_centers")
+                st.dataframe(table, hide_index=True, key=keys.RELEASE_CENTERS)
                 st.caption(safe.md(how))
         else:
             st.markdown("The algorithm output ⊥: that is the release.")
         st.download_button("Download the release (JSON, no seed)", text,
                            file_name="dpviz_release.json", mime="application/json",
-                           key="release_download", on_click="ignore", icon=":material/download:")
+                           key=keys.RELEASE_DOWNLOAD, on_click="ignore", icon=":material/download:")
         st.caption("Besides the release, the file carries the dataset's name and column names "
                    "(not private: remove them before publishing if they are sensitive), the declared "
                    "size and bounds and where each public input came from — no fingerprint of the "
@@ -187,7 +187,7 @@ def _history(ds, identity: str) -> None:
 
 def _accept(current: tuple) -> None:
     """The accept box's callback: remember which total was accepted."""
-    if st.session_state.get("release_confirm_budget"):
+    if st.session_state.get(keys.RELEASE_CONFIRM_BUDGET):
         st.session_state[_ACCEPTED] = current
     else:
         st.session_state.pop(_ACCEPTED, None)
@@ -209,14 +209,14 @@ def main() -> None:
     from_data = data_source.data_derived(prov)
     ok_data = True
     if from_data:
-        with st.container(key="release_provenance_warning"):
+        with st.container(key=keys.RELEASE_PROVENANCE_WARNING):
             st.warning("**Read from the data, not declared:** " + "; ".join(
                 f"{safe.md(k)} — {safe.md(prov[k]['note'])}" for k in from_data) + ". The guarantee below "
                 "does not cover these inputs: the release depends on them without noise. Declare them "
                 "yourself on the Data page, or acknowledge it (the export records the acknowledgement).",
                 icon=":material/warning:")
             ok_data = st.checkbox("I release anyway with inputs read from the data (recorded in the "
-                                  "export, next to the statement)", key="release_ack_data")
+                                  "export, next to the statement)", key=keys.RELEASE_ACK_DATA)
     identity = cfg["identity"]
     if identity is None:
         st.info("Declare the dataset's identity above: it is the key of the privacy ledger, so every "
@@ -226,7 +226,7 @@ def main() -> None:
     try:
         the_plan = plan_of(ds, radius, cfg)
     except ValueError as exc:
-        with st.container(key="release_infeasible"):
+        with st.container(key=keys.RELEASE_INFEASIBLE):
             st.error(f"These declared settings cannot make a release: {safe.md(exc)} Nothing is run "
                      "and nothing is booked: change the declared inputs above.")
         return
@@ -236,7 +236,7 @@ def main() -> None:
         st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
         return
     after = compose_dp(total_now, target)
-    with st.container(key="release_preview"):
+    with st.container(key=keys.RELEASE_PREVIEW):
         st.markdown(ledger_view.identity_note(identity))
         st.markdown(f"This release: **{_fmt(target)}** per row (add/remove one row). "
                     f"Total on this dataset identity: {_fmt(total_now)} now → **{_fmt(after)}** "
@@ -252,26 +252,26 @@ def main() -> None:
                        "a mechanism that publishes one random row outright meets such a δ. Choose "
                        "δ ≪ 1/n.")
     ok_lambda = st.checkbox(f"Λ = {radius:g} is a public bound, not measured on these rows",
-                            key="release_confirm_radius")
+                            key=keys.RELEASE_CONFIRM_RADIUS)
     ok_n = st.checkbox("The declared n is public (or I chose to pay for a DP count)",
-                       key="release_confirm_n")
+                       key=keys.RELEASE_CONFIRM_N)
     current = (identity, after.eps, after.delta)
     if st.session_state.get(_ACCEPTED) != current:  # the total changed: accept it anew
-        st.session_state["release_confirm_budget"] = False
+        st.session_state[keys.RELEASE_CONFIRM_BUDGET] = False
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
-                            key="release_confirm_budget", on_change=_accept, args=(current,))
+                            key=keys.RELEASE_CONFIRM_BUDGET, on_change=_accept, args=(current,))
     ok_name = ledger_view.near_identity_ok(cfg["declared_id"], key="release")
     job = _own_job(identity)
     busy = jobs.running(SLOT) is not None or jobs.locked(lock_name(identity))
     # A callback: it starts the job before the page runs, so the page already shows it running.
-    st.button("Make the release (drawn once)", key="release_button", type="primary",
+    st.button("Make the release (drawn once)", key=keys.RELEASE_BUTTON, type="primary",
               disabled=busy or not (ok_lambda and ok_n and ok_budget and ok_data and ok_name),
               icon=":material/lock:", on_click=_release, args=(ds, radius, cfg, prov, from_data))
     if jobs.running(SLOT) is not None:
-        with st.container(key="release_running"):
+        with st.container(key=keys.RELEASE_RUNNING):
             st.caption(RUNNING_TEXT)
-            jobs.panel(SLOT, key="release_progress", stop_label="Cancel", stop_key="release_cancel",
+            jobs.panel(SLOT, key=keys.RELEASE_PROGRESS, stop_label="Cancel", stop_key=keys.RELEASE_CANCEL,
                        text=progress_text, stop_help=CANCEL_HELP)
         if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
             st.rerun()
@@ -281,7 +281,7 @@ def main() -> None:
         _deliver(job, identity)
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
     if kind == "error":
-        with st.container(key="release_failed"):
+        with st.container(key=keys.RELEASE_FAILED):
             st.error(msg)
     elif kind == "success":
         st.success(msg)
@@ -294,7 +294,7 @@ def _locked_notice(name: tuple) -> None:
     redraws (with the new total and attempts) once the run ends."""
     if not jobs.locked(name):
         st.rerun()
-    with st.container(key="release_locked"):
+    with st.container(key=keys.RELEASE_LOCKED):
         st.info(LOCKED_TEXT)
 
 
