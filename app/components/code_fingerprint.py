@@ -21,6 +21,7 @@ import functools
 import hashlib
 import importlib.util
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 
 PACKAGE = "dpviz"
@@ -168,6 +169,18 @@ def digests(modules: dict[str, Path], extra: Iterable[Path] = ()) -> dict[str, s
     for path in data_files(modules):
         out[str(path.resolve().relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return dict(sorted(out.items()))
+
+
+def package_versions(names: Iterable[str]) -> tuple[str, ...]:
+    """``name==version`` of each installed package (``name missing`` if not installed): numeric
+    packages can change a seeded result, so a precomputed file is keyed on them too."""
+    out = []
+    for name in names:
+        try:
+            out.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{name} missing")
+    return tuple(out)
 
 
 def combine(parts: dict[str, str], versions: Iterable[str] = ()) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +42,10 @@ NOTE = (f"reference loaded from the shipped cache (app/precomputed/{PATH.name}, 
 
 
 def package_versions() -> tuple[str, ...]:
-    out = []
-    for name in _PACKAGES:
-        try:
-            out.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{name} missing")
-    return tuple(out)
+    """The numeric packages' versions the reference depends on."""
+    from app.components import code_fingerprint
+
+    return code_fingerprint.package_versions(_PACKAGES)
 
 
 @functools.cache

@@ -29,7 +29,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -365,13 +364,9 @@ def code_digests() -> dict[str, str]:
 
 def package_versions() -> tuple[str, ...]:
     """The numeric packages' versions (they can change a seeded sweep's numbers)."""
-    out = []
-    for name in _NUMERIC_PACKAGES:
-        try:
-            out.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{name} missing")
-    return tuple(out)
+    from app.components import code_fingerprint
+
+    return code_fingerprint.package_versions(_NUMERIC_PACKAGES)
 
 
 @functools.cache
