@@ -134,7 +134,7 @@ def _fill_all(page: Page, prefix: str, values: list[float]) -> None:
 def test_analyst_uploads_customers_follows_a_suggestion_and_is_told_who_answers(
         page: Page, app_url: str, tmp_path: Path) -> None:
     csv = _customers_csv(tmp_path / "customers.csv")
-    open_app(page, f"{app_url}/data?src=generate&n=2000&k=8&rho=1.0&seed=0")
+    open_app(page, f"{app_url}/data?src=generate&n=2000&k=8&seed=0")  # no old ρ link: the app's target
     choose_radio(page, "source_radio", "Upload a CSV")
     upload_file(page, "csv_upload", csv)
     assert_no_exception(page)

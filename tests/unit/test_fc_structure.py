@@ -145,8 +145,8 @@ def sole_limit_user():
     that state to end: no user of the limit, no thread controlling OpenBLAS."""
     deadline = time.monotonic() + 300
     while True:
-        with tuples._LIMIT_LOCK:
-            if tuples._limit_users == 0:
+        with _threads._LIMIT_LOCK:
+            if _threads._limit_users == 0:
                 break
         if time.monotonic() > deadline:
             names = sorted(t.name for t in threading.enumerate())
