@@ -108,9 +108,11 @@ def test_first_five_minutes_in_order(page: Page, app_url: str, tmp_path) -> None
     # 4. Compare: five methods at the same row-level guarantee; one state message
     go_to_page(page, "Compare")
     assert_no_exception(page)
-    expect(widget(page, "compare_algorithms").locator("[data-tag]")).to_have_count(5)
+    # the page's own state message is the explicit state to wait for: the navigation's rerun can
+    # end while Budget's sweep still polls, before Compare's widgets are drawn
     state = widget(page, "compare_state")
-    expect(state).to_contain_text("5 algorithm(s) at row-level ε")
+    expect(state).to_contain_text("5 algorithm(s) at row-level ε", timeout=SLOW_MS)
+    expect(widget(page, "compare_algorithms").locator("[data-tag]")).to_have_count(5)
     if "Press" in state.inner_text():  # this table is not a preset: run it, as the README says
         click_button(page, "compare_run")
     expect(state).to_contain_text("Done: 5 algorithm(s)", timeout=SLOW_MS)
