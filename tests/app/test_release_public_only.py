@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, click_release, container, open_app, texts
+from apptest_helpers import SMALL, click_release, container, fill_release_form, open_app, texts
 
 from dpviz.privacy.ledger_store import LedgerStore
 
@@ -45,15 +45,7 @@ def _everything(at) -> str:
 
 
 def _release_form(at, algorithm: str = "dp_lloyd", n: int = 500, eps: float = 2.0):
-    at.text_input(key="release_dataset_id").input(ID)
-    at.selectbox(key="release_algorithm").set_value(algorithm)
-    at.number_input(key="release_k").set_value(3)
-    at.number_input(key="release_eps").set_value(eps)
-    at.number_input(key="release_n").set_value(n)
-    at.run()
-    for key in ("release_confirm_radius", "release_confirm_n", "release_confirm_budget"):
-        at.checkbox(key=key).check()
-    at.run()
+    fill_release_form(at, algorithm=algorithm, k=3, n=n, eps=eps, identity=ID)
 
 
 def test_release_page_and_export_never_show_an_uploads_true_n():
