@@ -115,7 +115,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import a11y, cache, classroom, data_source, keys, profiler, safe, state  # noqa: E402
+from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
 
 # A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
 # fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
@@ -166,7 +166,7 @@ with st.sidebar:
     state.one_history_entry_per_switch()  # one Back per page switch (issue 27)
     a11y.install()  # focus ring, skip link to the page's main control (issue 36)
 
-_laps = profiler.Laps(f"main.py page={page.title}")
+_laps = rerun_timing.Laps(f"main.py page={page.title}")
 page.run()
 _laps("page")
 state.sync_url()

@@ -281,7 +281,7 @@ def _rss_mb() -> float:
 
 
 def _log(line: str) -> None:
-    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``profiler.Laps``), if set."""
+    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``rerun_timing.Laps``), if set."""
     path = os.environ.get("DPVIZ_TIMING")
     if path:
         with contextlib.suppress(OSError), open(path, "a") as fh:

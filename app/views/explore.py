@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import algorithm_view, data_source, explore_form, keys, live_pages, profiler
+from app.components import algorithm_view, data_source, explore_form, keys, live_pages, rerun_timing
 
 # One screen at 1280×720 (issue 16): the sliders and the main panel beside them fit when the
 # page's top padding is 2.5rem instead of Streamlit's 6rem (style-only HTML takes no space).
@@ -30,7 +30,7 @@ def _error(msg: str) -> None:
 
 
 def main() -> None:
-    profiler.Laps("explore.main (full rerun)").done()
+    rerun_timing.Laps("explore.main (full rerun)").done()
     choice = data_source.current()
     ds = choice.dataset
     # the picker first: the sidebar shows the chosen algorithm's parameters only

@@ -35,7 +35,7 @@ from app.components import (
     ledger_view,
     live_chart,
     modes,
-    profiler,
+    rerun_timing,
     safe,
     state,
 )
@@ -340,7 +340,7 @@ def _more_rows_button(cfg: run.RunConfig) -> None:
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """The row-level ε and δ controls and everything that depends on them (reruns alone on a move)."""
-    lap = profiler.Laps("explore.live")
+    lap = rerun_timing.Laps("explore.live")
     # The sliders on the left, the one main panel they change on the right: both on one screen
     # at 1280×720 (issue 16).
     left, right = st.columns([5, 6], gap="medium")
