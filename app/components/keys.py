@@ -11,6 +11,11 @@ Two kinds:
 * **widget** keys: a widget's value (Streamlit stores it under its ``key``) and its container in
   the browser (``.st-key-<key>``); the browser tests find them by that class.
 
+A key built per algorithm, column, slot or index has its **prefix** declared here (its doc starts
+with "prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that
+builds it writes ``f"{keys.CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is
+given (``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
+
 A family folder's own keys (``app/components/<family>/``) and the modules that name their keys as
 module constants built from these are listed in :data:`ALL` too.
 """
