@@ -78,22 +78,24 @@ Data
     private), ``csv_radius`` (number_input: the declared Λ), ``csv_use`` (button);
     ``data_facts`` (container: name, n, d, Λ), ``data_error``, ``data_preview`` (chart).
 Budget
-    ``budget_algorithms`` (multiselect), ``<page>_eps_range`` (range select_slider, row-level ε),
-    ``<page>_points``, ``<page>_reps`` (number inputs), ``budget_run``, ``<slot>_stop``
-    (buttons), ``<slot>_progress`` (container with the progress bar; page and slot are
-    ``budget`` or ``compare``), ``budget_origin`` (caption:
+    ``budget_algorithms`` (multiselect), ``budget_eps_range`` (range select_slider, row-level ε),
+    ``budget_points``, ``budget_reps`` (number inputs), ``budget_run``, ``budget_stop``
+    (buttons), ``budget_progress`` (container with the progress bar), ``budget_origin`` (caption:
     the curves were precomputed or shared by another session), ``budget_accuracy``
     (chart; clicking a median point opens Explore at that row-level ε), ``budget_success`` (chart),
     ``budget_loss_n_run`` (button), ``budget_loss_n`` (chart).
 Compare
     ``compare_guarantee`` (container: the same-row-level-guarantee statement),
-    ``compare_algorithms`` (multiselect, from ``dpviz.algorithms()``), the range, points and
-    repetitions as on Budget, ``compare_delta`` (select_slider), ``cmp_<algorithm>_<parameter>``
-    (each algorithm's parameter form, generated from its hints, in an expander with its paper
-    and guarantee), ``compare_run`` (button), charts ``compare_loss`` (a click opens that
+    ``compare_algorithms`` (multiselect, from ``dpviz.algorithms()``), ``compare_eps_range``,
+    ``compare_points``, ``compare_reps`` (as on Budget), ``compare_delta`` (select_slider),
+    ``cmp_<algorithm>_<parameter>`` (each algorithm's parameter form, generated from its hints, in
+    an expander with its paper and guarantee), ``compare_run``, ``compare_stop`` (buttons),
+    ``compare_progress``, charts ``compare_loss`` (a click opens that
     algorithm at that row-level ε in Explore), ``compare_structure``, ``compare_seconds``;
     ``compare_table`` (dataframe).
 Learn
+    ``learn_mia`` (container: the membership game; ``learn_mia_eps``, ``mi_guess_in``,
+    ``mi_guess_out``, ``mi_result``, ``mi_again``),
     ``learn_rho``, ``learn_demo_rho`` (select_sliders), ``learn_eps_table`` (container),
     ``learn_storyboard_chart``, ``learn_filter_chart``, ``learn_try`` (links into Explore).
 Generate
@@ -113,7 +115,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components import a11y, cache, classroom, data_source, keys, profiler, safe, state  # noqa: E402
+from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
 
 # A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
 # fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
@@ -153,7 +155,7 @@ classroom.banner()
 for notice in state.url_notices():
     st.warning(safe.md(notice))  # a link's text is shown as text
 
-with st.sidebar.container(key="dataset_summary"):
+with st.sidebar.container(key=keys.DATASET_SUMMARY):
     choice = data_source.current()
     if choice.dataset is not None:
         # The Release page states public facts only: never an upload's true row count (issue 25).
@@ -164,7 +166,7 @@ with st.sidebar:
     state.one_history_entry_per_switch()  # one Back per page switch (issue 27)
     a11y.install()  # focus ring, skip link to the page's main control (issue 36)
 
-_laps = profiler.Laps(f"main.py page={page.title}")
+_laps = rerun_timing.Laps(f"main.py page={page.title}")
 page.run()
 _laps("page")
 state.sync_url()

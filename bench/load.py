@@ -4,7 +4,7 @@
         [--think 1.0] [--ttl 10] [--quick] [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (``DPVIZ_TIMING`` set, so every
-rerun's server-side time is logged by ``app.components.profiler.Laps``), then for each N drives N
+rerun's server-side time is logged by ``app.components.rerun_timing.Laps``), then for each N drives N
 sessions at once with a light client: Streamlit's own websocket protocol (protobuf ``BackMsg``
 / ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this process, no
 browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows), waits for its first run

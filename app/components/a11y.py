@@ -42,11 +42,11 @@ MAX_TABLE_ROWS = 5_000
 # widgets are on screen); with none of them present, the first form control of the main column.
 _MAIN_CONTROLS = (
     f".st-key-{keys.EPS_SLIDER} input[type='range']",  # Explore
-    ".st-key-source_radio input",  # Data
+    f".st-key-{keys.SOURCE_RADIO} input",  # Data
     f".st-key-{keys.BUDGET_ALGORITHMS} input",  # Budget
     f".st-key-{keys.COMPARE_ALGORITHMS} input",  # Compare
-    ".st-key-mi_guess_in button",  # Learn: the membership game
-    ".st-key-present_a input[type='range']",  # Present
+    f".st-key-{keys.MI_GUESS_IN} button",  # Learn: the membership game
+    f".st-key-{keys.PRESENT_A} input[type='range']",  # Present
 )
 
 _CSS = """<style>

@@ -74,7 +74,7 @@ def algorithm_picker(d: int) -> AlgorithmSpec:
 
 
 def _widget_key(spec: AlgorithmSpec, field: str) -> str:
-    return f"algp_{spec.name}_{field}"
+    return f"{keys.ALG_PARAM}{spec.name}_{field}"
 
 
 def _current(spec: AlgorithmSpec) -> dict[str, Any]:
@@ -144,11 +144,11 @@ def params_form(spec: AlgorithmSpec, pub: Public | None = None) -> None:
     its automatic default is labelled "automatic (value)" from the spec's ``auto_values``."""
     values = _current(spec)
     auto = _auto_values(spec, values, pub)
-    with st.sidebar.form(f"alg_form_{spec.name}"):
+    with st.sidebar.form(f"{keys.ALG_FORM}{spec.name}"):
         st.markdown(f"**{spec.title}** settings")
         for f, h in param_fields(spec.params):
             _field_widget(spec, f, h, values[f.name], auto.get(f.name))
-        st.form_submit_button("Apply", key="alg_apply", type="primary", on_click=_apply, args=(spec,))
+        st.form_submit_button("Apply", key=keys.ALG_APPLY, type="primary", on_click=_apply, args=(spec,))
     err = st.session_state.get(keys.ALG_FORM_ERROR)
     if err:
         st.sidebar.error(err)
@@ -163,7 +163,7 @@ PUBLIC_MAX_PERCENT = 50
 
 
 def _public_key(spec: AlgorithmSpec) -> str:
-    return f"algpub_{spec.name}"
+    return f"{keys.ALG_PUBLIC_PCT}{spec.name}"
 
 
 def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
@@ -181,7 +181,7 @@ def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
                            "(kernel k-means then starts from random points in the ball, less accurately).")
         return None
     split = hold_out_public(n, pct / 100.0, rng=PUBLIC_SPLIT_SEED)
-    with st.sidebar.container(key="public_rows_note"):
+    with st.sidebar.container(key=keys.PUBLIC_ROWS_NOTE):
         st.warning(f"{split.n_public:,} rows ({pct}%, drawn once at random with seed {PUBLIC_SPLIT_SEED}) "
                    f"are declared PUBLIC: they get **no privacy**, and the algorithm may read them "
                    f"freely. The private run uses only the other {split.n_private:,} rows, and the "
@@ -283,7 +283,7 @@ def plain_privacy(result) -> None:
 
 
 def _status(spec: AlgorithmSpec, result) -> None:
-    with st.container(key="run_status"):
+    with st.container(key=keys.RUN_STATUS):
         if result.centers is None:
             st.error(f"{spec.title} released no centers: {result.failure}.")
         else:
@@ -293,7 +293,7 @@ def _status(spec: AlgorithmSpec, result) -> None:
 
 def _privacy(spec: AlgorithmSpec, result, delta: float, public: PublicHoldout | None = None) -> None:
     g = result.guarantee
-    with st.container(key="privacy_statement"):
+    with st.container(key=keys.PRIVACY_STATEMENT):
         st.markdown(f"**Row-level guarantee: (ε = {g.eps:.3g}, δ = {g.delta:.2g})-DP** for adding or "
                     "removing one row of your data.")
         if public is not None:
@@ -307,7 +307,7 @@ def _privacy(spec: AlgorithmSpec, result, delta: float, public: PublicHoldout | 
         st.caption(f"{spec.title}'s own budget after calibration: {budget} "
                    f"(budget kind: {spec.budget_kind}). Reference: {spec.paper}. The ledger below "
                    "lists every spend; its zCDP column converts (ε, δ) spends as ε²/2 for display.")
-    live_chart.live_chart(ledger_figure(result.ledger), key="ledger_chart")
+    live_chart.live_chart(ledger_figure(result.ledger), key=keys.LEDGER_CHART)
     ledger_view.ledger_table_view(result.ledger)
 
 
@@ -315,7 +315,7 @@ def _tiles(ds, result, ref) -> None:
     from dpviz import metrics
 
     tag = "non-private diagnostic"
-    with st.container(key="metrics_tiles"):
+    with st.container(key=keys.METRICS_TILES):
         c1, c2, c3 = st.columns(3)
         loss = None
         if result.centers is not None and ref is not None:
@@ -364,7 +364,7 @@ def _options(view) -> Any:
     cols = st.columns(len(fields)) if fields else []
     values = {}
     for col, (f, h) in zip(cols, fields, strict=True):
-        key = f"explore_opt_{view.algorithm}_{f.name}"
+        key = f"{keys.EXPLORATION_OPTION}{view.algorithm}_{f.name}"
         label = h.label or f.name
         with col:
             if isinstance(f.default, bool):
@@ -391,11 +391,11 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
         st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(steps)
 
     c1, c2, c3 = st.columns([1, 1, 6])
-    c1.button("◀ Prev", key="step_prev", on_click=move, args=(-1,), disabled=i == 0, width="stretch")
-    c2.button("Next ▶", key="step_next", on_click=move, args=(1,), disabled=i == len(steps) - 1,
+    c1.button("◀ Prev", key=keys.STEP_PREV, on_click=move, args=(-1,), disabled=i == 0, width="stretch")
+    c2.button("Next ▶", key=keys.STEP_NEXT, on_click=move, args=(1,), disabled=i == len(steps) - 1,
               width="stretch")
     step = steps[i]
-    with c3, st.container(key="step_narration"):
+    with c3, st.container(key=keys.STEP_NARRATION):
         st.markdown(f"**Panel {i + 1} of {len(steps)} — ({step.key})**"
                     + ("" if step.paper_step is None else f" · paper step {step.paper_step}")
                     + f" {step.narration}")
@@ -403,7 +403,7 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
     kw = {} if projector is None else {"projector": projector}
     fig = step.builder(result, X, reference_centers=reference_centers, max_points=2_000, **kw)
     fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45), legend=dict(orientation="h", y=-0.15))
-    a11y.chart(fig, key="storyboard_step", where=left)
+    a11y.chart(fig, key=keys.STORYBOARD_STEP, where=left)
     right.markdown("\n".join(f"- **▶ ({s.key}) {s.caption}**" if j == i else f"- ({s.key}) {s.caption}"
                               for j, s in enumerate(steps)))
 
@@ -419,7 +419,8 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
     if view.compute_label is not None:
         want = (view.algorithm, view.title, ctx.epsilon, ctx.delta, ctx.seed, repr(ctx.params), repr(options),
                 ctx.pub)
-        if st.button(view.compute_label, key=f"explore_compute_{view.algorithm}", icon=":material/casino:"):
+        if st.button(view.compute_label, key=f"{keys.EXPLORATION_COMPUTE}{view.algorithm}",
+                     icon=":material/casino:"):
             st.session_state[keys.EXPLORATION_FOR] = want
         if st.session_state.get(keys.EXPLORATION_FOR) != want:
             st.info(f"Press **{view.compute_label}** to compute this view (a simulation).")
@@ -431,11 +432,11 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
         st.error(safe.md(exc))
         return
     figs = list(figs) if isinstance(figs, (list, tuple)) else [figs]
-    with st.container(key="exploration"):
+    with st.container(key=keys.EXPLORATION):
         # two per row; an odd last one takes the full width
         slots = [c for _ in range(len(figs) // 2) for c in st.columns(2)] + [st.container()] * (len(figs) % 2)
         for i, (slot, fig) in enumerate(zip(slots, figs, strict=False)):
-            a11y.chart(fig, key=f"alg_exploration_{view.title}" + (f"_{i}" if i else ""), where=slot)
+            a11y.chart(fig, key=f"{keys.EXPLORATION_CHART}{view.title}" + (f"_{i}" if i else ""), where=slot)
 
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
@@ -464,14 +465,14 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
             result = simulate(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
                               public=public)
     except Exception as exc:  # ValueError: the user's settings; anything else a library bug
-        with st.container(key="explore_error"):
+        with st.container(key=keys.EXPLORE_ERROR):
             st.error(run.error_text(exc))
         return
     prefetch_neighbours(ds, spec, p, pub, epsilon=eps, delta=delta, seed=int(state.get("seed")),
                         public=public)
-    with c1, st.container(key="own_budget_readout"):
+    with c1, st.container(key=keys.OWN_BUDGET_READOUT):
         own_budget_readout(spec, result)
-    with c1, st.container(key="plain_privacy"):
+    with c1, st.container(key=keys.PLAIN_PRIVACY):
         plain_privacy(result)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
@@ -479,16 +480,16 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     ref = run.reference(ds, k) if ds.n >= k else None
     _tiles(ds, result, ref)
     extra = {v.title: v for v in explorations(spec.name)}
-    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key="alg_view",
+    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key=keys.ALG_VIEW,
                                 default="Storyboard", required=True, label_visibility="collapsed")
     ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
         steps = story_steps(spec.name)
-        if steps and st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+        if steps and st.toggle("Step through (one step at a time, with narration)", key=keys.STEP_MODE):
             step_through(steps, result, _rows(ds, public)[0], reference_centers=ref_centers)
         else:
             fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
-            a11y.chart(fig, key="alg_storyboard")
+            a11y.chart(fig, key=keys.ALG_STORYBOARD)
     elif view in extra:
         show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
                                                           public))
@@ -497,7 +498,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     else:
         st.download_button("Centers (CSV, simulation)", downloads.centers_csv(result, ds.feature_names),
                            file_name=f"dpviz_{spec.name}_centers.csv", mime="text/csv",
-                           key="dl_centers", on_click="ignore", icon=":material/download:")
+                           key=keys.DL_CENTERS, on_click="ignore", icon=":material/download:")
         st.download_button("Privacy ledger (CSV)", lambda: downloads.ledger_csv(result),
                            file_name=f"dpviz_{spec.name}_ledger.csv", mime="text/csv",
-                           key="dl_ledger", on_click="ignore", icon=":material/download:")
+                           key=keys.DL_LEDGER, on_click="ignore", icon=":material/download:")

@@ -36,6 +36,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from app.components import keys
+
 T = TypeVar("T")
 
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
@@ -47,7 +49,7 @@ SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4,
 
 def session_lru(name: str) -> OrderedDict:
     """The per-session LRU called ``name`` (created on first use)."""
-    key = f"_cache_{name}"
+    key = f"{keys.CACHE}{name}"
     if key not in st.session_state:
         st.session_state[key] = OrderedDict()
     return st.session_state[key]
@@ -279,7 +281,7 @@ def _rss_mb() -> float:
 
 
 def _log(line: str) -> None:
-    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``profiler.Laps``), if set."""
+    """Append to ``$DPVIZ_TIMING`` (the profiling log of ``rerun_timing.Laps``), if set."""
     path = os.environ.get("DPVIZ_TIMING")
     if path:
         with contextlib.suppress(OSError), open(path, "a") as fh:

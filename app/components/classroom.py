@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.components import keys
 from dpviz.serve import classroom_on
 
 BANNER = ("**Classroom mode.** This server is set up for a class: every run is a seeded simulation "
@@ -30,5 +31,5 @@ def on() -> bool:
 def banner() -> None:
     """The classroom notice at the top of every page (nothing outside classroom mode)."""
     if on():
-        with st.container(key="classroom_banner"):
+        with st.container(key=keys.CLASSROOM_BANNER):
             st.info(BANNER, icon=":material/school:")

@@ -170,7 +170,7 @@ def rho_entry(guarantee: Callable[[float, float], Any], *, title: str = "Think i
                              "slider and δ then show that target. No ρ is kept.")
         note = st.session_state.get(keys.RHO_ENTRY_NOTE)
         if note:
-            with st.container(key="rho_entry_note"):
+            with st.container(key=keys.RHO_ENTRY_NOTE_BOX):
                 st.caption(note)
 
 
@@ -194,7 +194,7 @@ def own_budget_readout(title: str, budget_kind: str, plan) -> None:
     st.caption(f"{title}'s own budget ({kind}), planned for this row-level target: **{text}**")
 
 
-def epsilon_readout(statement=None, *, key: str = "eps_readout", n_declared: int | None = None) -> None:
+def epsilon_readout(statement=None, *, key: str = keys.EPS_READOUT, n_declared: int | None = None) -> None:
     """The privacy of this budget in words, per ROW of the user's data: the row-level (ε, δ) as
     the main number, how strong that is (:func:`dpviz.viz.privacy.strength_band`), the odds
     sentence, and the paper's per-tuple ε as a secondary line. Every number comes from the run's

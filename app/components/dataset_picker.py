@@ -58,20 +58,20 @@ def sync_run_defaults(ds) -> None:
 
 
 def source_radio() -> str:
-    state.seed_widget("src", "source_radio")
+    state.seed_widget("src", keys.SOURCE_RADIO)
     sources = [s for s in SOURCES if s != "upload" or not classroom.on()]  # issue 37
-    st.radio("Data source", sources, format_func=SOURCES.get, key="source_radio",
+    st.radio("Data source", sources, format_func=SOURCES.get, key=keys.SOURCE_RADIO,
              horizontal=True, on_change=_source_changed)
     return state.get("src")
 
 
 def _source_changed() -> None:
-    state.update(src=st.session_state["source_radio"])
+    state.update(src=st.session_state[keys.SOURCE_RADIO])
     _after_data_change()
 
 
 def _gen_changed() -> None:
-    state.update(gen=st.session_state["gen_select"])
+    state.update(gen=st.session_state[keys.RECIPE_SELECT])
     gens = dpviz.data.GENERATORS
     spec = gens.get(state.get("gen"))
     _after_data_change()
@@ -88,37 +88,37 @@ def generate_panel() -> None:
     gens = dpviz.data.GENERATORS
     if state.get("gen") not in gens:
         state.update(gen=next(iter(gens)))
-    state.seed_widget("gen", "gen_select")
-    st.selectbox("Recipe", list(gens), format_func=lambda g: gens[g].title, key="gen_select",
+    state.seed_widget("gen", keys.RECIPE_SELECT)
+    st.selectbox("Recipe", list(gens), format_func=lambda g: gens[g].title, key=keys.RECIPE_SELECT,
                  on_change=_gen_changed)
     spec = gens[state.get("gen")]
     st.caption(spec.description)
     knobs = data_source.generator_knobs(state.get("gen"))
-    with st.form("gen_form", border=True):
+    with st.form(keys.RECIPE_FORM, border=True):
         c1, c2, c3 = st.columns(3)
-        for name, key in (("n", "gen_n"), ("d", "gen_d"), ("gk", "gen_k"), ("sep", "gen_sep"),
-                          ("dseed", "gen_seed")):
+        for name, key in (("n", keys.RECIPE_N), ("d", keys.RECIPE_D), ("gk", keys.RECIPE_K),
+                          ("sep", keys.RECIPE_SEP), ("dseed", keys.RECIPE_SEED)):
             state.seed_widget(name, key)
-        c1.number_input("n (rows)", min_value=50, max_value=500_000, step=1000, key="gen_n",
+        c1.number_input("n (rows)", min_value=50, max_value=500_000, step=1000, key=keys.RECIPE_N,
                         help="Number of rows. Anything above ~10⁵ makes the tuple stage slower.")
-        c2.number_input("d (dimension)", min_value=1, max_value=200, step=1, key="gen_d",
+        c2.number_input("d (dimension)", min_value=1, max_value=200, step=1, key=keys.RECIPE_D,
                         disabled="d" not in knobs, help="Dimension (only for recipes that have one).")
-        c3.number_input("k (clusters generated)", min_value=1, max_value=50, step=1, key="gen_k",
+        c3.number_input("k (clusters generated)", min_value=1, max_value=50, step=1, key=keys.RECIPE_K,
                         disabled="gk" not in knobs)
-        c1.slider("separation", 0.1, 3.0, step=0.05, key="gen_sep", disabled="sep" not in knobs,
+        c1.slider("separation", 0.1, 3.0, step=0.05, key=keys.RECIPE_SEP, disabled="sep" not in knobs,
                   help="Spreads the cluster centers apart (only for recipes that have it).")
-        c2.number_input("data seed", min_value=0, max_value=2**31 - 2, step=1, key="gen_seed")
+        c2.number_input("data seed", min_value=0, max_value=2**31 - 2, step=1, key=keys.RECIPE_SEED)
         c3.form_submit_button(
-            "Apply", key="gen_apply", type="primary",
+            "Apply", key=keys.RECIPE_APPLY, type="primary",
             on_click=_commit_gen,
         )
-    st.button("Regenerate (new data seed)", key="regenerate_button", on_click=_regenerate,
+    st.button("Regenerate (new data seed)", key=keys.REGENERATE, on_click=_regenerate,
               icon=":material/refresh:")
 
 
 def _commit_gen() -> None:
-    state.commit({"n": ("gen_n", int), "d": ("gen_d", int), "gk": ("gen_k", int),
-                  "sep": ("gen_sep", float), "dseed": ("gen_seed", int)})()
+    state.commit({"n": (keys.RECIPE_N, int), "d": (keys.RECIPE_D, int), "gk": (keys.RECIPE_K, int),
+                  "sep": (keys.RECIPE_SEP, float), "dseed": (keys.RECIPE_SEED, int)})()
     _after_data_change()
 
 
@@ -127,9 +127,9 @@ def builtin_panel() -> None:
     titles = getattr(data, "BUILTIN_TITLES", {})
     if state.get("builtin") not in data.BUILTIN:
         state.update(builtin=next(iter(data.BUILTIN)))
-    state.seed_widget("builtin", "builtin_select")
+    state.seed_widget("builtin", keys.BUILTIN_SELECT)
     st.selectbox("Dataset", list(data.BUILTIN), format_func=lambda b: titles.get(b, b),
-                 key="builtin_select", on_change=_builtin_changed)
+                 key=keys.BUILTIN_SELECT, on_change=_builtin_changed)
     st.caption("Bundled with scikit-learn (no download). Features are standardized into the public "
                "box [−1, 1]^d, so Λ = √d is known without looking at any row. They are small "
                "(150–1 797 rows): sample-and-aggregate needs many rows per piece, so expect "
@@ -137,7 +137,7 @@ def builtin_panel() -> None:
 
 
 def _builtin_changed() -> None:
-    state.update(builtin=st.session_state["builtin_select"])
+    state.update(builtin=st.session_state[keys.BUILTIN_SELECT])
     _after_data_change()
 
 
@@ -170,14 +170,14 @@ DISCLOSE_USE = (
 
 
 def _fill_data_radius(value: float) -> None:
-    if st.session_state.get("csv_use_data_radius"):
-        st.session_state["csv_radius"] = min(float(f"{value:.6g}"), MAX_RADIUS)
+    if st.session_state.get(keys.CSV_USE_DATA_RADIUS):
+        st.session_state[keys.CSV_RADIUS] = min(float(f"{value:.6g}"), MAX_RADIUS)
 
 
 def _declared_n() -> None:
     """An optional public size for the upload (sets Explore's default t; never read from the rows)."""
     st.number_input("Declared n (public, optional): the number of rows as a public fact", min_value=0,
-                    max_value=10**9, value=0, step=100, key="csv_declared_n",
+                    max_value=10**9, value=0, step=100, key=keys.CSV_DECLARED_N,
                     help="E.g. from the data's documentation. It sets Explore's number of pieces "
                          "t = min(200, n / 5k), which goes into the page's URL. 0: t stays at the "
                          "paper's 200 (lower it on Explore for a small table); the row count read "
@@ -190,7 +190,7 @@ def _use_upload(ds, radius: float, from_data: bool = False) -> None:
     ds = ds.with_radius(radius)
     if from_data:
         ds = replace(ds, params=dict(ds.params) | {"radius_source": data_source.RADIUS_FROM_DATA})
-    n_decl = int(st.session_state.get("csv_declared_n") or 0)
+    n_decl = int(st.session_state.get(keys.CSV_DECLARED_N) or 0)
     if n_decl:
         ds = replace(ds, params=dict(ds.params) | {"n_declared": n_decl})
     data_source.remember_upload(ds)
@@ -216,7 +216,7 @@ def _missing_choice(cols: list[str], missing: dict[str, int], digest: str) -> tu
     gaps = [c for c in cols if missing.get(c)]
     if not gaps:
         return ()
-    how = st.radio("Rows with a missing value in a chosen column", ["drop", "fill"], key="csv_missing",
+    how = st.radio("Rows with a missing value in a chosen column", ["drop", "fill"], key=keys.CSV_MISSING,
                    format_func={"drop": "Drop those rows",
                                 "fill": "Fill with a constant I declare"}.get, horizontal=True)
     if how == "drop":
@@ -226,7 +226,7 @@ def _missing_choice(cols: list[str], missing: dict[str, int], digest: str) -> tu
     fills = []
     for c in gaps:
         v = st.number_input(f"Fill value for {safe.md(c)} ({missing[c]:,} missing)", value=0.0,
-                            format="%.6g", key=f"csv_fill_{digest}_{_slug(c)}")
+                            format="%.6g", key=f"{keys.CSV_FILL}{digest}_{_slug(c)}")
         fills.append((c, float(v)))
     return tuple(fills)
 
@@ -240,7 +240,7 @@ def _scaling(ds, digest: str):
     """Optional scaling: by declared per-column bounds onto [−1, 1] (public), or by the data's
     own mean and sd (a convenience, labelled NOT private). None when the bounds are invalid."""
     st.markdown("## Scale the columns?")
-    how = st.radio("Scaling", list(SCALINGS), format_func=SCALINGS.get, key="csv_scale",
+    how = st.radio("Scaling", list(SCALINGS), format_func=SCALINGS.get, key=keys.CSV_SCALE,
                    help="A column in the tens of thousands (income) outweighs one in tens (age) in "
                         "every distance. Declared bounds put every column on [−1, 1].")
     if how == "none":
@@ -256,13 +256,13 @@ def _scaling(ds, digest: str):
                "measured on the rows). Type the bounds you know (units, legal or sensor ranges) for "
                "a real release; values outside are clipped to the bound.")
     lo, hi = [], []
-    with st.container(key="csv_bounds"):
+    with st.container(key=keys.CSV_BOUNDS):
         for j, c in enumerate(ds.feature_names[:MAX_BOUND_COLUMNS]):  # one pair of fields a column
             a, b = st.columns(2)
             lo.append(a.number_input(f"{safe.md(c)}: lower bound", value=float(lo_s[j]), format="%.6g",
-                                     key=f"csv_lo_{digest}_{_slug(c)}"))
+                                     key=f"{keys.CSV_LO}{digest}_{_slug(c)}"))
             hi.append(b.number_input(f"{safe.md(c)}: upper bound", value=float(hi_s[j]), format="%.6g",
-                                     key=f"csv_hi_{digest}_{_slug(c)}"))
+                                     key=f"{keys.CSV_HI}{digest}_{_slug(c)}"))
     if ds.d > MAX_BOUND_COLUMNS:
         st.error(f"Declaring bounds here works for up to {MAX_BOUND_COLUMNS} columns; pick fewer.")
         return None
@@ -315,28 +315,29 @@ def upload_panel() -> None:
     try:
         first = _load(raw, None, up.name)
     except ValueError as exc:
-        with st.container(key="csv_error"):
+        with st.container(key=keys.CSV_ERROR):
             st.error(f"Could not read **{fname}**: {safe.md(exc)}")
             if active is not None:
                 st.caption(f"Still using the previous upload ({safe.md(active.name)}).")
         return
     digest = hashlib.sha256(raw).hexdigest()[:12]
-    with st.container(key="csv_preview"):
+    with st.container(key=keys.CSV_PREVIEW):
         st.markdown("## Preview: the first rows, as read")
         st.code(safe.text_table(first.preview), language=None)
         st.caption("Shown as plain text, for you only (your rows never leave this session).")
     numeric = list(first.numeric_columns)
     missing = dict(first.missing_by_column)
     ids = dict(first.likely_ids)
-    if "csv_columns" not in st.session_state or not set(st.session_state["csv_columns"]) <= set(numeric):
-        st.session_state["csv_columns"] = _default_columns(first)
-    cols = st.multiselect("Numeric columns to cluster on", numeric, key="csv_columns",
+    chosen = st.session_state.get(keys.CSV_COLUMNS)
+    if chosen is None or not set(chosen) <= set(numeric):
+        st.session_state[keys.CSV_COLUMNS] = _default_columns(first)
+    cols = st.multiselect("Numeric columns to cluster on", numeric, key=keys.CSV_COLUMNS,
                           format_func=_column_label(missing),
                           help="Only numeric columns are offered. Each row is one person. A column "
                                "with missing values drops those rows (or fill them below); leave "
                                "it out to keep them.")
     if ids:
-        with st.container(key="csv_ids"):
+        with st.container(key=keys.CSV_IDS):
             st.caption("Left out by default (add them back above if they are real features): " + "; ".join(
                 f"{safe.md(c)} — {safe.md(why)}" for c, why in ids.items()) + ". Clustering on an "
                 "identifier or a label groups row numbers or the answer key, not people.")
@@ -344,7 +345,7 @@ def upload_panel() -> None:
         st.caption("Rows each column would drop: " + ", ".join(
             f"{safe.md(c)} {m:,}" for c, m in missing.items() if m) + ".")
     if not cols:
-        with st.container(key="csv_error"):
+        with st.container(key=keys.CSV_ERROR):
             st.error("Pick at least one numeric column.")
         return
     fills = _missing_choice(cols, missing, digest)
@@ -352,11 +353,11 @@ def upload_panel() -> None:
         load = first if tuple(cols) == tuple(numeric) and not fills else \
             _load(raw, tuple(cols), up.name, fills)
     except ValueError as exc:
-        with st.container(key="csv_error"):
+        with st.container(key=keys.CSV_ERROR):
             st.error(safe.md(exc))
         return
     ds = load.dataset
-    with st.container(key="csv_messages"):
+    with st.container(key=keys.CSV_MESSAGES):
         if ds is None:
             st.warning("All numeric columns together leave too few rows: pick fewer columns above.")
         if load.dropped_rows and ds is not None:
@@ -380,16 +381,16 @@ def upload_panel() -> None:
         st.caption(f"Every scaled row lies in the box [−1, 1]^{ds.d}, so Λ = √{ds.d} = "
                    f"{ds.radius:.4g} is declared without looking at any row.")
         _declared_n()
-        st.button("Use this dataset", key="csv_use", type="primary", on_click=_use_upload,
+        st.button("Use this dataset", key=keys.CSV_USE, type="primary", on_click=_use_upload,
                   args=(ds, ds.radius))
         st.caption(DISCLOSE_USE)
         return
     st.markdown("## Bounds: declare the public radius Λ")
     st.markdown(WHY_RADIUS)
     measured = dpviz.data.data_radius(ds.X)
-    st.checkbox("Fill in the data's own maximum norm (NOT private)", key="csv_use_data_radius",
+    st.checkbox("Fill in the data's own maximum norm (NOT private)", key=keys.CSV_USE_DATA_RADIUS,
                 on_change=_fill_data_radius, args=(measured,))
-    if st.session_state.get("csv_use_data_radius"):
+    if st.session_state.get(keys.CSV_USE_DATA_RADIUS):
         too_big = (f" It exceeds the largest Λ the app accepts ({MAX_RADIUS:g}), so Λ = {MAX_RADIUS:g}: "
                    "rescale the columns." if measured > MAX_RADIUS else "")
         st.warning(f"**Not private:** {measured:.6g} is the largest row norm of *this* data. Using "
@@ -397,16 +398,16 @@ def upload_panel() -> None:
                    "noise, so the DP guarantee no longer holds. Use it only to explore; declare a "
                    f"bound from domain knowledge for a real release. {DISCLOSE_MAX_NORM}{too_big}",
                    icon=":material/warning:")
-    initial = {} if "csv_radius" in st.session_state else {"value": None}
+    initial = {} if keys.CSV_RADIUS in st.session_state else {"value": None}
     radius = st.number_input("Public radius Λ (rows with norm > Λ are removed)", min_value=0.0,
-                             max_value=MAX_RADIUS, format="%.6g", key="csv_radius", **initial,
+                             max_value=MAX_RADIUS, format="%.6g", key=keys.CSV_RADIUS, **initial,
                              placeholder="e.g. 100 if every value is known to lie in [-50, 50]")
     ok = radius is not None and radius > 0
     _declared_n()
     filled = min(float(f"{measured:.6g}"), MAX_RADIUS)
-    from_data = bool(st.session_state.get("csv_use_data_radius")) or (
+    from_data = bool(st.session_state.get(keys.CSV_USE_DATA_RADIUS)) or (
         ok and abs(radius - filled) <= 1e-9 * max(filled, 1.0))  # typed over, or typed the same value
-    if st.button("Use this dataset", key="csv_use", type="primary", disabled=not ok,
+    if st.button("Use this dataset", key=keys.CSV_USE, type="primary", disabled=not ok,
                  on_click=_use_upload, args=(ds, radius or 1.0, from_data)):
         st.success("Using the uploaded dataset. Open **Explore** to run FriendlyCore on it.")
     st.caption(DISCLOSE_USE)

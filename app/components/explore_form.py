@@ -184,7 +184,7 @@ def sidebar_form(algorithm: str | None = None) -> None:
     want = current_option()
     if st.session_state.get(keys.EX_DATASET) != want:
         st.session_state[keys.EX_DATASET] = want
-    with st.sidebar.form("explore_form"):
+    with st.sidebar.form(keys.EXPLORE_FORM):
         st.markdown("**Run settings** (apply to rerun the tuple stage)")
         st.selectbox("Dataset", list(opts), format_func=opts.get, key=keys.EX_DATASET)
         errors = field_errors()
@@ -213,4 +213,4 @@ def sidebar_form(algorithm: str | None = None) -> None:
                         help="Seeds the pieces, the oracle and the noise. Same seed + same URL = "
                              "same picture.")
         message(keys.EX_SEED)
-        st.form_submit_button("Apply", key="ex_apply", type="primary", on_click=_apply)
+        st.form_submit_button("Apply", key=keys.EX_APPLY, type="primary", on_click=_apply)

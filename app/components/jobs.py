@@ -32,6 +32,8 @@ from typing import Any
 
 import streamlit as st
 
+from app.components import keys
+
 
 @dataclass
 class Job:
@@ -160,7 +162,7 @@ def locked(name: Hashable) -> bool:
 
 
 def _slot(slot: str) -> str:
-    return f"_job_{slot}"
+    return f"{keys.JOB}{slot}"
 
 
 def current(slot: str) -> Job | None:
@@ -244,28 +246,27 @@ def forget(slot: str) -> None:
     st.session_state.pop(_slot(slot), None)
 
 
-def panel(slot: str, *, unit: str = "step", key: str | None = None, stop_label: str = "Stop",
-          stop_key: str | None = None, text: Callable[[Job], str] | None = None,
-          stop_help: str | None = None) -> None:
-    """Progress bar and Stop button of ``slot``'s running job, polled every half second; the
-    page reruns when a new piece lands or the job ends. Nothing when no job runs.
+def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label: str = "Stop",
+          text: Callable[[Job], str] | None = None, stop_help: str | None = None) -> None:
+    """Progress bar (its container keyed ``key``) and Stop button (``stop_key``; both the page's
+    own, declared in :mod:`app.components.keys`) of ``slot``'s running job, polled every half
+    second; the page reruns when a new piece lands or the job ends. Nothing when no job runs.
 
     ``text(job)`` replaces the bar's default text ("3 of 8 steps · message"): for a job whose
     counts must not be shown (the Release page shows public stage names and the elapsed time).
     ``stop_help`` is the Stop button's tooltip."""
-    key = key or f"{slot}_progress"
 
     @st.fragment(run_every=0.5)
     def _poll() -> None:
         job = current(slot)
         if job is None:
             return
-        seen = st.session_state.get(f"_job_seen_{slot}")
+        seen = st.session_state.get(f"{keys.JOB_SEEN}{slot}")
         now = (id(job), len(job.parts), job.done.is_set())
         if seen is not None and seen != now:
-            st.session_state[f"_job_seen_{slot}"] = now
+            st.session_state[f"{keys.JOB_SEEN}{slot}"] = now
             st.rerun()  # a piece landed or the job ended: redraw the page with it
-        st.session_state[f"_job_seen_{slot}"] = now
+        st.session_state[f"{keys.JOB_SEEN}{slot}"] = now
         if job.done.is_set():
             return
         with st.container(key=key):
@@ -279,7 +280,7 @@ def panel(slot: str, *, unit: str = "step", key: str | None = None, stop_label: 
                 if job.cancel.is_set():
                     words += " (stopping after the current one)"
             st.progress(min(job.step / total, 1.0), text=words)
-            st.button(stop_label, key=stop_key or f"{slot}_stop", icon=":material/stop:",
+            st.button(stop_label, key=stop_key, icon=":material/stop:",
                       on_click=stop, args=(slot,), disabled=job.cancel.is_set(), help=stop_help)
 
     _poll()

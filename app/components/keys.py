@@ -11,6 +11,11 @@ Two kinds:
 * **widget** keys: a widget's value (Streamlit stores it under its ``key``) and its container in
   the browser (``.st-key-<key>``); the browser tests find them by that class.
 
+A key built per algorithm, column, slot or index has its **prefix** declared here (its doc starts
+with "prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that
+builds it writes ``f"{keys.CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is
+given (``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
+
 A family folder's own keys (``app/components/<family>/``) and the modules that name their keys as
 module constants built from these are listed in :data:`ALL` too.
 """
@@ -116,6 +121,78 @@ EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = auto
 EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
 EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
 EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
+EXPLORE_FORM: Key[Any] = _declare("explore_form", object, "form: Explore's sidebar form (FriendlyCore's)")
+EX_APPLY: Key[bool] = _declare("ex_apply", bool, "form_submit_button: Apply of the sidebar form")
+ALG_FORM: Key[Any] = _declare(
+    "alg_form_", object, "prefix: another algorithm's generated sidebar form, alg_form_<algorithm>")
+ALG_APPLY: Key[bool] = _declare("alg_apply", bool, "form_submit_button: Apply of a generated form")
+ALG_PARAM: Key[Any] = _declare(
+    "algp_", object, "prefix: a generated form's field (its value), algp_<algorithm>_<field>")
+ALG_PUBLIC_PCT: Key[int] = _declare(
+    "algpub_", int, "prefix: slider, the share of rows declared public, algpub_<algorithm>")
+PUBLIC_ROWS_NOTE: Key[Any] = _declare(
+    "public_rows_note", object, "sidebar container: the warning that the declared-public rows get no privacy")
+AUTO_CHANGES: Key[Any] = _declare(
+    "auto_changes", object, "container: t, k or r_min changed automatically, with the reason")
+EPS_READOUT: Key[Any] = _declare(
+    "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
+RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
+    "rho_entry_note", object, "container: the sentence of the last typed ρ's conversion")
+
+# ----------------------------------------------------------------------------- Explore (any algorithm)
+EXPLORE_ERROR: Key[Any] = _declare(
+    "explore_error", object, "container: a parameter error (the previous result stays)")
+RUN_STATUS: Key[Any] = _declare("run_status", object, "container: success / fallback / failure of the run")
+PRIVACY_STATEMENT: Key[Any] = _declare("privacy_statement", object, "container: the run's privacy statement")
+LEDGER_CHART: Key[Any] = _declare("ledger_chart", object, "chart: every spend of the run's ledger")
+LEDGER_TABLE: Key[Any] = _declare("ledger_table", object, "container: the ledger's table in a scroll box")
+METRICS_TILES: Key[Any] = _declare(
+    "metrics_tiles", object, "container: tuples kept, normalized loss, center error, centers released")
+OWN_BUDGET_READOUT: Key[Any] = _declare(
+    "own_budget_readout", object, "container: the algorithm's own budget from its plan (e.g. ρ)")
+PLAIN_PRIVACY: Key[Any] = _declare("plain_privacy", object, "container: the guarantee in plain words")
+ALG_VIEW: Key[str] = _declare("alg_view", str, "segmented_control: a generic algorithm's view picker")
+ALG_STORYBOARD: Key[Any] = _declare("alg_storyboard", object, "chart: a generic algorithm's storyboard")
+STEP_MODE: Key[bool] = _declare("step_mode", bool, "toggle: step through the storyboard one panel at a time")
+STEP_PREV: Key[bool] = _declare("step_prev", bool, "button: the step-through's previous panel")
+STEP_NEXT: Key[bool] = _declare("step_next", bool, "button: the step-through's next panel")
+STEP_NARRATION: Key[Any] = _declare("step_narration", object, "container: the step's sentence of narration")
+STORYBOARD_STEP: Key[Any] = _declare("storyboard_step", object, "chart: the step-through's one panel")
+EXPLORATION: Key[Any] = _declare("exploration", object, "container: a registered exploration's charts")
+EXPLORATION_OPTION: Key[Any] = _declare(
+    "explore_opt_", object, "prefix: an exploration's option widget, explore_opt_<algorithm>_<option>")
+EXPLORATION_COMPUTE: Key[bool] = _declare(
+    "explore_compute_", bool, "prefix: button, compute an exploration, explore_compute_<algorithm>")
+EXPLORATION_CHART: Key[Any] = _declare(
+    "alg_exploration_", object, "prefix: an exploration's chart, alg_exploration_<title> (then _<i>)")
+DL_CENTERS: Key[bool] = _declare("dl_centers", bool, "download_button: the centers as CSV")
+DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger as CSV")
+DL_CONFIG: Key[bool] = _declare("dl_config", bool, "download_button: the run's configuration")
+DL_FIGURE: Key[bool] = _declare("dl_figure", bool, "download_button: the storyboard figure as HTML")
+
+# ----------------------------------------------------------------------------- Explore (FriendlyCore's page)
+EXPLORE_BADGE: Key[Any] = _declare("simulation_badge_explore", object, "the page's simulation badge")
+STORYBOARD: Key[Any] = _declare("storyboard", object, "container: FriendlyCore's storyboard view")
+STORYBOARD_PANEL: Key[Any] = _declare(
+    "storyboard_", object, "prefix: chart of panel (a) or (b), storyboard_<panel>")
+STORYBOARD_LIVE: Key[Any] = _declare("storyboard_live", object, "chart: panels (c)-(g) in one live figure")
+STORYBOARD_VECTOR: Key[bool] = _declare(
+    "storyboard_vector", bool, "toggle: WebGL points with hover instead of images")
+ANSWERED_BY: Key[Any] = _declare("answered_by", object, "container: which method answered (core or backup)")
+FEASIBILITY: Key[Any] = _declare("feasibility", object, "container: whether the settings can succeed")
+MORE_ROWS: Key[bool] = _declare("more_rows", bool, "button: open the lesson with enough rows for a core")
+RHO_LINK_NOTE: Key[Any] = _declare(
+    "rho_link_note", object, "container: an old ρ link's budget and its row-level (ε, δ)")
+MAIN_PANEL: Key[Any] = _declare("main_panel", object, "container: the main panel beside the controls")
+MAIN_PANEL_CHART: Key[Any] = _declare("main_panel_chart", object, "chart: the main panel's live figure")
+TRIAGE_VERDICT: Key[Any] = _declare("triage_verdict", object, "container: the Data page's settings verdict")
+TRIAGE_K_NOTE: Key[Any] = _declare("triage_k_note", object, "container: the data's own k differs from k")
+TRIAGE_K_DATA: Key[bool] = _declare("triage_k_data", bool, "button: set k to the data's own k")
+TRIAGE_APPLY: Key[bool] = _declare(
+    "triage_apply_", bool, "prefix: button, apply the verdict's i-th suggested change, triage_apply_<i>")
+CLUSTERING_VERDICT: Key[Any] = _declare(
+    "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
+CLUSTERING_VERDICT_RUN: Key[bool] = _declare("clustering_verdict_run", bool, "button: Check")
 
 
 # ----------------------------------------------------------------------------- Data page
@@ -132,6 +209,66 @@ DATA_FACTS: Key[Any] = _declare("data_facts", object, "container: the dataset's 
 DATA_PREVIEW: Key[Any] = _declare("data_preview", object, "chart: the non-private preview of the rows")
 DATA_VERDICT_HIDDEN: Key[Any] = _declare(
     "data_verdict_hidden", object, "container: why the verdicts are hidden (a file not yet in use)")
+
+# ----------------------------------------------------------------------------- Data page: the source picker
+DATASET_SUMMARY: Key[Any] = _declare(
+    "dataset_summary", object, "sidebar container (every page): the current dataset in one line")
+SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
+RECIPE_SELECT: Key[str] = _declare("gen_select", str, "selectbox: the generator recipe (live)")
+RECIPE_FORM: Key[Any] = _declare("gen_form", object, "form: the recipe's knobs, applied together")
+RECIPE_N: Key[int] = _declare("gen_n", int, "number_input: rows to generate")
+RECIPE_D: Key[int] = _declare("gen_d", int, "number_input: the dimension")
+RECIPE_K: Key[int] = _declare("gen_k", int, "number_input: clusters generated")
+RECIPE_SEP: Key[float] = _declare("gen_sep", float, "slider: the separation of the cluster centers")
+RECIPE_SEED: Key[int] = _declare("gen_seed", int, "number_input: the data seed")
+RECIPE_APPLY: Key[bool] = _declare("gen_apply", bool, "form_submit_button: apply the recipe's knobs")
+REGENERATE: Key[bool] = _declare("regenerate_button", bool, "button: a new data seed")
+BUILTIN_SELECT: Key[str] = _declare("builtin_select", str, "selectbox: the built-in dataset")
+CSV_COLUMNS: Key[list] = _declare("csv_columns", list, "multiselect: the numeric columns to cluster on")
+CSV_IDS: Key[Any] = _declare("csv_ids", object, "container: columns that look like identifiers")
+CSV_MISSING: Key[str] = _declare("csv_missing", str, "radio: rows with a missing value, drop or fill")
+CSV_FILL: Key[float] = _declare(
+    "csv_fill_", float, "prefix: number_input, a column's fill value, csv_fill_<digest>_<column>")
+CSV_SCALE: Key[str] = _declare("csv_scale", str, "radio: the scaling of the columns")
+CSV_BOUNDS: Key[Any] = _declare("csv_bounds", object, "container: the declared per-column bounds")
+CSV_LO: Key[float] = _declare(
+    "csv_lo_", float, "prefix: number_input, a column's declared low, csv_lo_<digest>_<column>")
+CSV_HI: Key[float] = _declare(
+    "csv_hi_", float, "prefix: number_input, a column's declared high, csv_hi_<digest>_<column>")
+CSV_ERROR: Key[Any] = _declare("csv_error", object, "container: unreadable file / no columns")
+CSV_PREVIEW: Key[Any] = _declare("csv_preview", object, "container: the file's first rows")
+CSV_MESSAGES: Key[Any] = _declare("csv_messages", object, "container: dropped-row count, row cap, success")
+CSV_DECLARED_N: Key[int] = _declare("csv_declared_n", int, "number_input: the declared n (0 = the data's)")
+CSV_USE_DATA_RADIUS: Key[bool] = _declare(
+    "csv_use_data_radius", bool, "checkbox: fill in the data's own maximum norm (NOT private)")
+CSV_RADIUS: Key[float] = _declare("csv_radius", float, "number_input: the declared Λ")
+CSV_USE: Key[bool] = _declare("csv_use", bool, "button: use this dataset")
+
+# ----------------------------------------------------------------------------- Data page: the server path
+SRV_PANEL: Key[Any] = _declare("srv_panel", object, "container: the server path's panel")
+SRV_PATH: Key[str] = _declare("srv_path", str, "text_input: the path inside the server data directory")
+SRV_COLUMNS: Key[list] = _declare("srv_columns", list, "multiselect: the numeric columns to cluster on")
+SRV_ERROR: Key[Any] = _declare("srv_error", object, "container: the path's or the run's error")
+SRV_CANCELLED: Key[Any] = _declare("srv_cancelled", object, "container: an interrupted run was booked")
+SRV_RUN: Key[bool] = _declare("srv_run", bool, "button: make the streamed release (drawn once)")
+SRV_HISTORY: Key[Any] = _declare("srv_history", object, "prefix: the identity's attempts table")
+SRV_DATASET_ID: Key[str] = _declare("srv_dataset_id", str, "text_input: the dataset identity")
+SRV_ALGORITHM: Key[str] = _declare("srv_algorithm", str, "selectbox: the streamed algorithm")
+SRV_K: Key[int] = _declare("srv_k", int, "number_input: k")
+SRV_EPS: Key[float] = _declare("srv_eps", float, "number_input: the row-level ε")
+SRV_N: Key[int] = _declare("srv_n", int, "number_input: the declared n (a public fact)")
+SRV_RADIUS: Key[float] = _declare("srv_radius", float, "number_input: the declared Λ (a public fact)")
+SRV_DELTA: Key[float] = _declare("srv_delta", float, "select_slider: the row-level δ")
+SRV_CONFIRM: Key[bool] = _declare("srv_confirm", bool, "checkbox: n and Λ are public facts")
+SRV_NEAR_IDENTITY: Key[Any] = _declare(
+    "srv_near_identity", object, "container: 'did you mean' a known identity close to the new one")
+SRV_NEW_IDENTITY: Key[bool] = _declare(
+    "srv_new_identity", bool, "checkbox: the new identity is another table")
+SRV_PREVIEW: Key[Any] = _declare("srv_preview", object, "container: the release's statement preview")
+SRV_CANCEL: Key[bool] = _declare("srv_cancel", bool, "button: cancel the running streamed release")
+SRV_OUTPUT: Key[Any] = _declare("srv_output", object, "container: the last streamed release")
+SRV_CENTERS: Key[Any] = _declare("srv_centers", object, "dataframe: the released segment profiles")
+SRV_DOWNLOAD: Key[bool] = _declare("srv_download", bool, "download_button: the release as JSON")
 
 
 # ----------------------------------------------------------------------------- Budget page
@@ -150,6 +287,12 @@ BUDGET_LOSS_N_RUN: Key[bool] = _declare("budget_loss_n_run", bool, "button: run 
 BUDGET_ORIGIN_N: Key[Any] = _declare(
     "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
 BUDGET_LOSS_N: Key[Any] = _declare("budget_loss_n", object, "chart: loss against n")
+BUDGET_EPS_RANGE: Key[tuple] = _declare(
+    "budget_eps_range", tuple, "range select_slider: the sweep's row-level ε range")
+BUDGET_POINTS: Key[int] = _declare("budget_points", int, "number_input: the number of ε values")
+BUDGET_REPS: Key[int] = _declare("budget_reps", int, "number_input: repetitions per ε")
+BUDGET_PROGRESS: Key[Any] = _declare("budget_progress", object, "container: the sweep's progress bar")
+BUDGET_STOP: Key[bool] = _declare("budget_stop", bool, "button: stop the running sweep")
 
 # ----------------------------------------------------------------------------- Compare page
 COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
@@ -173,6 +316,12 @@ COMPARE_GUARANTEE: Key[Any] = _declare("compare_guarantee", object, "container: 
 COMPARE_TOP: Key[Any] = _declare("compare_top", object, "container: run state and results")
 COMPARE_RUN: Key[bool] = _declare("compare_run", bool, "button: run (or continue) the comparison")
 COMPARE_STATE: Key[Any] = _declare("compare_state", object, "container: the comparison's run state line")
+COMPARE_EPS_RANGE: Key[tuple] = _declare(
+    "compare_eps_range", tuple, "range select_slider: the comparison's row-level ε range")
+COMPARE_POINTS: Key[int] = _declare("compare_points", int, "number_input: the number of ε values")
+COMPARE_REPS: Key[int] = _declare("compare_reps", int, "number_input: repetitions per ε")
+COMPARE_PROGRESS: Key[Any] = _declare("compare_progress", object, "container: the comparison's progress bar")
+COMPARE_STOP: Key[bool] = _declare("compare_stop", bool, "button: stop the running comparison")
 
 
 # ----------------------------------------------------------------------------- Release page
@@ -213,6 +362,10 @@ RELEASE_PROGRESS: Key[Any] = _declare("release_progress", object, "prefix: the a
 RELEASE_CANCEL: Key[bool] = _declare("release_cancel", bool, "button: cancel the running attempt")
 RELEASE_FAILED: Key[Any] = _declare("release_failed", object, "container: the failed attempt's sentence")
 RELEASE_LOCKED: Key[Any] = _declare("release_locked", object, "container: another attempt runs")
+RELEASE_NEAR_IDENTITY: Key[Any] = _declare(
+    "release_near_identity", object, "container: 'did you mean' a known identity close to the new one")
+RELEASE_NEW_IDENTITY: Key[bool] = _declare(
+    "release_new_identity", bool, "checkbox: the new identity is another table")
 
 
 # ----------------------------------------------------------------------------- Generate page (DPGM)
@@ -228,6 +381,7 @@ GEN_EPOCHS: Key[int] = _declare("dpgm_epochs", int, "number_input: epochs")
 GEN_SEED: Key[int] = _declare("dpgm_seed", int, "number_input: the training seed")
 GEN_TRAIN: Key[bool] = _declare("dpgm_train", bool, "form_submit_button: train")
 GEN_CANCEL: Key[bool] = _declare("dpgm_cancel", bool, "button: cancel the training")
+GEN_PROGRESS: Key[Any] = _declare("generate_progress", object, "container: the training's progress bar")
 GEN_ERROR: Key[str] = _declare("_gen_error", str, "why the last Train did not start (None: it did)")
 GEN_EPSILON: Key[Any] = _declare("dpgm_epsilon", object, "container: the run's spent ε")
 GEN_EPS_CURVE: Key[Any] = _declare("dpgm_eps_curve", object, "chart: ε spent against training steps")
@@ -257,6 +411,39 @@ MIX_ALPHA: Key[float] = _declare("mix_alpha", float, "select_slider: α (TV accu
 MIX_LOGS: Key[bool] = _declare("mix_logs", bool, "toggle: keep ln(1/δ) factors")
 MIX_THEORY: Key[Any] = _declare("mix_theory", object, "chart: the theory's bounds")
 MIX_THEORY_VALUES: Key[Any] = _declare("mix_theory_values", object, "container: the theory's values")
+
+
+# ----------------------------------------------------------------------------- Learn page
+LEARN_MIA: Key[Any] = _declare("learn_mia", object, "container: the membership-inference game")
+LEARN_MIA_EPS: Key[float] = _declare("learn_mia_eps", float, "select_slider: ε of the game's release")
+LEARN_MIA_BADGE: Key[Any] = _declare("learn_mia_badge", object, "the game's simulation badge")
+MI_ROUND: Key[Any] = _declare("mi_round", object, "chart: the game's current round")
+MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is IN")
+MI_GUESS_OUT: Key[bool] = _declare("mi_guess_out", bool, "button: guess Alice is OUT")
+MI_RESULT: Key[Any] = _declare("mi_result", object, "container: the guesses' score against chance")
+MI_AGAIN: Key[bool] = _declare("mi_again", bool, "button: play again (a new game)")
+LEARN_DEPLOY: Key[Any] = _declare("learn_deploy", object, "prefix: the deployments expander's keys")
+LEARN_RHO: Key[float] = _declare("learn_rho", float, "select_slider: ρ of the zCDP conversion")
+LEARN_EPS_TABLE: Key[Any] = _declare("learn_eps_table", object, "container: the ε table")
+LEARN_DEMO_RHO: Key[float] = _declare("learn_demo_rho", float, "select_slider: ρ of the FriendlyCore demo")
+LEARN_STORYBOARD_CHART: Key[Any] = _declare("learn_storyboard_chart", object, "chart: the demo's storyboard")
+LEARN_FILTER_CHART: Key[Any] = _declare("learn_filter_chart", object, "chart: the demo's filter")
+LEARN_TRY: Key[Any] = _declare("learn_try", object, "container: links into Explore")
+
+# ----------------------------------------------------------------------------- Present page
+PRESENT_BADGE: Key[Any] = _declare("present_badge", object, "the page's simulation badge")
+PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
+PRESENT_B: Key[float] = _declare("present_b", float, "select_slider: the right side's row-level ε")
+PRESENT_FIG: Key[Any] = _declare("present_fig_", object, "prefix: chart of one side, present_fig_<a|b>")
+PRESENT_ANSWER: Key[Any] = _declare(
+    "present_answer_", object, "prefix: container, one side's ε and odds sentence, present_answer_<a|b>")
+
+# ----------------------------------------------------------------------------- components
+CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")
+CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
+JOB: Key[Any] = _declare("_job_", object, "prefix: the session's job (a jobs.Job) in a slot, _job_<slot>")
+JOB_SEEN: Key[tuple] = _declare(
+    "_job_seen_", tuple, "prefix: (job id, pieces, done) the poll last saw, _job_seen_<slot>")
 
 
 def describe() -> str:

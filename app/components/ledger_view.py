@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import classroom, safe
+from app.components import classroom, keys, safe
 from dpviz.privacy.ledger import Ledger
 from dpviz.viz.privacy import ledger_table
 
-KEY = "ledger_table"
+KEY = keys.LEDGER_TABLE
 
 # Style-only HTML takes no space on the page. Columns 7 and 8 are ``step`` and ``note``
 # (:func:`dpviz.viz.privacy.ledger_table` puts the numbers first).
@@ -73,17 +73,18 @@ def total(dataset_id: str):
     return ApproxDP(*store().total(dataset_id))
 
 
-def near_identity_ok(declared: str, *, key: str) -> bool:
+def near_identity_ok(declared: str, *, box: str, confirm: str) -> bool:
     """Warn when a NEW identity is close to a known one ("did you mean …", issue 34 finding D);
     True when the name may be used (known, close to none, or the user ticked "this is another
-    table"). ``key`` prefixes the warning's container and the checkbox (one per surface)."""
+    table"). ``box`` keys the warning's container and ``confirm`` the checkbox (one pair per
+    surface, declared in :mod:`app.components.keys`)."""
     try:
         near = store().near_matches(declared)
     except (OSError, ValueError):
         near = []
     if not near:
         return True
-    with st.container(key=f"{key}_near_identity"):
+    with st.container(key=box):
         st.warning(f"**Did you mean “{safe.md(near[0])}”?** “{safe.md(declared.strip())}” is a new dataset "
                    "identity, but close to " + ", ".join(f"“{safe.md(n)}”" for n in near[:3]) + " (same "
                    "name up to punctuation, dashes, a trailing dot, a file extension or a letter or two). A "
@@ -91,7 +92,7 @@ def near_identity_ok(declared: str, *, key: str) -> bool:
                    "not compose. Pick the known name, or confirm that this is another table.",
                    icon=":material/warning:")
         return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
-                           key=f"{key}_new_identity")
+                           key=confirm)
 
 
 def identity_note(dataset_id: str) -> str:

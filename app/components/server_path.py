@@ -136,7 +136,7 @@ def panel() -> None:
     base = root()
     if base is None:
         return
-    with st.container(key="srv_panel", border=True):
+    with st.container(key=keys.SRV_PANEL, border=True):
         st.subheader("A large table on this server (streamed release)")
         st.caption(
             "For a local install: open a Parquet or CSV file (or a directory of them) inside the "
@@ -145,7 +145,7 @@ def panel() -> None:
             "ONE private release, as `python -m dpviz run` does: nothing is shown from the rows "
             "themselves, and the size n and the radius Λ are declared by you (public), never read "
             "from the file.")
-        text = st.text_input("Path inside the server data directory", key="srv_path",
+        text = st.text_input("Path inside the server data directory", key=keys.SRV_PATH,
                              placeholder="e.g. triage/2026.parquet")
         if not text:
             return
@@ -155,10 +155,10 @@ def panel() -> None:
             if not numeric:
                 raise ValueError("The table has no numeric column.")
         except ValueError as exc:
-            with st.container(key="srv_error"):
+            with st.container(key=keys.SRV_ERROR):
                 st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
             return
-        cols = st.multiselect("Numeric columns to cluster on", numeric, default=numeric, key="srv_columns",
+        cols = st.multiselect("Numeric columns to cluster on", numeric, default=numeric, key=keys.SRV_COLUMNS,
                               help="Only numeric columns are offered. Each row is one person. A row with "
                                    "a missing or non-finite value in a chosen column is dropped (per row).")
         if not cols:
@@ -167,7 +167,7 @@ def panel() -> None:
         try:
             src = open_table(text, base, cols)
         except ValueError as exc:
-            with st.container(key="srv_error"):
+            with st.container(key=keys.SRV_ERROR):
                 st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
             return
         st.markdown(describe(src, text))
@@ -176,44 +176,47 @@ def panel() -> None:
         cfg = _form(src)
         interrupted = st.session_state.pop(_RUNNING, None)
         if interrupted is not None:
-            with st.container(key="srv_cancelled"):
+            with st.container(key=keys.SRV_CANCELLED):
                 st.warning("The previous run was cancelled before it finished: nothing was released. "
                            "It had started reading the file, so it is booked at its full budget "
                            f"({interrupted}).")
         failed = st.session_state.pop(_FAILED, None)
         if failed is not None:
-            with st.container(key="srv_error"):
+            with st.container(key=keys.SRV_ERROR):
                 st.error(failed)
         ready = cfg is not None
-        if st.button("Make the streamed release (drawn once)", key="srv_run", type="primary",
+        if st.button("Make the streamed release (drawn once)", key=keys.SRV_RUN, type="primary",
                      disabled=not ready, icon=":material/lock:") and ready:
             _run(src, text, cfg)
         _show()
-        identity = ledger_view.identity(st.session_state.get("srv_dataset_id"))
+        identity = ledger_view.identity(st.session_state.get(keys.SRV_DATASET_ID))
         if identity is not None:
-            ledger_view.attempts_table(identity, key="srv_history")
+            ledger_view.attempts_table(identity, key=keys.SRV_HISTORY)
 
 
 def _form(src) -> dict[str, Any] | None:
-    dataset_id = st.text_input("Dataset identity (declared; required)", key="srv_dataset_id", max_chars=200,
-                               placeholder="e.g. triage 2026", help=ledger_view.IDENTITY_HELP)
+    dataset_id = st.text_input("Dataset identity (declared; required)", key=keys.SRV_DATASET_ID,
+                               max_chars=200, placeholder="e.g. triage 2026", help=ledger_view.IDENTITY_HELP)
     identity = ledger_view.identity(dataset_id)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm (streamed)", list(ALGORITHMS), format_func=ALGORITHMS.get,
-                        key="srv_algorithm")
-    k = c2.number_input("k (clusters)", min_value=1, max_value=200, value=8, step=1, key="srv_k")
-    eps = c3.number_input("Row-level ε", min_value=0.01, max_value=50.0, value=1.0, step=0.1, key="srv_eps")
+                        key=keys.SRV_ALGORITHM)
+    k = c2.number_input("k (clusters)", min_value=1, max_value=200, value=8, step=1, key=keys.SRV_K)
+    eps = c3.number_input("Row-level ε", min_value=0.01, max_value=50.0, value=1.0, step=0.1,
+                          key=keys.SRV_EPS)
     c4, c5, c6 = st.columns(3)
     n_decl = c4.number_input("Declared n (public)", min_value=0, max_value=10**12, value=0, step=1000,
-                             key="srv_n", help="The number of rows as a PUBLIC fact (e.g. from the "
+                             key=keys.SRV_N, help="The number of rows as a PUBLIC fact (e.g. from the "
                                                "data's documentation); the file's row count is never read.")
     radius = c5.number_input("Public radius Λ (rows with norm > Λ are removed)", min_value=0.0,
-                             max_value=1e12, value=None, format="%.6g", key="srv_radius",
+                             max_value=1e12, value=None, format="%.6g", key=keys.SRV_RADIUS,
                              placeholder="from domain knowledge")
     delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
-                             value=1e-8, format_func=lambda v: f"{v:.0e}", key="srv_delta")
-    ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key="srv_confirm")
-    ok_name = ledger_view.near_identity_ok(dataset_id, key="srv") if identity is not None else True
+                             value=1e-8, format_func=lambda v: f"{v:.0e}", key=keys.SRV_DELTA)
+    ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key=keys.SRV_CONFIRM)
+    ok_name = (ledger_view.near_identity_ok(dataset_id, box=keys.SRV_NEAR_IDENTITY,
+                                            confirm=keys.SRV_NEW_IDENTITY)
+               if identity is not None else True)
     missing = [m for m, bad in (("declare the dataset identity", identity is None),
                                 ("confirm the new identity or use the known one", not ok_name),
                                 ("declare n ≥ 1", n_decl < 1), ("declare Λ > 0", not radius),
@@ -224,7 +227,7 @@ def _form(src) -> dict[str, Any] | None:
         except (OSError, ValueError) as exc:
             st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
             return None
-        with st.container(key="srv_preview"):
+        with st.container(key=keys.SRV_PREVIEW):
             st.markdown(ledger_view.identity_note(identity))
             st.markdown(f"Total on this dataset identity: ε = {now.eps:.3g}, δ = {now.delta:.2g} now → "
                         f"**ε = {now.eps + float(eps):.3g}, δ = {min(1.0, now.delta + float(delta)):.2g}** "
@@ -293,7 +296,7 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
                "this can take minutes; the page shows no progress counts (they would describe the file).")
     status.info(message, icon=":material/hourglass_top:")
     cancel = st.empty()  # shown while the run lasts
-    cancel.button("Cancel", key="srv_cancel",
+    cancel.button("Cancel", key=keys.SRV_CANCEL,
                   help="Stops the run; nothing is released, the attempt is booked.")
     finished = False
 
@@ -348,7 +351,7 @@ def _show() -> None:
         return
     res, text, path, columns, total = got
     g = res.guarantee
-    with st.container(key="srv_output"):
+    with st.container(key=keys.SRV_OUTPUT):
         st.success(f"Released: ({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or "
                    f"removing one row of {safe.md(path)}, given the declared n and Λ. Total on this "
                    f"dataset identity: ε = {total.eps:.3g}, δ = {total.delta:.2g} (basic composition "
@@ -362,12 +365,12 @@ def _show() -> None:
             raw = types.SimpleNamespace(params={}, source="server", d=len(columns), feature_names=columns)
             table, how = profiles.segment_profiles(res, raw, [safe.csv_cell(c) for c in columns])
             st.markdown("**Segment profiles** (a private release)")
-            st.dataframe(table, hide_index=True, key="srv_centers")
+            st.dataframe(table, hide_index=True, key=keys.SRV_CENTERS)
             st.caption(safe.md(how))
         else:
             st.markdown(f"The algorithm output ⊥ ({safe.md(res.failure)}): that is the release.")
         st.download_button("Download the release (JSON, no seed)", text, file_name="dpviz_release.json",
-                           mime="application/json", key="srv_download", on_click="ignore",
+                           mime="application/json", key=keys.SRV_DOWNLOAD, on_click="ignore",
                            icon=":material/download:")
         st.caption("The file carries the path's column names and the declared inputs; no seed, no "
                    "timing and nothing counted from the rows without noise.")

@@ -214,17 +214,18 @@ def page_dataset():
     return ds, float(radius)
 
 
-def run_button(slot: str, spec: Spec, *, noun: str, key: str, unit: str,
+def run_button(slot: str, spec: Spec, *, noun: str, key: str, progress_key: str, stop_key: str, unit: str,
                start: Callable[[Partial | None], None], disabled: bool = False) -> Partial | None:
-    """A sweep page's Run (or Continue, after a Stop) button, its job's progress panel and error;
-    returns the sweep for ``spec`` so far (None if there is none)."""
+    """A sweep page's Run (or Continue, after a Stop) button (``key``), its job's progress panel
+    (``progress_key``, with its Stop button ``stop_key``) and error; returns the sweep for ``spec``
+    so far (None if there is none)."""
     part = partial(slot, spec)
     resume = part if part is not None and part.stopped and not part.complete else None
     if st.button(f"{'Continue' if resume else 'Run'} {noun}", key=key, type="primary",
                  icon=":material/play_arrow:", disabled=disabled or jobs.running(slot) is not None):
         start(resume)
         st.rerun()
-    jobs.panel(slot, unit=unit)
+    jobs.panel(slot, key=progress_key, stop_key=stop_key, unit=unit)
     job_error(slot)
     return part
 
@@ -238,32 +239,34 @@ def job_error(slot: str) -> None:
         st.error(run.error_text(RuntimeError(job.error)))
 
 
-def range_and_runs(range_col, points_col, reps_col, *, page: str, keys: tuple[str, str, str, str],
-                   points: tuple[int, int], max_reps: int, reps_help: str) -> None:
-    """A sweep page's row-level ε range slider, its number of ε values and its repetitions, bound
-    to the URL parameters ``keys`` = (lo, hi, points, reps); widgets keyed ``<page>_eps_range``,
-    ``<page>_points``, ``<page>_reps`` (Budget and Compare)."""
+def range_and_runs(range_col, points_col, reps_col, *, widgets: tuple[str, str, str],
+                   keys: tuple[str, str, str, str], points: tuple[int, int], max_reps: int,
+                   reps_help: str) -> None:
+    """A sweep page's row-level ε range slider, its number of ε values and its repetitions (widget
+    keys ``widgets`` = (range, points, reps), the page's own from :mod:`app.components.keys`), bound
+    to the URL parameters ``keys`` = (lo, hi, points, reps) (Budget and Compare)."""
     from app.components import state
 
     lo, hi, pts, reps = keys
+    range_key, points_key, reps_key = widgets
     p = state.params()
 
     def changed() -> None:
-        a, b = st.session_state[f"{page}_eps_range"]
+        a, b = st.session_state[range_key]
         state.update(**{lo: float(a), hi: float(b)})
 
     # A range select_slider: its initial value must be passed as a pair (not seeded).
     range_col.select_slider("Row-level ε range (log scale)", options=sorted(set(EPS_GRID) | {p[lo], p[hi]}),
-                            value=(p[lo], p[hi]), format_func=fmt_eps, key=f"{page}_eps_range",
+                            value=(p[lo], p[hi]), format_func=fmt_eps, key=range_key,
                             on_change=changed,
                             help="ε of the (ε, δ)-DP guarantee for adding or removing ONE ROW of "
                                  "your data; every algorithm is calibrated to it.")
-    state.seed_widget(pts, f"{page}_points")
+    state.seed_widget(pts, points_key)
     points_col.number_input("ε values", min_value=points[0], max_value=points[1], step=1,
-                            key=f"{page}_points", on_change=state.on_change(pts, f"{page}_points", int))
-    state.seed_widget(reps, f"{page}_reps")
-    reps_col.number_input("Repetitions", min_value=1, max_value=max_reps, step=1, key=f"{page}_reps",
-                          on_change=state.on_change(reps, f"{page}_reps", int), help=reps_help)
+                            key=points_key, on_change=state.on_change(pts, points_key, int))
+    state.seed_widget(reps, reps_key)
+    reps_col.number_input("Repetitions", min_value=1, max_value=max_reps, step=1, key=reps_key,
+                          on_change=state.on_change(reps, reps_key, int), help=reps_help)
 
 
 def fmt_eps(v: float) -> str:

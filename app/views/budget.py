@@ -79,7 +79,8 @@ def _settings():
                    on_change=state.on_change("balg", keys.BUDGET_ALGORITHMS,
                                              lambda v: ",".join(v) or REFERENCE))
     c3, c4, c5 = st.columns(3)
-    sweep.range_and_runs(c2, c3, c4, page="budget", keys=("blo", "bhi", "bpts", "breps"),
+    sweep.range_and_runs(c2, c3, c4, widgets=(keys.BUDGET_EPS_RANGE, keys.BUDGET_POINTS, keys.BUDGET_REPS),
+                         keys=("blo", "bhi", "bpts", "breps"),
                          points=(2, 25), max_reps=100,
                          reps_help="The paper uses 30; each repetition redraws the pieces and the noise.")
     t = f"{p['t']}" if p["t"] else "automatic (each algorithm's own, from n and k)"
@@ -176,7 +177,8 @@ def main() -> None:
         jobs.stop(SLOT)  # the settings changed under a running sweep: stop it
         running = None
     auto = _auto_start(ds, spec, running)
-    part = sweep.run_button(SLOT, spec, noun="sweep", key=keys.BUDGET_RUN, unit="repetition",
+    part = sweep.run_button(SLOT, spec, noun="sweep", key=keys.BUDGET_RUN, progress_key=keys.BUDGET_PROGRESS,
+                            stop_key=keys.BUDGET_STOP, unit="repetition",
                             start=lambda resume: _start(ds, spec, resume))
     if auto:
         with st.container(key=keys.BUDGET_AUTO):

@@ -91,7 +91,8 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
                    args=(names,))
     c1, c2 = st.columns([3, 2])
     c3, c4, c5 = st.columns(3)
-    sweep.range_and_runs(c1, c3, c4, page="compare", keys=("celo", "cehi", "cpts", "creps"),
+    sweep.range_and_runs(c1, c3, c4, widgets=(keys.COMPARE_EPS_RANGE, keys.COMPARE_POINTS, keys.COMPARE_REPS),
+                         keys=("celo", "cehi", "cpts", "creps"),
                          points=(1, 12), max_reps=50,
                          reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
     _sync_delta()
@@ -269,7 +270,8 @@ def main() -> None:
     if running is not None and running.key != spec:
         jobs.stop(SLOT)  # the settings changed under a running comparison
     with top:
-        part = sweep.run_button(SLOT, spec, noun="comparison", key=keys.COMPARE_RUN, unit="run",
+        part = sweep.run_button(SLOT, spec, noun="comparison", key=keys.COMPARE_RUN,
+                                progress_key=keys.COMPARE_PROGRESS, stop_key=keys.COMPARE_STOP, unit="run",
                                 start=lambda resume: _start(ds, spec, resume), disabled=not algos)
         # the loading message's place takes the run state: a message stands there throughout
         line = _state_line(spec, part, len(algos))

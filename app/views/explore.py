@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import algorithm_view, data_source, explore_form, live_pages, profiler
+from app.components import algorithm_view, data_source, explore_form, keys, live_pages, rerun_timing
 
 # One screen at 1280×720 (issue 16): the sliders and the main panel beside them fit when the
 # page's top padding is 2.5rem instead of Streamlit's 6rem (style-only HTML takes no space).
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         # the row-level "ε = 17.1 · δ = 0.0013" wraps in a narrow column instead of ending in "…"
-        ".st-key-eps_readout [data-testid='stMetricValue'] * { white-space: normal; "
+        f".st-key-{keys.EPS_READOUT} [data-testid='stMetricValue'] * {{ white-space: normal; "
         "overflow: visible; text-overflow: clip; }"
         # a smaller main number keeps the per-row sentence above the fold at 720 px (issue 27)
-        ".st-key-eps_readout [data-testid='stMetricValue'] { font-size: 1.75rem; }</style>")
+        f".st-key-{keys.EPS_READOUT} [data-testid='stMetricValue'] {{ font-size: 1.75rem; }}</style>")
 st.title("Explore: one private run, step by step")
 
 
 def _error(msg: str) -> None:
-    with st.container(key="explore_error"):
+    with st.container(key=keys.EXPLORE_ERROR):
         st.error(msg)
 
 
 def main() -> None:
-    profiler.Laps("explore.main (full rerun)").done()
+    rerun_timing.Laps("explore.main (full rerun)").done()
     choice = data_source.current()
     ds = choice.dataset
     # the picker first: the sidebar shows the chosen algorithm's parameters only
@@ -45,7 +45,7 @@ def main() -> None:
         return
     notes = explore_form.sync_run_defaults(ds)
     if notes:
-        with st.container(key="auto_changes"):
+        with st.container(key=keys.AUTO_CHANGES):
             for note in notes:
                 st.info(note, icon=":material/published_with_changes:")
     radius = data_source.radius_for(ds)

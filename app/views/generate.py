@@ -312,7 +312,7 @@ if st.session_state.get(keys.GEN_ERROR):
     st.error(safe.md(st.session_state[keys.GEN_ERROR]))
 
 if running:
-    jobs.panel(SLOT, unit="DP-SGD step", stop_label="Cancel", stop_key=keys.GEN_CANCEL)
+    jobs.panel(SLOT, key=keys.GEN_PROGRESS, unit="DP-SGD step", stop_label="Cancel", stop_key=keys.GEN_CANCEL)
 elif job is not None:
     st.session_state[CANCEL] = threading.Event()  # the finished job's event is spent; the next gets a new one
     if job.error is not None:

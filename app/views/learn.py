@@ -37,7 +37,7 @@ _GAME = keys.MEMBERSHIP_GAME
 
 def _game() -> dict:
     """This session's game: its key (OS entropy, never in the URL), ε, and the rounds played."""
-    eps = float(st.session_state.get("learn_mia_eps", 1.0))
+    eps = float(st.session_state.get(keys.LEARN_MIA_EPS, 1.0))
     game = st.session_state.get(_GAME)
     if game is None or game["eps"] != eps:  # a new ε starts a new game
         game = {"key": membership.new_game_key(), "eps": eps, "guesses": [], "truths": []}
@@ -67,8 +67,8 @@ def membership_game() -> None:
                 f"center would be without noise in either world, and the release. Guess: in or "
                 f"out? After {membership.ROUNDS} rounds, your hit rate meets the bound no "
                 f"attacker can beat.")
-    st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key="learn_mia_eps")
-    modes.simulation_badge("learn_mia_badge")
+    st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key=keys.LEARN_MIA_EPS)
+    modes.simulation_badge(keys.LEARN_MIA_BADGE)
     game = _game()
     played = len(game["guesses"])
     if played:
@@ -80,18 +80,18 @@ def membership_game() -> None:
         r = membership.play_round(game["key"], played, game["eps"])
         st.caption(f"Round {played + 1} of {membership.ROUNDS} · the release is "
                    f"({r.eps:.3g}, {r.delta:.0e})-DP per row.")
-        a11y.chart(membership.round_figure(r, played + 1), key="mi_round",
+        a11y.chart(membership.round_figure(r, played + 1), key=keys.MI_ROUND,
                    config={"displayModeBar": False}, summary=membership.summary(r, played + 1))
         c1, c2 = st.columns(2)
-        c1.button("Alice is IN", key="mi_guess_in", on_click=_guess, args=(True,),
+        c1.button("Alice is IN", key=keys.MI_GUESS_IN, on_click=_guess, args=(True,),
                   icon=":material/login:", width="stretch")
-        c2.button("Alice is OUT", key="mi_guess_out", on_click=_guess, args=(False,),
+        c2.button("Alice is OUT", key=keys.MI_GUESS_OUT, on_click=_guess, args=(False,),
                   icon=":material/logout:", width="stretch")
         return
     rate = membership.hit_rate(game["guesses"], game["truths"])
     eps_row, delta_row = game["guarantee"]
     bound = membership.attacker_bound(eps_row, delta_row)
-    with st.container(key="mi_result"):
+    with st.container(key=keys.MI_RESULT):
         c1, c2 = st.columns(2)
         c1.metric(f"Your hit rate, {membership.ROUNDS} rounds", f"{rate:.0%}")
         c2.metric("Best possible attacker", f"{bound:.1%}",
@@ -102,13 +102,13 @@ def membership_game() -> None:
                    f"a hit rate by about ±{100 / np.sqrt(membership.ROUNDS) / 2:.0f} points. The "
                    "bound is the worst case over all releases at this (ε, δ); this one (Gaussian "
                    "noise, one step) leaks less than its ε allows.")
-    st.button("Play again", key="mi_again", on_click=_new_game, icon=":material/replay:")
+    st.button("Play again", key=keys.MI_AGAIN, on_click=_new_game, icon=":material/replay:")
 
 
-with st.container(key="learn_mia"):
+with st.container(key=keys.LEARN_MIA):
     membership_game()
-    deployments.beside_expander(float(st.session_state.get("learn_mia_eps", 1.0)),
-                                key="learn_deploy")  # this ε beside real deployments'
+    deployments.beside_expander(float(st.session_state.get(keys.LEARN_MIA_EPS, 1.0)),
+                                key=keys.LEARN_DEPLOY)  # this ε beside real deployments'
 
 st.header("2. zCDP and the budget ρ")
 st.markdown(
@@ -122,7 +122,7 @@ st.markdown(
 
 privacy = dpviz.privacy
 rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
-                       key="learn_rho")
+                       key=keys.LEARN_RHO)
 rows = []
 for delta in (1e-5, 1e-6, 1e-8):
     own = lesson.row_guarantee(rho, delta)
@@ -139,7 +139,7 @@ EPS_TABLE_HELP = {
     "FriendlyCore (ε, δ)": "FriendlyCore's row-level (ε, δ) at this ρ (its group-privacy step included)",
     "σ, mean of 1,000": "Gaussian noise σ for the mean of 1,000 rows in the unit ball at this ρ",
 }
-with st.container(key="learn_eps_table"):
+with st.container(key=keys.LEARN_EPS_TABLE):
     st.dataframe(rows, hide_index=True, width="stretch",
                  column_config={c: st.column_config.Column(c, help=h) for c, h in EPS_TABLE_HELP.items()})
     st.caption("Public guarantees, computed from ρ and δ only, all per ROW of the data (the unit "
@@ -191,17 +191,17 @@ def live_example() -> None:
     their figures are then started on the background worker (``lesson.demo_prefetch``), so a
     one-step move finds them ready."""
     demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
-                                format_func=controls.fmt_rho, key="learn_demo_rho")
+                                format_func=controls.fmt_rho, key=keys.LEARN_DEMO_RHO)
     with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
         figures = lesson.demo_figures(demo_rho, _demo_figures)
     st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
                "Release page for what a publishable run looks like.")
     c1, c2 = st.columns([3, 2])
     with c1:
-        live_chart.live_chart(figures[0], key="learn_storyboard_chart")
+        live_chart.live_chart(figures[0], key=keys.LEARN_STORYBOARD_CHART)
     with c2:
         if figures[1] is not None:
-            live_chart.live_chart(figures[1], key="learn_filter_chart")
+            live_chart.live_chart(figures[1], key=keys.LEARN_FILTER_CHART)
         st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
                    "Figure 3 panels b, c, f, g; points drawn as images). Right: the noisy friend "
                    "scores of the tuples against the keep threshold (internal, non-private "
@@ -229,7 +229,7 @@ TRY = [
      "Gaussian mixture with the PCA oracle; the storyboard shows the first two principal "
      "components."),
 ]
-with st.container(key="learn_try"):
+with st.container(key=keys.LEARN_TRY):
     for title, query, text in TRY:
         if "explore" in PAGES:
             st.page_link(PAGES["explore"], label=title, query_params=query,

@@ -17,7 +17,7 @@ import streamlit as st
 import dpviz
 import dpviz.viz
 import dpviz.viz.answered
-from app.components import a11y, cache, modes, safe, state, sweep
+from app.components import a11y, cache, keys, modes, safe, state, sweep
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
 PRESENTER_CSS = """
@@ -66,9 +66,9 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
     g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
-    a11y.chart(fig, key=f"present_fig_{key}", config={"displayModeBar": False},
+    a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
                summary=f"{ds.name}: the data (a 2-D view) and {what}, at ε = {eps:g}")
-    with st.container(key=f"present_answer_{key}"):
+    with st.container(key=f"{keys.PRESENT_ANSWER}{key}"):
         st.markdown(f"## ε = {eps:g}\n{what}. One person's row changes the odds of any "
                     f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "
                     f"ε = {g.eps:.3g}, δ = {g.delta:.2g}).")
@@ -82,14 +82,14 @@ def main() -> None:
     ds, radius = got
     name = state.get("alg")
     st.title(f"Same data, two privacy budgets — {dpviz.registry.get(name).title}")
-    modes.simulation_badge("present_badge")
-    state.seed_widget("pa", "present_a")
-    state.seed_widget("pb", "present_b")
+    modes.simulation_badge(keys.PRESENT_BADGE)
+    state.seed_widget("pa", keys.PRESENT_A)
+    state.seed_widget("pb", keys.PRESENT_B)
     c1, c2 = st.columns(2)
-    c1.select_slider("Left: row-level ε", options=BUDGETS, key="present_a",
-                     on_change=state.on_change("pa", "present_a", float))
-    c2.select_slider("Right: row-level ε", options=BUDGETS, key="present_b",
-                     on_change=state.on_change("pb", "present_b", float))
+    c1.select_slider("Left: row-level ε", options=BUDGETS, key=keys.PRESENT_A,
+                     on_change=state.on_change("pa", keys.PRESENT_A, float))
+    c2.select_slider("Right: row-level ε", options=BUDGETS, key=keys.PRESENT_B,
+                     on_change=state.on_change("pb", keys.PRESENT_B, float))
     left, right = st.columns(2, gap="large")
     with left:
         _side(ds, radius, name, float(state.get("pa")), "a")

@@ -261,7 +261,8 @@ def main() -> None:
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
                             key=keys.RELEASE_CONFIRM_BUDGET, on_change=_accept, args=(current,))
-    ok_name = ledger_view.near_identity_ok(cfg["declared_id"], key="release")
+    ok_name = ledger_view.near_identity_ok(cfg["declared_id"], box=keys.RELEASE_NEAR_IDENTITY,
+                                           confirm=keys.RELEASE_NEW_IDENTITY)
     job = _own_job(identity)
     busy = jobs.running(SLOT) is not None or jobs.locked(lock_name(identity))
     # A callback: it starts the job before the page runs, so the page already shows it running.

@@ -33,7 +33,7 @@ from app.components.friendlycore import run
 LAST_STAGE = keys.EXPLORE_LAST  # (dataset, stage, cfg) of the last good tuple stage
 LAST_RESULT = keys.EXPLORE_LAST_RESULT  # (private key, result) of the last good private run
 LAST_CFG = keys.EXPLORE_LAST_CFG  # its RunConfig (its plan states it)
-VECTOR = "storyboard_vector"  # the toggle: WebGL points with hover instead of images
+VECTOR = keys.STORYBOARD_VECTOR  # the toggle: WebGL points with hover instead of images
 DRAWS = keys.EXPLORE_DRAWS  # (stage key, {private key: centers}) of the runs shown on this stage
 MAGNIFICATION = keys.EXPLORE_NOISE_X  # {(content hash, k): M} of the main panel's noise cloud
 EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps

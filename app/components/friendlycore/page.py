@@ -35,7 +35,7 @@ from app.components import (
     ledger_view,
     live_chart,
     modes,
-    profiler,
+    rerun_timing,
     safe,
     state,
 )
@@ -55,7 +55,7 @@ PANEL_TEXT = dpviz.viz.storyboard.PANEL_TEXT
 
 
 def _error(msg: str) -> None:
-    with st.container(key="explore_error"):
+    with st.container(key=keys.EXPLORE_ERROR):
         st.error(msg)
 
 
@@ -71,7 +71,7 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
         return fig.to_json()
 
     live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build),
-                          key=f"storyboard_{key}")
+                          key=f"{keys.STORYBOARD_PANEL}{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
@@ -79,10 +79,10 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     storyboard = dpviz.viz.storyboard
     proj = explore_live.projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    with st.container(key="storyboard"):
+    with st.container(key=keys.STORYBOARD):
         if proj.method == "pca":
             st.caption(proj.note())
-        if st.toggle("Step through (one step at a time, with narration)", key="step_mode"):
+        if st.toggle("Step through (one step at a time, with narration)", key=keys.STEP_MODE):
             algorithm_view.step_through(dpviz.viz.storyboards.story_steps("friendlycore"), result, ds.X,
                                         reference_centers=ref_centers, projector=proj)
             return
@@ -94,7 +94,7 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
                            "slower)", key=explore_live.VECTOR, value=False)
         live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
-                              key="storyboard_live")
+                              key=keys.STORYBOARD_LIVE)
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
@@ -116,7 +116,7 @@ def _view_picker() -> str:
 
 def _tiles(diag: run.Diagnostics, result) -> None:
     tag = "non-private diagnostic"
-    with st.container(key="metrics_tiles"):
+    with st.container(key=keys.METRICS_TILES):
         c1, c2, c3, c4 = st.columns(4)
         kept = "—" if diag.tuples_kept is None else f"{diag.tuples_kept} / {diag.tuples_total}"
         c1.metric("Tuples kept (core)", kept, help="How many of the t k-tuples passed the first "
@@ -136,14 +136,14 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         answer = dpviz.viz.answered.answered_by(result, "friendlycore")
         c4.metric("Centers released", f"{k}", help="The number of private centers in the output, "
                   "and who released them: FriendlyCore's own core or its backup.")
-        with c4.container(key="answered_by"):
+        with c4.container(key=keys.ANSWERED_BY):
             st.caption(f"by {answer.who} · private output (simulated: not a release)")
 
 
 def _privacy_view(result, statement, cfg) -> None:
     viz = dpviz.viz
     summary = viz.privacy.privacy_summary(statement)
-    with st.container(key="privacy_statement"):
+    with st.container(key=keys.PRIVACY_STATEMENT):
         st.markdown(f"**{summary.row_level}**")
         st.markdown(summary.odds)
         st.markdown(summary.paper + " — the paper's unit is one k-tuple of the derived database.")
@@ -156,9 +156,9 @@ def _privacy_view(result, statement, cfg) -> None:
         # ~65 ms of the switch to this view (issue 16); a click on a ring opens its inner
         # spends, and the table below lists every one.
         live_chart.live_chart(viz.privacy.ledger_figure(result.ledger, maxdepth=4),
-                              key="ledger_chart")
+                              key=keys.LEDGER_CHART)
         st.caption("Click a ring to open the spends inside it (the centre goes back).")
-    with right, st.container(key="feasibility"):
+    with right, st.container(key=keys.FEASIBILITY):
         st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
                     "quantities, never from the data)")
         feas = result.find("feasibility")
@@ -224,16 +224,16 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.download_button("Simulated centers (CSV, do not publish)",
                        downloads.centers_csv(result, ds.feature_names),
-                       file_name="dpviz_simulated_centers.csv", mime="text/csv", key="dl_centers",
+                       file_name="dpviz_simulated_centers.csv", mime="text/csv", key=keys.DL_CENTERS,
                        on_click="ignore", icon=":material/download:")
     c4.download_button("Privacy ledger (CSV)", lambda: downloads.ledger_csv(result),
-                       file_name="dpviz_ledger.csv", mime="text/csv", key="dl_ledger",
+                       file_name="dpviz_ledger.csv", mime="text/csv", key=keys.DL_LEDGER,
                        on_click="ignore", icon=":material/download:")
     c2.download_button("Run configuration (JSON)",
                        config_json(ds, cfg, state.params(), statement, state.query_dict(),
                                              result=result),
                        file_name="dpviz_run_config.json", mime="application/json",
-                       key="dl_config", on_click="ignore", icon=":material/download:")
+                       key=keys.DL_CONFIG, on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers
 
     def figure_html() -> str:
@@ -242,7 +242,7 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
 
     if downloads.storyboard_offered(ds):  # it draws every row: not for an upload
         c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
-                           mime="text/html", key="dl_figure", on_click="ignore",
+                           mime="text/html", key=keys.DL_FIGURE, on_click="ignore",
                            icon=":material/download:")
     st.caption(downloads.EXPLORE_CAPTION)
 
@@ -332,7 +332,7 @@ def _more_rows_button(cfg: run.RunConfig) -> None:
     n, t = more
     if st.button(f"FriendlyCore's own core needs more pieces at a sound ε: open this lesson with {n:,} "
                  f"rows and t = {t:,} pieces (the slider's mark then shows from which ε its core forms)",
-                 key="more_rows", icon=":material/arrow_forward:", type="tertiary"):
+                 key=keys.MORE_ROWS, icon=":material/arrow_forward:", type="tertiary"):
         state.update(n=n, t=t)
         st.rerun(scope="app")  # new data: the whole page, not only this fragment
 
@@ -340,7 +340,7 @@ def _more_rows_button(cfg: run.RunConfig) -> None:
 @st.fragment
 def live(ds, stage, cfg: run.RunConfig) -> None:
     """The row-level ε and δ controls and everything that depends on them (reruns alone on a move)."""
-    lap = profiler.Laps("explore.live")
+    lap = rerun_timing.Laps("explore.live")
     # The sliders on the left, the one main panel they change on the right: both on one screen
     # at 1280×720 (issue 16).
     left, right = st.columns([5, 6], gap="medium")
@@ -356,7 +356,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         mark = run.core_eps(ds, stage, cfg, controls.EPS_GRID)
         controls.eps_slider(mark=mark, t=cfg.t)
         if link_note is not None:
-            with st.container(key="rho_link_note"):
+            with st.container(key=keys.RHO_LINK_NOTE):
                 st.info(link_note, icon=":material/link:")
     stage_key = cfg.stage_key(ds)
     # a knob no budget meets (the plan's ValueError, e.g. t·k above the declared n) fails here too
@@ -375,7 +375,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     lap("statement")
     with c3:  # the per-row sentence first: it stays on the first screen at 1280×720
         controls.epsilon_readout(statement, n_declared=int(ds.n))
-        with st.container(key="own_budget_readout"):
+        with st.container(key=keys.OWN_BUDGET_READOUT):
             controls.own_budget_readout("FriendlyCore", "zcdp", plan)
         controls.rho_entry(lambda rho, delta: run.fc_plan(
             ds, replace(cfg, rho=rho, delta=delta, eps=None)).guarantee)
@@ -383,7 +383,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
     storyboard = dpviz.viz.storyboard
     status = storyboard.run_status(result)
-    with st.container(key="run_status"):
+    with st.container(key=keys.RUN_STATUS):
         # In plain words: which method answered and, if not FriendlyCore, why (issue 16).
         text = storyboard.plain_status(result)
         if result.centers is None:
@@ -397,9 +397,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = shared.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
-    with right, st.container(key="main_panel"):
+    with right, st.container(key=keys.MAIN_PANEL):
         live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
-                              key="main_panel_chart")
+                              key=keys.MAIN_PANEL_CHART)
     lap("main panel")
     _tiles(run.diagnostics(ds, stage, result, ref), result)
     lap("tiles")
@@ -422,7 +422,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
 def render(ds, spec, radius: float) -> None:
     """FriendlyCore's Explore on dataset ``ds`` with the declared radius (the hook's signature)."""
-    modes.simulation_badge("simulation_badge_explore")
+    modes.simulation_badge(keys.EXPLORE_BADGE)
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius).with_t(ds)  # t = 0: the automatic t
     staged = explore_live.stage_or_last(ds, cfg)

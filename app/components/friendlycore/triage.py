@@ -110,7 +110,7 @@ def panel(ds) -> None:
     cfg = _cfg(ds)
     if cfg is None or ds is None:
         return
-    with st.container(key="triage_verdict", border=True):
+    with st.container(key=keys.TRIAGE_VERDICT, border=True):
         st.markdown("### Triage: will FriendlyCore's core form here?")
         try:
             with st.spinner("Checking the pieces (non-private diagnostic)…"):
@@ -124,9 +124,9 @@ def panel(ds) -> None:
                        icon=":material/check:")
         note = data_source.k_note(ds, cfg.k)
         if note:
-            with st.container(key="triage_k_note"):
+            with st.container(key=keys.TRIAGE_K_NOTE):
                 st.info(note)
-                st.button(f"Set k = {ds.k}", key="triage_k_data", on_click=_apply,
+                st.button(f"Set k = {ds.k}", key=keys.TRIAGE_K_DATA, on_click=_apply,
                           args=({"k": int(ds.k)},), icon=":material/tune:")
         (st.success if v.success else st.warning)(v.headline)
         target = (f"the row-level target ε = {cfg.eps:g}, δ = {cfg.delta:g}" if cfg.eps else
@@ -149,7 +149,7 @@ def panel(ds) -> None:
                 if rest:
                     st.button(f"{s.text.removesuffix('.')} — the ρ part cannot be met: {why}; this sets "
                               f"{', '.join(f'{_NAMES.get(c, c)} = {v:g}' for c, v in rest.items())} only.",
-                              key=f"triage_apply_{i}", on_click=_apply, args=(rest,),
+                              key=f"{keys.TRIAGE_APPLY}{i}", on_click=_apply, args=(rest,),
                               help=f"Sets {', '.join(_NAMES.get(c, c) for c in rest)} for Explore "
                                    f"(based on {label}).", icon=":material/tune:")
                 else:
@@ -158,7 +158,7 @@ def panel(ds) -> None:
                 text = s.text if "eps" not in changes else \
                     (f"{s.text.removesuffix('.')}: Explore's row-level ε = {changes['eps']:g} at δ = "
                      f"{changes.get('delta', cfg.delta):.2g} ({row_level(ds, cfg, changes)}).")
-                st.button(text, key=f"triage_apply_{i}", on_click=_apply, args=(changes,),
+                st.button(text, key=f"{keys.TRIAGE_APPLY}{i}", on_click=_apply, args=(changes,),
                           help=f"Sets {', '.join(_NAMES.get(c, c) for c in changes)} for Explore "
                                f"(based on {label}).", icon=":material/tune:")
             else:
@@ -173,14 +173,14 @@ def clustering_panel(ds) -> None:
         return
     p = state.params()
     key = (ds.content_hash, int(p["k"]), float(p["delta"]), float(p["eps"]), float(radius))
-    with st.container(key="clustering_verdict", border=True):
+    with st.container(key=keys.CLUSTERING_VERDICT, border=True):
         st.markdown("### Will private clustering be useful here?")
         done = cache.peek("clustering_verdict", key)
         if done is None:
             # once asked, a change of k or ε (the Data page's own controls) re-runs it (issue 36)
             if not (st.session_state.get(_ASKED) or st.button(
                              f"Check (k = {p['k']}, target row-level ε = {p['eps']:g})",
-                             key="clustering_verdict_run", icon=":material/rule:",
+                             key=keys.CLUSTERING_VERDICT_RUN, icon=":material/rule:",
                              help="Runs the best registered method for these inputs (what `auto` "
                                   "runs) a few seeded times per ε on your rows: a non-private "
                                   "diagnostic for you, never released.")):
