@@ -255,6 +255,17 @@ def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label:
     ``text(job)`` replaces the bar's default text ("3 of 8 steps · message"): for a job whose
     counts must not be shown (the Release page shows public stage names and the elapsed time).
     ``stop_help`` is the Stop button's tooltip."""
+    job = current(slot)
+    if job is None or job.done.is_set():
+        # No poller unless a job runs. A ``run_every`` fragment left on a page whose job had
+        # ended kept its browser timer; when it fired during a page switch (Compare's chart
+        # click → Explore) Streamlit's frontend pruned the new page's elements with the stale
+        # fragment run's cleanup and Explore stayed blank (the click test's flake, issue 38;
+        # streamlit#9617, #16708). The last poll of a running job reruns the page, which then
+        # draws no fragment.
+        if job is not None:
+            st.session_state[f"{keys.JOB_SEEN}{slot}"] = (id(job), len(job.parts), True)
+        return
 
     @st.fragment(run_every=0.5)
     def _poll() -> None:
