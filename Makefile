@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test check lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe clean
+.PHONY: run test check slow-list lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -73,15 +73,25 @@ $(DOCS_STAMP): $(DOCS_SOURCES) | $(VENV)/.dev
 # cores stay busy to the end.
 JOBS ?= auto
 XDIST := -n $(JOBS) --dist loadfile --no-loadscope-reorder
+PYTEST := $(PY) -m pytest
 
 test: $(VENV)/.dev chromium axe lint $(DOCS_STAMP)
-	$(PY) -m pytest $(XDIST)
+	$(PYTEST) $(XDIST)
 
-# The inner loop (issue 38): lint, then the unit and app tests not marked slow, e2e or packaging
-# (the wheel's own venv), on every core. `make test` runs everything.
+# The inner loop (issue 38): lint, then the unit and app tests not marked slow (by a decorator, or
+# listed in tests/slow_tests.txt: >= 1 s each), e2e or packaging (the wheel's own venv), on every
+# core. `make test` runs everything.
 check: $(VENV)/.dev
 	$(VENV)/bin/ruff check dpviz app tests bench
-	$(PY) -m pytest -q $(XDIST) -m "not slow and not e2e and not packaging" tests/unit tests/app
+	$(PYTEST) -q $(XDIST) -m "not slow and not e2e and not packaging" tests/unit tests/app
+
+# The unit and app tests that take >= 1 s each (tests/slow_tests.txt), which tests/conftest.py marks
+# slow so that `make check` leaves them to `make test`. Run on a quiet machine after tests change.
+SLOW_REPORT := $(or $(TMPDIR),/tmp)/dpviz-slow-report.xml
+slow-list: $(VENV)/.dev
+	DPVIZ_SLOW_LIST=0 $(PYTEST) -q $(XDIST) -p no:cacheprovider \
+		-m "not slow and not e2e and not packaging" tests/unit tests/app --junitxml=$(SLOW_REPORT) || true
+	$(PY) tests/slow_list.py $(SLOW_REPORT)
 
 unit: $(VENV)/.dev
 	$(PY) -m pytest tests/unit

@@ -75,7 +75,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return FilesAndSplitModules(config, log)
 
 
+#: Unit and app tests measured at seconds each (``tests/slow_tests.txt``, made by ``make slow-list``):
+#: marked ``slow`` here, so ``make check`` stays a quick inner loop; ``make test`` runs them all.
+SLOW_LIST = Path(__file__).resolve().parent / "slow_tests.txt"
+
+
+def slow_listed() -> frozenset[str]:
+    """The node ids in :data:`SLOW_LIST` (comments and blank lines skipped); none when
+    ``DPVIZ_SLOW_LIST=0`` (``make slow-list`` measures every test not slow by decorator)."""
+    if os.environ.get("DPVIZ_SLOW_LIST", "1") == "0" or not SLOW_LIST.is_file():
+        return frozenset()
+    lines = (ln.strip() for ln in SLOW_LIST.read_text().splitlines())
+    return frozenset(ln for ln in lines if ln and not ln.startswith("#"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    listed = slow_listed()
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
     rank = {path: i for i, path in enumerate(HEAVY_FIRST)}
     root = config.rootpath
 
