@@ -1,6 +1,8 @@
 """Issue 36, offline: the app asks nothing of any host but its own server.
 
-Every page of the navigation is opened in a fresh tab while every request the browser makes
+Every page of the navigation is opened in a fresh tab, on small generated data (what a page
+requests does not depend on its rows; the default lesson's 150,000 rows cost minutes of a loaded
+suite here), while every request the browser makes
 (documents, scripts, fonts, images, the favicon, websockets) is recorded; a request to any other
 host is also aborted, as it would be in a classroom without internet. The test fails on any such
 request and checks that the Material Symbols icon font (the icons in alerts and buttons, e.g.
@@ -17,6 +19,8 @@ from st_e2e import assert_no_exception, new_app_page, open_app
 
 pytestmark = pytest.mark.e2e
 
+#: Small generated data so every page draws quickly (as in test_e2e_a11y.py).
+Q = "n=2000&t=40&k=3&gk=3&seed=1"
 #: Schemes that never leave the browser.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
 
@@ -64,7 +68,7 @@ def outside_requests(browser: Browser, app_url: str) -> dict[str, list[str]]:
     """Per page path: the requests the page made to any other host (each one aborted)."""
     netloc = urlsplit(app_url).netloc
     first = new_app_page(browser)
-    open_app(first, f"{app_url}/")
+    open_app(first, f"{app_url}/?{Q}")
     paths = _nav_paths(first, app_url)
     first.context.close()
     seen: dict[str, list[str]] = {}
@@ -77,7 +81,7 @@ def outside_requests(browser: Browser, app_url: str) -> dict[str, list[str]]:
                 and request.url not in got and got.append(request.url))
         page.on("websocket", lambda ws, got=got: _outside(ws.url.replace("ws", "http", 1), netloc)
                 and got.append(ws.url))
-        open_app(page, f"{app_url}{path}")
+        open_app(page, f"{app_url}{path}?{Q}")
         assert_no_exception(page)
         page.wait_for_load_state("networkidle")
         icon_font = page.evaluate(_ICON_FONT_JS)
@@ -98,7 +102,7 @@ def test_the_present_page_draws_its_icons_offline(browser: Browser, app_url: str
     page = new_app_page(browser, width=1280, height=720)
     page.context.route("**/*", _blocker(netloc, []))
     try:
-        open_app(page, f"{app_url}/present")
+        open_app(page, f"{app_url}/present?{Q}")
         assert_no_exception(page)
         icon = page.locator(".st-key-present_badge [data-testid='stAlertDynamicIcon']")
         assert icon.inner_text().strip() == "science"  # the ligature's text ...
