@@ -243,9 +243,11 @@ def _state_line(spec: sweep.CompareSpec, part: sweep.Partial | None, n_algos: in
 def main() -> None:
     if st.session_state.pop(keys.GOTO_EXPLORE, False):
         st.switch_page(st.session_state[keys.PAGES]["explore"])
-    st.title("Compare methods at one guarantee")
-    loading = st.empty()
+    # The loading message is sent before the title's text, so no frame shows the title alone: a
+    # fresh Compare once showed only its title for 0.5 s (test_e2e_compare_first_screen, issue 38).
+    title, loading = st.empty(), st.empty()
     loading.info(LOADING, icon=":material/hourglass_top:")
+    title.title("Compare methods at one guarantee")
     got = sweep.page_dataset()
     if got is None:
         loading.empty()
