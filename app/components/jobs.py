@@ -246,6 +246,11 @@ def forget(slot: str) -> None:
     st.session_state.pop(_slot(slot), None)
 
 
+def _mark(job: Job) -> tuple[int, int, bool]:
+    """What the poller compares between polls: which job, how many pieces, whether it ended."""
+    return id(job), len(job.parts), job.done.is_set()
+
+
 def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label: str = "Stop",
           text: Callable[[Job], str] | None = None, stop_help: str | None = None) -> None:
     """Progress bar (its container keyed ``key``) and Stop button (``stop_key``; both the page's
@@ -264,7 +269,7 @@ def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label:
         # streamlit#9617, #16708). The last poll of a running job reruns the page, which then
         # draws no fragment.
         if job is not None:
-            st.session_state[f"{keys.JOB_SEEN}{slot}"] = (id(job), len(job.parts), True)
+            st.session_state[f"{keys.JOB_SEEN}{slot}"] = _mark(job)
         return
 
     @st.fragment(run_every=0.5)
@@ -273,7 +278,7 @@ def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label:
         if job is None:
             return
         seen = st.session_state.get(f"{keys.JOB_SEEN}{slot}")
-        now = (id(job), len(job.parts), job.done.is_set())
+        now = _mark(job)
         if seen is not None and seen != now:
             st.session_state[f"{keys.JOB_SEEN}{slot}"] = now
             st.rerun()  # a piece landed or the job ended: redraw the page with it
