@@ -54,13 +54,14 @@ IDENTITY_HELP = (
 
 
 def store():
-    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in
-    classroom mode, whose server keeps no persistent ledger (issue 37)."""
-    from dpviz.privacy.ledger_store import LedgerStore
+    """The server's ledger store (PostgreSQL at ``$DPVIZ_LEDGER_DSN``, shared by replicas; else
+    ``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in classroom mode, whose server
+    keeps no persistent ledger (issue 37)."""
+    from dpviz.privacy.ledger_store import open_store
 
     if classroom.on():
         raise RuntimeError("This classroom server keeps no persistent privacy ledger.")
-    return LedgerStore()
+    return open_store()
 
 
 def identity(text: str | None) -> str | None:

@@ -35,6 +35,7 @@ from app.components import data_source, deployments, jobs, keys, ledger_view, mo
 from app.components import segment_profiles as profiles
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.ledger_store import OverBudgetError
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
@@ -372,9 +373,17 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = busy
         return
     unlock = jobs.unlocker(lock_name(cfg["identity"]), token)
-    try:  # WRITE-AHEAD: booked at the full target before the worker reads a row
+    try:  # WRITE-AHEAD: booked at the full target before the worker reads a row, only within the
+        # accepted total, checked and booked in one step under the identity's lock in the store
+        # (so it holds across server replicas sharing a PostgreSQL ledger, issue 46)
         attempt = ledger_view.open_attempt(cfg["identity"], algorithm=cfg["spec"].title,
-                                           epsilon=target.eps, delta=target.delta, surface="release-page")
+                                           epsilon=target.eps, delta=target.delta, surface="release-page",
+                                           within=(after.eps, after.delta))
+    except OverBudgetError:
+        unlock()
+        st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
+                                               "accepted it: nothing was run. Accept the new total.")
+        return
     except (OSError, ValueError):
         unlock()
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be written: nothing was run.")
