@@ -13,12 +13,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from _dask_procs import free_port
 
 INSTALL = "make postgres (Debian's postgresql package)"
 
@@ -33,12 +34,6 @@ def bindir() -> Path:
     if not versions:
         raise RuntimeError(f"PostgreSQL's server binaries are not installed: run {INSTALL}.")
     return Path(versions[-1]).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -64,7 +59,7 @@ def start(timeout: float = 120.0) -> Server:
     if os.geteuid() == 0:  # initdb and postgres refuse root: Debian's postgres user runs them
         shutil.chown(root, "postgres", "postgres")
         run_as = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
+    port = free_port()
     log = root / "server.log"
     subprocess.run([*run_as, str(bins / "initdb"), "-D", str(root / "data"), "-U", "dpviz", "--auth=trust",
                     "-E", "UTF8", "--no-sync"], check=True, capture_output=True, timeout=timeout)
