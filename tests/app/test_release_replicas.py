@@ -45,11 +45,8 @@ print(json.dumps({{"preview": preview, "exception": [str(e.value) for e in at.ex
 
 @pytest.fixture(scope="module")
 def dsn():
-    server = _postgres.start()
-    try:
-        yield server.dsn
-    finally:
-        server.stop()
+    with _postgres.running() as dsn:
+        yield dsn
 
 
 def test_a_release_booked_through_one_replica_counts_on_the_other(dsn, monkeypatch, tmp_path):

@@ -10,12 +10,14 @@ them first).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,3 +79,13 @@ def start(timeout: float = 120.0) -> Server:
                 server.stop()
                 raise
             time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def running() -> Iterator[str]:
+    """A server for the duration of the block (a test module's fixture); yields its DSN."""
+    server = start()
+    try:
+        yield server.dsn
+    finally:
+        server.stop()

@@ -32,11 +32,8 @@ EPS, DELTA = 0.25, 2.0**-30
 
 @pytest.fixture(scope="module")
 def postgres():
-    server = _postgres.start()
-    try:
-        yield server.dsn
-    finally:
-        server.stop()
+    with _postgres.running() as dsn:
+        yield dsn
 
 
 @pytest.fixture(params=["files", "postgres"])
