@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test check slow-list lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe clean
+.PHONY: run test check slow-list lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe postgres clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,14 @@ chromium:
 		echo "Installing Debian's chromium for the browser tests..."; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+# Debian's PostgreSQL server binaries (initdb, pg_ctl) for the ledger store's tests, which start
+# their own throwaway server (tests/unit/_postgres.py; issue 46). Idempotent: skipped once there.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "Installing Debian's postgresql for the ledger store's tests..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
 # axe-core, the accessibility checker the browser tests inject into every page
 # (tests/e2e/test_e2e_a11y.py), from its npm package at a pinned version (npm checks the
@@ -75,7 +83,7 @@ JOBS ?= auto
 XDIST := -n $(JOBS) --dist loadfile --no-loadscope-reorder
 PYTEST := $(PY) -m pytest
 
-test: $(VENV)/.dev chromium axe lint $(DOCS_STAMP)
+test: $(VENV)/.dev chromium axe postgres lint $(DOCS_STAMP)
 	$(PYTEST) $(XDIST)
 
 # The inner loop (issue 38): lint, then the unit and app tests not marked slow (by a decorator, or

@@ -117,6 +117,8 @@ import streamlit as st  # noqa: E402
 
 from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
 
+classroom.upload_limit()  # classroom mode refuses every upload, however it was switched on (issue 46)
+
 # A local SVG (sent as a data: URI), not ":material/…:": Streamlit fetches a Material favicon from
 # fonts.gstatic.com, and the app makes no request outside its own server (issue 36).
 st.set_page_config(page_title="dpviz: private clustering", page_icon=ROOT / "app" / "favicon.svg",

@@ -254,6 +254,7 @@ def main() -> None:
     ns = [1, 5] if args.quick else [int(x) for x in args.sessions.split(",")]
     moves = 4 if args.quick else args.moves
 
+    load_start = os.getloadavg()  # other work on the machine inflates every wall time: say how much
     timing = Path(tempfile.mkdtemp()) / "timing.log"
     port = free_port()
     proc = start_server(port, timing, args.ttl, args.malloc_arena_max, args.classroom)
@@ -292,6 +293,7 @@ def main() -> None:
           f"{args.arrive} s, {'classroom mode, ' if args.classroom else ''}"
           f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs, MALLOC_ARENA_MAX "
           f"{args.malloc_arena_max or 'unset'}, warm-up {args.warmup_moves} moves, load average "
+          f"(1, 5, 15 min) at the start {' '.join(f'{x:.1f}' for x in load_start)}, at the end "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
           "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "

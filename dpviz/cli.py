@@ -40,7 +40,10 @@ published), ``failed`` (a bad value mid-file, a changed file, a lost cluster, a 
 the attempt open: it still counts at its full target and ``ledger show`` says "interrupted". A
 new identity close to a known one (punctuation, dashes, a trailing dot, ``.csv``, or ≤ 2 edits)
 is refused before anything runs ("did you mean …"), unless ``--new-identity`` says it is new.
-``ledger list`` / ``ledger show NAME`` print the known identities and one identity's attempts.
+``ledger list`` / ``ledger show NAME`` print the known identities and one identity's attempts:
+the operator's view of every identity on the server (the web app shows a session only the
+identities it typed or booked, issue 46). With ``$DPVIZ_LEDGER_DSN`` set, every command uses the
+PostgreSQL ledger several hosts share (:class:`dpviz.privacy.ledger_store.PostgresLedgerStore`).
 
 Test hook: when ``DPVIZ_TEST_PAUSE_AFTER_READ`` is set (seconds), an in-memory run prints one
 line and sleeps for that long right after the rows are read (the write-ahead booking is then on
@@ -390,19 +393,16 @@ class _Attempt:
             return
         if getattr(args, "unbooked", False):
             raise ValueError("--unbooked and --dataset-id contradict each other: give one.")
-        from dpviz.privacy.ledger_store import LedgerStore, normalize_identity
+        from dpviz.privacy.ledger_store import normalize_identity, open_store
 
         normalize_identity(args.dataset_id)  # ValueError: empty or too long
-        store = LedgerStore()
+        store = open_store()  # $DPVIZ_LEDGER_DSN (PostgreSQL) or $DPVIZ_LEDGER_DIR (files)
         try:
             store.total(args.dataset_id)  # readable (a damaged file refuses, never under-counts)
             near = store.near_matches(args.dataset_id)
-            store.directory.mkdir(parents=True, exist_ok=True)
-            fd, probe = tempfile.mkstemp(dir=store.directory, prefix=".probe-")
-            os.close(fd)
-            os.unlink(probe)
+            store.ensure_writable()
         except OSError as exc:
-            raise ValueError(f"The ledger directory {str(store.directory)!r} cannot be written "
+            raise ValueError(f"The ledger {store.location!r} cannot be written "
                              f"({exc.strerror or exc}); nothing was read.") from exc
         if near and not getattr(args, "new_identity", False):
             raise ValueError(_near_match_error(args.dataset_id, near))
@@ -457,15 +457,15 @@ def _pause_for_tests() -> None:
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
     """``ledger list`` / ``ledger show NAME`` on stdout."""
-    from dpviz.privacy.ledger_store import COMPOSITION, LedgerStore
+    from dpviz.privacy.ledger_store import COMPOSITION, open_store
 
-    store = LedgerStore()
-    if args.ledger_command == "list":
+    store = open_store()
+    if args.ledger_command == "list":  # the operator's view: every identity (a session sees its own)
         names = store.identities()
         if not names:
-            print(f"No dataset identity is booked in {store.directory}.")
+            print(f"No dataset identity is booked in {store.location}.")
             return 0
-        print(f"Dataset identities in {store.directory} ({COMPOSITION}):")
+        print(f"Dataset identities in {store.location} ({COMPOSITION}):")
         for name in names:
             es = store.entries(name)
             eps, delta = store.total(name)
@@ -476,7 +476,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     if not store.known(args.name):
         near = store.near_matches(args.name)
         hint = f" Did you mean {near[0]!r}?" if near else ""
-        raise ValueError(f"No attempt is booked on {args.name!r} in {store.directory}.{hint}")
+        raise ValueError(f"No attempt is booked on {args.name!r} in {store.location}.{hint}")
     ident = store.identity(args.name) or {}
     eps, delta = store.total(args.name)
     print(f"Dataset identity: {ident.get('declared', args.name)} (normalized: "

@@ -366,6 +366,12 @@ RELEASE_NEAR_IDENTITY: Key[Any] = _declare(
     "release_near_identity", object, "container: 'did you mean' a known identity close to the new one")
 RELEASE_NEW_IDENTITY: Key[bool] = _declare(
     "release_new_identity", bool, "checkbox: the new identity is another table")
+OWN_IDENTITIES: Key[dict] = _declare(
+    "_own_identities", dict, "normalized → declared: the identities this session typed or booked")
+RELEASE_CHECK_AGAIN: Key[bool] = _declare(
+    "release_check_again", bool, "button: look again whether another session's release still runs")
+OWN_ATTEMPTS: Key[set] = _declare(
+    "_own_attempts", set, "ids of the ledger attempts this session booked (their times are shown)")
 
 
 # ----------------------------------------------------------------------------- Generate page (DPGM)

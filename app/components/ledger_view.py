@@ -37,6 +37,13 @@ def ledger_table_view(ledger: Ledger, *, height: int = 320) -> None:
 # Releases (Release page, server path, command line) book every attempt that read the data in
 # :class:`dpviz.privacy.ledger_store.LedgerStore`, keyed by the dataset identity the user declares
 # (issue 25, finding 3). These helpers are the app's view of it.
+#
+# Sessions see only their own (issue 46, item 3): a session is offered only the identities it typed
+# or booked (:func:`own_identities`; an operator lists them all with ``dpviz ledger list``), a near
+# miss of another session's identity is flagged without naming it, and the attempts table shows a
+# time only for the attempts this session booked (:func:`open_attempt`): another session's attempt
+# shows its cost and outcome (they compose into the total the user accepts), never when it started
+# or ended (a run's duration describes its data).
 
 IDENTITY_HELP = (
     "A name for this table that you give every time you release from it — by upload, by server "
@@ -47,13 +54,14 @@ IDENTITY_HELP = (
 
 
 def store():
-    """The server's ledger store (``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in
-    classroom mode, whose server keeps no persistent ledger (issue 37)."""
-    from dpviz.privacy.ledger_store import LedgerStore
+    """The server's ledger store (PostgreSQL at ``$DPVIZ_LEDGER_DSN``, shared by replicas; else
+    ``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``); refused in classroom mode, whose server
+    keeps no persistent ledger (issue 37)."""
+    from dpviz.privacy.ledger_store import open_store
 
     if classroom.on():
         raise RuntimeError("This classroom server keeps no persistent privacy ledger.")
-    return LedgerStore()
+    return open_store()
 
 
 def identity(text: str | None) -> str | None:
@@ -64,6 +72,28 @@ def identity(text: str | None) -> str | None:
         return normalize_identity(text or "")
     except ValueError:
         return None
+
+
+def remember(declared: str | None) -> None:
+    """This session was given ``declared`` (the user typed it): offer it again later."""
+    normalized = identity(declared)
+    if normalized is not None:
+        st.session_state.setdefault(keys.OWN_IDENTITIES, {}).setdefault(normalized, str(declared).strip())
+
+
+def own_identities() -> list[str]:
+    """The identities this session typed or booked (as first typed), sorted by normalized name."""
+    own = st.session_state.get(keys.OWN_IDENTITIES, {})
+    return [own[k] for k in sorted(own)]
+
+
+def open_attempt(dataset_id: str, **kwargs) -> str:
+    """Book an attempt write-ahead (:meth:`~dpviz.privacy.ledger_store.LedgerStore.open_attempt`)
+    and remember it as this session's (its time is shown here, to this session only)."""
+    attempt = store().open_attempt(dataset_id, **kwargs)
+    st.session_state.setdefault(keys.OWN_ATTEMPTS, set()).add(attempt)
+    remember(dataset_id)
+    return attempt
 
 
 def total(dataset_id: str):
@@ -84,12 +114,17 @@ def near_identity_ok(declared: str, *, box: str, confirm: str) -> bool:
         near = []
     if not near:
         return True
+    own = {identity(n) for n in own_identities()}
+    mine = [n for n in near if identity(n) in own]  # another session's names are never shown
+    similar = (f"close to {', '.join(f'“{safe.md(n)}”' for n in mine[:3])}" if mine else
+               "close to a dataset identity already booked on this server (not named here: a session "
+               "sees only the identities it typed or booked; ask whoever gave you the table's name)")
     with st.container(key=box):
-        st.warning(f"**Did you mean “{safe.md(near[0])}”?** “{safe.md(declared.strip())}” is a new dataset "
-                   "identity, but close to " + ", ".join(f"“{safe.md(n)}”" for n in near[:3]) + " (same "
+        st.warning((f"**Did you mean “{safe.md(mine[0])}”?** " if mine else "**Check the name.** ")
+                   + f"“{safe.md(declared.strip())}” is a new dataset identity, but {similar} (same "
                    "name up to punctuation, dashes, a trailing dot, a file extension or a letter or two). A "
                    "new name starts a new ledger at (0, 0): releases of the same table under two names do "
-                   "not compose. Pick the known name, or confirm that this is another table.",
+                   "not compose. Use the known name, or confirm that this is another table.",
                    icon=":material/warning:")
         return st.checkbox(f"“{declared.strip()}” is another table: start a new ledger for it",
                            key=confirm)
@@ -97,14 +132,13 @@ def near_identity_ok(declared: str, *, box: str, confirm: str) -> bool:
 
 def identity_note(dataset_id: str) -> str:
     """'New dataset identity …' or 'Known dataset identity: N attempts booked since …'."""
-    st_ = store()
-    es = st_.entries(dataset_id)
+    es = store().entries(dataset_id)
     if not es:
         return (f"**New dataset identity** “{safe.md(dataset_id)}”: nothing booked on it yet; the "
                 "first attempt records it as new.")
-    first = (st_.identity(dataset_id) or {}).get("time", "?")
-    return (f"**Known dataset identity** “{safe.md(dataset_id)}”: {len(es)} attempt(s) booked since "
-            f"{safe.md(first)} (every surface: this page, server paths, the command line).")
+    # No "since <time>": the first booking may be another session's attempt (issue 46).
+    return (f"**Known dataset identity** “{safe.md(dataset_id)}”: {len(es)} attempt(s) booked "
+            "(every surface: this page, server paths, the command line).")
 
 
 #: How an attempt booked write-ahead and never marked reads (issue 34, finding B): it counts at
@@ -121,17 +155,25 @@ def outcome_text(entry: dict) -> str:
     return str(entry.get("outcome", ""))
 
 
+#: The time cell of an attempt this session did not book (issue 46: no start or end time).
+OTHER_TIME = "— (another session or surface)"
+
+
 def attempts_table(dataset_id: str, *, key: str) -> None:
     """Every attempt booked on ``dataset_id`` (whatever its outcome or surface), oldest first."""
     es = store().entries(dataset_id)
     if not es:
         return
-    rows = [{"#": i + 1, "time (UTC)": e.get("time", ""), "algorithm": e.get("algorithm", ""),
-             "row-level ε": round(float(e["epsilon"]), 4), "row-level δ": f"{float(e['delta']):.2g}",
-             "outcome": outcome_text(e), "surface": e.get("surface", "")}
+    own = st.session_state.get(keys.OWN_ATTEMPTS, set())
+    rows = [{"#": i + 1, "time (UTC)": e.get("time", "") if e.get("id") in own else OTHER_TIME,
+             "algorithm": e.get("algorithm", ""), "row-level ε": round(float(e["epsilon"]), 4),
+             "row-level δ": f"{float(e['delta']):.2g}", "outcome": outcome_text(e),
+             "surface": e.get("surface", "")}
             for i, e in enumerate(es)]
     with st.container(key=key):
         st.markdown(f"**Every attempt booked on this dataset identity** ({len(rows)}; each is booked at "
                     "its full budget before the run reads a row; a failed, cancelled, refused or "
                     "interrupted run read the data too, so it costs its full budget)")
         st.markdown(safe.md_table(rows))
+        st.caption("Times are shown for this session's attempts only: when another session's run "
+                   "started or ended would tell how long it took, and that describes its data.")

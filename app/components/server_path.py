@@ -248,7 +248,7 @@ def _form(src) -> dict[str, Any] | None:
 def _open(cfg: dict[str, Any]) -> str:
     """Book the streamed attempt WRITE-AHEAD at its full target, before the file is read (issue
     34, finding B); returns its id. OSError when the ledger cannot be written."""
-    return ledger_view.store().open_attempt(
+    return ledger_view.open_attempt(  # this session's: its time is shown to it only (issue 46)
         cfg["identity"], algorithm=f"{ALGORITHMS[cfg['name']]} (streamed)", epsilon=cfg["eps"],
         delta=cfg["delta"], surface="server-path")
 

@@ -35,6 +35,7 @@ from app.components import data_source, deployments, jobs, keys, ledger_view, mo
 from app.components import segment_profiles as profiles
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.ledger_store import OverBudgetError
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
@@ -58,7 +59,8 @@ RUNNING_TEXT = ("Drawing the private release once… It can take minutes on a la
                 "The attempt is already booked at its full target; its outcome is marked when it ends.")
 #: What every other session sees while a release on the same identity runs (whatever its data).
 LOCKED_TEXT = ("A release of this dataset identity is running: a new attempt can start when it ends "
-               "(its booking is already in the total above).")
+               "(its booking is already in the total above). This page does not follow it: check "
+               "again later (when it started or ends is not shown to other sessions).")
 #: The message of a cancelled attempt (booked at the full target: the run had read the rows).
 CANCELLED_TEXT = ("Cancelled: the attempt was booked at {cost}, because the run had started reading the "
                   "data. Nothing from the run is shown or exported.")
@@ -109,6 +111,12 @@ def _pick_identity() -> None:
         st.session_state[keys.RELEASE_DATASET_ID] = pick
 
 
+def _typed_identity() -> None:
+    """``on_change`` of the identity field: a name typed here was given to this session, so the
+    picker offers it from now on (issue 46: a session lists only its own identities)."""
+    ledger_view.remember(st.session_state.get(keys.RELEASE_DATASET_ID))
+
+
 def _fmt(g) -> str:
     return f"ε = {g.eps:.3g}, δ = {g.delta:.2g}"
 
@@ -118,18 +126,19 @@ def _form(ds, radius: float):
     registry = dpviz.registry
     specs = {s.name: s for s in registry.algorithms(private_only=True, applicable_to=int(ds.d))}
     p = state.params()
-    try:
-        known = ledger_view.store().identities()
-    except OSError:
-        known = []
+    # This session's identities only (issue 46): the server's full list is the operator's
+    # (`dpviz ledger list`), never shown to a session.
+    known = ledger_view.own_identities()
     if known:
-        st.selectbox("Known dataset identities (pick one, or type a name below)", [_PICK_NEW, *known],
+        st.selectbox("Your dataset identities (pick one, or type a name below)", [_PICK_NEW, *known],
                      key=keys.RELEASE_KNOWN_ID, on_change=_pick_identity,
-                     help="Every identity already booked on this server's ledger: pick the one of "
-                          "this table so its releases compose.")
+                     help="The identities you typed or released on in this session: pick the one of "
+                          "this table so its releases compose. Other sessions' identities are not "
+                          "listed; type the exact name you were given.")
     dataset_id = st.text_input(
         "Dataset identity (declared; required)", key=keys.RELEASE_DATASET_ID, max_chars=200,
-        placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP)
+        placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP,
+        on_change=_typed_identity)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
                         key=keys.RELEASE_ALGORITHM)
@@ -289,14 +298,13 @@ def main() -> None:
     _history(ds, identity)
 
 
-@st.fragment(run_every=1.0)
 def _locked_notice(name: tuple) -> None:
-    """The one sentence other sessions see while the identity is locked; polled, so the page
-    redraws (with the new total and attempts) once the run ends."""
-    if not jobs.locked(name):
-        st.rerun()
+    """The one sentence other sessions see while the identity is locked. Not polled (issue 46): a
+    notice that redrew the page the second the lock freed told every other session when that run
+    ended, to the second; this one changes only when this session itself reruns."""
     with st.container(key=keys.RELEASE_LOCKED):
         st.info(LOCKED_TEXT)
+        st.button("Check again", key=keys.RELEASE_CHECK_AGAIN, icon=":material/refresh:")
 
 
 def lock_name(identity: str) -> tuple:
@@ -365,9 +373,17 @@ def _release(ds, radius: float, cfg: dict, prov: dict, from_data: list[str]) -> 
         st.session_state[_MESSAGE] = busy
         return
     unlock = jobs.unlocker(lock_name(cfg["identity"]), token)
-    try:  # WRITE-AHEAD: booked at the full target before the worker reads a row
-        attempt = store.open_attempt(cfg["identity"], algorithm=cfg["spec"].title, epsilon=target.eps,
-                                     delta=target.delta, surface="release-page")
+    try:  # WRITE-AHEAD: booked at the full target before the worker reads a row, only within the
+        # accepted total, checked and booked in one step under the identity's lock in the store
+        # (so it holds across server replicas sharing a PostgreSQL ledger, issue 46)
+        attempt = ledger_view.open_attempt(cfg["identity"], algorithm=cfg["spec"].title,
+                                           epsilon=target.eps, delta=target.delta, surface="release-page",
+                                           within=(after.eps, after.delta))
+    except OverBudgetError:
+        unlock()
+        st.session_state[_MESSAGE] = ("error", "The total on this dataset identity changed since you "
+                                               "accepted it: nothing was run. Accept the new total.")
+        return
     except (OSError, ValueError):
         unlock()
         st.session_state[_MESSAGE] = ("error", "The privacy ledger cannot be written: nothing was run.")

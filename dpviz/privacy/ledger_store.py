@@ -15,8 +15,12 @@ line) are the same people and must not start a fresh (0, 0) total. Releases of t
 under two different declared names do not compose: the declaration is the user's responsibility,
 and the Release page says so.
 
-Storage: one JSON-lines file per identity in a directory (``$DPVIZ_LEDGER_DIR``, else
-``~/.dpviz/ledgers``), created on demand. The file's first line records the identity as new
+Storage: the embedded default is one JSON-lines file per identity in a directory
+(``$DPVIZ_LEDGER_DIR``, else ``~/.dpviz/ledgers``), created on demand. For several hosts (app
+replicas behind one address, the command line on another machine) :class:`PostgresLedgerStore`
+keeps the same lines in one PostgreSQL table (``$DPVIZ_LEDGER_DSN``; :func:`open_store` picks it
+when that is set; issue 46, item 2); its appends hold a per-identity transaction lock, so two
+replicas compose exactly as two processes on one host do. The file's first line records the identity as new
 (``"kind": "identity"``, with the declared and normalized names and the time); each attempt is
 one appended line. Appends hold an exclusive ``flock`` on the file and write the line in one
 ``write`` call on an ``O_APPEND`` descriptor, so concurrent writers (several sessions, several
@@ -41,6 +45,12 @@ composes it today (the total stays basic composition of the booked (ε, δ)); it
 tighter composition (e.g. summing ρ across zCDP attempts) needs no new file format. A line written
 before native budgets existed reads as its booked (ε, δ) (``"kind": "approx"``).
 
+Refusal across replicas (issue 46): :meth:`LedgerStore.open_attempt` with ``within=(ε, δ)`` books
+only if the composed total after the attempt stays within that bound, checked and booked under the
+identity's lock in one step: of two replicas racing for the last of a budget, one books and the
+other gets :class:`OverBudgetError` (the Release page passes the total the user accepted, so a
+booking made elsewhere since then refuses the run before a row is read).
+
 Identities are keys, so a typo starts a new ledger: :meth:`LedgerStore.identities` lists the
 known ones and :meth:`LedgerStore.near_matches` finds those a new name is close to (same letters
 and digits once punctuation, dashes, a trailing dot and a ``.csv``-like extension are set aside,
@@ -57,12 +67,14 @@ import math
 import os
 import re
 import socket
+import tempfile
 import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.plan import BudgetPlan, own_budget
 
@@ -72,6 +84,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 ENV = "DPVIZ_LEDGER_DIR"
+#: A PostgreSQL connection string (``postgresql://user@host:port/db``): the store for several hosts.
+DSN_ENV = "DPVIZ_LEDGER_DSN"
 OUTCOMES = ("release", "failed", "cancelled", "refused")
 #: The outcome of an attempt booked write-ahead and not (yet) marked: it counts at its full target.
 OPEN = "open"
@@ -168,6 +182,57 @@ def _locked(fd: int, exclusive: bool) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+class OverBudgetError(ValueError):
+    """An attempt booked ``within`` a bound would take the identity's composed total above it
+    (nothing was booked)."""
+
+
+def _entries_of(records: list[dict]) -> list[dict]:
+    """The attempts among a ledger's lines, each with its mark applied (:meth:`LedgerStore.entries`)."""
+    marks = {r.get("attempt"): r for r in records if r.get("kind") == "outcome"}
+    out = []
+    for r in records:
+        if r.get("kind") != "attempt":
+            continue
+        e = {k: v for k, v in r.items() if k not in ("kind", "pid", "host", "proc_start")}
+        mark = marks.get(r.get("id")) if r.get("id") else None
+        if mark is not None:
+            e |= {"outcome": mark["outcome"], "closed": mark.get("time")}
+            e |= {k: mark[k] for k in ("epsilon", "delta") if k in mark}
+        e["native"] = _native_of(mark if mark is not None and "native" in mark else e)
+        if "id" in r:
+            e["state"] = attempt_state(r, closed=mark is not None)
+        out.append(e)
+    return out
+
+
+def _total_of(entries: list[dict], dataset_id: str) -> tuple[float, float]:
+    """Basic composition (:func:`dpviz.privacy.accounting.compose_dp`) of the attempts' (ε, δ)."""
+    for e in entries:
+        if not (isinstance(e.get("epsilon"), int | float) and isinstance(e.get("delta"), int | float)):
+            raise ValueError(f"Ledger of {dataset_id!r} holds an attempt without a numeric (ε, δ).")
+    total = compose_dp(*(ApproxDP(float(e["epsilon"]), float(e["delta"])) for e in entries))
+    return total.eps, total.delta
+
+
+def _within_check(dataset_id: str, eps: float, dlt: float, within: tuple[float, float] | None):
+    """A check for :meth:`LedgerStore._append`: raise :class:`OverBudgetError` when booking (ε, δ)
+    would take the total above ``within`` (None: no check)."""
+    if within is None:
+        return None
+    cap_eps, cap_delta = float(within[0]), float(within[1])
+
+    def check(records: list[dict]) -> None:
+        now_eps, now_delta = _total_of(_entries_of(records), dataset_id)
+        after = compose_dp(ApproxDP(now_eps, now_delta), ApproxDP(eps, dlt))
+        if after.eps > cap_eps * (1 + 1e-12) or after.delta > cap_delta * (1 + 1e-12):
+            raise OverBudgetError(
+                f"Booking ε = {eps:g}, δ = {dlt:g} on {dataset_id!r} would take its total to ε = "
+                f"{after.eps:.6g}, δ = {after.delta:.3g}, above the accepted ε = {cap_eps:.6g}, "
+                f"δ = {cap_delta:.3g}: another attempt was booked since. Nothing was booked.")
+    return check
+
+
 class LedgerStore:
     """Every attempt on each declared dataset identity, on disk, composed per identity.
 
@@ -184,6 +249,11 @@ class LedgerStore:
     def __repr__(self) -> str:
         return f"LedgerStore({str(self.directory)!r})"
 
+    @property
+    def location(self) -> str:
+        """Where the ledgers are kept, for messages (the directory)."""
+        return str(self.directory)
+
     def path(self, dataset_id: str) -> Path:
         """The file holding ``dataset_id``'s attempts (it may not exist yet)."""
         return self.directory / _filename(normalize_identity(dataset_id))
@@ -195,6 +265,9 @@ class LedgerStore:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not os.access(self.directory, os.W_OK | os.X_OK):
             raise PermissionError(f"The ledger directory {self.directory} is not writable.")
+        fd, probe = tempfile.mkstemp(dir=self.directory, prefix=".probe-")  # what access() misses
+        os.close(fd)
+        os.unlink(probe)
 
     @staticmethod
     def _check(epsilon: float, delta: float, surface: str) -> tuple[float, float]:
@@ -207,20 +280,21 @@ class LedgerStore:
             raise ValueError(f"delta must lie in [0, 1]; got {delta!r}.")
         return eps, dlt
 
-    def _append(self, dataset_id: str, lines: list[dict]) -> None:
+    def _append(self, dataset_id: str, lines: list[dict], check=None) -> None:
         """Append ``lines`` to the identity's file in one locked ``write`` (the identity line
-        first when the file is new), then ``fsync``."""
+        first when the file is new), then ``fsync``. ``check(records)``, if given, sees the lines
+        already there under the same lock and may raise to book nothing."""
         normalized = normalize_identity(dataset_id)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner only
         path = self.directory / _filename(normalized)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             with _locked(fd, exclusive=True):
+                if check is not None:
+                    check(_parse(os.pread(fd, os.fstat(fd).st_size, 0), path.name))
                 if os.fstat(fd).st_size == 0:  # first booking: the identity is new
-                    lines = [{"kind": "identity", "time": lines[0]["time"], "declared": dataset_id,
-                              "normalized": normalized, "note": "new dataset identity"}, *lines]
-                data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode("utf-8")
-                os.write(fd, data)
+                    lines = [_identity_line(dataset_id, normalized, lines[0]["time"]), *lines]
+                os.write(fd, _encode(lines))
                 os.fsync(fd)
         finally:
             os.close(fd)
@@ -243,13 +317,17 @@ class LedgerStore:
         self._append(dataset_id, [_with_native(line, native)])
 
     def open_attempt(self, dataset_id: str, *, algorithm: str, epsilon: float, delta: float,
-                     surface: str, native: BudgetPlan | ZCDP | ApproxDP | None = None) -> str:
+                     surface: str, native: BudgetPlan | ZCDP | ApproxDP | None = None,
+                     within: tuple[float, float] | None = None) -> str:
         """Write-ahead: book an attempt at its FULL row-level target before any row is read.
 
         The attempt counts in :meth:`total` from now on, whatever happens to the process; mark it
         with :meth:`close_attempt`. Returns the attempt's id. Raises ValueError (bad surface or
         (ε, δ)) or OSError (the ledger cannot be written: then nothing may be read). ``native``: the
         budget the run's plan hands the mechanism, when known before it runs (:func:`native_budget`).
+        ``within``: book only if the composed total after this attempt is at most this (ε, δ),
+        checked under the identity's lock (every process and replica); else
+        :class:`OverBudgetError` and nothing is booked.
         """
         normalize_identity(dataset_id)
         eps, dlt = self._check(epsilon, delta, surface)
@@ -257,7 +335,7 @@ class LedgerStore:
         line = {"kind": "attempt", "id": attempt, "time": _now(), "algorithm": str(algorithm),
                 "epsilon": eps, "delta": dlt, "outcome": OPEN, "surface": surface, "pid": os.getpid(),
                 "host": socket.gethostname(), "proc_start": _proc_start(os.getpid())}
-        self._append(dataset_id, [_with_native(line, native)])
+        self._append(dataset_id, [_with_native(line, native)], _within_check(dataset_id, eps, dlt, within))
         return attempt
 
     def close_attempt(self, dataset_id: str, attempt: str, outcome: str, *,
@@ -301,17 +379,7 @@ class LedgerStore:
                 raw = f.read()
         finally:
             os.close(fd)
-        out = []
-        for i, line in enumerate(raw.decode("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"Ledger file {path.name}, line {i}, is not readable: refusing to "
-                                 "compose a total that might leave a spend out.") from exc
-            out.append(rec)
-        return out
+        return _parse(raw, path.name)
 
     def identity(self, dataset_id: str) -> dict | None:
         """The identity line (declared name, normalized name, when it was first booked), or None."""
@@ -323,34 +391,16 @@ class LedgerStore:
         its mechanism's terms, :func:`native_budget`; a line without one reads as its booked
         (ε, δ)); a write-ahead attempt also has ``id``, its ``outcome`` once marked ("open"
         before), the marking's ``closed`` time, and ``state`` from :func:`attempt_state`)."""
-        records = self._records(dataset_id)
-        marks = {r.get("attempt"): r for r in records if r.get("kind") == "outcome"}
-        out = []
-        for r in records:
-            if r.get("kind") != "attempt":
-                continue
-            e = {k: v for k, v in r.items() if k not in ("kind", "pid", "host", "proc_start")}
-            mark = marks.get(r.get("id")) if r.get("id") else None
-            if mark is not None:
-                e |= {"outcome": mark["outcome"], "closed": mark.get("time")}
-                e |= {k: mark[k] for k in ("epsilon", "delta") if k in mark}
-            e["native"] = _native_of(mark if mark is not None and "native" in mark else e)
-            if "id" in r:
-                e["state"] = attempt_state(r, closed=mark is not None)
-            out.append(e)
-        return out
+        return _entries_of(self._records(dataset_id))
 
     def total(self, dataset_id: str) -> tuple[float, float]:
-        """The composed row-level (ε, δ) over every booked attempt (:data:`COMPOSITION`)."""
-        es = self.entries(dataset_id)
-        for e in es:
-            if not (isinstance(e.get("epsilon"), int | float) and isinstance(e.get("delta"), int | float)):
-                raise ValueError(f"Ledger of {dataset_id!r} holds an attempt without a numeric (ε, δ).")
-        return (math.fsum(e["epsilon"] for e in es), min(1.0, math.fsum(e["delta"] for e in es)))
+        """The composed row-level (ε, δ) over every booked attempt (:data:`COMPOSITION`, by
+        :func:`dpviz.privacy.accounting.compose_dp`)."""
+        return _total_of(self.entries(dataset_id), dataset_id)
 
     def known(self, dataset_id: str) -> bool:
         """True once an attempt on this identity has been booked (in any session or process)."""
-        return self.path(dataset_id).is_file() and bool(self._records(dataset_id))
+        return bool(self._records(dataset_id))
 
     def identities(self) -> list[str]:
         """The declared names of every identity in the store (as first declared), sorted by their
@@ -372,6 +422,160 @@ class LedgerStore:
         if self.known(dataset_id):
             return []
         return near_identities(dataset_id, self.identities())
+
+
+class PostgresLedgerStore(LedgerStore):
+    """The same ledger in one PostgreSQL table, for several hosts (issue 46, item 2).
+
+    Every line a file would hold is one row ``(seq, identity, line)`` of table
+    :data:`TABLE` (``identity`` the normalized name, ``line`` the same JSON text), read back in
+    ``seq`` order, so everything above the storage (write-ahead attempts, marks, native budgets,
+    totals, near matches) is :class:`LedgerStore`'s own. An append runs in one transaction that
+    first takes a transaction-level advisory lock on the identity (``pg_advisory_xact_lock``):
+    appends to one identity from any number of processes and hosts are serialised, the identity
+    line is written exactly once, and an ``open_attempt(within=…)`` check sees every booking that
+    committed before it. Reads see committed rows only. The table is created on first use.
+    Needs ``psycopg`` (3.x, ``pip install "psycopg[binary]"``).
+
+    Parameters
+    ----------
+    dsn
+        A libpq connection string or URL (``postgresql://dpviz@db.internal:5432/dpviz``); default
+        ``$DPVIZ_LEDGER_DSN``.
+    """
+
+    #: The table holding every ledger line.
+    TABLE = "dpviz_ledger"
+    _SCHEMA_LOCK = 0x64707669  # the advisory lock serialising CREATE TABLE IF NOT EXISTS
+
+    def __init__(self, dsn: str | None = None):
+        self.dsn = (dsn if dsn is not None else os.environ.get(DSN_ENV, "")).strip()
+        if not self.dsn:
+            raise ValueError(f"A PostgreSQL ledger needs a connection string (set {DSN_ENV}).")
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"PostgresLedgerStore({self.location!r})"
+
+    @property
+    def location(self) -> str:
+        """The database, without its password."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(self.dsn)
+        user = f"{info['user']}@" if info.get("user") else ""
+        where = f"{info.get('host', '')}:{info.get('port', '5432')}"
+        return f"postgresql://{user}{where}/{info.get('dbname', '')}"
+
+    def _connect(self):
+        import psycopg
+
+        conn = psycopg.connect(self.dsn, connect_timeout=10)
+        if not self._ready:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._SCHEMA_LOCK,))
+                cur.execute(f"CREATE TABLE IF NOT EXISTS {self.TABLE} (seq bigserial PRIMARY KEY, "
+                            "identity text NOT NULL, line text NOT NULL)")
+                cur.execute(f"CREATE INDEX IF NOT EXISTS {self.TABLE}_identity ON {self.TABLE} "
+                            "(identity, seq)")
+            self._ready = True
+        return conn
+
+    def path(self, dataset_id: str) -> Path:
+        raise NotImplementedError("A PostgreSQL ledger has no files; see PostgresLedgerStore.TABLE.")
+
+    def ensure_writable(self) -> None:
+        """Connect and check that this role may insert into the table (OSError otherwise)."""
+        import psycopg
+
+        try:
+            with self._connect() as conn, conn.cursor() as cur:
+                cur.execute("SELECT has_table_privilege(%s, 'INSERT')", (self.TABLE,))
+                if not cur.fetchone()[0]:
+                    raise PermissionError(f"This role may not insert into {self.TABLE} at {self.location}.")
+        except psycopg.Error as exc:
+            raise OSError(f"The ledger database {self.location} cannot be reached ({exc}).") from exc
+
+    def _append(self, dataset_id: str, lines: list[dict], check=None) -> None:
+        import psycopg
+
+        normalized = normalize_identity(dataset_id)
+        key = int.from_bytes(hashlib.sha256(normalized.encode("utf-8")).digest()[:8], "big", signed=True)
+        try:
+            with self._connect() as conn, conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+                cur.execute(f"SELECT line FROM {self.TABLE} WHERE identity = %s ORDER BY seq", (normalized,))
+                existing = [row[0] for row in cur.fetchall()]
+                if check is not None:
+                    check(_parse("\n".join(existing).encode("utf-8"), f"{self.TABLE}:{normalized}"))
+                if not existing:  # first booking: the identity is new
+                    lines = [_identity_line(dataset_id, normalized, lines[0]["time"]), *lines]
+                cur.executemany(f"INSERT INTO {self.TABLE} (identity, line) VALUES (%s, %s)",
+                                [(normalized, json.dumps(x, ensure_ascii=False)) for x in lines])
+        except psycopg.Error as exc:
+            raise OSError(f"The ledger database {self.location} could not book ({exc}).") from exc
+
+    def _records(self, dataset_id: str) -> list[dict]:
+        import psycopg
+
+        normalized = normalize_identity(dataset_id)
+        try:
+            with self._connect() as conn, conn.cursor() as cur:
+                cur.execute(f"SELECT line FROM {self.TABLE} WHERE identity = %s ORDER BY seq", (normalized,))
+                rows = [row[0] for row in cur.fetchall()]
+        except psycopg.Error as exc:
+            raise OSError(f"The ledger database {self.location} cannot be read ({exc}).") from exc
+        return _parse("\n".join(rows).encode("utf-8"), f"{self.TABLE}:{normalized}")
+
+    def identities(self) -> list[str]:
+        import psycopg
+
+        try:
+            with self._connect() as conn, conn.cursor() as cur:
+                cur.execute(f"SELECT DISTINCT ON (identity) identity, line FROM {self.TABLE} "
+                            "ORDER BY identity, seq")
+                rows = cur.fetchall()
+        except psycopg.Error as exc:
+            raise OSError(f"The ledger database {self.location} cannot be read ({exc}).") from exc
+        out: dict[str, str] = {}
+        for normalized, line in rows:
+            try:
+                first = json.loads(line)
+            except ValueError:
+                continue
+            if first.get("kind") == "identity":
+                out[normalized] = str(first.get("declared") or normalized)
+        return [out[k] for k in sorted(out)]
+
+
+def open_store() -> LedgerStore:
+    """The server's ledger store: :class:`PostgresLedgerStore` when ``$DPVIZ_LEDGER_DSN`` is set
+    (several hosts share it), else the embedded :class:`LedgerStore` (``$DPVIZ_LEDGER_DIR``)."""
+    return PostgresLedgerStore() if os.environ.get(DSN_ENV, "").strip() else LedgerStore()
+
+
+def _identity_line(declared: str, normalized: str, time: str) -> dict:
+    """The first line of an identity's ledger: it records the identity as new."""
+    return {"kind": "identity", "time": time, "declared": declared, "normalized": normalized,
+            "note": "new dataset identity"}
+
+
+def _encode(lines: list[dict]) -> bytes:
+    return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode("utf-8")
+
+
+def _parse(raw: bytes, where: str) -> list[dict]:
+    """A ledger's lines; a line that cannot be read refuses (it might be a spend left out)."""
+    out = []
+    for i, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"Ledger file {where}, line {i}, is not readable: refusing to "
+                             "compose a total that might leave a spend out.") from exc
+    return out
 
 
 def _with_native(line: dict, native: BudgetPlan | ZCDP | ApproxDP | None) -> dict:

@@ -158,10 +158,41 @@ def test_another_session_sees_only_that_a_release_of_the_identity_runs(ledger_di
     assert has_container(again, "release_locked") and again.button(key="release_button").disabled
     held.go()
     _finish(first, job)
-    again.run()
+    again.button(key="release_check_again").click().run()  # the page looks again when asked
     assert not has_container(again, "release_locked") and not has_container(again, "release_output")
     (e,) = LedgerStore(ledger_dir).entries("reload test")
     assert e["outcome"] == "release"
+
+
+def test_the_lock_notice_does_not_follow_the_other_sessions_run(ledger_dir, monkeypatch):
+    """Issue 46, item 3: the notice was a fragment polled every second that redrew the page the
+    moment the lock freed, so every other session learnt when the run started and ended, to the
+    second. Now nothing on that page asks the browser to rerun on a timer, and the notice names no
+    time."""
+    from streamlit.testing.v1.local_script_runner import LocalScriptRunner
+
+    timers: list[float] = []
+    real = LocalScriptRunner.forward_msgs
+
+    def spy(self):
+        msgs = real(self)
+        timers.extend(m.auto_rerun.interval for m in msgs if m.WhichOneof("type") == "auto_rerun")
+        return msgs
+
+    first = open_app("release", **SMALL)
+    _form(first, identity="timing test")
+    held = Held()
+    job = _start(first, held)
+    monkeypatch.setattr(LocalScriptRunner, "forward_msgs", spy)
+    again = open_app("release", **SMALL)
+    again.text_input(key="release_dataset_id").input("timing test").run()
+    assert has_container(again, "release_locked")
+    assert timers == []  # no polling: the page changes only when this session reruns
+    notice = " ".join(str(i.value) for i in again.info)
+    assert not re.search(r"\d\d?:\d\d|\d+ (s|sec|second|minute)", notice), notice
+    monkeypatch.undo()
+    held.go()
+    _finish(first, job)
 
 
 def test_two_sessions_clicking_at_once_start_one_release(ledger_dir):

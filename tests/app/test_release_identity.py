@@ -6,6 +6,7 @@ interrupted and counts in the total."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -20,16 +21,28 @@ def _confirm(at) -> None:
     fill_release_form(at, algorithm="dp_lloyd", k=3, n=3000)
 
 
-def test_known_identities_are_offered_and_picking_one_fills_the_field(ledger_dir):
+def test_a_session_is_offered_only_the_identities_it_typed_or_booked(ledger_dir):
+    """Issue 46, item 3: the picker listed every identity on the server to every session. Now a
+    fresh session is offered none of the identities others booked; the ones it types are offered
+    back (an operator lists them all with `dpviz ledger list`)."""
     store = LedgerStore(ledger_dir)
     for name in (KNOWN, "orders"):
         store.book(name, algorithm="DP-Lloyd", epsilon=1.0, delta=1e-7, outcome="release", surface="cli")
     at = open_app("release", **SMALL)
+    assert "release_known_id" not in [s.key for s in at.selectbox]
+    assert "orders" not in texts(at) and KNOWN not in texts(at)
+    at.text_input(key="release_dataset_id").input(KNOWN).run()  # given the name: it is ours now
+    assert "Known dataset identity" in texts(at)  # its total composes (the user accepts it)
+    at.text_input(key="release_dataset_id").input("new table").run()
     picker = at.selectbox(key="release_known_id")
-    assert picker.options[1:] == [KNOWN, "orders"]
+    assert picker.options[1:] == [KNOWN, "new table"]  # never "orders"
     picker.set_value(KNOWN).run()
     assert at.text_input(key="release_dataset_id").value == KNOWN
     assert "Known dataset identity" in texts(at) and not has_container(at, "release_near_identity")
+
+
+def _near_warning(at) -> str:
+    return "\n".join(str(w.value) for w in container(at, "release_near_identity").warning)
 
 
 def test_a_near_miss_is_flagged_and_blocks_the_run_until_declared_new(ledger_dir):
@@ -40,14 +53,46 @@ def test_a_near_miss_is_flagged_and_blocks_the_run_until_declared_new(ledger_dir
         at = open_app("release", **SMALL)
         at.text_input(key="release_dataset_id").input(typo)
         _confirm(at)
-        warning = "\n".join(str(w.value) for w in container(at, "release_near_identity").warning)
-        assert f"Did you mean “{KNOWN}”?" in warning, typo
+        # another session's identity: flagged, never named (issue 46)
+        assert "Check the name." in _near_warning(at) and f"“{KNOWN}”" not in _near_warning(at), typo
         assert at.button(key="release_button").disabled  # nothing can run on the near-miss as is
     at.checkbox(key="release_new_identity").check().run()
     assert not at.button(key="release_button").disabled
     click_release(at)
     assert "Released" in texts(at)
     assert sorted(store.identities()) == ["custmers 2026-q1", KNOWN]  # a new ledger, as declared
+
+
+def test_a_near_miss_of_the_sessions_own_identity_names_it(ledger_dir):
+    LedgerStore(ledger_dir).book(KNOWN, algorithm="DP-Lloyd", epsilon=1.0, delta=1e-7, outcome="release",
+                                 surface="cli")
+    at = open_app("release", **SMALL)
+    at.text_input(key="release_dataset_id").input(KNOWN).run()  # given to this session
+    at.text_input(key="release_dataset_id").input("customers 2026 Q1")
+    _confirm(at)
+    assert f"Did you mean “{KNOWN}”?" in _near_warning(at)
+    assert at.button(key="release_button").disabled
+
+
+def test_another_sessions_attempts_show_no_time(ledger_dir):
+    """Issue 46, item 3: the attempts table showed every attempt's start time to the second,
+    whoever booked it. Now only this session's own attempts show a time."""
+    store = LedgerStore(ledger_dir)
+    store.book(KNOWN, algorithm="DP-Lloyd", epsilon=1.0, delta=1e-7, outcome="release", surface="cli")
+    other = store.entries(KNOWN)[0]["time"]
+    at = open_app("release", **SMALL)
+    at.text_input(key="release_dataset_id").input(KNOWN)
+    fill_release_form(at, algorithm="dp_lloyd", k=3, n=3000)
+    click_release(at)
+    assert "Released" in texts(at)
+    table = "\n".join(str(m.value) for m in container(at, "release_history").markdown)
+    mine = store.entries(KNOWN)[1]
+    assert mine["surface"] == "release-page"
+    stamp = r"(?<![\d-]){}T{}\\:{}\\:{}"  # a time as the markdown table escapes it
+    assert not re.search(stamp.format(other[:10], *other[11:19].split(":")), table), table
+    assert re.search(stamp.format(mine["time"][:10], *mine["time"][11:19].split(":")), table), table
+    assert "another session or surface" in table
+    assert not re.search(r"since \d{4}-\d\d-\d\d", texts(at))  # the identity note has no first time
 
 
 def test_an_attempt_left_open_by_a_dead_process_is_shown_interrupted_and_counted(ledger_dir):
