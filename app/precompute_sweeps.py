@@ -30,7 +30,7 @@ import pandas as pd
 import dpviz.clustering.baselines
 import dpviz.data
 import dpviz.metrics
-from app.components import state, sweep
+from app.components import compare, state, sweep
 from app.components.data_source import generator_kwargs
 
 #: The presets whose Budget links open with curves drawn: the app's default lesson (Explore's
@@ -71,8 +71,7 @@ def compare_spec_for(p: dict, ds) -> sweep.CompareSpec:
     import dpviz.registry
 
     radius = p["radius"] if p["radius"] is not None else ds.radius
-    names = [a for a in p["calg"].split(",") if a] if p["calg"] != "all" else \
-        [s.name for s in dpviz.algorithms()]
+    names = compare.algorithm_names(ds, p)
     algos = tuple((n, dpviz.registry.get(n).make_params()) for n in names)
     return sweep.CompareSpec(ds.content_hash, algos,
                              sweep.eps_grid(p["celo"], p["cehi"], int(p["cpts"])), float(p["cdelta"]),

@@ -17,6 +17,8 @@ import dataclasses
 import streamlit as st
 
 import dpviz
+import dpviz.compare_set
+import dpviz.ranking
 from app.components import a11y, compare, controls, data_source, jobs, keys, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
 from dpviz.sweeps import REFERENCE
@@ -47,14 +49,23 @@ def _title(spec: AlgorithmSpec) -> str:
 # ----------------------------------------------------------------------------- settings
 
 
-def _chosen(names: list[str]) -> list[str]:
+def _chosen(names: list[str], default: list[str]) -> list[str]:
     calg = state.get("calg")
-    return names if calg == "all" else [a for a in calg.split(",") if a in names]
+    if calg == "all":
+        return names
+    if calg == "default":
+        return default
+    return [a for a in calg.split(",") if a in names]
 
 
-def _algorithms_changed(names: list[str]) -> None:
+def _algorithms_changed(names: list[str], default: list[str]) -> None:
     picked = st.session_state[keys.COMPARE_ALGORITHMS]
-    state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
+    if set(picked) == set(names):
+        state.update(calg="all")
+    elif list(picked) == list(default):
+        state.update(calg="default")
+    else:
+        state.update(calg=",".join(picked) or "default")
 
 
 def _add_all(names: list[str]) -> None:
@@ -79,16 +90,20 @@ def _delta_changed() -> None:
     st.session_state[keys.COMPARE_SEEN_DELTA] = value
 
 
-def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
+def _settings(specs: list[AlgorithmSpec], ds) -> list[AlgorithmSpec]:
     """Algorithms, row-level ε range and δ, points, repetitions (bound to URL parameters)."""
     p = state.params()
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
-    state.seed_widget("calg", keys.COMPARE_ALGORITHMS, lambda v: _chosen(names))
-    # full width, short chip labels: five chips fit at 1280 px (the fifth was cut to "k-me…")
-    st.multiselect("Algorithms (five by default)", names, key=keys.COMPARE_ALGORITHMS,
-                   format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
-                   args=(names,))
+    default = [a for a in compare.default_set(ds, state.params()) if a in names]
+    state.seed_widget("calg", keys.COMPARE_ALGORITHMS, lambda v: _chosen(names, default))
+    # full width, short chip labels: every chip shows its whole name at 1280 px
+    st.multiselect("Algorithms (by default: the set for this data's shape)", names,
+                   key=keys.COMPARE_ALGORITHMS, format_func=lambda n: _title(by_name[n]),
+                   on_change=_algorithms_changed, args=(names, default))
+    st.caption(dpviz.compare_set.rule_text() + " For this data (n = "
+               f"{ds.n:,}, d = {ds.d}, k = {p['k']}): "
+               + ", ".join(_title(by_name[n]) for n in default) + ".")
     c1, c2 = st.columns([3, 2])
     c3, c4, c5 = st.columns(3)
     sweep.range_and_runs(c1, c3, c4, widgets=(keys.COMPARE_EPS_RANGE, keys.COMPARE_POINTS, keys.COMPARE_REPS),
@@ -101,9 +116,10 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
                      format_func=controls.fmt_delta, key=keys.COMPARE_DELTA, on_change=_delta_changed)
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
     c5.button(f"Add all {len(names)}", key=keys.COMPARE_ALL, on_click=_add_all, args=(names,),
-              disabled=len(_chosen(names)) == len(names),
-              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
-    return [by_name[n] for n in _chosen(names)]
+              disabled=len(_chosen(names, default)) == len(names),
+              help="Add every registered algorithm (on the default lesson precomputed; elsewhere "
+                   "slower: every method runs at every ε and repetition).")
+    return [by_name[n] for n in _chosen(names, default)]
 
 
 def _param_widget(spec: AlgorithmSpec, f: dataclasses.Field, h) -> object:
@@ -171,14 +187,7 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
     st.session_state[keys.COMPARE_SHOWN] = spec
-    rank = dpviz.sweeps.ranking(frame)
-    at = rank.attrs.get("ranked_at")
-    with st.container(key=keys.COMPARE_RANKING):
-        st.markdown(f"**Ranked by median normalized loss at row-level ε = {at:g}** (0 = as good as "
-                    f"the {REFERENCE}; 1 = no better than no answer). Each cell: the median at that ε.")
-        eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
-        st.dataframe(rank, hide_index=True, key=keys.COMPARE_RANK_TABLE,
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
+    _ranking(frame)
     st.caption(f"Every private number is {SIMULATED}. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
     a11y.chart(figures.small_multiples_figure(frame), key=keys.COMPARE_LOSS,
@@ -200,6 +209,31 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
         st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
         st.code("\n".join(compare.reproduce_call(name, top, spec) for name, _ in spec.algorithms
                           if dpviz.registry.get(name).is_private), language="python")
+
+
+def _ranking(frame) -> None:
+    """The methods ranked by the library's rule over the whole ε range (:mod:`dpviz.ranking`),
+    the rule in words, each cell's spread, ties as ties, a note on every rising median."""
+    rank = dpviz.ranking.rank_methods(frame)
+    rule = rank.attrs["rule"]
+    runs = int(rank["runs"].min()) if len(rank) else 0
+    with st.container(key=keys.COMPARE_RANKING):
+        st.markdown(f"**Ranked by reach over the whole ε range**: {dpviz.ranking.rule_text(rule)} "
+                    f"Normalized loss: 0 = as good as the {REFERENCE}, 1 = no better than no answer. "
+                    f"Each cell: the median (q10–q90) of its {runs} or more runs.")
+        shown = rank.drop(columns=["algorithm", "note"]).assign(
+            reach=[("—" if r == "—" else f"ε = {v:g}" if v != float("inf") else f"never ≤ {rule.target:g}")
+                   for r, v in zip(rank["rank"], rank["reach"], strict=True)])
+        shown.attrs = {}  # the rule and the tied groups are said in words below
+        config = {"mean loss": st.column_config.NumberColumn("mean loss", format="%.3f"),
+                  "reach": st.column_config.TextColumn(f"reach (median ≤ {rule.target:g})")}
+        st.dataframe(shown, hide_index=True, key=keys.COMPARE_RANK_TABLE, column_config=config)
+        lines = [f"**Tied** (same reach, mean losses within {rule.tie:g}): " + ", ".join(sorted(group))
+                 for group in rank.attrs["tied"]]
+        lines += [f"**{m}**: {note}." for m, note, r in zip(rank["method"], rank["note"], rank["rank"],
+                                                              strict=True) if note and r != "—"]
+        if lines:
+            st.markdown("\n".join(f"- {line}" for line in lines))
 
 
 def part_summary(part: sweep.Partial):
@@ -259,7 +293,7 @@ def main() -> None:
                "below the results")
     top = st.container(key=keys.COMPARE_TOP)  # run state and results: filled after the settings
     st.subheader("Settings")
-    specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
+    specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))), ds)
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
     _guarantee()
     algos = tuple((n, p) for n, p in chosen if p is not None)

@@ -3,6 +3,7 @@ algorithm list, gets a generated parameter form and a curve, at the same row-lev
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,3 +246,32 @@ def test_the_run_state_is_one_of_idle_running_done_never_two(monkeypatch):
     finish_job(at, "compare")
     assert container(at, "compare_state").info[0].value.startswith("Done: 1 algorithm(s)")
     assert "Press **Run comparison**" not in texts(at) and "Running" not in texts(at)
+
+
+def test_the_default_set_follows_the_shape_and_the_ranking_shows_its_rule_spread_and_ties(page_toy):
+    """Issue 43: the default methods come from the public rule (dpviz.compare_set) for the data's
+    shape; the ranking says its rule in words, shows each cell's q10–q90 spread, and shows ties as
+    ties (the toy answering the origin ties the origin itself)."""
+    from dpviz.compare_set import default_methods
+
+    at = open_app("compare", **SMALL)
+    assert not at.exception
+    want = default_methods(3000, 2, 4, (0.5, 1.36, 3.68, 10.0), 1e-6, 3.0)
+    assert at.multiselect(key="compare_algorithms").value == want
+    assert {"auto", "friendlycore", "dp_lloyd"} <= set(want)
+    assert "never from the rows" in texts(at)
+    at = open_app("compare", **{**QUERY, "calg": "page_toy,origin,kmeans++", "creps": "10",
+                                "page_toy.mode": "zero"})
+    at.button(key="compare_run").click().run()
+    finish_job(at, "compare")
+    assert not at.exception
+    ranking = container(at, "compare_ranking")
+    words = " ".join(m.value for m in ranking.markdown)
+    assert "Ranked by reach over the whole ε range" in words and "smallest row-level ε" in words
+    assert "Tied" in words and "Page toy mean" in words
+    rank = at.dataframe[0].value
+    assert list(rank["rank"]) == ["1=", "1=", "—"]
+    assert list(rank["runs"][:2]) == [10, 10]
+    cell = rank["ε = 10"].iloc[0]
+    assert re.fullmatch(r"\d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\)", cell), cell  # median (q10–q90)
+    assert rank["reach"].iloc[0] == "never ≤ 0.1"  # the origin never gets within 0.1
