@@ -221,13 +221,14 @@ def _ranking(frame) -> None:
         st.markdown(f"**Ranked by reach over the whole ε range**: {dpviz.ranking.rule_text(rule)} "
                     f"Normalized loss: 0 = as good as the {REFERENCE}, 1 = no better than no answer. "
                     f"Each cell: the median (q10–q90) of its {runs} or more runs.")
+        # a static table (text, not a canvas): projected whole, read by screen readers and tests
         shown = rank.drop(columns=["algorithm", "note"]).assign(
             reach=[("—" if r == "—" else f"ε = {v:g}" if v != float("inf") else f"never ≤ {rule.target:g}")
-                   for r, v in zip(rank["rank"], rank["reach"], strict=True)])
+                   for r, v in zip(rank["rank"], rank["reach"], strict=True)],
+            **{"mean loss": [f"{v:.3f}" for v in rank["mean loss"]]})
         shown.attrs = {}  # the rule and the tied groups are said in words below
-        config = {"mean loss": st.column_config.NumberColumn("mean loss", format="%.3f"),
-                  "reach": st.column_config.TextColumn(f"reach (median ≤ {rule.target:g})")}
-        st.dataframe(shown, hide_index=True, key=keys.COMPARE_RANK_TABLE, column_config=config)
+        st.table(shown.rename(columns={"reach": f"reach (median ≤ {rule.target:g})"}), hide_index=True,
+                 border="horizontal")
         lines = [f"**Tied** (same reach, mean losses within {rule.tie:g}): " + ", ".join(sorted(group))
                  for group in rank.attrs["tied"]]
         lines += [f"**{m}**: {note}." for m, note, r in zip(rank["method"], rank["note"], rank["rank"],
