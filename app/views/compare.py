@@ -227,8 +227,9 @@ def _ranking(frame) -> None:
                    for r, v in zip(rank["rank"], rank["reach"], strict=True)],
             **{"mean loss": [f"{v:.3f}" for v in rank["mean loss"]]})
         shown.attrs = {}  # the rule and the tied groups are said in words below
-        st.table(shown.rename(columns={"reach": f"reach (median ≤ {rule.target:g})"}), hide_index=True,
-                 border="horizontal")
+        with st.container(key=keys.COMPARE_RANK_TABLE):
+            st.table(shown.rename(columns={"reach": f"reach (median ≤ {rule.target:g})"}), hide_index=True,
+                     border="horizontal")
         lines = [f"**Tied** (same reach, mean losses within {rule.tie:g}): " + ", ".join(sorted(group))
                  for group in rank.attrs["tied"]]
         lines += [f"**{m}**: {note}." for m, note, r in zip(rank["method"], rank["note"], rank["rank"],
