@@ -106,11 +106,18 @@ def _rise_note(eps: list[float], med: list[float], lo: list[float], hi: list[flo
             "budget does not make a method worse: read the spread, not the median alone")
 
 
+def short(v: float) -> str:
+    """A loss to two decimals without trailing zeros (0.00 → "0", 0.10 → "0.1", 0.756 → "0.76")."""
+    text = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
 def cell_text(median: float, lo: float, hi: float) -> str:
-    """One cell: the median and its q10–q90 spread ("0.012 (0.000–0.031)"); "—" when not run."""
+    """One cell: the median and its q10–q90 spread ("0.76 (0.75–0.96)", "0 (0–0.01)"); "—" when
+    not run."""
     if not np.isfinite(median):
         return "—"
-    return f"{median:.3f} ({lo:.3f}–{hi:.3f})"
+    return f"{short(median)} ({short(lo)}–{short(hi)})"
 
 
 def rank_methods(frame: pd.DataFrame, *, metric: str = "loss", rule: Rule = Rule()) -> pd.DataFrame:

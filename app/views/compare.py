@@ -218,18 +218,23 @@ def _ranking(frame) -> None:
     rule = rank.attrs["rule"]
     runs = int(rank["runs"].min()) if len(rank) else 0
     with st.container(key=keys.COMPARE_RANKING):
-        st.markdown(f"**Ranked by reach over the whole ε range**: {dpviz.ranking.rule_text(rule)} "
-                    f"Normalized loss: 0 = as good as the {REFERENCE}, 1 = no better than no answer. "
-                    f"Each cell: the median (q10–q90) of its {runs} or more runs.")
+        st.markdown(f"**Ranked by reach over the whole ε range**: reach = the smallest row-level ε "
+                    f"at which the median normalized loss is ≤ {rule.target:g}; a tie on reach goes to "
+                    "the lower mean loss over the range; “1=” marks a tie. Each cell: median "
+                    f"(q10–q90) of {runs} runs.")
         # a static table (text, not a canvas): projected whole, read by screen readers and tests
-        shown = rank.drop(columns=["algorithm", "note"]).assign(
-            reach=[("—" if r == "—" else f"ε = {v:g}" if v != float("inf") else f"never ≤ {rule.target:g}")
+        shown = rank.drop(columns=["algorithm", "note", "runs"]).assign(
+            method=[m if r == "—" else m.split(" (")[0] for m, r in zip(rank["method"], rank["rank"],
+                                                                        strict=True)],
+            reach=[("—" if r == "—" else f"{v:g}" if v != float("inf") else "never")
                    for r, v in zip(rank["rank"], rank["reach"], strict=True)],
-            **{"mean loss": [f"{v:.3f}" for v in rank["mean loss"]]})
+            **{"mean loss": [dpviz.ranking.short(v) for v in rank["mean loss"]]})
         shown.attrs = {}  # the rule and the tied groups are said in words below
         with st.container(key=keys.COMPARE_RANK_TABLE):
-            st.table(shown.rename(columns={"reach": f"reach (median ≤ {rule.target:g})"}), hide_index=True,
+            st.table(shown.rename(columns={"reach": "reach ε", "mean loss": "mean"}), hide_index=True,
                      border="horizontal")
+        st.caption(dpviz.ranking.rule_text(rule) + f" Normalized loss: 0 = as good as the {REFERENCE}, "
+                   "1 = no better than no answer.")
         lines = [f"**Tied** (same reach, mean losses within {rule.tie:g}): " + ", ".join(sorted(group))
                  for group in rank.attrs["tied"]]
         lines += [f"**{m}**: {note}." for m, note, r in zip(rank["method"], rank["note"], rank["rank"],
@@ -269,8 +274,7 @@ def _state_line(spec: sweep.CompareSpec, part: sweep.Partial | None, n_algos: in
                 "dataset.")
     if part.stopped and not part.complete:
         return f"Stopped after {part.done} of {part.total} runs; the ranking uses the finished ones."
-    where = {"precomputed": " (precomputed for this preset: a seeded simulation, the same curves a "
-                            "Run gives)",
+    where = {"precomputed": " (precomputed)",
              "session": ""}.get(getattr(part, "origin", "session"), " (computed earlier on this "
                                 "server by another session for the same public data)")
     return f"Done: {what}{where}."
@@ -281,7 +285,12 @@ def main() -> None:
         st.switch_page(st.session_state[keys.PAGES]["explore"])
     # The loading message is sent before the title's text, so no frame shows the title alone: a
     # fresh Compare once showed only its title for 0.5 s (test_e2e_compare_first_screen, issue 38).
-    title, loading = st.empty(), st.empty()
+    # The run state's box holds one placeholder from the first element on: the loading message is
+    # replaced by the state in one delta, never by an empty box (an emptied container showed the
+    # title alone for 0.7 s while the ranking was computed, issue 43).
+    title = st.empty()
+    with st.container(key=keys.COMPARE_STATE):
+        loading = st.empty()
     loading.info(LOADING, icon=":material/hourglass_top:")
     title.title("Compare methods at one guarantee")
     got = sweep.page_dataset()
@@ -290,10 +299,10 @@ def main() -> None:
         _guarantee()
         return
     ds, radius = got
-    st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
-               "Explore) · every method at the **same row-level (ε, δ)** (below: why) · settings "
-               "below the results")
     top = st.container(key=keys.COMPARE_TOP)  # run state and results: filled after the settings
+    # below the results (the sidebar names the data too): the ranking fits the first 1280×720 screen
+    st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
+               "Explore) · every method at the **same row-level (ε, δ)** (below: why)")
     st.subheader("Settings")
     specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))), ds)
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
@@ -313,8 +322,7 @@ def main() -> None:
                                 start=lambda resume: _start(ds, spec, resume), disabled=not algos)
         # the loading message's place takes the run state: a message stands there throughout
         line = _state_line(spec, part, len(algos))
-        with loading.container(key=keys.COMPARE_STATE):
-            (st.warning if line.startswith("Stopped") else st.info)(line)
+        (loading.warning if line.startswith("Stopped") else loading.info)(line)
         if part is not None and part.done > 0:
             _charts(spec, part)
 

@@ -21,6 +21,8 @@ from dpviz.compare_set import default_methods, named_by_check
 from dpviz.ranking import rank_methods
 
 pytestmark = pytest.mark.e2e
+#: A cell: the median and its q10–q90 spread, two decimals at most ("0.76 (0.1–0.96)", "0 (0–0)").
+CELL = r"\d(\.\d{1,2})? \(\d(\.\d{1,2})?–\d(\.\d{1,2})?\)"
 PRECOMPUTED = True
 
 W, H = 1280, 720
@@ -54,9 +56,11 @@ def _table(page: Page) -> list[list[str]]:
         (tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.innerText.trim()))""")
 
 
-def test_the_default_set_is_the_public_rule_for_the_shape(page: Page, app_url: str) -> None:
+def test_the_default_set_is_the_public_rule_for_the_shape(page: Page, app_url: str, shoot) -> None:
     open_app(page, f"{app_url}/compare")
     assert_no_exception(page)
+    expect(widget(page, "compare_ranking")).to_be_visible()
+    shoot("compare_1280x720", height=H)  # the first screen a lecturer projects (docs/compare_1280x720.png)
     want = default_methods(*SHAPE, EPS, DELTA, TARGET)
     titles = [dpviz.registry.get(n).title for n in want]
     chips = widget(page, "compare_algorithms").locator("[data-tag]")
@@ -84,12 +88,13 @@ def test_the_ranking_is_the_librarys_rule_with_spreads_ties_and_notes(page: Page
         f"ε = {e:g}" for e in EPS]
     # the page's ranks, methods and cells are the library's on the same runs
     assert [r[0] for r in body] == list(want["rank"])
-    assert [r[1] for r in body] == list(want["method"])
+    assert [r[1] for r in body] == [m if r == "—" else m.split(" (")[0]  # short names, full on the chips
+                                    for m, r in zip(want["method"], want["rank"], strict=True)]
     for col in (c for c in header if c.startswith("ε = ")):
         i = header.index(col)
         assert [r[i] for r in body] == list(want[col]), col
         # every cell that ran shows its median and its q10–q90 spread
-        assert all(re.fullmatch(r"\d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\)", r[i]) or r[i] == "—" for r in body)
+        assert all(re.fullmatch(CELL, r[i]) or r[i] == "—" for r in body)
     # ties as ties: the tied methods share a rank marked "=", and the page names the group
     for group in want.attrs["tied"]:
         assert "Tied" in words and all(m in words for m in group)
