@@ -1,6 +1,6 @@
 """Precompute the Budget and Compare pages' default sweeps on the synthetic presets (issues 16, 27).
 
-    PYTHONPATH=. .venv/bin/python -m app.precompute_sweeps [--quick] [--check]
+    PYTHONPATH=. .venv/bin/python -m app.precompute_sweeps [--quick] [--check] [--add-all]
 
 Writes ``app/precomputed/budget_sweeps.json``: for each preset below (a URL query, as a shared
 link carries it), the row-level ε sweep the Budget page runs with those parameters and the
@@ -12,6 +12,11 @@ of the library modules the sweep imports, docstrings and comments left out, and 
 packages' versions), so a change to what the sweep computes invalidates the file until this
 script is rerun; a docstring or a figure module does not. Every entry is a seeded SIMULATION on
 public synthetic data (a recipe, never a user's upload) and the file says so.
+
+``--add-all`` also precomputes Compare's "Add all" on the default lesson (every registered method,
+the default ε range and repetitions: 16 methods × 10 repetitions, most of its time in kernel
+k-means, Balcan et al.'s local search and the Gaussian fit on 150,000 rows), so that "Add all" on
+the default data opens drawn (issue 43: fresh, it takes minutes on 2 cores).
 
 ``--check`` says which files changed since the file was made and recomputes a sample of it
 (:func:`check_sample`; exit 1 on a difference). ``--quick`` precomputes the default preset only.
@@ -30,7 +35,7 @@ import pandas as pd
 import dpviz.clustering.baselines
 import dpviz.data
 import dpviz.metrics
-from app.components import state, sweep
+from app.components import compare, state, sweep
 from app.components.data_source import generator_kwargs
 
 #: The presets whose Budget links open with curves drawn: the app's default lesson (Explore's
@@ -39,6 +44,10 @@ PRESETS: tuple[dict[str, str], ...] = (
     {},
     {"gen": "fig3_three", "k": "3"},
 )
+
+
+#: Compare-only presets made with ``--add-all``: "Add all" on the default lesson.
+ADD_ALL: tuple[dict[str, str], ...] = ({"calg": "all"},)
 
 
 def params_for(query: dict[str, str]) -> dict:
@@ -71,8 +80,7 @@ def compare_spec_for(p: dict, ds) -> sweep.CompareSpec:
     import dpviz.registry
 
     radius = p["radius"] if p["radius"] is not None else ds.radius
-    names = [a for a in p["calg"].split(",") if a] if p["calg"] != "all" else \
-        [s.name for s in dpviz.algorithms()]
+    names = compare.algorithm_names(ds, p)
     algos = tuple((n, dpviz.registry.get(n).make_params()) for n in names)
     return sweep.CompareSpec(ds.content_hash, algos,
                              sweep.eps_grid(p["celo"], p["cehi"], int(p["cpts"])), float(p["cdelta"]),
@@ -173,6 +181,8 @@ def check_sample(path=None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the default preset only")
+    ap.add_argument("--add-all", action="store_true",
+                    help="also Compare's 'Add all' on the default lesson (slow: every method)")
     ap.add_argument("--check", action="store_true",
                     help="recompute a sample of the file and compare (exit 1 on a difference)")
     args = ap.parse_args(argv)
@@ -197,7 +207,14 @@ def main(argv: list[str] | None = None) -> int:
         entries.append((cspec, cframes))
         print(f"Compare {query or 'default'}: {cspec.reps} repetitions × {len(cspec.epsilons)} ε × "
               f"{len(cspec.algorithms)} algorithms in {time.perf_counter() - t0:.1f} s", flush=True)
-    sweep.save_precomputed(entries, [dict(q) for q in PRESETS[:len(entries)]])
+    for query in ADD_ALL if args.add_all else ():
+        t0 = time.perf_counter()
+        cspec, cframes = compute_compare(query)
+        entries.append((cspec, cframes))
+        print(f"Compare {query}: {cspec.reps} repetitions × {len(cspec.epsilons)} ε × "
+              f"{len(cspec.algorithms)} algorithms in {time.perf_counter() - t0:.1f} s", flush=True)
+    presets = [dict(q) for q in (PRESETS[:1] if args.quick else PRESETS)]
+    sweep.save_precomputed(entries, presets + [dict(q) for q in ADD_ALL if args.add_all])
     print(f"wrote {sweep.PRECOMPUTED} (code hash {sweep.code_hash()})")
     return 0
 

@@ -6,11 +6,33 @@ shared with the Budget page; its engine is ``dpviz.sweeps.sweep``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import dpviz
 from app.components import families
-from app.components.sweep import CompareSpec, param_values
+from app.components.sweep import CompareSpec, eps_grid, param_values
+
+
+def default_set(ds, p: Mapping[str, Any]) -> list[str]:
+    """The data shape's default methods for the canonical parameters ``p``
+    (:func:`dpviz.compare_set.default_methods`: public inputs only, the declared n, d, k, the
+    compared ε range, δ and the target ε)."""
+    import dpviz.compare_set
+
+    eps = eps_grid(p["celo"], p["cehi"], int(p["cpts"]))
+    return dpviz.compare_set.default_methods(int(ds.n), int(ds.d), int(p["k"]), eps, float(p["cdelta"]),
+                                             float(p["eps"]))
+
+
+def algorithm_names(ds, p: Mapping[str, Any]) -> list[str]:
+    """The registry names a ``calg`` value stands for on ``ds`` ("all", "default" or a list)."""
+    names = [s.name for s in dpviz.algorithms(applicable_to=int(ds.d))]
+    if p["calg"] == "all":
+        return names
+    if p["calg"] == "default":
+        return [a for a in default_set(ds, p) if a in names]
+    return [a for a in p["calg"].split(",") if a]
 
 
 def reproduce_call(name: str, eps: float, spec: CompareSpec) -> str:

@@ -245,8 +245,9 @@ _BUDGET_PARAMS = (
 
 
 def _registered_list(text: str) -> str:
-    """``all`` or a comma-separated list of registered algorithm names."""
-    if text == "all":
+    """``all``, ``default`` (the data shape's default set, ``dpviz.compare_set``) or a
+    comma-separated list of registered algorithm names."""
+    if text in ("all", "default"):
         return text
     return ",".join(_algorithm(a) for a in text.split(",") if a) or "all"
 
@@ -261,14 +262,14 @@ _PRESENT_PARAMS = (
 # The Compare page (every registered algorithm at the same row-level (ε, δ)); a click on it sets
 # Explore's ``alg`` and ``eps`` (above).
 _COMPARE_PARAMS = (
-    Param("calg", f"auto,{DEFAULT_ALGORITHM},dp_lloyd,diffprivlib,kmeans++", _registered_list,
-          "algorithms compared (all = every registered one; five by default)",
-          "compare"),
+    Param("calg", "default", _registered_list,
+          "algorithms compared (all = every registered one; default = the data shape's default set, "
+          "issue 43)", "compare"),
     Param("celo", 0.5, _float_in(0.0, 1e3, low_open=True), "smallest row-level ε", "compare"),
     Param("cehi", 10.0, _float_in(0.0, 1e3, low_open=True), "largest row-level ε", "compare"),
     Param("cpts", 4, _int_in(1, 12), "ε values compared", "compare"),
     Param("cdelta", 1e-6, _float_in(0.0, 0.1), "row-level δ", "compare"),
-    Param("creps", 5, _int_in(1, 50), "repetitions per ε", "compare"),
+    Param("creps", 10, _int_in(1, 50), "repetitions per ε (≥ 10: a cell's spread needs them)", "compare"),
 )
 PARAMS: dict[str, Param] = {p.name: p for p in (*_DATA_PARAMS, *_RUN_PARAMS, *_BUDGET_PARAMS,
                                                 *_COMPARE_PARAMS, *_PRESENT_PARAMS)}

@@ -17,6 +17,8 @@ import dataclasses
 import streamlit as st
 
 import dpviz
+import dpviz.compare_set
+import dpviz.ranking
 from app.components import a11y, compare, controls, data_source, jobs, keys, run, safe, state, sweep
 from dpviz.registry import AlgorithmSpec, param_fields
 from dpviz.sweeps import REFERENCE
@@ -47,14 +49,23 @@ def _title(spec: AlgorithmSpec) -> str:
 # ----------------------------------------------------------------------------- settings
 
 
-def _chosen(names: list[str]) -> list[str]:
+def _chosen(names: list[str], default: list[str]) -> list[str]:
     calg = state.get("calg")
-    return names if calg == "all" else [a for a in calg.split(",") if a in names]
+    if calg == "all":
+        return names
+    if calg == "default":
+        return default
+    return [a for a in calg.split(",") if a in names]
 
 
-def _algorithms_changed(names: list[str]) -> None:
+def _algorithms_changed(names: list[str], default: list[str]) -> None:
     picked = st.session_state[keys.COMPARE_ALGORITHMS]
-    state.update(calg="all" if set(picked) == set(names) else (",".join(picked) or "all"))
+    if set(picked) == set(names):
+        state.update(calg="all")
+    elif list(picked) == list(default):
+        state.update(calg="default")
+    else:
+        state.update(calg=",".join(picked) or "default")
 
 
 def _add_all(names: list[str]) -> None:
@@ -79,16 +90,20 @@ def _delta_changed() -> None:
     st.session_state[keys.COMPARE_SEEN_DELTA] = value
 
 
-def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
+def _settings(specs: list[AlgorithmSpec], ds) -> list[AlgorithmSpec]:
     """Algorithms, row-level ε range and δ, points, repetitions (bound to URL parameters)."""
     p = state.params()
     names = [s.name for s in specs]
     by_name = {s.name: s for s in specs}
-    state.seed_widget("calg", keys.COMPARE_ALGORITHMS, lambda v: _chosen(names))
-    # full width, short chip labels: five chips fit at 1280 px (the fifth was cut to "k-me…")
-    st.multiselect("Algorithms (five by default)", names, key=keys.COMPARE_ALGORITHMS,
-                   format_func=lambda n: _title(by_name[n]), on_change=_algorithms_changed,
-                   args=(names,))
+    default = [a for a in compare.default_set(ds, state.params()) if a in names]
+    state.seed_widget("calg", keys.COMPARE_ALGORITHMS, lambda v: _chosen(names, default))
+    # full width, short chip labels: every chip shows its whole name at 1280 px
+    st.multiselect("Algorithms (by default: the set for this data's shape)", names,
+                   key=keys.COMPARE_ALGORITHMS, format_func=lambda n: _title(by_name[n]),
+                   on_change=_algorithms_changed, args=(names, default))
+    st.caption(dpviz.compare_set.rule_text() + " For this data (n = "
+               f"{ds.n:,}, d = {ds.d}, k = {p['k']}): "
+               + ", ".join(_title(by_name[n]) for n in default) + ".")
     c1, c2 = st.columns([3, 2])
     c3, c4, c5 = st.columns(3)
     sweep.range_and_runs(c1, c3, c4, widgets=(keys.COMPARE_EPS_RANGE, keys.COMPARE_POINTS, keys.COMPARE_REPS),
@@ -101,9 +116,10 @@ def _settings(specs: list[AlgorithmSpec]) -> list[AlgorithmSpec]:
                      format_func=controls.fmt_delta, key=keys.COMPARE_DELTA, on_change=_delta_changed)
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
     c5.button(f"Add all {len(names)}", key=keys.COMPARE_ALL, on_click=_add_all, args=(names,),
-              disabled=len(_chosen(names)) == len(names),
-              help="Add every registered algorithm (slower: the presets' default five are precomputed).")
-    return [by_name[n] for n in _chosen(names)]
+              disabled=len(_chosen(names, default)) == len(names),
+              help="Add every registered algorithm (on the default lesson precomputed; elsewhere "
+                   "slower: every method runs at every ε and repetition).")
+    return [by_name[n] for n in _chosen(names, default)]
 
 
 def _param_widget(spec: AlgorithmSpec, f: dataclasses.Field, h) -> object:
@@ -171,14 +187,7 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
     st.session_state[keys.COMPARE_SHOWN] = spec
-    rank = dpviz.sweeps.ranking(frame)
-    at = rank.attrs.get("ranked_at")
-    with st.container(key=keys.COMPARE_RANKING):
-        st.markdown(f"**Ranked by median normalized loss at row-level ε = {at:g}** (0 = as good as "
-                    f"the {REFERENCE}; 1 = no better than no answer). Each cell: the median at that ε.")
-        eps_cols = [c for c in rank.columns if c.startswith("ε = ")]
-        st.dataframe(rank, hide_index=True, key=keys.COMPARE_RANK_TABLE,
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in eps_cols})
+    _ranking(frame)
     st.caption(f"Every private number is {SIMULATED}. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
     a11y.chart(figures.small_multiples_figure(frame), key=keys.COMPARE_LOSS,
@@ -200,6 +209,38 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
         st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
         st.code("\n".join(compare.reproduce_call(name, top, spec) for name, _ in spec.algorithms
                           if dpviz.registry.get(name).is_private), language="python")
+
+
+def _ranking(frame) -> None:
+    """The methods ranked by the library's rule over the whole ε range (:mod:`dpviz.ranking`),
+    the rule in words, each cell's spread, ties as ties, a note on every rising median."""
+    rank = dpviz.ranking.rank_methods(frame)
+    rule = rank.attrs["rule"]
+    runs = int(rank["runs"].min()) if len(rank) else 0
+    with st.container(key=keys.COMPARE_RANKING):
+        st.markdown(f"**Ranked by reach over the whole ε range**: reach = the smallest row-level ε "
+                    f"at which the median normalized loss is ≤ {rule.target:g}; a tie on reach goes to "
+                    "the lower mean loss over the range; “1=” marks a tie. Each cell: median "
+                    f"(q10–q90) of {runs} runs.")
+        # a static table (text, not a canvas): projected whole, read by screen readers and tests
+        shown = rank.drop(columns=["algorithm", "note", "runs"]).assign(
+            method=[m if r == "—" else m.split(" (")[0] for m, r in zip(rank["method"], rank["rank"],
+                                                                        strict=True)],
+            reach=[("—" if r == "—" else f"{v:g}" if v != float("inf") else "never")
+                   for r, v in zip(rank["rank"], rank["reach"], strict=True)],
+            **{"mean loss": [dpviz.ranking.short(v) for v in rank["mean loss"]]})
+        shown.attrs = {}  # the rule and the tied groups are said in words below
+        with st.container(key=keys.COMPARE_RANK_TABLE):
+            st.table(shown.rename(columns={"reach": "reach ε", "mean loss": "mean"}), hide_index=True,
+                     border="horizontal")
+        st.caption(dpviz.ranking.rule_text(rule) + f" Normalized loss: 0 = as good as the {REFERENCE}, "
+                   "1 = no better than no answer.")
+        lines = [f"**Tied** (same reach, mean losses within {rule.tie:g}): " + ", ".join(sorted(group))
+                 for group in rank.attrs["tied"]]
+        lines += [f"**{m}**: {note}." for m, note, r in zip(rank["method"], rank["note"], rank["rank"],
+                                                              strict=True) if note and r != "—"]
+        if lines:
+            st.markdown("\n".join(f"- {line}" for line in lines))
 
 
 def part_summary(part: sweep.Partial):
@@ -233,8 +274,7 @@ def _state_line(spec: sweep.CompareSpec, part: sweep.Partial | None, n_algos: in
                 "dataset.")
     if part.stopped and not part.complete:
         return f"Stopped after {part.done} of {part.total} runs; the ranking uses the finished ones."
-    where = {"precomputed": " (precomputed for this preset: a seeded simulation, the same curves a "
-                            "Run gives)",
+    where = {"precomputed": " (precomputed)",
              "session": ""}.get(getattr(part, "origin", "session"), " (computed earlier on this "
                                 "server by another session for the same public data)")
     return f"Done: {what}{where}."
@@ -245,7 +285,12 @@ def main() -> None:
         st.switch_page(st.session_state[keys.PAGES]["explore"])
     # The loading message is sent before the title's text, so no frame shows the title alone: a
     # fresh Compare once showed only its title for 0.5 s (test_e2e_compare_first_screen, issue 38).
-    title, loading = st.empty(), st.empty()
+    # The run state's box holds one placeholder from the first element on: the loading message is
+    # replaced by the state in one delta, never by an empty box (an emptied container showed the
+    # title alone for 0.7 s while the ranking was computed, issue 43).
+    title = st.empty()
+    with st.container(key=keys.COMPARE_STATE):
+        loading = st.empty()
     loading.info(LOADING, icon=":material/hourglass_top:")
     title.title("Compare methods at one guarantee")
     got = sweep.page_dataset()
@@ -254,12 +299,12 @@ def main() -> None:
         _guarantee()
         return
     ds, radius = got
-    st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
-               "Explore) · every method at the **same row-level (ε, δ)** (below: why) · settings "
-               "below the results")
     top = st.container(key=keys.COMPARE_TOP)  # run state and results: filled after the settings
+    # below the results (the sidebar names the data too): the ranking fits the first 1280×720 screen
+    st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
+               "Explore) · every method at the **same row-level (ε, δ)** (below: why)")
     st.subheader("Settings")
-    specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))))
+    specs = _settings(list(dpviz.algorithms(applicable_to=int(ds.d))), ds)
     chosen = [(s.name, _algorithm_box(s)) for s in specs]
     _guarantee()
     algos = tuple((n, p) for n, p in chosen if p is not None)
@@ -277,8 +322,7 @@ def main() -> None:
                                 start=lambda resume: _start(ds, spec, resume), disabled=not algos)
         # the loading message's place takes the run state: a message stands there throughout
         line = _state_line(spec, part, len(algos))
-        with loading.container(key=keys.COMPARE_STATE):
-            (st.warning if line.startswith("Stopped") else st.info)(line)
+        (loading.warning if line.startswith("Stopped") else loading.info)(line)
         if part is not None and part.done > 0:
             _charts(spec, part)
 

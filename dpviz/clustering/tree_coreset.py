@@ -3,9 +3,17 @@
 The family that works in high dimension with many clusters (issue 24), designed from the
 literature, not from any implementation:
 
-1. **Hashing** (public randomness). ``levels · bits`` random hyperplanes through the center of
-   the declared ball (SimHash, Charikar 2002) give every row a bit string; ``bits`` more bits per
-   level make a prefix tree with ``2**bits`` children per node.
+1. **Hashing** (public randomness). Every row gets a bit string, ``bits`` more bits per level, so
+   the prefixes form a tree with ``2**bits`` children per node. In high dimension the bits are
+   ``levels · bits`` random hyperplanes through the center of the declared ball (SimHash,
+   Charikar 2002). Below :data:`GRID_MAX_D` dimensions (``partition="auto"``) they are a randomly
+   shifted dyadic grid instead (a quadtree: level ℓ halves every cell along each of the d axes,
+   ``bits = d``). Issue 43: hyperplanes through the center cut space into cones, so in 2-D two
+   clusters in one direction from the center share every cell at every depth (on Fig. 6 blobs
+   about one draw in five merged two clusters at every ε), and 16 random lines through random
+   points of the ball instead still merged in 3 of 10 draws (n = 20,000); a grid cell at depth ℓ
+   has side 4Λ/2^ℓ, so clusters farther apart than that are always apart
+   (``bench/tree_coreset_merges.py`` measures both).
 2. **Tree** (ρ_tree). Level by level, the children of the *active* nodes get a noisy count
    (Gaussian, one count vector per level of ℓ2 sensitivity 1: a row lies in one child). A child
    is active when its noisy count clears ``threshold_sds`` noise standard deviations, so the tree
@@ -28,18 +36,21 @@ literature, not from any implementation:
 Privacy
 -------
 ρ-zCDP under add/remove of one row of the Λ-ball (rows are clipped to it first, a per-row map).
-The ``levels`` count releases, the cell sums and counts and the refinement's sums and counts
-compose sequentially (Bun & Steinke 2016, Lemma 2.3); each is one Gaussian mechanism on a vector
-whose ℓ2 sensitivity is 1 (counts) or Λ (sums), since one row lies in exactly one node of a
-level, one cell and one cluster. The shares are public parameters; the row-level (ε, δ) follows
-from ρ alone (CKS20 conversion), i.e. from public inputs only.
+The partition (hyperplanes, or the grid's random shift) is drawn from the algorithm's stream
+before any row is read, from d and Λ only: it is data-independent, so under either partition a
+row lies in exactly one child per level, and the ``levels`` count releases, the cell sums and
+counts and the refinement's sums and counts compose sequentially (Bun & Steinke 2016, Lemma 2.3);
+each is one Gaussian mechanism on a vector whose ℓ2 sensitivity is 1 (counts) or Λ (sums), since
+one row lies in exactly one node of a level, one cell and one cluster. The shares are public
+parameters; the row-level (ε, δ) follows from ρ alone (CKS20 conversion), i.e. from public inputs
+only.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -68,6 +79,10 @@ from dpviz.result import Result, Trace
 
 #: Most hash bits in all (node codes are int64 prefixes).
 MAX_BITS = 60
+#: ``partition="auto"`` hashes rows of at most this many dimensions with the shifted grid (its
+#: fan-out 2**d per node stays small), more with hyperplanes through the center (issue 24's
+#: high-dimensional design, unchanged).
+GRID_MAX_D = 5
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,11 @@ class TreeCoresetParams:
              "step they are merged to k (weighted by noisy counts)"))
     restarts: int = field(default=10, metadata=hint(low=1, high=20, step=1, label="k-means restarts",
                                                    help="weighted k-means++ restarts on the coreset"))
+    partition: str = field(default="auto", metadata=hint(
+        choices=("auto", "grid", "hyperplanes"), label="hash partition",
+        help="grid: a randomly shifted dyadic grid, d bits per level (bits per level is then d); "
+             "hyperplanes: random hyperplanes through the ball's center (SimHash); auto: the grid "
+             f"up to d = {GRID_MAX_D}, hyperplanes above"))
 
     def __post_init__(self) -> None:
         check_hinted(self, "tree_coreset")
@@ -155,6 +175,43 @@ def hyperplanes(levels: int, bits: int, d: int, gen: Any) -> np.ndarray:
     """``levels·bits`` random unit normals (public randomness from the algorithm's stream)."""
     G = np.asarray(gen.normal(0.0, 1.0, size=(levels * bits, d)), dtype=np.float64)
     return G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
+
+
+#: The grid's fan-out 2**d per node: ``partition="grid"`` serves at most this many dimensions.
+GRID_LIMIT_D = 10
+
+
+def uses_grid(p: TreeCoresetParams, d: int) -> bool:
+    """Whether the hashing is the shifted grid (a function of the parameters and d: public)."""
+    if p.partition == "grid" and d > GRID_LIMIT_D:
+        raise ValueError(f"The 'partition' of tree_coreset can be 'grid' only up to d = {GRID_LIMIT_D} "
+                         f"(2**d children per node). Got d = {d}; use 'auto' or 'hyperplanes'.")
+    return p.partition == "grid" or (p.partition == "auto" and d <= GRID_MAX_D)
+
+
+def grid_levels(levels: int, d: int) -> int:
+    """The grid's depth: ``levels``, at most :data:`MAX_BITS` // d (d bits per level)."""
+    return max(1, min(levels, MAX_BITS // d))
+
+
+def grid_shift(d: int, radius: float, gen: Any) -> np.ndarray:
+    """The grid's public random corner a ∈ [−3Λ, −Λ]^d: its root box [a, a + 4Λ)^d holds the
+    Λ-ball whatever the shift (drawn without the data)."""
+    return -radius - 2.0 * radius * np.asarray(gen.random(d), dtype=np.float64)
+
+
+def grid_chunks(X: np.ndarray, corner: np.ndarray, radius: float, levels: int) -> np.ndarray:
+    """(levels, n) int64: each row's d-bit child at each level of the shifted dyadic grid; bit i
+    of level ℓ is the last bit of the row's cell index along axis i at side 4Λ/2^ℓ (which half of
+    its parent cell it is in)."""
+    n, d = X.shape
+    U = np.clip((X - corner[None, :]) / (4.0 * radius), 0.0, np.nextafter(1.0, 0.0))  # in [0, 1)
+    q = np.floor(U * float(1 << levels)).astype(np.int64)  # the cell index at the deepest level
+    weights = np.left_shift(1, np.arange(d - 1, -1, -1, dtype=np.int64))
+    out = np.empty((levels, n), dtype=np.int64)
+    for lv in range(levels):  # a loop over ≤ 60 levels, vectorized over rows
+        out[lv] = ((q >> (levels - 1 - lv)) & 1) @ weights
+    return out
 
 
 def level_chunks(X: np.ndarray, G: np.ndarray, levels: int, bits: int) -> np.ndarray:
@@ -279,16 +336,29 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
     ledger = Ledger(func, ZCDP(rho, delta))
     trace = Trace()
 
-    # 1. public hyperplanes
-    G = hyperplanes(p.levels, p.bits, d, gen)
-    trace.add("hashing", released=True, hyperplanes=G.copy(), levels=p.levels, bits=p.bits,
-              note="Public: random hyperplanes through the ball's center, drawn without the data.")
+    # 1. the public partition: a shifted grid in low dimension, else hyperplanes through the center
+    if uses_grid(p, d):
+        levels, bits = grid_levels(p.levels, d), d
+        if levels != p.levels:  # fewer levels than asked (d bits each): ρ_tree over the levels grown
+            split = tree_split(rho, radius, replace(p, levels=levels))
+        corner = grid_shift(d, radius, gen)
+        chunks = grid_chunks(Xc, corner, radius, levels)
+        trace.add("hashing", released=True, partition="grid", corner=corner.copy(), levels=levels,
+                  bits=bits, note="Public: a dyadic grid of root side 4Λ at a random shift, drawn "
+                                  "without the data.")
+    else:
+        levels, bits = p.levels, p.bits
+        G = hyperplanes(levels, bits, d, gen)
+        chunks = level_chunks(Xc, G, levels, bits)
+        trace.add("hashing", released=True, partition="hyperplanes", hyperplanes=G.copy(), levels=levels,
+                  bits=bits, note="Public: random hyperplanes through the ball's center, drawn without "
+                                  "the data.")
 
     # 2. the tree
     threshold = p.threshold_sds * split.sigma_level
-    tree_node = ledger.child("tree", ZCDP(split.rho_level * p.levels),
-                             note=f"{p.levels} levels of noisy child counts (sensitivity 1 each)")
-    cell, codes, stats = grow_tree(level_chunks(Xc, G, p.levels, p.bits), bits=p.bits, threshold=threshold,
+    tree_node = ledger.child("tree", ZCDP(split.rho_level * levels),
+                             note=f"{levels} levels of noisy child counts (sensitivity 1 each)")
+    cell, codes, stats = grow_tree(chunks, bits=bits, threshold=threshold,
                                    max_nodes=p.max_nodes, rho_level=split.rho_level, gen=gen,
                                    ledger=tree_node)
     m = sum(c.size for c in codes)
@@ -307,7 +377,7 @@ def tree_coreset(X: np.ndarray, k: int, *, rho: float, radius: float, delta: flo
                           name="cell counts", note="one row moves one cell's count by 1")
     min_weight = max(p.threshold_sds * split.sigma_cell_count,
                      split.sigma_cell_sum * math.sqrt(d) / (p.max_point_noise * radius), 1.0)
-    leaf = leaf_cells(codes, p.bits)
+    leaf = leaf_cells(codes, bits)
     keep = (noisy_counts >= min_weight) & (leaf if p.coreset == "leaves" else True)
     points = clip_to_ball(noisy_sums[keep] / noisy_counts[keep, None], radius) if np.any(keep) \
         else np.zeros((0, d))

@@ -3,6 +3,7 @@ algorithm list, gets a generated parameter form and a curve, at the same row-lev
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +51,8 @@ def page_toy():
     unregister("page_toy")
 
 
+#: A cell: the median and its q10–q90 spread, two decimals at most ("0.76 (0.1–0.96)", "0 (0–0)").
+CELL = r"\d(\.\d{1,2})? \(\d(\.\d{1,2})?–\d(\.\d{1,2})?\)"
 QUERY = {**SMALL, "cpts": "2", "celo": "1.0", "cehi": "10.0", "creps": "2"}
 
 
@@ -77,7 +80,7 @@ def test_a_registered_toy_appears_with_its_form_and_runs_beside_the_reference(pa
     assert {"compare_loss", "compare_labeling_failure", "compare_center_error", "compare_structure",
             "compare_seconds"} <= keys
     # At a glance (issue 27): the methods ranked, and one panel per method instead of a legend.
-    rank = at.dataframe[0].value
+    rank = at.table[0].value
     assert list(rank["rank"]) == ["1", "2", "—"] and "non-private" in rank["method"].iloc[-1]
     assert [c for c in rank.columns if c.startswith("ε = ")] == ["ε = 1", "ε = 10"]
     loss = next(c for c in at.get("plotly_chart") if getattr(c, "key", None) == "compare_loss")
@@ -245,3 +248,32 @@ def test_the_run_state_is_one_of_idle_running_done_never_two(monkeypatch):
     finish_job(at, "compare")
     assert container(at, "compare_state").info[0].value.startswith("Done: 1 algorithm(s)")
     assert "Press **Run comparison**" not in texts(at) and "Running" not in texts(at)
+
+
+def test_the_default_set_follows_the_shape_and_the_ranking_shows_its_rule_spread_and_ties(page_toy):
+    """Issue 43: the default methods come from the public rule (dpviz.compare_set) for the data's
+    shape; the ranking says its rule in words, shows each cell's q10–q90 spread, and shows ties as
+    ties (the toy answering the origin ties the origin itself)."""
+    from dpviz.compare_set import default_methods
+
+    at = open_app("compare", **SMALL)
+    assert not at.exception
+    want = default_methods(3000, 2, 4, (0.5, 1.36, 3.68, 10.0), 1e-6, 3.0)
+    assert at.multiselect(key="compare_algorithms").value == want
+    assert {"auto", "friendlycore", "dp_lloyd"} <= set(want)
+    assert "never from the rows" in texts(at)
+    at = open_app("compare", **{**QUERY, "calg": "page_toy,origin,kmeans++", "creps": "10",
+                                "page_toy.mode": "zero"})
+    at.button(key="compare_run").click().run()
+    finish_job(at, "compare")
+    assert not at.exception
+    ranking = container(at, "compare_ranking")
+    words = " ".join(m.value for m in ranking.markdown)
+    assert "Ranked by reach over the whole ε range" in words and "smallest row-level ε" in words
+    assert "Tied" in words and "Page toy mean" in words
+    rank = at.table[0].value
+    assert list(rank["rank"]) == ["1=", "1=", "—"]
+    assert "median (q10–q90) of 10 runs" in words and "runs" not in rank.columns
+    cell = rank["ε = 10"].iloc[0]
+    assert re.fullmatch(CELL, cell), cell  # median (q10–q90)
+    assert rank["reach ε"].iloc[0] == "never"  # the origin is never within 0.1

@@ -101,7 +101,7 @@ def test_manager_opens_budget_and_compare_links_and_reads_eps(page: Page, app_ur
     assert_no_exception(page)
     ranking = widget(page, "compare_ranking")
     _drawn(ranking)
-    expect(ranking).to_contain_text("Ranked by median normalized loss at row-level ε = 10")
+    expect(ranking).to_contain_text("Ranked by reach over the whole ε range")
     expect(plotly_charts(widget(page, "compare_loss"))).to_have_count(1)
     ranking.scroll_into_view_if_needed()
     _shot(page, "journey_manager_compare")

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("dpviz.generative", 2), ("dpviz.large", 2),
     ("dpviz.metrics", 3), ("dpviz.sweeps", 3), ("dpviz.estimators", 3),
     ("dpviz.cli", 3), ("dpviz.__main__", 3), ("dpviz.triage", 3), ("dpviz.serve", 3),
+    ("dpviz.ranking", 3), ("dpviz.compare_set", 3),
     ("dpviz.viz", 4),
     ("app", 5),
 )

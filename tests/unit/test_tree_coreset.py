@@ -213,3 +213,80 @@ def test_oversampled_seeds_are_merged_to_k_after_the_first_step(mix):
     assert res.step("merge").data["centers"].shape == (6, 12)
     assert res.centers.shape == (6, 12)
     assert res.ledger.total().rho == pytest.approx(0.5, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- issue 43: low d
+
+
+def _blobs_2d():
+    from dpviz.data import GENERATORS
+
+    gen = np.random.default_rng(np.random.SeedSequence([7_240_001, 43]))
+    return GENERATORS["fig6_blobs"](20_000, k=8, d=2, rng=gen)
+
+
+def _merges(true_centers: np.ndarray, centers: np.ndarray) -> bool:
+    """Two true centers share their nearest released center."""
+    nearest = ((true_centers[:, None, :] - centers[None]) ** 2).sum(-1).argmin(axis=1)
+    return len(set(nearest.tolist())) < true_centers.shape[0]
+
+
+def test_low_dimension_uses_the_shifted_grid_and_stops_merging_clusters():
+    """Issue 43: on 2-D blobs, hyperplanes through the center merged two clusters in several of
+    8 fixed-seed draws at ε = 3; the default (a shifted grid below GRID_MAX_D) merges in none."""
+    ds = _blobs_2d()
+    counts = {}
+    for part in ("hyperplanes", "auto"):
+        got = [_merges(ds.true_centers, dpviz.run(
+            "tree_coreset", ds.X, 8, epsilon=3.0, delta=DELTA, radius=1.0, n_declared=ds.n,
+            partition=part, rng=np.random.default_rng(np.random.SeedSequence([43, j]))).centers)
+            for j in range(8)]
+        counts[part] = sum(got)
+    assert counts["auto"] == 0, counts
+    assert counts["hyperplanes"] >= 2, counts  # the old partition on the same draws: the defect
+
+
+def test_grid_partition_is_public_and_nests():
+    """The grid's shift is drawn without the rows; a row's chunk at level ℓ is the last bit of its
+    cell index along each axis at side 4Λ/2^ℓ, so the prefixes nest like the dyadic cells."""
+    from dpviz.clustering.tree_coreset import grid_chunks, grid_shift
+
+    ds = _blobs_2d()
+    a = tree_coreset(ds.X, 8, rho=0.2, radius=1.0, rng=5).step("hashing").data
+    b = tree_coreset(ds.X[:100] * 0.5, 8, rho=0.2, radius=1.0, rng=5).step("hashing").data
+    assert a["partition"] == "grid" and a["bits"] == 2
+    np.testing.assert_array_equal(a["corner"], b["corner"])
+    corner = grid_shift(2, 1.0, np.random.default_rng(0))
+    assert np.all(corner <= -1.0) and np.all(corner + 4.0 >= 1.0)  # the root box holds the ball
+    X = ds.X[:500]
+    chunks = grid_chunks(X, corner, 1.0, 6)
+    for lv in range(6):
+        side = 4.0 / 2 ** (lv + 1)
+        idx = np.floor((X - corner) / side).astype(np.int64)
+        code = np.zeros(len(X), dtype=np.int64)
+        for up in range(lv + 1):
+            code = (code << 2) | chunks[up]
+        np.testing.assert_array_equal(code, _interleave(idx, lv + 1))
+
+
+def _interleave(idx: np.ndarray, depth: int) -> np.ndarray:
+    """The prefix code of a 2-D cell index at ``depth``: its bits interleaved level by level."""
+    code = np.zeros(idx.shape[0], dtype=np.int64)
+    for lv in range(depth):
+        bit = depth - 1 - lv
+        code = (code << 2) | (((idx[:, 0] >> bit) & 1) << 1) | ((idx[:, 1] >> bit) & 1)
+    return code
+
+
+def test_grid_keeps_the_ledger_and_the_noise_scales():
+    ds = _blobs_2d()
+    p = TreeCoresetParams(levels=6)
+    res = tree_coreset(ds.X, 8, rho=0.4, delta=1e-7, radius=1.0, params=p, rng=9)
+    assert res.ledger.total().rho == pytest.approx(0.4, rel=1e-12)
+    levels = [s for s in _spends(res.ledger) if s.name.startswith("level ")]
+    assert len(levels) == 6 and all(s.sensitivity == 1.0 for s in levels)
+    for s in levels:
+        assert s.noise_scale == pytest.approx(1.0 / math.sqrt(2 * 0.4 * p.tree_share / 6), rel=1e-12)
+    with pytest.raises(ValueError, match="grid"):
+        tree_coreset(np.zeros((10, 12)), 2, rho=0.4, radius=1.0, params=TreeCoresetParams(partition="grid"),
+                     rng=1)
