@@ -20,7 +20,9 @@ a short step. This module combines both:
    §5.2.4). The new center is c_j + Ŝ_j / max(n̂_j, ``MIN_COUNT``), projected into the Λ-ball; a
    cluster whose noisy count is below ``MIN_COUNT`` keeps its center (post-processing).
    R = ``step_frac``·Λ, shrinking by ``step_decay`` each step (public schedule; FastLloyd's
-   ``diagonal_then_frac`` also starts wide and narrows).
+   ``diagonal_then_frac`` also starts wide and narrows). Centers of the start that coincide
+   (gauss_fit's answer when its fit is under the noise edge) are first moved apart by public noise
+   of norm R_0/2 (:func:`split_coincident`).
 
 Rows are clipped to the declared Λ-ball first (as everywhere in dpviz), so the start's
 sensitivities are gauss_fit's. The denominator of the start's moments is the declared size n.
@@ -66,6 +68,20 @@ def step_budgets(rho: float, start_share: float, iters: int,
 def step_radii(radius: float, step_frac: float, step_decay: float, iters: int) -> np.ndarray:
     """The public clip radii R_t = step_frac·Λ·step_decay^t of the displacements, t = 0 … T − 1."""
     return step_frac * radius * step_decay ** np.arange(iters)
+
+
+def split_coincident(C: np.ndarray, scale: float, gen: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Centers with every repeat moved by ``scale`` along a public random direction, and how many
+    moved. gauss_fit answers k copies of the noisy mean when its fit is under the noise edge; a
+    Lloyd step cannot separate identical centers (every row goes to the first), a random split
+    can (each step then acts as a noisy power iteration on the split). Post-processing."""
+    C = C.copy()
+    _, first = np.unique(C, axis=0, return_index=True)
+    repeat = np.setdiff1d(np.arange(C.shape[0]), first)
+    if repeat.size:
+        U = gen.standard_normal((repeat.size, C.shape[1]))
+        C[repeat] += scale * U / np.linalg.norm(U, axis=1, keepdims=True)
+    return C, int(repeat.size)
 
 
 def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
@@ -115,11 +131,12 @@ def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: in
     rho_start, rho_sum, rho_count = step_budgets(rho, start_share, iters, count_share)
     start = gauss_fit(X, k, rho=rho_start, radius=radius, n_declared=n_declared, rng=gen)
     ledger.children.append(start.ledger)
-    C = np.asarray(start.centers, dtype=np.float64).copy()
-    trace.add("rc_start", released=True, centers=C.copy(), rho=rho_start,
-              note="gauss_fit's centers: the private start")
+    radii = step_radii(radius, step_frac, step_decay, iters)
+    C, split = split_coincident(np.asarray(start.centers, dtype=np.float64), 0.5 * float(radii[0]), gen)
+    trace.add("rc_start", released=True, centers=C.copy(), rho=rho_start, split=split,
+              note="gauss_fit's centers (coincident ones moved apart by public noise): the private start")
     Xc = clip_to_ball(X, radius)
-    for t, R in enumerate(step_radii(radius, step_frac, step_decay, iters)):
+    for t, R in enumerate(radii):
         _, sums, counts = clipped_displacements(Xc, C, float(R))
         node = ledger.child(f"step {t + 1}", ZCDP(rho_sum + rho_count))
         sums_node = node.child("displacement sums", ZCDP(rho_sum), composition="parallel",
