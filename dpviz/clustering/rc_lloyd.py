@@ -17,10 +17,15 @@ a short step. This module combines both:
    step), release per cluster the noisy displacement sum (ℓ2 sensitivity R, share
    1 − ``count_share`` of the step) and the noisy count (sensitivity 1, share ``count_share``);
    clusters are disjoint, so each kind composes in parallel (Su et al. 2016; Tsfadia et al. 2022,
-   §5.2.4). The new center is c_j + Ŝ_j / max(n̂_j, ``MIN_COUNT``), projected into the Λ-ball; a
-   cluster whose noisy count is below ``MIN_COUNT`` keeps its center (post-processing).
+   §5.2.4). The step Ŝ_j / n̂_j is cut to norm R (FastLloyd's bounded update: the true mean
+   displacement has norm ≤ R, so the cut only removes noise) and the new center, projected into
+   the Λ-ball, is c_j plus that step; a cluster whose noisy count is below ``MIN_COUNT`` keeps its
+   center (post-processing).
    R = ``step_frac``·Λ, shrinking by ``step_decay`` each step (public schedule; FastLloyd's
-   ``diagonal_then_frac`` also starts wide and narrows). Centers of the start that coincide
+   ``diagonal_then_frac`` also starts wide and narrows). The defaults (T = 4, R_0 = 0.2·Λ, decay
+   0.8, start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables
+   only (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
+   tables. Centers of the start that coincide
    (gauss_fit's answer when its fit is under the noise edge) are first moved apart by public noise
    of norm R_0/2 (:func:`split_coincident`).
 
@@ -99,9 +104,9 @@ def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
     return labels, sums, counts
 
 
-def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 2,
-             start_share: float = 0.3, count_share: float = 0.2, step_frac: float = 0.5,
-             step_decay: float = 0.7, delta: float = 0.0, rng: Any = None) -> Result:
+def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 4,
+             start_share: float = 0.3, count_share: float = 0.2, step_frac: float = 0.2,
+             step_decay: float = 0.8, delta: float = 0.0, rng: Any = None) -> Result:
     """Radius-constrained noisy Lloyd from gauss_fit's private start (module docstring).
 
     Privacy
@@ -131,6 +136,7 @@ def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: in
     rho_start, rho_sum, rho_count = step_budgets(rho, start_share, iters, count_share)
     start = gauss_fit(X, k, rho=rho_start, radius=radius, n_declared=n_declared, rng=gen)
     ledger.children.append(start.ledger)
+    trace.extend(start.trace)
     radii = step_radii(radius, step_frac, step_decay, iters)
     C, split = split_coincident(np.asarray(start.centers, dtype=np.float64), 0.5 * float(radii[0]), gen)
     trace.add("rc_start", released=True, centers=C.copy(), rho=rho_start, split=split,
@@ -151,7 +157,8 @@ def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: in
             noisy_counts[j] = gaussian(float(counts[j]), sensitivity=1.0, rho=rho_count, rng=gen,
                                        ledger=counts_node, name=f"count[{j}]")
         ok = noisy_counts >= MIN_COUNT
-        C[ok] = clip_to_ball(C[ok] + noisy_sums[ok] / noisy_counts[ok, None], radius)
+        move = clip_to_ball(noisy_sums[ok] / noisy_counts[ok, None], float(R))  # FastLloyd's clip_distance
+        C[ok] = clip_to_ball(C[ok] + move, radius)
         trace.add("rc_step", released=True, index=t, centers=C.copy(), noisy_counts=noisy_counts,
                   step_radius=float(R), sigma_sum=gaussian_sigma_zcdp(float(R), rho_sum),
                   sigma_count=gaussian_sigma_zcdp(1.0, rho_count), kept_previous=~ok)

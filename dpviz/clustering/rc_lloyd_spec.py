@@ -20,7 +20,7 @@ from dpviz.result import Result
 class RCLloydParams:
     """The steps, the start's share of ρ, the counts' share of a step, the step radius schedule."""
 
-    iters: int = field(default=2, metadata=hint(low=1, high=10, step=1, label="steps",
+    iters: int = field(default=4, metadata=hint(low=1, high=10, step=1, label="steps",
                                                 help="radius-constrained noisy Lloyd steps after the start"))
     start_share: float = field(default=0.3, metadata=hint(
         low=0.05, high=0.95, step=0.05, label="start share",
@@ -28,11 +28,11 @@ class RCLloydParams:
     count_share: float = field(default=0.2, metadata=hint(
         low=0.05, high=0.95, step=0.05, label="count share",
         help="share of each step's ρ for the noisy counts (the rest: the displacement sums)"))
-    step_frac: float = field(default=0.5, metadata=hint(
+    step_frac: float = field(default=0.2, metadata=hint(
         low=0.01, high=2.0, step=0.01, label="step radius / Λ",
         help="each row's displacement from its center is clipped to this fraction of Λ in the first "
              "step (the sums' sensitivity)"))
-    step_decay: float = field(default=0.7, metadata=hint(
+    step_decay: float = field(default=0.8, metadata=hint(
         low=0.1, high=1.0, step=0.05, label="step radius decay",
         help="the step radius is multiplied by this after every step"))
 
