@@ -44,6 +44,8 @@ from dpviz.result import Result, Trace
 MEAN_SHARE = 0.5
 #: Sample drawn from the fitted Gaussian per center (post-processing; no privacy cost).
 SAMPLE_PER_CENTER = 400
+#: Cap on that sample (issue 44: the quantizer's time at k = 55).
+SAMPLE_MAX = 8000
 #: Largest d for ``moments=2``: the second moment is a d × d matrix (2000² doubles = 32 MB).
 MAX_DIM_SECOND_MOMENT = 2000
 
@@ -54,7 +56,7 @@ def noise_edge(d: int, sigma: float, n: int) -> float:
 
 
 #: Lloyd iterations of the quantizer (it stops earlier when no label changes) and its restarts.
-QUANTIZER_ITERS = 50
+QUANTIZER_ITERS = 30
 QUANTIZER_RESTARTS = 2
 
 
@@ -74,15 +76,14 @@ def lloyd_quantizer(Z: np.ndarray, k: int, gen: np.random.Generator) -> np.ndarr
             C = np.vstack([C, c])
             d2 = np.minimum(d2, np.maximum(sq - 2.0 * Z @ c + c @ c, 0.0))
         labels = None
-        for _ in range(QUANTIZER_ITERS):
-            D = sq[:, None] - 2.0 * Z @ C.T + np.einsum("ij,ij->i", C, C)[None, :]
-            new = np.argmin(D, axis=1)
+        for _ in range(QUANTIZER_ITERS):  # ‖z‖² is the same for every center: left out of the argmin
+            new = np.argmin(np.einsum("ij,ij->i", C, C)[None, :] - 2.0 * Z @ C.T, axis=1)
             if labels is not None and np.array_equal(new, labels):
                 break
             labels = new
             counts = np.bincount(labels, minlength=k)
-            sums = np.zeros_like(C)
-            np.add.at(sums, labels, Z)
+            sums = np.stack([np.bincount(labels, weights=Z[:, j], minlength=k) for j in range(Z.shape[1])],
+                            axis=1)  # loop over the ≤ k sample dimensions
             C = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], C)
         cost = float(np.min(sq[:, None] - 2.0 * Z @ C.T + np.einsum("ij,ij->i", C, C)[None, :], axis=1).sum())
         if cost < best_cost:
@@ -104,7 +105,7 @@ def quantize_gaussian(mean: np.ndarray, cov: np.ndarray, k: int, edge: float,
     if k == 1 or not np.any(keep):
         return np.repeat(mean[None, :], k, axis=0), lam[keep]
     basis = vec[:, order[keep]] * np.sqrt(lam[keep])
-    Z = gen.standard_normal((SAMPLE_PER_CENTER * k, basis.shape[1]))
+    Z = gen.standard_normal((min(SAMPLE_PER_CENTER * k, SAMPLE_MAX), basis.shape[1]))
     return mean[None, :] + lloyd_quantizer(Z, k, gen) @ basis.T, lam[keep]
 
 

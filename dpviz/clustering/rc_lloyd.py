@@ -98,8 +98,8 @@ def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
     U = Xc - C[labels]
     norm = np.sqrt(d2)
     U *= np.minimum(1.0, R / np.maximum(norm, 1e-300))[:, None]
-    sums = np.zeros((k, d))
-    np.add.at(sums, labels, U)
+    sums = np.stack([np.bincount(labels, weights=U[:, j], minlength=k) for j in range(d)], axis=1) \
+        if d else np.zeros((k, 0))  # loop over dimensions, not rows
     counts = np.bincount(labels, minlength=k).astype(np.float64)
     return labels, sums, counts
 
