@@ -305,7 +305,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         with path.open("a") as fh:
             for r in recs:
                 fh.write(json.dumps(r) + "\n")
-        best = min((r for r in recs if r["loss"] is not None), key=lambda r: r["loss"])
+        scored = [r for r in recs if r["loss"] is not None]
+        best = (min(scored, key=lambda r: r["loss"]) if scored
+                else {"label": "none (all stopped)", "loss": math.inf})
         print(f"[{i + 1}/{len(grid)}] {cell} {time.perf_counter() - t0:.0f}s  best {best['label']} "
               f"{best['loss']:.3g}  ({load_text()})", flush=True)
 
