@@ -19,6 +19,7 @@ otherwise. Issue 44's quoted Google and FastLloyd medians are printed beside, la
     export GOOGLE_DP_PATH=/tmp/gdp/learning FASTLLOYD_PATH=/tmp/fastlloyd OMP_NUM_THREADS=1
     PYTHONPATH=. .venv/bin/python bench/small_tables.py run --out bench/results/small_tables.jsonl
     PYTHONPATH=. .venv/bin/python bench/small_tables.py table --out bench/results/small_tables.jsonl
+    PYTHONPATH=. .venv/bin/python bench/small_tables.py time --rows iris wine breast_cancer digits
 """
 
 from __future__ import annotations
@@ -115,6 +116,22 @@ def cmd_run(args: argparse.Namespace) -> None:
         runner.run_row(row, (0,), row_labs, on_record=write)
 
 
+def cmd_time(args: argparse.Namespace) -> None:
+    """Median interleaved time of each label over one ``KMeans(n_init=1)`` on the same table (issue 44:
+    ``gauss_fit`` ≤ 5× one KMeans on these tables)."""
+    labs = args.algorithms or ["gauss_fit", "rc_lloyd", "auto"]
+    print(f"# commit {commit()}; {load_text()}; {args.repeats} interleaved repeats")
+    print("| table | ε | " + " | ".join(f"{lab} / KMeans" for lab in labs) + " |")
+    print("|---|---|" + "---|" * len(labs))
+    for name in args.rows:
+        runner = PeerRunner(epsilons=tuple(args.eps), delta=DELTA, time_repeats=args.repeats, verbose=False)
+        recs = runner.run_row(ROWS[name], (0,), labs)
+        for e in args.eps:
+            cells = [next(f"{r.time_ratio:.2f}" for r in recs if r.label == lab and r.epsilon == e)
+                     for lab in labs]
+            print(f"| {name} | {e:g} | " + " | ".join(cells) + " |", flush=True)
+
+
 def _stats(xs: list[float]) -> tuple[float, float]:
     return (statistics.median(xs), p90(xs)) if xs else (math.nan, math.nan)
 
@@ -194,7 +211,8 @@ def cmd_table(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("run", "table"))
+    ap.add_argument("command", choices=("run", "table", "time"))
+    ap.add_argument("--repeats", type=int, default=5, help="time: interleaved (KMeans, algorithm) pairs")
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--draws", type=int, default=10)
@@ -203,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="bench/results/small_tables.jsonl")
     ap.add_argument("--files", nargs="*", default=None)
     args = ap.parse_args(argv)
-    (cmd_run if args.command == "run" else cmd_table)(args)
+    {"run": cmd_run, "table": cmd_table, "time": cmd_time}[args.command](args)
 
 
 if __name__ == "__main__":
