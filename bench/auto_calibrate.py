@@ -285,6 +285,10 @@ def cmd_run(args: argparse.Namespace) -> None:
             done.add((r["recipe"], r["n"], r["d"], r["k"]))
     grid = (table_cells(args.tables) if args.tables else big_cells(args.big) if args.big
             else cells(args.cells, args.small))
+    if args.only_in:  # issue 44: a new label on exactly the cells an earlier (partial) file measured
+        measured = {(r["recipe"], r["n"], r["d"], r["k"])
+                    for r in map(json.loads, Path(args.only_in).read_text().splitlines())}
+        grid = [c for c in grid if c in measured]
     seeds, draws = (SMALL_SEEDS, args.draws) if args.tables or args.big else (SEEDS, 1)
     print(f"# {len(grid)} cells × {len(seeds)} seeds × {draws} draws × ε {EPSILONS} × {len(labs)} labels; "
           f"commit {commit()}; {load_text()}", flush=True)
@@ -301,7 +305,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         with path.open("a") as fh:
             for r in recs:
                 fh.write(json.dumps(r) + "\n")
-        best = min((r for r in recs if r["loss"] is not None), key=lambda r: r["loss"])
+        scored = [r for r in recs if r["loss"] is not None]
+        best = (min(scored, key=lambda r: r["loss"]) if scored
+                else {"label": "none (all stopped)", "loss": math.inf})
         print(f"[{i + 1}/{len(grid)}] {cell} {time.perf_counter() - t0:.0f}s  best {best['label']} "
               f"{best['loss']:.3g}  ({load_text()})", flush=True)
 
@@ -399,6 +405,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="run issue 35's small-table design of this many cells instead (10 draws)")
     ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (--tables, --big)")
     ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
+    ap.add_argument("--only-in", default=None, metavar="FILE",
+                    help="run: only the cells FILE has records of (a new label on an earlier grid)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--files", nargs="*", default=None, help="fit: JSONL files to read (default --out)")
     ap.add_argument("--alias", nargs="*", default=[], metavar="NAME=LABEL",

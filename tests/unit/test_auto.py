@@ -147,3 +147,12 @@ def test_auto_where_the_origin_wins_reads_no_row_and_spends_nothing(monkeypatch)
     assert res.params["auto_choice"] == "origin"
     assert np.array_equal(res.centers, np.zeros((3, 8)))
     assert res.guarantee.eps == 0.0 and res.guarantee.delta == 0.0
+
+
+def test_rc_lloyd_is_a_calibrated_candidate_and_chosen_on_small_tables():
+    """Issue 44: the small-n·ε method is measured on every small-table calibration cell, so auto can
+    pick it; on a small held-out shape (not an evaluation row) the calibrated rule does."""
+    table = auto.rule()
+    small = [c for c in table["cells"] if c["recipe"].startswith("table_") or c["recipe"] == "small_std"]
+    assert small and all("rc_lloyd" in c["median_excess_loss"] for c in small)
+    assert auto.choose(320, 8, 4, 1.0, 1e-6).algorithm == "rc_lloyd"

@@ -1,0 +1,247 @@
+"""Issue 44's table: ``auto`` on small tables against every registered method, Google's DP
+clustering and FastLloyd, at row-level ε ∈ {1, 3}, δ = 1e-6, ≥ 10 independent draws per cell.
+
+Every run goes through :mod:`bench.harness` (data, algorithm and reference streams from distinct
+keys; loss = cost / reference − 1 with ⊥ scored as one center at the origin; the reference is
+:func:`dpviz.metrics.reference_kmeans`, the best of ≥ 10 k-means++ restarts plus recombination,
+at least as good as the best of 20 restarts on these tables). Rows:
+
+* the four bundled evaluation tables (iris, wine, breast cancer, digits: never used to calibrate
+  ``auto`` or to choose ``rc_lloyd``'s defaults);
+* held-out small tables (``HELD_OUT``): scikit-learn's bundled diabetes table (442 × 10, k = 4,
+  standardized to the box as the app does) and generated tables of the calibration recipes at
+  shapes and data streams no calibration cell has.
+
+Columns: Google's DP clustering where ``bench/google_dp.py`` loads it (``GOOGLE_DP_PATH``),
+FastLloyd where ``bench/fastlloyd.py`` loads it (``FASTLLOYD_PATH``); each prints "not run"
+otherwise. Issue 44's quoted Google and FastLloyd medians are printed beside, labelled quoted.
+
+    export GOOGLE_DP_PATH=/tmp/gdp/learning FASTLLOYD_PATH=/tmp/fastlloyd OMP_NUM_THREADS=1
+    PYTHONPATH=. .venv/bin/python bench/small_tables.py run --out bench/results/small_tables.jsonl
+    PYTHONPATH=. .venv/bin/python bench/small_tables.py table --out bench/results/small_tables.jsonl
+    PYTHONPATH=. .venv/bin/python bench/small_tables.py time --rows iris wine breast_cancer digits
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+import dpviz
+from bench.auto_calibrate import recipe_row
+from bench.harness import DELTA, EVAL_ROWS, Record, Row, Runner, commit, google_adapter, load_text, p90
+
+EVAL = ("iris", "wine", "breast_cancer", "digits")
+
+
+def _diabetes_row() -> Row:
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, int, float]:
+        from sklearn.datasets import load_diabetes
+
+        from dpviz.data.builtin import standardize_to_box
+
+        X = standardize_to_box(load_diabetes().data)
+        return X, 4, float(math.sqrt(X.shape[1]))
+    return Row("diabetes", make, "scikit-learn's diabetes table (442 × 10), k = 4, standardized to the box")
+
+
+def _held_rows() -> dict[str, Row]:
+    rows = {"diabetes": _diabetes_row()}
+    for recipe, n, d, k in (("table_balanced", 320, 8, 4), ("table_aniso", 900, 16, 5),
+                            ("table_heavy", 450, 36, 3), ("table_unbalanced", 1200, 40, 6)):
+        row = recipe_row(recipe, n, d, k)
+        rows[row.name] = Row("held:" + row.name, row.make, "held out: " + row.description)
+    return rows
+
+
+#: Held-out small tables: no calibration cell has their shape or data stream.
+HELD_OUT = _held_rows()
+ROWS: dict[str, Row] = {name: EVAL_ROWS[name] for name in EVAL} | HELD_OUT
+
+#: Issue 44's quoted medians (ε = 1, ε = 3): Google's library and FastLloyd, outside review.
+QUOTED = {"iris": ((7.77, 2.08), (2.97, 1.14)), "wine": ((0.800, 0.490), (1.72, 0.833)),
+          "breast_cancer": ((0.396, 0.201), (2.04, 0.652)), "digits": ((0.546, 0.380), (0.964, 0.752))}
+
+
+def fastlloyd_adapter():
+    """``bench.fastlloyd.run`` if FastLloyd's snapshot is loadable, else None ("not run")."""
+    try:
+        from bench.fastlloyd import run
+    except ImportError:
+        return None
+    return run
+
+
+class PeerRunner(Runner):
+    """The harness's runner with FastLloyd as one more column (label ``fastlloyd``)."""
+
+    def run_one(self, X, k, radius, label, eps, rng):
+        if label == "fastlloyd":
+            fn = fastlloyd_adapter()
+            if fn is None:
+                raise RuntimeError("FastLloyd adapter not present")
+            return fn(X, k, epsilon=eps, delta=self.delta, radius=radius, rng=rng), "", ""
+        return super().run_one(X, k, radius, label, eps, rng)
+
+
+def default_labels() -> list[str]:
+    """``auto``, every registered private algorithm at its defaults, Google and FastLloyd if present."""
+    labs = ["auto"] + [s.name for s in dpviz.algorithms(private_only=True) if s.name != "auto"]
+    labs += ["google"] if google_adapter() is not None else []
+    return labs + (["fastlloyd"] if fastlloyd_adapter() is not None else [])
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    labs = args.algorithms or default_labels()
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"# commit {commit()}; {load_text()}; labels {labs}", flush=True)
+    for name in args.rows:
+        row = ROWS[name]
+        runner = PeerRunner(epsilons=tuple(args.eps), delta=DELTA, timeout_factor=args.timeout_factor,
+                            draws=args.draws, verbose=False)
+        serves = {s.name for s in dpviz.algorithms(applicable_to=row.data(0)[0].shape[1])}
+        row_labs = [lab for lab in labs if lab in ("google", "fastlloyd") or lab.split("[")[0] in serves]
+
+        def write(rec: Record, name: str = name) -> None:
+            with path.open("a") as fh:
+                fh.write(json.dumps(rec.__dict__ | {"table": name, "commit": commit()}) + "\n")
+
+        print(f"# {name}: {row.description}; {args.draws} draws; {load_text()}", flush=True)
+        runner.run_row(row, (0,), row_labs, on_record=write)
+
+
+def cmd_time(args: argparse.Namespace) -> None:
+    """Median CPU time of each label over one ``KMeans(n_init=1)`` on the same table, interleaved
+    (issue 44: ``gauss_fit`` ≤ 5× one KMeans on these tables). CPU time of this process
+    (``time.process_time``; run with OMP_NUM_THREADS=1), not wall time: on a machine shared by
+    many jobs a millisecond KMeans's wall time is mostly waiting for a core."""
+    import time
+
+    from sklearn.cluster import KMeans
+
+    from bench.harness import algorithm_stream
+
+    labs = args.algorithms or ["gauss_fit", "rc_lloyd", "auto"]
+    print(f"# commit {commit()}; {load_text()}; {args.repeats} interleaved repeats, CPU time")
+    print("| table | ε | KMeans ms | " + " | ".join(f"{lab} / KMeans" for lab in labs) + " |")
+    print("|---|---|---|" + "---|" * len(labs))
+    runner = PeerRunner(delta=DELTA, verbose=False)
+    for name in args.rows:
+        X, k, radius = ROWS[name].data(0)
+        for e in args.eps:
+            km: list[float] = []
+            alg: dict[str, list[float]] = {lab: [] for lab in labs}
+            for r in range(args.repeats):  # interleaved: KMeans, then each label
+                t0 = time.process_time()
+                KMeans(k, n_init=1, random_state=r).fit(X)
+                km.append(time.process_time() - t0)
+                for lab in labs:
+                    rng = algorithm_stream(0, lab, ROWS[name].name, e, r)
+                    t0 = time.process_time()
+                    runner.run_one(X, k, radius, lab, e, rng)
+                    alg[lab].append(time.process_time() - t0)
+            base = statistics.median(km)
+            cells = [f"{statistics.median(alg[lab]) / base:.2f}" for lab in labs]
+            print(f"| {name} | {e:g} | {1000 * base:.1f} | " + " | ".join(cells) + " |", flush=True)
+
+
+def _stats(xs: list[float]) -> tuple[float, float]:
+    return (statistics.median(xs), p90(xs)) if xs else (math.nan, math.nan)
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else (1.0 if a <= b else math.inf)
+
+
+def table(records: list[dict]) -> str:
+    """The issue-44 table and its goals, from the records."""
+    by: dict[tuple[str, float, str], list[float]] = {}
+    choice: dict[tuple[str, float], set[str]] = {}
+    for r in records:
+        by.setdefault((r["table"], r["epsilon"], r["label"]), []).append(r["loss"])
+        if r["label"] == "auto" and r["chosen"]:
+            choice.setdefault((r["table"], r["epsilon"]), set()).add(r["chosen"])
+    keys = sorted({(t, e) for t, e, _ in by}, key=lambda x: (list(ROWS).index(x[0]), x[1]))
+    out = ["| table | ε | auto median / p90 (choice) | best registered median / p90 | Google median / p90 "
+           "(quoted) | FastLloyd median / p90 (quoted) | origin | auto ÷ best (median, p90) | "
+           "Google ÷ auto | draws |", "|---|---|---|---|---|---|---|---|---|---|"]
+    goals = dict(cells=0, held=0, two_x=0, below_google=0, below_fl=0, google_cells=0, fl_cells=0,
+                 within_med=0, within_p90=0, origin_ok=0)
+    misses: list[str] = []
+    for t, e in keys:
+        regs = [lab for (tt, ee, lab) in by
+                if tt == t and ee == e and lab not in ("auto", "google", "fastlloyd")]
+        if (t, e, "auto") not in by or not regs:
+            continue
+        am, ap = _stats(by[(t, e, "auto")])
+        bm, bm_lab = min((_stats(by[(t, e, lab)])[0], lab) for lab in regs)
+        bp, bp_lab = min((_stats(by[(t, e, lab)])[1], lab) for lab in regs)
+        gm, gp = _stats(by.get((t, e, "google"), []))
+        fm, fp = _stats(by.get((t, e, "fastlloyd"), []))
+        om = _stats(by.get((t, e, "origin"), []))[0]
+        q = QUOTED.get(t)
+        qi = 0 if e == 1.0 else 1
+        gq = f" ({q[0][qi]:g})" if q else ""
+        fq = f" ({q[1][qi]:g})" if q else ""
+        g_txt = "not run" if math.isnan(gm) else f"{gm:.3g} / {gp:.3g}"
+        f_txt = "not run" if math.isnan(fm) else f"{fm:.3g} / {fp:.3g}"
+        rm, rp = _ratio(am, bm), _ratio(ap, bp)
+        out.append(f"| {t} | {e:g} | {am:.3g} / {ap:.3g} ({', '.join(sorted(choice.get((t, e), [])))}) | "
+                   f"{bm:.3g} ({bm_lab}) / {bp:.3g} ({bp_lab}) | {g_txt}{gq} | {f_txt}{fq} | {om:.3g} | "
+                   f"{rm:.2f}, {rp:.2f} | {'—' if math.isnan(gm) else f'{_ratio(gm, am):.2f}'} | "
+                   f"{len(by[(t, e, 'auto')])} |")
+        goals["cells"] += 1
+        goals["held"] += t in HELD_OUT
+        goals["within_med"] += rm <= 1.25
+        goals["within_p90"] += rp <= 1.25
+        goals["origin_ok"] += am <= om
+        if rm > 1.25 or rp > 1.25:
+            misses.append(f"{t} ε={e:g}: auto {am:.3g}/{ap:.3g} vs best {bm:.3g} ({bm_lab}) / "
+                          f"{bp:.3g} ({bp_lab})")
+        if not math.isnan(gm):
+            goals["google_cells"] += 1
+            goals["two_x"] += gm >= 2 * am
+            goals["below_google"] += am < gm
+        if not math.isnan(fm):
+            goals["fl_cells"] += 1
+            goals["below_fl"] += am < fm
+    g = goals
+    out += ["", f"cells {g['cells']} ({g['held']} held out); auto within 1.25× of the best registered: "
+            f"median {g['within_med']}/{g['cells']}, p90 {g['within_p90']}/{g['cells']}; auto ≤ origin "
+            f"(median) {g['origin_ok']}/{g['cells']}; auto ≥ 2× better than Google (median) {g['two_x']}/"
+            f"{g['google_cells']}; auto < Google {g['below_google']}/{g['google_cells']}; auto < FastLloyd "
+            f"{g['below_fl']}/{g['fl_cells']}"]
+    out += [f"  missed 1.25×: {m}" for m in misses]
+    return "\n".join(out)
+
+
+def cmd_table(args: argparse.Namespace) -> None:
+    files = args.files or [args.out]
+    records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
+    print(f"From {files} (commits {sorted({r['commit'] for r in records})}; {len(records)} runs)\n")
+    print(table(records))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=("run", "table", "time"))
+    ap.add_argument("--repeats", type=int, default=15, help="time: interleaved repeats")
+    ap.add_argument("--rows", nargs="*", default=list(ROWS))
+    ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
+    ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--algorithms", nargs="*", default=None)
+    ap.add_argument("--timeout-factor", type=float, default=10.0)
+    ap.add_argument("--out", default="bench/results/small_tables.jsonl")
+    ap.add_argument("--files", nargs="*", default=None)
+    args = ap.parse_args(argv)
+    {"run": cmd_run, "table": cmd_table, "time": cmd_time}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Radius-constrained noisy Lloyd from a private Gaussian start: private k-means for small n·ε.
+
+Why the small-table winners win (issue 44). On a table of a few hundred rows at ε ≤ 3, one
+noisy cluster sum whose sensitivity is the data radius Λ (DP-Lloyd, Su et al. 2016) moves a center
+by ≈ Λ·√d/(n_j·√(2ρ)), comparable to the distances between clusters, and a public random start
+wastes iterations. ``gauss_fit`` wins by asking little (two moments, then post-processing);
+FastLloyd (Diaa et al. 2024, §4 "radius-constrained updates") wins on iris by *relative* updates:
+each cluster releases the sum of its rows' displacements from the current center, which are short,
+so the noise is calibrated to a step radius R ≪ Λ instead of Λ, and a noisy count then only scales
+a short step. This module combines both:
+
+1. **Private start** (share ``start_share`` of ρ): :func:`dpviz.clustering.gauss_fit.gauss_fit`
+   (noisy mean and second moment, k-means of the fitted Gaussian; its ledger is a child here).
+2. **T radius-constrained Lloyd steps** (the rest of ρ, evenly): assign every row to its nearest
+   center c_j, clip its displacement u = x − c_j to norm R (our variant: FastLloyd drops rows
+   farther than R and clips the step; clipping the displacement keeps every row, a Huber-like
+   step), release per cluster the noisy displacement sum (ℓ2 sensitivity R, share
+   1 − ``count_share`` of the step) and the noisy count (sensitivity 1, share ``count_share``);
+   clusters are disjoint, so each kind composes in parallel (Su et al. 2016; Tsfadia et al. 2022,
+   §5.2.4). The step Ŝ_j / n̂_j is cut to norm R (FastLloyd's bounded update: the true mean
+   displacement has norm ≤ R, so the cut only removes noise) and the new center, projected into
+   the Λ-ball, is c_j plus that step; a cluster whose noisy count is below ``MIN_COUNT`` keeps its
+   center (post-processing).
+   R = ``step_frac``·Λ, shrinking by ``step_decay`` each step (public schedule; FastLloyd's
+   ``diagonal_then_frac`` also starts wide and narrows). The defaults (T = 4, R_0 = 0.2·Λ, decay
+   0.8, start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables
+   only (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
+   tables. Centers of the start that coincide
+   (gauss_fit's answer when its fit is under the noise edge) are first moved apart by public noise
+   of norm R_0/2 (:func:`split_coincident`).
+
+Rows are clipped to the declared Λ-ball first (as everywhere in dpviz), so the start's
+sensitivities are gauss_fit's. The denominator of the start's moments is the declared size n.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpviz._validation import (
+    MAX_CLUSTERS,
+    check_data,
+    check_delta,
+    check_radius,
+    check_rho,
+    check_rng,
+    check_scalar,
+    is_simulation,
+)
+from dpviz.clustering.gauss_fit import gauss_fit
+from dpviz.data.bounds import clip_to_ball
+from dpviz.geometry import nearest_center
+from dpviz.privacy.budget import ZCDP
+from dpviz.privacy.ledger import Ledger
+from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
+from dpviz.result import Result, Trace
+
+#: A cluster whose noisy count is below this keeps its center (and this floors the divisor).
+MIN_COUNT = 2.0
+
+
+def step_budgets(rho: float, start_share: float, iters: int,
+                 count_share: float) -> tuple[float, float, float]:
+    """(ρ of the start, ρ of one step's sums, ρ of one step's counts): the start takes
+    ``start_share``·ρ, each of the T steps (1 − start_share)·ρ/T split (1 − count_share, count_share)."""
+    rho_start = start_share * rho
+    rho_step = (rho - rho_start) / iters
+    return rho_start, (1.0 - count_share) * rho_step, count_share * rho_step
+
+
+def step_radii(radius: float, step_frac: float, step_decay: float, iters: int) -> np.ndarray:
+    """The public clip radii R_t = step_frac·Λ·step_decay^t of the displacements, t = 0 … T − 1."""
+    return step_frac * radius * step_decay ** np.arange(iters)
+
+
+def split_coincident(C: np.ndarray, scale: float, gen: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Centers with every repeat moved by ``scale`` along a public random direction, and how many
+    moved. gauss_fit answers k copies of the noisy mean when its fit is under the noise edge; a
+    Lloyd step cannot separate identical centers (every row goes to the first), a random split
+    can (each step then acts as a noisy power iteration on the split). Post-processing."""
+    C = C.copy()
+    _, first = np.unique(C, axis=0, return_index=True)
+    repeat = np.setdiff1d(np.arange(C.shape[0]), first)
+    if repeat.size:
+        U = gen.standard_normal((repeat.size, C.shape[1]))
+        C[repeat] += scale * U / np.linalg.norm(U, axis=1, keepdims=True)
+    return C, int(repeat.size)
+
+
+def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
+                          R: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, per-cluster sums of min(1, R/‖u‖)·u with u = x − c_label, counts): each row adds a
+    vector of norm ≤ R to one cluster's sum and 1 to its count."""
+    k, d = C.shape
+    labels, d2 = nearest_center(Xc, C)
+    U = Xc - C[labels]
+    norm = np.sqrt(d2)
+    U *= np.minimum(1.0, R / np.maximum(norm, 1e-300))[:, None]
+    sums = np.stack([np.bincount(labels, weights=U[:, j], minlength=k) for j in range(d)], axis=1) \
+        if d else np.zeros((k, 0))  # loop over dimensions, not rows
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    return labels, sums, counts
+
+
+def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 4,
+             start_share: float = 0.3, count_share: float = 0.2, step_frac: float = 0.2,
+             step_decay: float = 0.8, delta: float = 0.0, rng: Any = None) -> Result:
+    """Radius-constrained noisy Lloyd from gauss_fit's private start (module docstring).
+
+    Privacy
+    -------
+    ρ-zCDP under add/remove of one row, by sequential composition (Bun & Steinke 2016, Lemma 2.3)
+    of the start (``start_share``·ρ, gauss_fit's own proof) and T steps of (1 − start_share)·ρ/T,
+    each the parallel composition over the k disjoint clusters of a Gaussian displacement sum
+    (sensitivity R_t: one row adds or removes one clipped displacement of norm ≤ R_t; the centers
+    it is measured from are the previous release) and a Gaussian count (sensitivity 1).
+    Everything else is post-processing. The δ argument is reserved, unspent.
+    """
+    func = "rc_lloyd"
+    X = check_data(X, func)
+    k = check_scalar(k, "k", func, low=1, high=MAX_CLUSTERS, integer=True)
+    rho = check_rho(rho, func)
+    delta = check_delta(delta, func, allow_zero=True)
+    radius = check_radius(radius, "radius", func)
+    n_declared = check_scalar(n_declared, "n_declared", func, low=1, high_open=True, integer=True)
+    iters = check_scalar(iters, "iters", func, low=1, high=10, integer=True)
+    start_share = check_scalar(start_share, "start_share", func, low=0.05, high=0.95)
+    count_share = check_scalar(count_share, "count_share", func, low=0.05, high=0.95)
+    step_frac = check_scalar(step_frac, "step_frac", func, low=0.01, high=2.0)
+    step_decay = check_scalar(step_decay, "step_decay", func, low=0.1, high=1.0)
+    gen, seed = check_rng(rng, "algorithm:rc_lloyd")
+    ledger = Ledger(func, ZCDP(rho, delta))
+    trace = Trace()
+    rho_start, rho_sum, rho_count = step_budgets(rho, start_share, iters, count_share)
+    start = gauss_fit(X, k, rho=rho_start, radius=radius, n_declared=n_declared, rng=gen)
+    ledger.children.append(start.ledger)
+    trace.extend(start.trace)
+    radii = step_radii(radius, step_frac, step_decay, iters)
+    C, split = split_coincident(np.asarray(start.centers, dtype=np.float64), 0.5 * float(radii[0]), gen)
+    trace.add("rc_start", released=True, centers=C.copy(), rho=rho_start, split=split,
+              note="gauss_fit's centers (coincident ones moved apart by public noise): the private start")
+    Xc = clip_to_ball(X, radius)
+    for t, R in enumerate(radii):
+        _, sums, counts = clipped_displacements(Xc, C, float(R))
+        node = ledger.child(f"step {t + 1}", ZCDP(rho_sum + rho_count))
+        sums_node = node.child("displacement sums", ZCDP(rho_sum), composition="parallel",
+                               note=f"one row adds a displacement of norm ≤ R = {R:.4g} to one cluster")
+        counts_node = node.child("cluster counts", ZCDP(rho_count), composition="parallel",
+                                 note="one row changes one cluster's count by 1")
+        noisy_sums = np.empty_like(sums)
+        noisy_counts = np.empty(k)
+        for j in range(k):  # loop over clusters (parallel composition)
+            noisy_sums[j] = gaussian(sums[j], sensitivity=float(R), rho=rho_sum, rng=gen, ledger=sums_node,
+                                     name=f"sum[{j}]")
+            noisy_counts[j] = gaussian(float(counts[j]), sensitivity=1.0, rho=rho_count, rng=gen,
+                                       ledger=counts_node, name=f"count[{j}]")
+        ok = noisy_counts >= MIN_COUNT
+        move = clip_to_ball(noisy_sums[ok] / noisy_counts[ok, None], float(R))  # FastLloyd's clip_distance
+        C[ok] = clip_to_ball(C[ok] + move, radius)
+        trace.add("rc_step", released=True, index=t, centers=C.copy(), noisy_counts=noisy_counts,
+                  step_radius=float(R), sigma_sum=gaussian_sigma_zcdp(float(R), rho_sum),
+                  sigma_count=gaussian_sigma_zcdp(1.0, rho_count), kept_previous=~ok)
+    if delta > 0:
+        ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="rc_lloyd is pure ρ-zCDP.")
+    trace.add("rc_centers", released=True, centers=C.copy())
+    ledger.check()
+    return Result(centers=C, failure=None, ledger=ledger, trace=trace.freeze(),
+                  params=dict(algorithm=func, k=k, rho=rho, delta=delta, radius=radius, iters=iters,
+                              start_share=start_share, count_share=count_share, step_frac=step_frac,
+                              step_decay=step_decay, n_declared=n_declared),
+                  seed=seed, simulation=is_simulation(rng))
