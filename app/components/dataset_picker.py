@@ -98,7 +98,7 @@ def generate_panel() -> None:
         c1, c2, c3 = st.columns(3)
         for name, key in (("n", keys.RECIPE_N), ("d", keys.RECIPE_D), ("gk", keys.RECIPE_K),
                           ("sep", keys.RECIPE_SEP), ("dseed", keys.RECIPE_SEED)):
-            state.seed_widget(name, key)
+            state.seed_widget(name, key, in_form=True)
         c1.number_input("n (rows)", min_value=50, max_value=500_000, step=1000, key=keys.RECIPE_N,
                         help="Number of rows. Anything above ~10⁵ makes the tuple stage slower.")
         c2.number_input("d (dimension)", min_value=1, max_value=200, step=1, key=keys.RECIPE_D,

@@ -180,7 +180,7 @@ def sidebar_form(algorithm: str | None = None) -> None:
     for key in _shown_keys() - set(own.values()):  # not shown: Apply would commit them
         st.session_state.pop(key, None)
     for name, key in widgets.items():
-        state.seed_widget(name, key)
+        state.seed_widget(name, key, in_form=True)
     want = current_option()
     if st.session_state.get(keys.EX_DATASET) != want:
         st.session_state[keys.EX_DATASET] = want
