@@ -33,3 +33,18 @@ def banner() -> None:
     if on():
         with st.container(key=keys.CLASSROOM_BANNER):
             st.info(BANNER, icon=":material/school:")
+
+
+#: What ``/release`` says on a classroom server (issue 43: it said "Page not found").
+RELEASE_OFF = ("**The Release page is turned off in classroom mode.** This server is set up for a "
+               "class: it makes no private releases and keeps no privacy ledger. Every other page "
+               "works on public example data; to release on your own data, run dpviz on your own "
+               "machine without `--classroom` (docs/deploy.md).")
+
+
+def release_off() -> None:
+    """The page at ``/release`` in classroom mode: why there is no Release page here."""
+    st.title("Release")
+    with st.container(key=keys.CLASSROOM_RELEASE_OFF):
+        st.info(RELEASE_OFF, icon=":material/lock:")
+

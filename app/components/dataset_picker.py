@@ -20,7 +20,15 @@ from dpviz.data import columns
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
 MAX_ROWS = 200_000
+#: The app's upload limit, in MB of 1024² bytes (what ``dpviz.data.load_csv``'s ``max_bytes`` gets).
 MAX_MB = 50
+MAX_BYTES = MAX_MB * 1024 * 1024
+#: What the uploader itself accepts (Streamlit's per-widget limit, above ``server.maxUploadSize``):
+#: a file a little over MAX_MB reaches the app, which says the limit in bytes (issue 43: Streamlit's
+#: own refusal read "50.0MB … File must be 50.0MB or smaller" for a file just over it).
+UPLOAD_CEILING_MB = 2 * MAX_MB
+#: Numeric columns pre-selected at most (issue 43: a 500-column file pre-selected all 500).
+MAX_DEFAULT_COLUMNS = 20
 
 WHY_RADIUS = (
     "**Why DP needs Λ.** Differential privacy calibrates its noise to how much *one row* can "
@@ -157,7 +165,7 @@ def _load(raw: bytes, columns: tuple[str, ...] | None, name: str,
     load_csv = dpviz.data.load_csv
     return cache.memo("csv", (digest, columns, impute), lambda: load_csv(
         raw, columns=None if columns is None else list(columns), max_rows=MAX_ROWS,
-        max_bytes=MAX_MB * 1024 * 1024, name=name, impute=dict(impute) or None))
+        max_bytes=MAX_BYTES, name=name, impute=dict(impute) or None))
 
 
 #: Largest Λ the app accepts (the URL parameter ``radius`` has the same cap, app/components/state.py).
@@ -213,7 +221,14 @@ def _default_columns(first) -> list[str]:
     chosen = [c for c in numeric if c not in ids] or numeric
     if first.dataset is None:
         chosen = [c for c in chosen if not missing.get(c)] or chosen[:1]
-    return chosen
+    return chosen[:MAX_DEFAULT_COLUMNS]
+
+
+def _candidate_count(first) -> int:
+    """How many columns :func:`_default_columns` would pick without its cap."""
+    ids = dict(first.likely_ids)
+    numeric = list(first.numeric_columns)
+    return len([c for c in numeric if c not in ids] or numeric)
 
 
 def _missing_choice(cols: list[str], missing: dict[str, int], digest: str) -> tuple[tuple[str, float], ...]:
@@ -306,8 +321,8 @@ def upload_panel() -> None:
     Everything from the file (its name, column names, messages quoting them) is shown as text
     (:mod:`app.components.safe`)."""
     up = st.file_uploader(
-        f"CSV file (at most {MAX_MB} MB; the first {MAX_ROWS:,} rows are used)", type=["csv", "txt"],
-        key=keys.CSV_UPLOAD,
+        f"CSV file (at most {MAX_MB} MB = {MAX_BYTES:,} bytes; the first {MAX_ROWS:,} rows are used)",
+        type=["csv", "txt"], key=keys.CSV_UPLOAD, max_upload_size=UPLOAD_CEILING_MB,
         help="Kept in this browser session's memory only; never written to disk or shared. "
              "A shared link carries parameters, not rows (see below for the ones set from an upload).")
     active = data_source.active_upload()
@@ -318,6 +333,14 @@ def upload_panel() -> None:
         return
     raw = up.getvalue()
     fname = safe.md(up.name)
+    if len(raw) > MAX_BYTES:
+        with st.container(key=keys.CSV_ERROR):
+            st.error(f"**{fname}** is {len(raw):,} bytes ({len(raw) / 1024**2:.2f} MB): more than this "
+                     f"app's limit of {MAX_MB} MB = {MAX_BYTES:,} bytes. Keep fewer rows (only the "
+                     f"first {MAX_ROWS:,} are used) or fewer columns, and upload it again.")
+            if active is not None:
+                st.caption(f"Still using the previous upload ({safe.md(active.name)}).")
+        return
     try:
         first = _load(raw, None, up.name)
     except ValueError as exc:
@@ -335,13 +358,23 @@ def upload_panel() -> None:
     missing = dict(first.missing_by_column)
     ids = dict(first.likely_ids)
     chosen = st.session_state.get(keys.CSV_COLUMNS)
+    default = _default_columns(first)
     if chosen is None or not set(chosen) <= set(numeric):
-        st.session_state[keys.CSV_COLUMNS] = _default_columns(first)
+        st.session_state[keys.CSV_COLUMNS] = default
+    capped = (_candidate_count(first) > MAX_DEFAULT_COLUMNS
+              and list(st.session_state[keys.CSV_COLUMNS]) == default)
     cols = st.multiselect("Numeric columns to cluster on", numeric, key=keys.CSV_COLUMNS,
                           format_func=_column_label(missing),
                           help="Only numeric columns are offered. Each row is one person. A column "
                                "with missing values drops those rows (or fill them below); leave "
                                "it out to keep them.")
+    if capped:
+        with st.container(key=keys.CSV_COLUMNS_CAPPED):
+            st.info(f"The file has {_candidate_count(first):,} numeric columns; the first "
+                    f"{MAX_DEFAULT_COLUMNS} are picked to start. Choose the ones that describe "
+                    "a person above: every extra column spreads the same noise over more "
+                    f"dimensions, and bounds can be declared for up to {MAX_BOUND_COLUMNS}.",
+                    icon=":material/view_column:")
     if ids:
         with st.container(key=keys.CSV_IDS):
             st.caption("Left out by default (add them back above if they are real features): " + "; ".join(
