@@ -5,7 +5,7 @@ On when the server's environment has ``DPVIZ_CLASSROOM=1`` (``dpviz app --classr
 Data page; a link asking for one opens the generated data, and ``dpviz app`` also sets Streamlit's
 ``server.maxUploadSize`` to 0), no Release page, no server-path releases and no persistent ledger
 (:func:`app.components.ledger_view.store` refuses), and every page shows :data:`BANNER`. The
-landing page stays Explore on its teaching lesson (Fig. 6 blobs, n = 20,000, k = 8; docs/app.md):
+landing page stays Explore on its teaching lesson (the default parameters, app/components/state.py):
 every run there is a seeded simulation on public, generated data.
 
 Stable widget key: ``classroom_banner`` (container).
