@@ -464,8 +464,9 @@ def issue16_report(rows, probe, *, load: str, label: str) -> str:
 
 #: Data's Check on a built-in table (its default: Iris).
 CHECK_QUERY = "/data?src=builtin&builtin={builtin}"
-#: Budget on a built-in table (its sweep starts by itself there); a click on a curve's point.
-BUDGET_QUERY = "/budget?src=builtin&builtin={builtin}"
+#: Budget on a built-in table (its sweep starts by itself there; a short one: the click, not the
+#: sweep, is timed); a click on a curve's point opens Explore at that (ε, δ).
+BUDGET_QUERY = "/budget?src=builtin&builtin={builtin}&balg=friendlycore,dp_lloyd&bpts=3&breps=2"
 _VERDICT = ".st-key-clustering_verdict [data-testid='stAlertContainer']"
 _STORYBOARD = ".st-key-storyboard_live .js-plotly-plot"
 
@@ -496,7 +497,10 @@ def data_check(page: Page, url: str, builtin: str = "iris") -> dict:
 
 def budget_click(page: Page, url: str, builtin: str = "iris") -> dict:
     """Budget on a built-in table, its sweep finished: click a point of the first curve, until
-    Explore shows that (ε, δ) drawn and the page settled."""
+    Explore shows that (ε, δ) drawn and the page settled.
+
+    NOT YET VERIFIED (issue 43): both tries at load ≈ 25 ran past a 7-minute limit without a
+    result (where it waits is not yet known), so it is not in ``--issue43``'s default set."""
     _open_idle(page, url + BUDGET_QUERY.format(builtin=builtin), ".st-key-budget_run button")
     page.wait_for_function(  # the sweep drawn and done (the Run button enabled again)
         """() => document.querySelector('.st-key-budget_accuracy .js-plotly-plot')
@@ -590,9 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
                     help="instead: open the Compare page's default link OPENS times, each in a new "
                          "session, and time its default view (issue 27's goal: ≤ 10 s)")
-    ap.add_argument("--issue43", nargs="?", const=",".join(ISSUE43_ROWS), metavar="WAITS",
+    ap.add_argument("--issue43", nargs="?", const="check", metavar="WAITS",
                     help="instead: time issue 43's waits (comma-separated names of ISSUE43_ROWS; "
-                         "default all), each --repeats times in a new session")
+                         "default: check), each --repeats times in a new session")
     ap.add_argument("--repeats", type=int, default=3, help="--issue43: runs per wait")
     args = ap.parse_args(argv)
     if args.issue43:
