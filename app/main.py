@@ -151,7 +151,11 @@ PAGES = {
 if classroom.on():  # a class's read-only server has no Release page (issue 37)
     del PAGES["release"]
 st.session_state[keys.PAGES] = PAGES
-page = st.navigation(list(PAGES.values()))
+# In classroom mode /release answers with why it is off (issue 43: it said "Page not found"); the
+# page is hidden from the navigation and no link leads to it.
+page = st.navigation(list(PAGES.values()) + ([st.Page(
+    classroom.release_off, title="Release (off in classroom mode)", url_path="release",
+    visibility="hidden")] if classroom.on() else []))
 classroom.banner()
 
 for notice in state.url_notices():

@@ -48,6 +48,7 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
@@ -459,6 +460,99 @@ def issue16_report(rows, probe, *, load: str, label: str) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------- issue 43: speed where a person waits ---
+
+#: Data's Check on a built-in table (its default: Iris).
+CHECK_QUERY = "/data?src=builtin&builtin={builtin}"
+#: Budget on a built-in table (its sweep starts by itself there; a short one: the click, not the
+#: sweep, is timed); a click on a curve's point opens Explore at that (ε, δ).
+BUDGET_QUERY = "/budget?src=builtin&builtin={builtin}&balg=friendlycore,dp_lloyd&bpts=3&breps=2"
+_VERDICT = ".st-key-clustering_verdict [data-testid='stAlertContainer']"
+_STORYBOARD = ".st-key-storyboard_live .js-plotly-plot"
+
+# The pixel position of a point of the Budget chart's first curve (plotly's own axis maps).
+_POINT_XY_JS = """
+(gd) => {
+  const data = gd._fullData;  // decoded arrays (gd.data may hold Plotly's base64 typed arrays)
+  const tr = data.findIndex((t) => (t.mode || '').includes('markers') && t.x && t.x.length
+                                   && t.visible === true && t.fill === 'none');
+  const t = data[tr], i = Math.floor(t.x.length / 2), fl = gd._fullLayout;
+  const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')], ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+  const box = gd.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.l2p(xa.type === 'log' ? Math.log10(t.x[i]) : t.x[i]),
+          y: box.top + ya._offset + ya.l2p(ya.type === 'log' ? Math.log10(t.y[i]) : t.y[i])};
+}
+"""
+
+
+def data_check(page: Page, url: str, builtin: str = "iris") -> dict:
+    """Data on a built-in table: press Check, until its sentence is shown and the page settled."""
+    _open_idle(page, url + CHECK_QUERY.format(builtin=builtin), ".st-key-clustering_verdict_run button")
+    button = widget(page, "clustering_verdict_run").locator("button").first
+    button.scroll_into_view_if_needed()
+    m = _settle(page, button.click, ready=_VERDICT, timeout_ms=600_000)
+    m["what"] = f"Data: Check on {builtin}"
+    return m
+
+
+def budget_click(page: Page, url: str, builtin: str = "iris") -> dict:
+    """Budget on a built-in table, its sweep finished: click a point of the first curve, until
+    Explore shows that (ε, δ) drawn and the page settled.
+
+    NOT YET VERIFIED (issue 43): both tries at load ≈ 25 ran past a 7-minute limit without a
+    result (where it waits is not yet known), so it is not in ``--issue43``'s default set."""
+    _open_idle(page, url + BUDGET_QUERY.format(builtin=builtin), ".st-key-budget_run button")
+    page.wait_for_function(  # the sweep drawn and done (the Run button enabled again)
+        """() => document.querySelector('.st-key-budget_accuracy .js-plotly-plot')
+                 && document.querySelector('.st-key-budget_run button:not([disabled])')""",
+        timeout=600_000, polling=200)
+    page.wait_for_timeout(800)
+    chart = widget(page, "budget_accuracy").locator(".js-plotly-plot")
+    chart.scroll_into_view_if_needed()
+    xy = chart.evaluate(_POINT_XY_JS)
+    m = _settle(page, lambda: page.mouse.click(xy["x"], xy["y"]), ready=_STORYBOARD,
+                timeout_ms=600_000)
+    if "/explore" not in page.url:
+        raise RuntimeError(f"the click did not open Explore (at {page.url})")
+    m["what"] = f"Budget ({builtin}): click a point → Explore drawn"
+    return m
+
+
+#: The five waits of issue 43 item 4: name → (goal in s, function(page, url) → timing dict).
+#: Other helpers add theirs (Present's slider, Explore's ε step, Compare's first screen) here.
+ISSUE43_ROWS: dict[str, tuple[float, Any]] = {
+    "check": (3.0, data_check),
+    "budget_click": (3.0, budget_click),
+}
+
+
+def issue43(url: str, names: list[str], repeats: int) -> list[tuple[str, float, list[dict]]]:
+    """Each chosen wait ``repeats`` times, each in a new browser session."""
+    out = []
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        for name in names:
+            goal, measure = ISSUE43_ROWS[name]
+            runs_ = []
+            for _ in range(repeats):
+                page = new_app_page(browser, width=1280, height=720, track=False)
+                runs_.append(measure(page, url))
+                page.context.close()
+            out.append((name, goal, runs_))
+        browser.close()
+    return out
+
+
+def issue43_report(rows, *, load: str, label: str) -> str:
+    lines = [f"Issue 43 waits ({label}; load average before: {load})",
+             "| wait | goal | median | max | runs |", "|---|---|---|---|---|"]
+    for _name, goal, ms in rows:
+        v = [m["total_ms"] / 1000 for m in ms]
+        lines.append(f"| {ms[0]['what']} | ≤ {goal:g} s | {statistics.median(v):.1f} s | "
+                     f"{max(v):.1f} s | {len(v)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="rows of the Fig. 6 blobs")
@@ -500,7 +594,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=int, metavar="OPENS", nargs="?", const=3,
                     help="instead: open the Compare page's default link OPENS times, each in a new "
                          "session, and time its default view (issue 27's goal: ≤ 10 s)")
+    ap.add_argument("--issue43", nargs="?", const="check", metavar="WAITS",
+                    help="instead: time issue 43's waits (comma-separated names of ISSUE43_ROWS; "
+                         "default: check), each --repeats times in a new session")
+    ap.add_argument("--repeats", type=int, default=3, help="--issue43: runs per wait")
     args = ap.parse_args(argv)
+    if args.issue43:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        server = nullcontext(args.url) if args.url else streamlit_server(ROOT / "app" / "main.py")
+        with server as url:
+            rows = issue43(url.rstrip("/"), args.issue43.split(","), args.repeats)
+        print(issue43_report(rows, load=load, label=args.label))
+        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
     if args.compare:
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         server = nullcontext(args.url) if args.url else streamlit_server(ROOT / "app" / "main.py")

@@ -7,8 +7,9 @@ every file: ``dpviz app`` passes ``server.maxUploadSize = 0``, and :func:`upload
 same limit from inside the server process however the mode was switched on, e.g.
 ``DPVIZ_CLASSROOM=1 streamlit run app/main.py``, issue 46), no Release page, no server-path
 releases and no persistent ledger (:func:`app.components.ledger_view.store` refuses), and every
-page shows :data:`BANNER`. The landing page stays Explore on its teaching lesson (Fig. 6 blobs,
-n = 20,000, k = 8; docs/app.md): every run there is a seeded simulation on public, generated data.
+page shows :data:`BANNER`. The landing page stays Explore on its teaching lesson (the default
+parameters, app/components/state.py): every run there is a seeded simulation on public, generated
+data.
 
 Stable widget key: ``classroom_banner`` (container).
 """
@@ -70,3 +71,18 @@ def banner() -> None:
     if on():
         with st.container(key=keys.CLASSROOM_BANNER):
             st.info(BANNER, icon=":material/school:")
+
+
+#: What ``/release`` says on a classroom server (issue 43: it said "Page not found").
+RELEASE_OFF = ("**The Release page is turned off in classroom mode.** This server is set up for a "
+               "class: it makes no private releases and keeps no privacy ledger. Every other page "
+               "works on public example data; to release on your own data, run dpviz on your own "
+               "machine without `--classroom` (docs/deploy.md).")
+
+
+def release_off() -> None:
+    """The page at ``/release`` in classroom mode: why there is no Release page here."""
+    st.title("Release")
+    with st.container(key=keys.CLASSROOM_RELEASE_OFF):
+        st.info(RELEASE_OFF, icon=":material/lock:")
+

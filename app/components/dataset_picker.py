@@ -20,7 +20,15 @@ from dpviz.data import columns
 
 SOURCES = {"generate": "Generate", "builtin": "Built-in (scikit-learn)", "upload": "Upload a CSV"}
 MAX_ROWS = 200_000
+#: The app's upload limit, in MB of 1024² bytes (what ``dpviz.data.load_csv``'s ``max_bytes`` gets).
 MAX_MB = 50
+MAX_BYTES = MAX_MB * 1024 * 1024
+#: What the uploader itself accepts (Streamlit's per-widget limit, above ``server.maxUploadSize``):
+#: a file a little over MAX_MB reaches the app, which says the limit in bytes (issue 43: Streamlit's
+#: own refusal read "50.0MB … File must be 50.0MB or smaller" for a file just over it).
+UPLOAD_CEILING_MB = 2 * MAX_MB
+#: Numeric columns pre-selected at most (issue 43: a 500-column file pre-selected all 500).
+MAX_DEFAULT_COLUMNS = 20
 
 WHY_RADIUS = (
     "**Why DP needs Λ.** Differential privacy calibrates its noise to how much *one row* can "
@@ -37,24 +45,30 @@ def _after_data_change() -> None:
     st.session_state[keys.DATA_CHANGED] = True
 
 
-def sync_run_defaults(ds) -> None:
-    """Apply a dataset's public suggestions (k, r_min) once after the dataset changed."""
-    if not st.session_state.pop(keys.DATA_CHANGED, False) or ds is None:
-        return
-    updates = {"radius": None}
+def suggestions(ds, k: int | None = None) -> dict:
+    """A dataset's public suggestions for the run knobs: k (its classes or generated clusters),
+    r_min = 10⁻³·Λ and t (with ``k``, default the suggested or current k); Λ back to the declared."""
+    out: dict = {"radius": None}
     if ds.k:
-        updates["k"] = int(ds.k)
+        out["k"] = int(ds.k)
     if ds.radius:
-        updates["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
-    k = updates.get("k", state.get("k"))
+        out["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
+    k = k if k is not None else out.get("k", state.get("k"))
     # The paper's t = 200, but keep at least ~5k rows per piece so the oracle can find k clusters
     # (small data gets fewer pieces; FriendlyCore may then fail and say so). Only from a PUBLIC
     # size: a recipe's n (generated, built-in) or the n the user declared for an upload. An
     # upload's row count is a statistic of its rows (issue 25, finding 4): without a declared n,
     # t stays at the paper's public default 200.
     n_public = ds.n if ds.source != "upload" else ds.params.get("n_declared")
-    updates["t"] = min(200, max(2, int(n_public) // (5 * k))) if n_public else 200
-    state.update(**updates)
+    out["t"] = min(200, max(2, int(n_public) // (5 * k))) if n_public else 200
+    return out
+
+
+def sync_run_defaults(ds) -> None:
+    """Apply a dataset's public suggestions (k, r_min) once after the dataset changed."""
+    if not st.session_state.pop(keys.DATA_CHANGED, False) or ds is None:
+        return
+    state.update(**suggestions(ds))
 
 
 def source_radio() -> str:
@@ -98,7 +112,7 @@ def generate_panel() -> None:
         c1, c2, c3 = st.columns(3)
         for name, key in (("n", keys.RECIPE_N), ("d", keys.RECIPE_D), ("gk", keys.RECIPE_K),
                           ("sep", keys.RECIPE_SEP), ("dseed", keys.RECIPE_SEED)):
-            state.seed_widget(name, key)
+            state.seed_widget(name, key, in_form=True)
         c1.number_input("n (rows)", min_value=50, max_value=500_000, step=1000, key=keys.RECIPE_N,
                         help="Number of rows. Anything above ~10⁵ makes the tuple stage slower.")
         c2.number_input("d (dimension)", min_value=1, max_value=200, step=1, key=keys.RECIPE_D,
@@ -151,7 +165,7 @@ def _load(raw: bytes, columns: tuple[str, ...] | None, name: str,
     load_csv = dpviz.data.load_csv
     return cache.memo("csv", (digest, columns, impute), lambda: load_csv(
         raw, columns=None if columns is None else list(columns), max_rows=MAX_ROWS,
-        max_bytes=MAX_MB * 1024 * 1024, name=name, impute=dict(impute) or None))
+        max_bytes=MAX_BYTES, name=name, impute=dict(impute) or None))
 
 
 #: Largest Λ the app accepts (the URL parameter ``radius`` has the same cap, app/components/state.py).
@@ -207,7 +221,14 @@ def _default_columns(first) -> list[str]:
     chosen = [c for c in numeric if c not in ids] or numeric
     if first.dataset is None:
         chosen = [c for c in chosen if not missing.get(c)] or chosen[:1]
-    return chosen
+    return chosen[:MAX_DEFAULT_COLUMNS]
+
+
+def _candidate_count(first) -> int:
+    """How many columns :func:`_default_columns` would pick without its cap."""
+    ids = dict(first.likely_ids)
+    numeric = list(first.numeric_columns)
+    return len([c for c in numeric if c not in ids] or numeric)
 
 
 def _missing_choice(cols: list[str], missing: dict[str, int], digest: str) -> tuple[tuple[str, float], ...]:
@@ -300,8 +321,8 @@ def upload_panel() -> None:
     Everything from the file (its name, column names, messages quoting them) is shown as text
     (:mod:`app.components.safe`)."""
     up = st.file_uploader(
-        f"CSV file (at most {MAX_MB} MB; the first {MAX_ROWS:,} rows are used)", type=["csv", "txt"],
-        key=keys.CSV_UPLOAD,
+        f"CSV file (at most {MAX_MB} MB = {MAX_BYTES:,} bytes; the first {MAX_ROWS:,} rows are used)",
+        type=["csv", "txt"], key=keys.CSV_UPLOAD, max_upload_size=UPLOAD_CEILING_MB,
         help="Kept in this browser session's memory only; never written to disk or shared. "
              "A shared link carries parameters, not rows (see below for the ones set from an upload).")
     active = data_source.active_upload()
@@ -312,6 +333,14 @@ def upload_panel() -> None:
         return
     raw = up.getvalue()
     fname = safe.md(up.name)
+    if len(raw) > MAX_BYTES:
+        with st.container(key=keys.CSV_ERROR):
+            st.error(f"**{fname}** is {len(raw):,} bytes ({len(raw) / 1024**2:.2f} MB): more than this "
+                     f"app's limit of {MAX_MB} MB = {MAX_BYTES:,} bytes. Keep fewer rows (only the "
+                     f"first {MAX_ROWS:,} are used) or fewer columns, and upload it again.")
+            if active is not None:
+                st.caption(f"Still using the previous upload ({safe.md(active.name)}).")
+        return
     try:
         first = _load(raw, None, up.name)
     except ValueError as exc:
@@ -329,13 +358,23 @@ def upload_panel() -> None:
     missing = dict(first.missing_by_column)
     ids = dict(first.likely_ids)
     chosen = st.session_state.get(keys.CSV_COLUMNS)
+    default = _default_columns(first)
     if chosen is None or not set(chosen) <= set(numeric):
-        st.session_state[keys.CSV_COLUMNS] = _default_columns(first)
+        st.session_state[keys.CSV_COLUMNS] = default
+    capped = (_candidate_count(first) > MAX_DEFAULT_COLUMNS
+              and list(st.session_state[keys.CSV_COLUMNS]) == default)
     cols = st.multiselect("Numeric columns to cluster on", numeric, key=keys.CSV_COLUMNS,
                           format_func=_column_label(missing),
                           help="Only numeric columns are offered. Each row is one person. A column "
                                "with missing values drops those rows (or fill them below); leave "
                                "it out to keep them.")
+    if capped:
+        with st.container(key=keys.CSV_COLUMNS_CAPPED):
+            st.info(f"The file has {_candidate_count(first):,} numeric columns; the first "
+                    f"{MAX_DEFAULT_COLUMNS} are picked to start. Choose the ones that describe "
+                    "a person above: every extra column spreads the same noise over more "
+                    f"dimensions, and bounds can be declared for up to {MAX_BOUND_COLUMNS}.",
+                    icon=":material/view_column:")
     if ids:
         with st.container(key=keys.CSV_IDS):
             st.caption("Left out by default (add them back above if they are real features): " + "; ".join(

@@ -142,13 +142,19 @@ def sync_run_defaults(ds) -> list[str]:
     # changed since Explore last showed one explains the change as well.
     data_changed = data_changed or seen.get("_dataset") != current_option()
     notes = []
+    # what the dataset suggests (t by its rule at the suggested k, or at the k now)
+    suggested = [] if ds is None else [dataset_picker.suggestions(ds),
+                                       dataset_picker.suggestions(ds, int(now["k"]))]
     for name, value in now.items():
         if value == seen.get(name):
             continue
         if (not data_changed and typed.get(name) == value) or (name == "k" and keep_k is not None):
             continue  # the user typed it (a k typed with a new dataset is kept as typed)
-        why = (f"for this dataset: {_WHY[name]}" if data_changed
-               else "by a link or another page (Compare, Budget)")
+        # Issue 43: a k set to 4 on the Data page after choosing Iris (suggested 3) is not "the
+        # dataset's suggested number": the dataset explains a value only when it is its suggestion.
+        from_data = data_changed and any(sg.get(name) == value for sg in suggested)
+        why = (f"for this dataset: {_WHY[name]}" if from_data
+               else "on another page or by a link (Data, Compare, Budget)")
         notes.append(f"{_LABEL[name]} changed from {seen[name]:g} to {value:g} automatically, {why}.")
     return notes
 
@@ -180,7 +186,7 @@ def sidebar_form(algorithm: str | None = None) -> None:
     for key in _shown_keys() - set(own.values()):  # not shown: Apply would commit them
         st.session_state.pop(key, None)
     for name, key in widgets.items():
-        state.seed_widget(name, key)
+        state.seed_widget(name, key, in_form=True)
     want = current_option()
     if st.session_state.get(keys.EX_DATASET) != want:
         st.session_state[keys.EX_DATASET] = want

@@ -225,6 +225,8 @@ RECIPE_APPLY: Key[bool] = _declare("gen_apply", bool, "form_submit_button: apply
 REGENERATE: Key[bool] = _declare("regenerate_button", bool, "button: a new data seed")
 BUILTIN_SELECT: Key[str] = _declare("builtin_select", str, "selectbox: the built-in dataset")
 CSV_COLUMNS: Key[list] = _declare("csv_columns", list, "multiselect: the numeric columns to cluster on")
+CSV_COLUMNS_CAPPED: Key[Any] = _declare(
+    "csv_columns_capped", object, "container: only the first numeric columns were pre-selected")
 CSV_IDS: Key[Any] = _declare("csv_ids", object, "container: columns that look like identifiers")
 CSV_MISSING: Key[str] = _declare("csv_missing", str, "radio: rows with a missing value, drop or fill")
 CSV_FILL: Key[float] = _declare(
@@ -446,6 +448,8 @@ PRESENT_ANSWER: Key[Any] = _declare(
 
 # ----------------------------------------------------------------------------- components
 CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")
+CLASSROOM_RELEASE_OFF: Key[Any] = _declare(
+    "classroom_release_off", object, "container: /release in classroom mode says it is off")
 CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
 JOB: Key[Any] = _declare("_job_", object, "prefix: the session's job (a jobs.Job) in a slot, _job_<slot>")
 JOB_SEEN: Key[tuple] = _declare(

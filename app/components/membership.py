@@ -165,3 +165,25 @@ def hit_rate(guesses: list[bool], truths: list[bool]) -> float:
     if not guesses or len(guesses) != len(truths):
         raise ValueError("need as many guesses as rounds, at least one")
     return float(np.mean(np.asarray(guesses) == np.asarray(truths)))
+
+
+def chance_at_least(hits: int, rounds: int, p: float) -> float:
+    """P[Binomial(rounds, p) ≥ hits]: how often an attacker right with probability ``p`` in each
+    round (the bound's best attacker, p = :func:`attacker_bound`) gets ``hits`` or more of
+    ``rounds`` right. The bound limits the expected hit rate; a short game can beat it by luck."""
+    return float(sum(math.comb(rounds, j) * p**j * (1.0 - p) ** (rounds - j)
+                     for j in range(max(hits, 0), rounds + 1)))
+
+
+def verdict(hits: int, rounds: int, bound: float) -> str:
+    """What a final hit rate says beside the bound, true for a rate above it too (issue 43)."""
+    rate = hits / rounds
+    if rate <= bound:
+        return (f"{hits} of {rounds} right: within the bound. No attacker's expected hit rate can "
+                f"exceed {bound:.1%} at this (ε, δ).")
+    luck = chance_at_least(hits, rounds, bound)
+    return (f"{hits} of {rounds} right: above the {bound:.1%} bound, by luck. The bound limits "
+            f"the hit rate an attacker can expect, not one short game: even the best possible "
+            f"attacker, right {bound:.1%} of the time, gets {hits} or more of {rounds} right with "
+            f"probability {luck:.0%}. Over many rounds no attacker stays above it.")
+

@@ -13,6 +13,8 @@ Uploaded data is never in the URL: a link to an uploaded dataset carries its par
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -459,11 +461,46 @@ def sync_url() -> None:
 # ----------------------------------------------------------------------------- widget binding
 
 
-def seed_widget(name: str, key: str, to_widget: Callable[[Any], Any] = lambda v: v) -> None:
-    """Make the widget ``key`` show the canonical value of ``name`` (call before creating it)."""
+def seed_widget(name: str, key: str, to_widget: Callable[[Any], Any] = lambda v: v, *,
+                in_form: bool = False) -> None:
+    """Make the widget ``key`` show the canonical value of ``name`` (call before creating it).
+
+    Outside a form the value is written on every run, even when session state already holds
+    it (issue 43, item 5). Streamlit sends a widget's value to the browser only in a run that
+    wrote it; otherwise the browser keeps what it has or, for a widget it has never drawn, the
+    widget's own default (a select-slider's first option, a number input's minimum). A run
+    stopped by a rerun request between this seed and the widget's creation leaves the value in
+    session state while the browser never received the widget, so the next run, finding the
+    value already there, sent nothing: the browser drew ε = 0.1 or k = 1 and reported it with
+    the next input, and the widget's ``on_change`` copied it into the parameters.
+    Inside a form (``in_form``) a write would also overwrite what was typed but not yet applied,
+    so there it is written only when the value differs.
+    """
     want = to_widget(params()[name])
-    if key not in st.session_state or st.session_state[key] != want:
+    fresh = key not in st.session_state
+    if not in_form or fresh or st.session_state[key] != want:
         st.session_state[key] = want
+    if fresh:
+        _test_pause_at_seed(key)
+
+
+#: Test hook (tests/e2e/test_e2e_upload_race.py): ``"<widget key>:<seconds>:<nth>"`` pauses the
+#: ``nth`` seeding of that widget in this server process in which it had no state (its first
+#: showing, or its return after a run without it) for that long, between the seed and the
+#: widget's creation, so a browser test can land a rerun request there deterministically.
+TEST_PAUSE_AT_SEED = "DPVIZ_TEST_PAUSE_AT_SEED"
+_fresh_seeds: dict[str, int] = {}
+
+
+def _test_pause_at_seed(key: str) -> None:
+    spec = os.environ.get(TEST_PAUSE_AT_SEED, "")
+    if not spec:
+        return
+    target, seconds, nth = spec.split(":")
+    if target == key:
+        _fresh_seeds[key] = _fresh_seeds.get(key, 0) + 1
+        if _fresh_seeds[key] == int(nth):
+            time.sleep(float(seconds))
 
 
 def on_change(name: str, key: str, from_widget: Callable[[Any], Any] = lambda v: v) -> Callable[[], None]:

@@ -65,8 +65,8 @@ def membership_game() -> None:
                 f"small dataset; its center is released privately at the ε you choose "
                 f"(DP-Lloyd through `dpviz.run`). You see everyone else's rows, Alice's, where the "
                 f"center would be without noise in either world, and the release. Guess: in or "
-                f"out? After {membership.ROUNDS} rounds, your hit rate meets the bound no "
-                f"attacker can beat.")
+                f"out? After {membership.ROUNDS} rounds, your hit rate stands beside the best "
+                f"hit rate any attacker can expect.")
     st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key=keys.LEARN_MIA_EPS)
     modes.simulation_badge(keys.LEARN_MIA_BADGE)
     game = _game()
@@ -80,13 +80,14 @@ def membership_game() -> None:
         r = membership.play_round(game["key"], played, game["eps"])
         st.caption(f"Round {played + 1} of {membership.ROUNDS} · the release is "
                    f"({r.eps:.3g}, {r.delta:.0e})-DP per row.")
-        a11y.chart(membership.round_figure(r, played + 1), key=keys.MI_ROUND,
-                   config={"displayModeBar": False}, summary=membership.summary(r, played + 1))
+        # The guesses above the picture (issue 43: below it they were below the fold at 1280×720).
         c1, c2 = st.columns(2)
         c1.button("Alice is IN", key=keys.MI_GUESS_IN, on_click=_guess, args=(True,),
                   icon=":material/login:", width="stretch")
         c2.button("Alice is OUT", key=keys.MI_GUESS_OUT, on_click=_guess, args=(False,),
                   icon=":material/logout:", width="stretch")
+        a11y.chart(membership.round_figure(r, played + 1), key=keys.MI_ROUND,
+                   config={"displayModeBar": False}, summary=membership.summary(r, played + 1))
         return
     rate = membership.hit_rate(game["guesses"], game["truths"])
     eps_row, delta_row = game["guarantee"]
@@ -95,8 +96,10 @@ def membership_game() -> None:
         c1, c2 = st.columns(2)
         c1.metric(f"Your hit rate, {membership.ROUNDS} rounds", f"{rate:.0%}")
         c2.metric("Best possible attacker", f"{bound:.1%}",
-                  help="(e^ε + δ)/(1 + e^ε): no membership test beats it at even odds "
-                       "(Kairouz, Oh & Viswanath 2015, Thm 2.1); 50% is a coin flip.")
+                  help="(e^ε + δ)/(1 + e^ε): no membership test's expected hit rate beats it at "
+                       "even odds (Kairouz, Oh & Viswanath 2015, Thm 2.1); 50% is a coin flip.")
+        hits = sum(g == t for g, t in zip(game["guesses"], game["truths"], strict=True))
+        st.markdown(membership.verdict(hits, membership.ROUNDS, bound))
         st.caption(f"At ε = {eps_row:.3g} a row's presence shifts the odds of any guess by at most "
                    f"e^ε = {np.exp(eps_row):.3g}×. With {membership.ROUNDS} rounds luck alone moves "
                    f"a hit rate by about ±{100 / np.sqrt(membership.ROUNDS) / 2:.0f} points. The "

@@ -409,3 +409,35 @@ def test_prefetched_statement_is_the_statement_of_the_run_shown():
     fresh = row_level_statement(result.ledger, _plan(20.0).delta_prime)  # δ′ of that run's plan
     assert (shown.row.eps, shown.row.delta) == (fresh.row.eps, fresh.row.delta)
     assert row_guarantee(at)[0] == pytest.approx(fresh.row.eps, rel=5e-3)
+
+
+def test_a_wide_upload_preselects_the_first_numeric_columns_and_says_so():
+    """Issue 43: a 500-column upload pre-selected all 500 columns."""
+    header = ",".join(f"c{j}" for j in range(500))
+    rows = "\n".join(",".join(str((i * 7 + j) % 13) for j in range(500)) for i in range(60))
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("wide.csv", f"{header}\n{rows}\n".encode(), "text/csv")
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="csv_columns").value == [f"c{j}" for j in range(20)]
+    said = container(at, "csv_columns_capped").info[0].value
+    assert "500 numeric columns; the first 20 are picked to start" in said
+
+
+def test_an_upload_over_the_limit_says_the_limit_in_bytes():
+    """Issue 43: a 50 MB upload read "50.0MB … File must be 50.0MB or smaller" (Streamlit's
+    words); the uploader now lets a file a little over the limit through and the app says it."""
+    from app.components import dataset_picker
+
+    big = (b"x\n" + b"1\n" * (dataset_picker.MAX_BYTES // 2))[:dataset_picker.MAX_BYTES + 1]
+    assert len(big) == dataset_picker.MAX_BYTES + 1
+    at = open_app("data", **SMALL)
+    at.radio(key="source_radio").set_value("upload").run()
+    at.file_uploader(key="csv_upload").upload("big.csv", big, "text/csv")
+    at.run()
+    assert not at.exception
+    said = container(at, "csv_error").error[0].value
+    assert f"is {len(big):,} bytes (50.00 MB): more than this app's limit of 50 MB = 52,428,800 bytes" in said
+    assert "MB or smaller" not in said
+    assert dataset_picker.UPLOAD_CEILING_MB > dataset_picker.MAX_MB

@@ -312,3 +312,18 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
     assert not at.exception
     assert scales() == [scale]
     assert f"same scale (±{scale:.3g})" in _chart_title(at)
+
+
+def test_a_k_set_on_the_data_page_is_not_called_the_datasets_suggestion():
+    """Issue 43: Iris chosen and k = 4 set on the Data page; Explore said "k changed … the
+    dataset's suggested number of clusters" (Iris suggests 3)."""
+    at = open_app("data", **{**SMALL, "k": "8"})  # Explore showed k = 8 first
+    at.radio(key="source_radio").set_value("builtin").run()
+    assert at.session_state["params"]["k"] == 3  # Iris's suggestion, applied by Data
+    at.number_input(key="data_k").set_value(4).run()
+    at.switch_page("views/explore.py").run()
+    assert not at.exception
+    notes = _text(at, "auto_changes")
+    assert "suggested number of clusters" not in notes, notes
+    assert "k changed from 8 to 4 automatically, on another page or by a link" in notes, notes
+    assert "t changed from 60 to 10 automatically, for this dataset" in notes, notes

@@ -98,6 +98,12 @@ def test_the_game_shows_a_release_takes_guesses_and_scores_them_against_the_boun
     assert eps == pytest.approx(1.0, rel=1e-4)
     assert metric(at, "Best possible attacker") == f"{(math.exp(eps) + delta) / (1 + math.exp(eps)):.1%}"
     assert metric(at, "Best possible attacker") == "73.1%"
+    # 10 of 10 beats the 73.1% bound: said to be luck, with its chance, never "meets the bound"
+    words = " ".join(str(m.value) for m in container(at, "mi_result").markdown)
+    luck = sum(math.comb(10, j) * 0.731**j * 0.269 ** (10 - j) for j in range(10, 11))
+    assert "above the 73.1% bound, by luck" in words, words
+    assert f"with probability {luck:.0%}" in words, words
+    assert "meets the bound" not in " ".join(str(m.value) for m in at.markdown)
 
     at.button(key="mi_again").click().run()
     at.select_slider(key="learn_mia_eps").set_value(10.0).run()
@@ -116,3 +122,16 @@ def test_the_coin_is_not_in_the_link_and_a_new_eps_starts_a_new_game():
     one.select_slider(key="learn_mia_eps").set_value(5.0).run()
     game = one.session_state[GAME]
     assert game["eps"] == 5.0 and game["guesses"] == [] and game["key"] != k1
+
+
+@pytest.mark.parametrize(("hits", "p"), [(8, 0.731), (10, 0.5), (0, 0.9), (7, 0.731)])
+def test_the_chance_of_a_lucky_run_is_the_binomial_tail(hits: int, p: float):
+    """P[Binomial(10, p) ≥ hits], checked against a simulation of 200,000 ten-round games."""
+    rng = np.random.default_rng(43)
+    games = (rng.random((200_000, 10)) < p).sum(axis=1)
+    assert membership.chance_at_least(hits, 10, p) == pytest.approx(np.mean(games >= hits), abs=4e-3)
+    if hits / 10 > p:
+        assert "by luck" in membership.verdict(hits, 10, p)
+    else:
+        assert "within the bound" in membership.verdict(hits, 10, p)
+

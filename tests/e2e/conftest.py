@@ -54,7 +54,8 @@ def app_url(request: pytest.FixtureRequest,
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     # The persistent release ledger of this server (never the user's ~/.dpviz).
     ledgers = tmp_path_factory.mktemp("ledgers")
-    env = {"DPVIZ_LEDGER_DIR": str(ledgers), "DPVIZ_PRECOMPUTED": "0"}
+    env = {"DPVIZ_LEDGER_DIR": str(ledgers), "DPVIZ_PRECOMPUTED": "0",
+           **getattr(request.module, "SERVER_ENV", {})}
     if getattr(request.module, "PRECOMPUTED", False):
         env["DPVIZ_PRECOMPUTED"] = str(pinned_precomputed(tmp_path_factory.mktemp("precomputed")))
     with streamlit_server(script, log=log, env=env) as url:

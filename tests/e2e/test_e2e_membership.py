@@ -40,6 +40,12 @@ def test_ten_guesses_give_a_hit_rate_beside_the_bound(page: Page, app_url: str) 
             "aria-label", re.compile(rf"^Round {i}: the private center is at "))
         if i == 1:
             assert _axe_blocking_in(page, ".st-key-learn_mia") == []
+            # Issue 43: with the game's heading at the top of a 1280×720 window, both guess
+            # buttons are on screen (they were below the round's picture, below the fold).
+            page.get_by_text("Make e^ε concrete").evaluate("(e) => e.scrollIntoView({block: 'start'})")
+            for key in ("mi_guess_in", "mi_guess_out"):
+                box = widget(page, key).locator("button").bounding_box()
+                assert box is not None and box["y"] + box["height"] <= 720, (key, box)
         click_button(page, "mi_guess_in")  # always "in": right exactly when Alice was in
         said = re.search(rf"Round {i}: Alice was (IN|OUT) — you were (right|wrong)",
                          game.inner_text())

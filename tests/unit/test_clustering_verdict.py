@@ -59,3 +59,26 @@ def test_the_verdict_eps_and_the_loss_quoted_at_the_target_never_disagree():
     assert v.epsilon is not None and v.epsilon <= 3.0
     assert all(v.losses[e] > v.max_loss for e in v.losses if e < v.epsilon)
     assert f"from row-level ε = {v.epsilon:g}" in v.sentence
+
+
+def test_the_check_computes_the_reference_once_and_gets_the_same_losses(monkeypatch):
+    """Issue 43: Data's Check recomputed the same non-private reference for every ε (97 % of its
+    36 s on Iris). Now once; each ε's median loss equals a sweep that computes its own."""
+    import dpviz.data
+    import dpviz.sweeps
+    from dpviz.sweeps import sweep
+    from dpviz.triage import clustering_verdict, sound_delta
+
+    ds = dpviz.data.BUILTIN["iris"]()
+    calls = []
+    real = dpviz.sweeps.reference_kmeans
+    monkeypatch.setattr(dpviz.sweeps, "reference_kmeans", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    v = clustering_verdict(ds.X, 3, radius=float(ds.radius), n_declared=int(ds.n), delta=1e-6,
+                           target_eps=3.0)
+    assert len(calls) == 1 and len(v.losses) >= 3
+    dl = sound_delta(1e-6, int(ds.n))
+    for eps in (min(v.losses), 3.0):
+        own = sweep(ds.X, 3, algorithms=["auto"], epsilons=[eps], delta=dl, radius=float(ds.radius),
+                    n_declared=int(ds.n), reps=3, rng=0)
+        assert v.losses[eps] == float(own.frame["loss"].median())
+    assert len(calls) == 3
