@@ -189,11 +189,13 @@ def describe(figure: go.Figure | dict | str) -> str:
     fig = _plain(figure)
     layout = fig.get("layout", {})
     data = fig.get("data", [])
-    title = _text(layout.get("title")) or "Chart"
+    # An untitled figure's line starts with its series: the caption already says "Chart:"
+    # (issue 43: "Chart: Chart. …" above every untitled chart).
+    title = _text(layout.get("title")).strip()
     panels = [_text(a.get("text")) for a in layout.get("annotations", []) if a.get("showarrow") is False]
     names = list(dict.fromkeys(_series(t, i) for i, t in enumerate(data)))
     images = sum(t.get("type") == "image" for t in data)
-    parts = [title.rstrip(".")]
+    parts = [title.rstrip(".")] if title else []
     if names:
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         parts.append(f"{len(names)} series: {shown}")
@@ -204,7 +206,7 @@ def describe(figure: go.Figure | dict | str) -> str:
         parts.append(", ".join(f"{a} axis: {t}" for a, t in (("x", xt), ("y", yt)) if t))
     if len(panels) > 1:
         parts.append(f"{len(panels)} labels: " + "; ".join(p for p in panels[:8] if p))
-    return ". ".join(parts) + "."
+    return (". ".join(parts) or "An untitled chart") + "."
 
 
 def data_table(figure: go.Figure | dict | str, *, key: str,
