@@ -20,7 +20,7 @@ def _names(fig):
 def test_grid_has_seven_panels_and_one_legend_entry_per_name():
     result, X = fake_fc_result()
     fig = storyboard_figure(result, X)
-    titles = [a.text for a in fig.layout.annotations]
+    titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]  # wrapped to a column
     assert [t[:2] for t in titles] == ["a.", "b.", "c.", "d.", "e.", "f.", "g."]
     assert "27 of 30 tuples kept" in titles[2]
     shown = [t.name for t in fig.data if t.showlegend is not False]
@@ -45,7 +45,9 @@ def test_panels_draw_the_trace_values():
     T = np.asarray(result.step("tuples").data["tuples"])
     assert len(b.traces[1]["x"]) == T.shape[0] * T.shape[1]
     keep = result.step("match_core").data["keep"]
-    assert len(c.traces[1]["x"]) == keep.sum() * 3 and len(c.traces[2]["x"]) == (~keep).sum() * 3
+    # removed first, kept on top (issue 43: the core tuples hid under the removed ones)
+    assert len(c.traces[1]["x"]) == (~keep).sum() * 3 and len(c.traces[2]["x"]) == keep.sum() * 3
+    assert c.traces[2]["name"].startswith("core tuples (kept)")
     ordered = result.step("reorder").data["ordered"]
     np.testing.assert_allclose(d.traces[1]["x"], ordered[:, 0, 0])  # 2-D data: identity projection
     priv = result.step("tuple_averages").data["centers"]
@@ -153,7 +155,8 @@ def test_storyboard_of_a_real_fc_clustering_run():
     final = next(t for t in fig.data if t.name == "final centers (private Lloyd step) — private")
     np.testing.assert_allclose(final.x, res.step("lloyd").data["centers"][:, 0])
     keep = res.step("match_core").data["keep"]
-    assert f"{int(keep.sum())} of {keep.size} tuples kept" in fig.layout.annotations[2].text
+    title_c = fig.layout.annotations[2].text.replace("<br>", " ")
+    assert f"{int(keep.sum())} of {keep.size} tuples kept" in title_c
     f_scores = filter_scores_figure(res)
     assert len(f_scores.data[0].x) == keep.sum()
     assert find_diam_figure(res).layout.xaxis.type == "log"
@@ -242,7 +245,10 @@ def test_fixed_margin_and_no_tick_labels_on_every_panel():
     axes = [f"{a}axis{s}" for a in "xy" for s in ["", "2", "3", "4", "5"]]
     assert all(fig.layout[a].showticklabels is False for a in axes)
     default = storyboard_figure(result, X, panels="cdefg", cols=3)
-    assert default.layout.margin.autoexpand is None and default.layout.xaxis.showticklabels is None
+    assert default.layout.margin.autoexpand is None
+    # issue 43: a projected storyboard has a scale: ticks and their labels on every panel
+    assert all(default.layout[a].showticklabels is True and default.layout[a].ticks == "outside"
+               for a in axes)
 
 
 @pytest.mark.parametrize("key", list(PANEL_FUNCTIONS))

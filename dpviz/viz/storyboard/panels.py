@@ -129,9 +129,9 @@ def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
         return ()
     # One sentence, drawn above the panel (never over its points; issue 43).
     if ctx.status.fallback_used:
-        return ("Not reached: the backup method's private centers (squares) answered.",)
+        return ("Not reached: stopped before this step; the backup method answered.",)
     if ctx.result.centers is None:
-        return ("Not reached, and the backup method is off: no centers were released (⊥).",)
+        return ("Not reached: stopped before this step; the backup method is off (⊥).",)
     return ("Not reached: FriendlyCore stopped before this step.",)
 
 
