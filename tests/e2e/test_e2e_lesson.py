@@ -27,6 +27,7 @@ from st_e2e import (
     ROOT,
     assert_no_exception,
     new_app_page,
+    plotly_traces,
     query_params,
     rerun_after,
     runs,
@@ -84,7 +85,7 @@ def _drawn(page: Page, key: str) -> Locator:
     expect(root).to_have_attribute("data-revision", re.compile("."), timeout=SLOW_MS)
     page.wait_for_function("(el) => el.dataset.revision === el.dataset.pending",
                            arg=root.element_handle(), timeout=SLOW_MS)
-    return root.locator(".js-plotly-plot")
+    return widget(page, key).locator(".js-plotly-plot")  # the live chart's root is the graph
 
 
 def _status(page: Page, text: str) -> None:
@@ -114,11 +115,15 @@ def test_the_lesson_costs_at_the_low_end_not_at_3_and_the_core_takes_over_at_the
     assert low <= 0.05, low
     _status(page, "answered instead")
     assert _loss(page) >= 0.3
-    centers = _drawn(page, "main_panel_chart").evaluate(
-        "gd => gd.data.filter(t => (t.name || '').startsWith('private centers'))"
-        ".map(t => t.x.length)")
+    traces = plotly_traces(_drawn(page, "main_panel_chart"))
+    centers = [len(t["x"]) for t in traces if str(t.get("name", "")).startswith("private centers")]
     assert centers == [8], centers  # eight centers drawn, in the wrong places
     assert_no_exception(page)
+
+
+def _segment(control: Locator, label: str) -> Locator:
+    """One option of a segmented control (Streamlit draws each as a button)."""
+    return control.locator("button").filter(has_text=label)
 
 
 def test_the_rows_control_makes_privacy_dearer_with_fewer_rows(page720: Page, app_url: str) -> None:
@@ -129,13 +134,13 @@ def test_the_rows_control_makes_privacy_dearer_with_fewer_rows(page720: Page, ap
     assert _loss(page) <= 0.05  # 150,000 rows: ε = 0.3 costs nothing visible
     rows = widget(page, "lesson_rows")
     expect(rows).to_be_visible()
-    rerun_after(page, rows.get_by_role("button", name=f"{FEWEST_ROWS:,} rows").click, timeout=SLOW_MS)
+    rerun_after(page, _segment(rows, f"{FEWEST_ROWS:,} rows").click, timeout=SLOW_MS)
     assert query_params(page)["n"] == str(FEWEST_ROWS)
     expect(page.get_by_text(f"n = {FEWEST_ROWS:,}").first).to_be_visible(timeout=SLOW_MS)
     _status(page, "answered instead")
     assert slider_text(page, "eps_slider") == "0.3"
     assert _loss(page) >= 0.3  # 20,000 rows: the same ε gives wrong centers
-    rerun_after(page, rows.get_by_role("button", name=f"{DEFAULT_ROWS:,} rows").click, timeout=SLOW_MS)
+    rerun_after(page, _segment(rows, f"{DEFAULT_ROWS:,} rows").click, timeout=SLOW_MS)
     assert query_params(page).get("n", str(DEFAULT_ROWS)) == str(DEFAULT_ROWS)
     assert_no_exception(page)
 
