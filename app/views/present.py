@@ -99,15 +99,17 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                  name=f"private centers ({answer.who})",
                                  marker=dict(size=22, symbol="x", color="#D55E00",
                                              line=dict(width=2, color="white"))))
-    fig.update_layout(height=400, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
-                      font=dict(size=18))
+    # No text over the picture: the sample's size goes in the page's caption (issue 43: the
+    # data figure's title printed over the top tick label); short enough for 1280×720.
+    fig.update_layout(height=330, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
+                      font=dict(size=18), title=dict(text=""))
     g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
     said = what if result.centers is None else f"Answered by {what}"
-    a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
-               summary=f"the data and {what}, at ε = {eps:g}")
     loss = _loss(ds, result)
+    a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
+               summary=f"{what} at ε = {eps:g}" + ("" if loss is None else f"; loss {loss:.2f}"))
     with st.container(key=f"{keys.PRESENT_LOSS}{key}"):
         st.markdown("Normalized loss: **—** (no centers)" if loss is None else
                     f"Normalized loss **{loss:.2f}** (0: as good as non-private k-means; a "
@@ -141,22 +143,23 @@ def main() -> None:
     modes.simulation_badge(keys.PRESENT_BADGE)
     state.seed_widget("pa", keys.PRESENT_A)
     state.seed_widget("pb", keys.PRESENT_B)
-    c1, c2 = st.columns(2)
+    c1, rows, c2 = st.columns([5, 3, 5])
     options_a = sorted(set(BUDGETS) | {float(state.get("pa"))})  # a link's ε stays selectable
     options_b = sorted(set(BUDGETS) | {float(state.get("pb"))})
     c1.select_slider("Left: row-level ε", options=options_a, key=keys.PRESENT_A,
                      on_change=state.on_change("pa", keys.PRESENT_A, float))
     c2.select_slider("Right: row-level ε", options=options_b, key=keys.PRESENT_B,
                      on_change=state.on_change("pb", keys.PRESENT_B, float))
-    lesson.rows_control(keys.PRESENT_ROWS)
+    with rows:
+        lesson.rows_control(keys.PRESENT_ROWS, short=True)
     left, right = st.columns(2, gap="large")
     pa, pb = float(state.get("pa")), float(state.get("pb"))
     with left:
         _side(ds, radius, name, pa, "a")
     with right:
         _side(ds, radius, name, pb, "b")
-    st.caption(f"{safe.md(ds.name)} · n = {ds.n:,} · seeded simulation on the same rows (not a "
-               "release) · the Explore page has every detail.")
+    st.caption(f"{safe.md(ds.name)} · n = {ds.n:,} ({min(ds.n, 4_000):,} drawn, a uniform sample) · "
+               "seeded simulation on the same rows (not a release) · the Explore page has every detail.")
     _prefetch(ds, radius, name, (pa, pb))
 
 

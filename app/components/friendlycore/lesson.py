@@ -40,16 +40,19 @@ def on_lesson(p=None) -> bool:
                                           for name in ("gen", "d", "gk", "sep", "dseed"))
 
 
-def rows_control(key: str) -> int | None:
+def rows_control(key: str, *, short: bool = False) -> int | None:
     """The lesson's rows as a one-line control (changing it reruns the app on the new rows), or
-    None (nothing drawn) when the data is not the default lesson's recipe."""
+    None (nothing drawn) when the data is not the default lesson's recipe. ``short``: options
+    as "20k" (Present's large type)."""
     if not on_lesson():
         return None
     n = int(state.get("n"))
     options = sorted(set(ROWS) | {n})  # an n from the Data page or a link stays selectable
     state.seed_widget("n", key)
-    st.segmented_control(ROWS_LABEL, options, key=key, format_func=lambda v: f"{v:,} rows",
-                         required=True, help=ROWS_HELP, on_change=state.on_change("n", key, int))
+    fmt = (lambda v: f"{v / 1000:g}k") if short else (lambda v: f"{v:,} rows")
+    st.segmented_control("Rows (fewer: privacy costs more)" if short else ROWS_LABEL, options, key=key,
+                         format_func=fmt, required=True, help=ROWS_HELP,
+                         on_change=state.on_change("n", key, int))
     return n
 
 
