@@ -92,15 +92,17 @@ def test_failed_run_explains_where_and_why_and_the_fallback():
     assert "backup method" in title and "answered instead" in title and "match_core" not in title
     single = PANEL_FUNCTIONS["e"](result, X)
     assert "backup method" in single.layout.title.text.replace("<br>", " ")
-    assert single.layout.annotations[0].text.startswith("Not reached")
+    # one panel's message is its title's last line, never a note over the plot (issue 43)
+    assert single.layout.title.text.split("<br><sup>")[-1].startswith("Not reached")
+    assert not single.layout.annotations
 
 
 def test_failed_run_without_fallback_says_bottom():
     result, X = fake_fc_result(stop_after="tuples", fallback=False)
     assert result.centers is None
     fig = PANEL_FUNCTIONS["g"](result, X)
-    text = fig.layout.annotations[0].text.replace("<br>", " ")
-    assert "backup method is off" in text and "⊥" in text
+    text = fig.layout.title.text.split("<br><sup>")[-1].replace("<br>", " ")
+    assert text.startswith("Not reached") and "backup method is off" in text and "⊥" in text
     assert "no centers were released" in fig.layout.title.text.replace("<br>", " ")
 
 

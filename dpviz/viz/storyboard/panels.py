@@ -352,11 +352,16 @@ def _single_figure(panel: Panel, proj: Projector, result: Result, *,
     status = run_status(result)
     if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
         title = f"{title}<br><sup>{wrap(plain_status(result), 90)}</sup>"
+    # The panel's message is the title's last line, in a top margin that holds all its lines:
+    # the status lines ran into a separate note (issue 43).
+    for m in panel.messages:
+        title = f"{title}<br><sup>{wrap(m, 90)}</sup>"
     layout = dict(
-        title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
+        title=dict(text=title, yref="container", y=1.0, yanchor="top", pad=dict(t=28)),
+        margin=dict(t=44 + 22 * (title.count("<br>") + 1)),
+        template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
-        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
-        annotations=[_annotation(m, 60, 12) for m in panel.messages])
+        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1))
     traces = list(panel.traces)
     if points == "raster":  # the clouds as one image: no WebGL context to build in the browser
         window = _raster_window([panel])
