@@ -211,7 +211,7 @@ def _panel_d(ctx: _Context) -> Panel:
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
                                 color=colors.REFERENCE, symbol="circle-open", size=16,
                                 line_color=colors.REFERENCE))
-    return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (paper step 5)",
+    return Panel("d", "d. reference tuple (black) and the k clouds it splits (paper step 5)",
                  tuple(traces))
 
 
