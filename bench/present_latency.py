@@ -66,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
             before = slider_text(page, "present_b")
             c0, t0 = cpu_seconds(proc), time.perf_counter()
             press_slider_key(page, "present_b", "ArrowLeft")  # waits for the run and idle
-            after = slider_text(page, "present_b")
-            expect(widget(page, "present_answer_b")).to_contain_text(f"ε = {after}", timeout=SLOW_MS)
+            after = slider_text(page, "present_b")  # e.g. "3.0"; the sentence says "ε = 3"
+            expect(widget(page, "present_answer_b")).to_contain_text(f"ε = {float(after):g}",
+                                                                     timeout=SLOW_MS)
             expect(widget(page, "present_fig_b").locator(".js-plotly-plot")).to_be_visible()
             rows.append((before, after, time.perf_counter() - t0, cpu_seconds(proc) - c0))
             print(f"| {before} → {after} | {rows[-1][2]:.2f} s | {rows[-1][3]:.2f} s |", flush=True)
