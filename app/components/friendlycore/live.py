@@ -119,7 +119,7 @@ def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     spec = dpviz.viz.storyboard.storyboard_spec(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=True, legend_in_free_cell=True,
-        tick_labels=True, margin=dict(l=40, r=10, t=70, b=40), status_subtitle=False,
+        tick_labels=True, margin=dict(l=50, r=10, t=70, b=50), status_subtitle=False,
         points="vector" if vector else "raster")
     return pio.to_json(spec, validate=False)
 

@@ -595,8 +595,9 @@ def title_chars(cols: int) -> int:
     return max(24, 114 // max(1, cols))
 
 
-#: Legend characters per line in a free cell of a three-column grid (10 px type).
-LEGEND_CHARS = 36
+#: Legend characters per line in a free cell of a three-column grid (9 px type): most entries
+#: then take one line and all of them fit the cell, with no scrolling (issue 43).
+LEGEND_CHARS = 46
 #: The height of one line of a panel's title or message (px, 10–11 px type).
 _LINE_PX = 14
 
@@ -636,8 +637,8 @@ def _legend_in_cell(layout: dict, cell: int) -> dict:
     x0 = layout[f"xaxis{sfx}"]["domain"][0]
     y1 = layout[f"yaxis{sfx}"]["domain"][1]
     return dict(x=x0, y=y1, xanchor="left", yanchor="top", orientation="v", itemsizing="constant",
-                tracegroupgap=2,
-                font=dict(size=10), bgcolor="rgba(0,0,0,0)")
+                tracegroupgap=0,
+                font=dict(size=9), bgcolor="rgba(0,0,0,0)")
 
 
 @functools.lru_cache(maxsize=16)
