@@ -435,7 +435,8 @@ def render(ds, spec, radius: float) -> None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     auto = f" · t = {cfg.t:,} (automatic, from n and k)" if not int(p["t"]) else ""
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}" + auto)
-    lesson.rows_control(keys.LESSON_ROWS)  # issue 43: the default lesson's second knob
+    with st.sidebar:  # issue 43: the lesson's second knob, off the first screen's main column
+        lesson.rows_control(keys.LESSON_ROWS)
     if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
         st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)
