@@ -189,7 +189,9 @@ def describe(figure: go.Figure | dict | str) -> str:
     fig = _plain(figure)
     layout = fig.get("layout", {})
     data = fig.get("data", [])
-    title = _text(layout.get("title"))  # none: the caption's "Chart:" names it (not "Chart: Chart.")
+    # An untitled figure's line starts with its series: the caption already says "Chart:"
+    # (issue 43: "Chart: Chart. …" above every untitled chart).
+    title = _text(layout.get("title")).strip()
     panels = [_text(a.get("text")) for a in layout.get("annotations", []) if a.get("showarrow") is False]
     names = list(dict.fromkeys(_series(t, i) for i, t in enumerate(data)))
     images = sum(t.get("type") == "image" for t in data)

@@ -193,6 +193,7 @@ TRIAGE_APPLY: Key[bool] = _declare(
 CLUSTERING_VERDICT: Key[Any] = _declare(
     "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
 CLUSTERING_VERDICT_RUN: Key[bool] = _declare("clustering_verdict_run", bool, "button: Check")
+LESSON_ROWS: Key[int] = _declare("lesson_rows", int, "segmented_control: the default lesson's rows (n)")
 
 
 # ----------------------------------------------------------------------------- Data page
@@ -445,6 +446,9 @@ PRESENT_B: Key[float] = _declare("present_b", float, "select_slider: the right s
 PRESENT_FIG: Key[Any] = _declare("present_fig_", object, "prefix: chart of one side, present_fig_<a|b>")
 PRESENT_ANSWER: Key[Any] = _declare(
     "present_answer_", object, "prefix: container, one side's ε and odds sentence, present_answer_<a|b>")
+PRESENT_ROWS: Key[int] = _declare("present_rows", int, "segmented_control: the lesson's rows on Present")
+PRESENT_LOSS: Key[Any] = _declare(
+    "present_loss_", object, "prefix: container, one side's normalized loss, present_loss_<a|b>")
 
 # ----------------------------------------------------------------------------- components
 CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")

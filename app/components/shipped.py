@@ -1,6 +1,7 @@
 """The default lesson's non-private reference k-means, shipped with the app (issue 33 item 2).
 
-Explore's first screen on the default lesson (Fig. 6 blobs, n = 150,000, k = 8) drew most of its
+Explore's first screen on the default lesson (Fig. 6 blobs, n = 150,000, k = 8; its rows control
+also offers 20,000 and 50,000 rows, issue 43) drew most of its
 time from the non-private reference: many k-means++ restarts on all rows
 (:func:`dpviz.metrics.reference_kmeans`, ~3 s of CPU, ~10 s on a loaded server), for the
 normalized-loss tile and the main panel's reference centers. The rows are a public recipe, so
@@ -32,10 +33,13 @@ COMMAND = "make precompute"
 ROOTS: tuple[str, ...] = ("dpviz.clustering.reference",)
 #: The packages whose versions can change the reference's numbers.
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "threadpoolctl")
-#: The lessons shipped: generated data only (the recipe's parameters as the URL carries them).
-LESSONS: tuple[dict[str, Any], ...] = (
-    {"gen": "fig6_blobs", "n": 150_000, "dseed": 0, "k": 8},
-)
+#: The default lesson's rows control (issue 43: fewer rows make privacy dearer), the default
+#: (app/components/state.py) last.
+LESSON_ROWS: tuple[int, ...] = (20_000, 50_000, 150_000)
+#: The lessons shipped: generated data only (the recipe's parameters as the URL carries them),
+#: one per setting of the rows control.
+LESSONS: tuple[dict[str, Any], ...] = tuple(
+    {"gen": "fig6_blobs", "n": n, "dseed": 0, "k": 8} for n in LESSON_ROWS)
 #: What the screen says when the reference came from the file.
 NOTE = (f"reference loaded from the shipped cache (app/precomputed/{PATH.name}, computed by "
         f"`{COMMAND}` on this public recipe)")

@@ -2,12 +2,20 @@
 
 The current dataset (Data page) and the algorithm of the URL (``alg``, FriendlyCore by default)
 run at two row-level ε chosen here (URL keys ``pa`` and ``pb``); each side shows its released
-centers over the data and its guarantee in one large sentence. Every run is a seeded simulation
+centers over the data, who answered (the algorithm or its backup), the normalized loss (a
+non-private diagnostic) and its guarantee in one large sentence. Every run is a seeded simulation
 on the same rows (badged), through the registry (``dpviz.run``).
+
+The default lesson opens on ε = 0.02 (the backup's centers visibly wrong, normalized loss 0.86)
+beside ε = 10 (FriendlyCore's core answers, 0.000), with the lesson's rows control (issue 43).
+FriendlyCore runs as Explore runs it (its tuple stage, shared by every session on a public recipe,
+then only the private stage per ε), and every stop of the sliders is prefetched once the page is
+drawn, so a slider move waits for no run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -15,9 +23,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import dpviz
+import dpviz.metrics
 import dpviz.viz
 import dpviz.viz.answered
 from app.components import a11y, cache, keys, modes, safe, state, sweep
+from app.components import run as shared
+from app.components.friendlycore import lesson
+from app.components.friendlycore import run as fc_run
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
 PRESENTER_CSS = """
@@ -30,20 +42,47 @@ PRESENTER_CSS = """
 .stMainBlockContainer h2 { font-size: 2rem; }
 </style>
 """
-BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0)
+#: The sliders' stops: the Explore slider's low end (the lesson's wrong answer) up to ε = 30.
+BUDGETS = (0.02, 0.05, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 
 
-def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
+def _friendlycore(ds, radius: float, eps: float, *, prefetch: bool = False):
+    """FriendlyCore at ε exactly as Explore runs it (the URL's k, t, δ, seed, …): the shared tuple
+    stage, then the private stage (cached; with ``prefetch``, started on the background worker)."""
+    cfg = fc_run.RunConfig.from_params(state.params(), radius).with_t(ds).at_eps(eps)
+    stage = fc_run.tuple_stage(ds, cfg)
+    if prefetch:
+        return fc_run.prefetch(ds, stage, cfg)
+    return fc_run.private_run(ds, stage, cfg)
+
+
+def _run(ds, radius: float, name: str, eps: float):
+    """The run of one side (cached per session)."""
     p = state.params()
-    spec = dpviz.registry.get(name)
+    if name == state.DEFAULT_ALGORITHM:
+        return _friendlycore(ds, radius, eps)
 
     def compute():
         return dpviz.run(name, ds.X, int(p["k"]), epsilon=float(eps), delta=float(p["delta"]),
                          radius=radius, n_declared=int(ds.n), rng=int(p["seed"]) + 1)
 
+    return cache.memo("present", (ds.content_hash, name, eps, p["k"], p["delta"], p["seed"]), compute)
+
+
+def _loss(ds, result) -> float | None:
+    """The normalized k-means loss of the side's centers (a NON-PRIVATE diagnostic, shown as one)
+    against the non-private reference Explore uses (shipped for the lesson)."""
+    if result.centers is None or ds.n < int(state.get("k")):
+        return None
+    ref = shared.reference(ds, int(state.get("k")))
+    raw = dpviz.metrics.normalized_loss(ds.X, result.centers, reference_cost=ref.cost)
+    return max(0.0, float(raw))  # below 0: as good as the non-private reference (run.loss_tile)
+
+
+def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
+    spec = dpviz.registry.get(name)
     try:
-        result = cache.memo("present", (ds.content_hash, name, eps, p["k"], p["delta"], p["seed"]),
-                            compute)
+        result = _run(ds, radius, name, eps)
     except ValueError as exc:  # a target this algorithm cannot meet on these inputs
         st.error(safe.md(exc))
         return
@@ -51,7 +90,6 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
 
     # Who answered, not only who was asked: an algorithm's backup is named when it answered.
     answer = dpviz.viz.answered.answered_by(result, name)
-
     proj = project_2d(ds.X)  # the data and the centers in the same 2-D view
     fig = dpviz.viz.data_figure(ds, projector=proj, max_points=4_000, title=" ",
                                 show_true_centers=False)
@@ -61,17 +99,37 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                  name=f"private centers ({answer.who})",
                                  marker=dict(size=22, symbol="x", color="#D55E00",
                                              line=dict(width=2, color="white"))))
-    fig.update_layout(height=430, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
-                      font=dict(size=18))
+    # No text over the picture: the sample's size goes in the page's caption (issue 43: the
+    # data figure's title printed over the top tick label); short enough for 1280×720.
+    fig.update_layout(height=330, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
+                      font=dict(size=18), title=dict(text=""))
     g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
+    said = what if result.centers is None else f"Answered by {what}"
+    loss = _loss(ds, result)
     a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
-               summary=f"{ds.name}: the data (a 2-D view) and {what}, at ε = {eps:g}")
+               summary=f"{what} at ε = {eps:g}" + ("" if loss is None else f"; loss {loss:.2f}"))
+    with st.container(key=f"{keys.PRESENT_LOSS}{key}"):
+        st.markdown("Normalized loss: **—** (no centers)" if loss is None else
+                    f"Normalized loss **{loss:.2f}** (0: as good as non-private k-means; a "
+                    "non-private diagnostic)")
     with st.container(key=f"{keys.PRESENT_ANSWER}{key}"):
-        st.markdown(f"## ε = {eps:g}\n{what}. One person's row changes the odds of any "
+        st.markdown(f"## ε = {eps:g}\n{said}. One person's row changes the odds of any "
                     f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "
                     f"ε = {g.eps:.3g}, δ = {g.delta:.2g}).")
+
+
+def _prefetch(ds, radius: float, name: str, shown: tuple[float, float]) -> None:
+    """Every other stop of the sliders, on the background worker (FriendlyCore only: its runs
+    are Explore's cached ones), nearest to the shown ones first."""
+    if name != state.DEFAULT_ALGORITHM:
+        return
+    todo = sorted((e for e in BUDGETS if e not in shown),
+                  key=lambda e: min(abs(math.log(e / s)) for s in shown))
+    for eps in todo:
+        with contextlib.suppress(ValueError):  # a stop no budget meets: its move shows the refusal
+            _friendlycore(ds, radius, eps, prefetch=True)
 
 
 def main() -> None:
@@ -85,18 +143,24 @@ def main() -> None:
     modes.simulation_badge(keys.PRESENT_BADGE)
     state.seed_widget("pa", keys.PRESENT_A)
     state.seed_widget("pb", keys.PRESENT_B)
-    c1, c2 = st.columns(2)
-    c1.select_slider("Left: row-level ε", options=BUDGETS, key=keys.PRESENT_A,
+    c1, rows, c2 = st.columns([5, 3, 5])
+    options_a = sorted(set(BUDGETS) | {float(state.get("pa"))})  # a link's ε stays selectable
+    options_b = sorted(set(BUDGETS) | {float(state.get("pb"))})
+    c1.select_slider("Left: row-level ε", options=options_a, key=keys.PRESENT_A,
                      on_change=state.on_change("pa", keys.PRESENT_A, float))
-    c2.select_slider("Right: row-level ε", options=BUDGETS, key=keys.PRESENT_B,
+    c2.select_slider("Right: row-level ε", options=options_b, key=keys.PRESENT_B,
                      on_change=state.on_change("pb", keys.PRESENT_B, float))
+    with rows:
+        lesson.rows_control(keys.PRESENT_ROWS, short=True)
     left, right = st.columns(2, gap="large")
+    pa, pb = float(state.get("pa")), float(state.get("pb"))
     with left:
-        _side(ds, radius, name, float(state.get("pa")), "a")
+        _side(ds, radius, name, pa, "a")
     with right:
-        _side(ds, radius, name, float(state.get("pb")), "b")
-    st.caption(f"{safe.md(ds.name)} · n = {ds.n:,} · seeded simulation on the same rows (not a "
-               "release) · the Explore page has every detail.")
+        _side(ds, radius, name, pb, "b")
+    st.caption(f"{safe.md(ds.name)} · n = {ds.n:,} ({min(ds.n, 4_000):,} drawn, a uniform sample) · "
+               "seeded simulation on the same rows (not a release) · the Explore page has every detail.")
+    _prefetch(ds, radius, name, (pa, pb))
 
 
 main()

@@ -31,6 +31,10 @@ from dpviz.viz.storyboard.labels import release_label, wrap
 from dpviz.viz.text import plotly_text
 
 DATA_NAME = "data (input, never released)"
+#: Tick marks and labels on both axes (small type: the panel is ~430 px wide on Explore).
+TICKS = dict(showticklabels=True, ticks="outside", ticklen=3, tickfont=dict(size=9), nticks=5)
+#: Fixed margins that hold the tick labels and the axis titles (px).
+MARGIN_LEFT, MARGIN_BOTTOM = 40, 36
 CENTERS_NAME = release_label("private centers (this run)", True)
 EARLIER_NAME = "earlier draws (runs you saw before)"
 
@@ -178,8 +182,7 @@ def main_panel_spec(
         scale = "" if sigma is None else f"each grid cell's row count carries noise of σ = {sigma:.3g} rows; "
         answer = answered_by(result)
         who = answer.who if answer.backup is not None else "Another method"
-        note = (f"Answered by {who}: {scale}its noise is not one Gaussian per center, so no cloud is "
-                "drawn.")
+        note = f"Answered by {who}: {scale}no noise cloud (not one Gaussian per center)."
     uri = raster.traces_image(background, foreground, window)
     stubs = [raster.legend_stub(tr) for tr in background + foreground]
     if foreground:  # the stub's marker takes the first cluster's colour
@@ -187,16 +190,19 @@ def main_panel_spec(
     traces = [dict(tr, name=wrap(tr["name"], 24)) for tr in stubs + [dict(t, type="scatter") for t in svg]]
     layout = dict(
         template=colors.TEMPLATE, height=height, showlegend=True,
-        margin=dict(l=22, r=legend_width, t=6, b=22, autoexpand=False),
+        margin=dict(l=MARGIN_LEFT, r=legend_width, t=6, b=MARGIN_BOTTOM, autoexpand=False),
         legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top",
                     font=dict(size=10), itemsizing="constant", tracegroupgap=4),
+        # Ticks on (issue 43: a projected panel needs a scale); the margins stay fixed.
         xaxis=dict(range=list(window.x_range), title=dict(text=proj.axis_titles[0] + drawn, standoff=2),
-                   showticklabels=False, ticks=""),
+                   **TICKS),
         yaxis=dict(range=list(window.y_range), title=dict(text=proj.axis_titles[1], standoff=2),
-                   scaleanchor="x", scaleratio=1, showticklabels=False, ticks=""),
+                   scaleanchor="x", scaleratio=1, **TICKS),
         images=[raster.layout_image(uri, window)] if uri else [],
-        annotations=[dict(text=wrap(note, 60), xref="paper", yref="paper", x=0.5, y=1.0,
-                          yanchor="top", showarrow=False, font=dict(size=10),
-                          bgcolor="rgba(255,255,255,0.85)")] if note else [],
+        # The note sits in the right margin under the legend, never over the plot: at its top it
+        # covered a center (issue 43).
+        annotations=[dict(text=wrap(note, max(16, legend_width // 6)), xref="paper", yref="paper",
+                          x=1.02, y=0.0, xanchor="left", yanchor="bottom", align="left",
+                          showarrow=False, font=dict(size=9))] if note else [],
     )
     return dict(data=traces, layout=layout)

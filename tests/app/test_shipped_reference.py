@@ -22,7 +22,7 @@ def read_the_shipped_file(monkeypatch):
 
 @pytest.fixture(scope="module")
 def lesson():
-    (entry,) = shipped.LESSONS
+    entry = shipped.LESSONS[-1]  # the default lesson; the others are its rows control's
     return entry, precompute_lesson.lesson_dataset(entry)
 
 
@@ -31,6 +31,19 @@ def test_the_shipped_lesson_is_the_apps_default_lesson(lesson):
     defaults = state.defaults()
     assert {key: defaults[key] for key in ("gen", "n", "dseed", "k")} == entry
     assert ds.source == "generated" and ds.n == 150_000
+
+
+def test_every_setting_of_the_lessons_rows_control_ships_its_reference():
+    """Issue 43: the rows control (20,000 / 50,000 / 150,000) opens without the reference's
+    k-means++ restarts at each of its sizes: one entry per size, same recipe otherwise."""
+    defaults = state.defaults()
+    assert [e["n"] for e in shipped.LESSONS] == list(shipped.LESSON_ROWS)
+    assert shipped.LESSON_ROWS[-1] == defaults["n"]
+    for entry in shipped.LESSONS:
+        assert {key: entry[key] for key in ("gen", "dseed", "k")} == {
+            key: defaults[key] for key in ("gen", "dseed", "k")}
+    hashes = {e["content_hash"] for e in shipped.entries().values()}
+    assert len(hashes) == len(shipped.LESSONS), f"run `{shipped.COMMAND}`"
 
 
 def test_the_file_is_current_and_covers_the_default_lesson(lesson):

@@ -43,7 +43,8 @@ pytestmark = pytest.mark.e2e
 EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=10.0&seed=0"
 #: The row-level ε slider's grid (app/components/controls.EPS_GRID) as shown, with the ε of the
 #: link's exact ρ = 10 (17.1 would be ρ = 1's) inserted by the page where it falls.
-EPS_OPTIONS = ["0.1", "0.2", "0.3", "0.5", "0.7", "1", "1.5", "2", "3", "5", "7", "10", "15", "20", "30"]
+EPS_OPTIONS = ["0.02", "0.05", "0.1", "0.2", "0.3", "0.5", "0.7", "1", "1.5", "2", "3", "5", "7", "10", "15",
+               "20", "30"]
 
 
 def _noise(page: Page) -> float:

@@ -20,7 +20,7 @@ def _names(fig):
 def test_grid_has_seven_panels_and_one_legend_entry_per_name():
     result, X = fake_fc_result()
     fig = storyboard_figure(result, X)
-    titles = [a.text for a in fig.layout.annotations]
+    titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]  # wrapped to a column
     assert [t[:2] for t in titles] == ["a.", "b.", "c.", "d.", "e.", "f.", "g."]
     assert "27 of 30 tuples kept" in titles[2]
     shown = [t.name for t in fig.data if t.showlegend is not False]
@@ -45,7 +45,9 @@ def test_panels_draw_the_trace_values():
     T = np.asarray(result.step("tuples").data["tuples"])
     assert len(b.traces[1]["x"]) == T.shape[0] * T.shape[1]
     keep = result.step("match_core").data["keep"]
-    assert len(c.traces[1]["x"]) == keep.sum() * 3 and len(c.traces[2]["x"]) == (~keep).sum() * 3
+    # removed first, kept on top (issue 43: the core tuples hid under the removed ones)
+    assert len(c.traces[1]["x"]) == (~keep).sum() * 3 and len(c.traces[2]["x"]) == keep.sum() * 3
+    assert c.traces[2]["name"].startswith("core tuples (kept)")
     ordered = result.step("reorder").data["ordered"]
     np.testing.assert_allclose(d.traces[1]["x"], ordered[:, 0, 0])  # 2-D data: identity projection
     priv = result.step("tuple_averages").data["centers"]
@@ -90,15 +92,17 @@ def test_failed_run_explains_where_and_why_and_the_fallback():
     assert "backup method" in title and "answered instead" in title and "match_core" not in title
     single = PANEL_FUNCTIONS["e"](result, X)
     assert "backup method" in single.layout.title.text.replace("<br>", " ")
-    assert single.layout.annotations[0].text.startswith("Not reached")
+    # one panel's message is its title's last line, never a note over the plot (issue 43)
+    assert single.layout.title.text.split("<br><sup>")[-1].startswith("Not reached")
+    assert not single.layout.annotations
 
 
 def test_failed_run_without_fallback_says_bottom():
     result, X = fake_fc_result(stop_after="tuples", fallback=False)
     assert result.centers is None
     fig = PANEL_FUNCTIONS["g"](result, X)
-    text = fig.layout.annotations[0].text.replace("<br>", " ")
-    assert "backup method is off" in text and "⊥" in text
+    text = fig.layout.title.text.split("<br><sup>")[-1].replace("<br>", " ")
+    assert text.startswith("Not reached") and "backup method is off" in text and "⊥" in text
     assert "no centers were released" in fig.layout.title.text.replace("<br>", " ")
 
 
@@ -153,7 +157,8 @@ def test_storyboard_of_a_real_fc_clustering_run():
     final = next(t for t in fig.data if t.name == "final centers (private Lloyd step) — private")
     np.testing.assert_allclose(final.x, res.step("lloyd").data["centers"][:, 0])
     keep = res.step("match_core").data["keep"]
-    assert f"{int(keep.sum())} of {keep.size} tuples kept" in fig.layout.annotations[2].text
+    title_c = fig.layout.annotations[2].text.replace("<br>", " ")
+    assert f"{int(keep.sum())} of {keep.size} tuples kept" in title_c
     f_scores = filter_scores_figure(res)
     assert len(f_scores.data[0].x) == keep.sum()
     assert find_diam_figure(res).layout.xaxis.type == "log"
@@ -242,7 +247,10 @@ def test_fixed_margin_and_no_tick_labels_on_every_panel():
     axes = [f"{a}axis{s}" for a in "xy" for s in ["", "2", "3", "4", "5"]]
     assert all(fig.layout[a].showticklabels is False for a in axes)
     default = storyboard_figure(result, X, panels="cdefg", cols=3)
-    assert default.layout.margin.autoexpand is None and default.layout.xaxis.showticklabels is None
+    assert default.layout.margin.autoexpand is None
+    # issue 43: a projected storyboard has a scale: ticks and their labels on every panel
+    assert all(default.layout[a].showticklabels is True and default.layout[a].ticks == "outside"
+               for a in axes)
 
 
 @pytest.mark.parametrize("key", list(PANEL_FUNCTIONS))

@@ -15,6 +15,11 @@ def _entries(fig) -> list[str]:
     return [t.name for t in fig.data if t.showlegend is not False]
 
 
+def _unwrapped(name: str) -> str:
+    """A legend entry as one line (entries in the free cell wrap to its width, issue 43)."""
+    return name.replace("<br>", " ")
+
+
 @pytest.mark.parametrize("points", ["vector", "raster"])
 def test_every_trace_belongs_to_exactly_one_legend_entry(points):
     result, X = fake_fc_result()
@@ -29,7 +34,7 @@ def test_every_trace_belongs_to_exactly_one_legend_entry(points):
 def test_the_unexplained_markers_of_issue_16_have_entries():
     result, X = fake_fc_result()
     fig = storyboard_figure(result, X, points="raster", **LIVE)
-    by_name = {t.name: t for t in fig.data if t.showlegend is not False}
+    by_name = {_unwrapped(t.name): t for t in fig.data if t.showlegend is not False}
     symbol = {n: getattr(t.marker, "symbol", None) for n, t in by_name.items()}
     assert symbol["removed tuples — non-private diagnostic"] == "x"  # the red ×
     assert symbol["reference tuple — non-private diagnostic"] == "circle-open"  # black circles

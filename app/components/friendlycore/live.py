@@ -107,7 +107,7 @@ def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
 
     The page keeps one graph and updates it in place (:mod:`app.components.live_chart`). The
     point clouds are one image per panel (dpviz.viz.raster) unless the user asks for hover on
-    every point; fixed margins and no tick labels let plotly.js lay it out in one pass
+    every point; fixed margins (which hold the tick labels, issue 43) let plotly.js lay it out in one pass
     (docs/app.md has the numbers). The legend sits in the grid's empty sixth cell, inside the
     fixed margins, with one entry per marker kind (issue 16). Returned as JSON, the form that
     is cached and sent. The run's status is not in the figure: the page states it above the
@@ -119,7 +119,7 @@ def live_figure_json(result, ds, ref, proj, *, vector: bool) -> str:
     spec = dpviz.viz.storyboard.storyboard_spec(
         result, ds.X, panels="cdefg", cols=3, projector=proj, reference_centers=ref_centers,
         max_points=1_000, height_per_row=330, title=" ", legend=True, legend_in_free_cell=True,
-        tick_labels=False, margin=dict(l=25, r=10, t=70, b=25), status_subtitle=False,
+        tick_labels=True, margin=dict(l=50, r=10, t=70, b=50), status_subtitle=False,
         points="vector" if vector else "raster")
     return pio.to_json(spec, validate=False)
 

@@ -40,8 +40,8 @@ from app.components import (
     state,
 )
 from app.components import run as shared
+from app.components.friendlycore import lesson, run
 from app.components.friendlycore import live as explore_live
-from app.components.friendlycore import run
 from dpviz.privacy.release import jsonable
 
 _VIEW = keys.EXPLORE_VIEW  # the view picker: one view of the run at a time
@@ -435,6 +435,8 @@ def render(ds, spec, radius: float) -> None:
         st.caption(f"Showing the previous tuple stage (k = {cfg.k}, t = {cfg.t}).")
     auto = f" · t = {cfg.t:,} (automatic, from n and k)" if not int(p["t"]) else ""
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}" + auto)
+    with st.sidebar:  # issue 43: the lesson's second knob, off the first screen's main column
+        lesson.rows_control(keys.LESSON_ROWS)
     if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
         st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)

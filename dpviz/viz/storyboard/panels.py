@@ -127,12 +127,12 @@ def _missing(ctx: _Context, *needed: str) -> tuple[str, ...]:
     absent = [s for s in needed if ctx.step(s) is None]
     if not absent:
         return ()
-    msg = "Not reached: FriendlyCore stopped before this step."
+    # One sentence, drawn above the panel (never over its points; issue 43).
     if ctx.status.fallback_used:
-        msg += " Squares: the backup method's private centers."
-    elif ctx.result.centers is None:
-        msg += " The backup method is off: no centers were released (⊥)."
-    return (msg,)
+        return ("Not reached: stopped before this step; the backup method answered.",)
+    if ctx.result.centers is None:
+        return ("Not reached: stopped before this step; the backup method is off (⊥).",)
+    return ("Not reached: FriendlyCore stopped before this step.",)
 
 
 def _cloud(points: np.ndarray, proj: Projector, *, name: str, **kw: Any) -> dict:
@@ -184,12 +184,14 @@ def _panel_c(ctx: _Context) -> Panel:
                      _missing(ctx, "tuples", "match_core"))
     T = np.asarray(tup.data["tuples"], dtype=float)
     keep = np.asarray(s.data["keep"], dtype=bool)
-    traces.append(_cloud(T[keep], ctx.proj, name=release_label("core tuples (kept)", s.released),
-                         marker=dict(size=5, color=colors.KEPT, opacity=0.8)))
+    # Removed first, kept last: the core is what the panel is about, so its tuples are drawn on
+    # top where both pile up on a cluster (issue 43: the kept tuples hid under the removed ones).
     traces.append(_cloud(T[~keep], ctx.proj,
                          name=release_label("removed tuples", s.released),
                          marker=dict(size=7, color=colors.REMOVED, symbol="x",
                                      line=dict(width=1.5, color=colors.REMOVED))))
+    traces.append(_cloud(T[keep], ctx.proj, name=release_label("core tuples (kept)", s.released),
+                         marker=dict(size=5, color=colors.KEPT, opacity=0.8)))
     return Panel("c", f"c. core: {int(keep.sum())} of {keep.size} tuples kept (paper step 4)",
                  tuple(traces))
 
@@ -209,7 +211,7 @@ def _panel_d(ctx: _Context) -> Panel:
     traces.append(centers_trace(ref, name=release_label("reference tuple", s.released),
                                 color=colors.REFERENCE, symbol="circle-open", size=16,
                                 line_color=colors.REFERENCE))
-    return Panel("d", "d. reference tuple (black) and the split by nearest coordinate (paper step 5)",
+    return Panel("d", "d. reference tuple (black) and the k clouds it splits (paper step 5)",
                  tuple(traces))
 
 
@@ -334,9 +336,9 @@ def storyboard_panels(
 
 def _annotation(text: str, width: int, size: int, xref: str = "paper",
                 yref: str = "paper") -> dict:
-    return dict(text=wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="top",
-                showarrow=False, bgcolor="rgba(255,255,255,0.85)", bordercolor=colors.REMOVED,
-                font=dict(size=size))
+    # Above the plot area, not over it: a box at its top covered a center (issue 43).
+    return dict(text=wrap(text, width), xref=xref, yref=yref, x=0.5, y=1.0, yanchor="bottom",
+                yshift=2, showarrow=False, font=dict(size=size, color=colors.REMOVED))
 
 
 #: Panels drawn before the private stage: they do not depend on the budget, so their titles carry
@@ -350,11 +352,16 @@ def _single_figure(panel: Panel, proj: Projector, result: Result, *,
     status = run_status(result)
     if panel.key not in PRE_PRIVATE_PANELS and (not status.complete or status.fallback_used):
         title = f"{title}<br><sup>{wrap(plain_status(result), 90)}</sup>"
+    # The panel's message is the title's last line, in a top margin that holds all its lines:
+    # the status lines ran into a separate note (issue 43).
+    for m in panel.messages:
+        title = f"{title}<br><sup>{wrap(m, 90)}</sup>"
     layout = dict(
-        title=dict(text=title), template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
+        title=dict(text=title, yref="container", y=1.0, yanchor="top", pad=dict(t=28)),
+        margin=dict(t=44 + 22 * (title.count("<br>") + 1)),
+        template=colors.TEMPLATE, legend=dict(itemsizing="constant"),
         xaxis=dict(title=dict(text=proj.axis_titles[0])),
-        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1),
-        annotations=[_annotation(m, 60, 12) for m in panel.messages])
+        yaxis=dict(title=dict(text=proj.axis_titles[1]), scaleanchor="x", scaleratio=1))
     traces = list(panel.traces)
     if points == "raster":  # the clouds as one image: no WebGL context to build in the browser
         window = _raster_window([panel])
@@ -527,8 +534,11 @@ def storyboard_spec(
     rows = -(-len(plist) // cols)
     layout = _grid_layout(rows, cols, len(plist))
     annotations = layout.pop("annotations")
+    # Projected at 1280×720 (issue 43): every title and message is wrapped to its column's
+    # width, so neighbouring titles never print over each other.
+    chars = title_chars(cols)
     for ann, p in zip(annotations, plist, strict=True):
-        ann["text"] = p.title
+        ann["text"] = wrap(p.title, chars)
     window = _raster_window(plist) if points == "raster" else None
     images: list[dict] = []
     data: list[dict] = []
@@ -550,14 +560,14 @@ def storyboard_spec(
             else:
                 seen.add(tr["name"])
             data.append(tr)
-        annotations += [_annotation(m, 40, 10, f"x{sfx} domain", f"y{sfx} domain")
-                        for m in p.messages]
+        annotations += _above(annotations[i], p.messages, chars, f"x{sfx} domain", f"y{sfx} domain")
         layout.setdefault(f"yaxis{sfx}", {}).update(scaleanchor=f"x{sfx}", scaleratio=1)
         for axis, text in zip((f"xaxis{sfx}", f"yaxis{sfx}"), proj.axis_titles, strict=True):
             layout.setdefault(axis, {})["title"] = dict(text=text, font=dict(size=10), standoff=2)
-        if not tick_labels:
-            for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
-                layout.setdefault(axis, {}).update(showticklabels=False, ticks="")
+        for axis in (f"xaxis{sfx}", f"yaxis{sfx}"):
+            layout.setdefault(axis, {}).update(
+                dict(showticklabels=True, ticks="outside", ticklen=3, tickfont=dict(size=9),
+                     nticks=5) if tick_labels else dict(showticklabels=False, ticks=""))
     status = run_status(result)
     head = title or "FriendlyCore clustering, step by step (Tsfadia et al. 2022, Fig. 3)"
     stopped = status.fallback_used or not status.complete
@@ -569,11 +579,38 @@ def storyboard_spec(
                   showlegend=legend)
     if legend_in_free_cell:
         layout["legend"] = _legend_in_cell(layout, len(plist) + 1)
+        for tr in data:  # the cell is one column wide: its entries wrap to it (issue 43)
+            tr["name"] = wrap(tr["name"], LEGEND_CHARS * 3 // cols)
     if margin is not None:
         layout["margin"] = dict(margin, autoexpand=False)
     if images:
         layout["images"] = images
     return {"data": data, "layout": layout}
+
+
+#: Title characters per line for a grid of ``cols`` panels across a page's main column (about
+#: 820 px at 1280×720 with the sidebar open; 11 px type).
+def title_chars(cols: int) -> int:
+    """How many characters of a panel title fit on one line above a column of ``cols``."""
+    return max(24, 114 // max(1, cols))
+
+
+#: Legend characters per line in a free cell of a three-column grid (9 px type): most entries
+#: then take one line and all of them fit the cell, with no scrolling (issue 43).
+LEGEND_CHARS = 46
+#: The height of one line of a panel's title or message (px, 10–11 px type).
+_LINE_PX = 14
+
+
+def _above(title: dict, messages: Sequence[str], chars: int, xref: str, yref: str) -> list[dict]:
+    """The panel's messages as one annotation just above its plot area (never over its points),
+    the panel's title moved up over them."""
+    if not messages:
+        return []
+    text = wrap(" ".join(messages), chars)
+    title["yshift"] = title.get("yshift", 0) + _LINE_PX * (text.count("<br>") + 1) + 2
+    return [dict(text=text, xref=xref, yref=yref, x=0.5, y=1.0, yanchor="bottom", yshift=1,
+                 showarrow=False, font=dict(size=10, color=colors.REMOVED))]
 
 
 def _one_entry_per_kind(traces: Sequence[dict]) -> list[dict]:
@@ -600,16 +637,18 @@ def _legend_in_cell(layout: dict, cell: int) -> dict:
     x0 = layout[f"xaxis{sfx}"]["domain"][0]
     y1 = layout[f"yaxis{sfx}"]["domain"][1]
     return dict(x=x0, y=y1, xanchor="left", yanchor="top", orientation="v", itemsizing="constant",
-                tracegroupgap=2,
-                font=dict(size=10), bgcolor="rgba(0,0,0,0)")
+                tracegroupgap=0,
+                font=dict(size=9), bgcolor="rgba(0,0,0,0)")
 
 
 @functools.lru_cache(maxsize=16)
 def _grid_layout_cached(rows: int, cols: int, n: int) -> str:
     # make_subplots only for the axis domains and the title annotations (~50 ms a call, so it
     # is cached); the traces and the rest of the layout go into one Figure constructor.
+    # The vertical gap holds a row's tick labels and axis title, and the next row's titles and
+    # messages (two lines each at most): issue 43.
     grid = make_subplots(rows=rows, cols=cols, subplot_titles=[f"panel {i}" for i in range(n)],
-                         horizontal_spacing=0.04, vertical_spacing=0.1)
+                         horizontal_spacing=0.05, vertical_spacing=0.17)
     return json.dumps(grid.layout.to_plotly_json())
 
 
@@ -618,7 +657,7 @@ def _grid_layout(rows: int, cols: int, n: int) -> dict:
     layout = json.loads(_grid_layout_cached(rows, cols, n))
     layout["annotations"] = layout.get("annotations", [])[:n]
     for ann in layout["annotations"]:
-        ann["font"] = dict(size=12)
+        ann["font"] = dict(size=11)
     return layout
 
 
