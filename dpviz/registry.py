@@ -43,9 +43,18 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.privacy.accounting import compose_dp, dp_total, row_level_statement
+from dpviz.privacy.accounting import (
+    LEDGER_RTOL,
+    LedgerOverTargetError,
+    budget_from_rho,
+    check_ledger,
+    compose_dp,
+    delta_allocations,
+    reaccount,
+    within,
+)
 from dpviz.privacy.budget import ZCDP, ApproxDP
-from dpviz.privacy.ledger import Ledger, Spend
+from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.result import Result
@@ -444,10 +453,6 @@ def _typed(default: Any, text: str) -> Any:
 # ----------------------------------------------------------------------------- calibration
 
 
-def _within(g: ApproxDP, epsilon: float, delta: float) -> bool:
-    return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
-
-
 #: Relative width at which the budget search stops (the guarantee is then within 10⁻⁵ of target).
 CALIBRATION_RTOL = 1e-5
 
@@ -456,8 +461,8 @@ def calibrate(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, pa
     """The largest budget of ``spec``'s kind whose row-level guarantee is within (ε, δ).
 
     For each candidate split of δ between the algorithm's own δ and the conversion slack δ′
-    (:func:`_delta_allocations`), the scalar (ρ or ε) is found by bisection in log space on the
-    spec's ``guarantee``; the allocation giving the largest budget wins.
+    (:func:`~dpviz.privacy.accounting.delta_allocations`), the scalar (ρ or ε) is found by
+    bisection in log space on the spec's ``guarantee``; the allocation giving the largest budget wins.
 
     Raises
     ------
@@ -475,13 +480,13 @@ def _calibrate_cached(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Pu
         spec.feasible(pub, params)  # declared values only: raises before any row is read
     if spec.calibrate is not None:
         cal = spec.calibrate(epsilon, delta, pub, params)
-        if cal.guarantee is not None and not _within(cal.guarantee, epsilon, delta):
+        if cal.guarantee is not None and not within(cal.guarantee, epsilon, delta):
             raise RuntimeError(f"{spec.name}'s calibration returned {cal.guarantee}, above the target.")
         return cal
     if spec.budget_kind == "none":
         return Calibration(None, 0.0, None)
     best: Calibration | None = None
-    for share, slack in _delta_allocations(spec.budget_kind, epsilon, delta):
+    for share, slack in delta_allocations(spec.budget_kind, epsilon, delta):
         cal = _bisect(spec, epsilon, delta, pub, params, share, slack)
         if cal is not None and (best is None or _scalar(cal.budget) > _scalar(best.budget)):
             best = cal
@@ -497,26 +502,6 @@ def _scalar(budget: Budget | None) -> float:
     return budget.rho if isinstance(budget, ZCDP) else budget.eps if budget is not None else 0.0
 
 
-def _logistic(x: float) -> float:
-    """1/(1 + e^{−x}), finite for every float x."""
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
-
-
-def _delta_allocations(kind: BudgetKind, epsilon: float, delta: float) -> list[tuple[float, float]]:
-    """Candidate (the algorithm's own δ, the conversion slack δ′) pairs tried by :func:`calibrate`.
-
-    A replaced tuple multiplies δ by at most 1 + e^ε (group privacy of size 2), so
-    δ/(2(1 + e^ε)) for each keeps a sample-and-aggregate algorithm within δ; a row-level
-    algorithm that needs no δ of its own can give the whole δ to the conversion.
-    """
-    if kind == "pure":
-        return [(0.0, 0.0)]
-    g = 0.5 * delta * _logistic(-epsilon)  # δ/(2(1 + e^ε)), without e^ε overflowing at large ε
-    if kind == "approx":
-        return [(g, 0.0), (delta / 2.0, 0.0)]
-    return [(g, g), (delta / 4.0, delta / 4.0), (0.0, delta)]
-
-
 def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, params: Any,
             share: float, slack: float) -> Calibration | None:
     """The largest scalar budget (ρ or ε) with this δ allocation whose guarantee is within target."""
@@ -526,7 +511,7 @@ def _bisect(spec: AlgorithmSpec, epsilon: float, delta: float, pub: Public, para
 
     def ok(x: float) -> bool:
         try:
-            return _within(spec.guarantee(budget(x), pub, params, slack), epsilon, delta)
+            return within(spec.guarantee(budget(x), pub, params, slack), epsilon, delta)
         except (ValueError, ArithmeticError):  # e.g. a δ of 0 where the algorithm needs one
             return False
 
@@ -608,20 +593,6 @@ def plan_at_budget(name: str | AlgorithmSpec, budget: Budget, pub: Public, param
     dp = float(budget.delta if delta_prime is None else delta_prime) if isinstance(budget, ZCDP) else 0.0
     g = spec.guarantee(budget, pub, p, dp)
     return BudgetPlan(budget, dp, g, algorithm=spec.name, algorithm_guarantee=g)
-
-
-def budget_from_rho(kind: BudgetKind, rho: float, delta: float) -> Budget | None:
-    """The own budget at a point of a ρ axis (the ρ-sweeps): ZCDP(ρ, δ) for a zCDP algorithm, pure
-    ε = √(2ρ) for a pure one (ε-DP ⇒ ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4), None for a
-    reference. An approximate-DP algorithm has no ρ (ValueError: give it a row-level target)."""
-    if kind == "zcdp":
-        return ZCDP(float(rho), float(delta))
-    if kind == "pure":
-        return ApproxDP(math.sqrt(2.0 * float(rho)), 0.0)
-    if kind == "none":
-        return None
-    raise ValueError("An algorithm with an (ε, δ) budget of its own has no ρ: compare it at a row-level "
-                     "target (dpviz.registry.plan).")
 
 
 # ----------------------------------------------------------------------------- running
@@ -793,10 +764,11 @@ def run(
     ledger = res.ledger
     if count_ledger is not None:
         ledger = Ledger("dpviz.run", None, children=[count_ledger, res.ledger])
-    check_ledger(ledger, the_plan)  # re-accounted after every run: over the target is a bug
+    # Re-accounted after every run (over the target is a bug); its value is the run's statement.
+    stated = check_ledger(ledger, the_plan)
     # A release only when the release sampler drew every random choice (issue 10).
     return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
-                               plan=the_plan,
+                               plan=the_plan, statement=stated,
                                params=dict(res.params) | {"n_declared": n_declared,
                                                           "size_source": the_plan.size_source,
                                                           "budget": str(cal.budget)}
@@ -885,80 +857,6 @@ def answered_by(result: Any, algorithm: str | None = None) -> Answer:
 
 
 
-# ----------------------------------------------------------------------------- re-accounting
-
-
-#: Relative slack of :func:`check_ledger` (float sums and the calibration's own 10⁻⁵ search width
-#: are far below it; a real overspend is not).
-LEDGER_RTOL = 1e-6
-
-
-class LedgerOverTargetError(RuntimeError):
-    """A run's ledger, re-accounted on its own, states more than its plan's target: a bug in the
-    algorithm's budget split or its guarantee, never a user error (it fails loudly)."""
-
-
-def _dp_only(node: Ledger | Spend) -> bool:
-    """Whether every spend under ``node`` is stated in (ε, δ)-DP (pure or approximate)."""
-    if isinstance(node, Spend):
-        return isinstance(node.budget, ApproxDP)
-    return all(_dp_only(c) for c in node.children)
-
-
-def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
-    """The row-level (ε, δ) of a run read from its LEDGER alone (not from the plan's guarantee).
-
-    DP-stated subtrees (a Laplace count, a pure-DP family) compose in (ε, δ)-DP; the rest of a
-    sequential root is stated by :func:`~dpviz.privacy.accounting.row_level_statement` (zCDP with
-    the plan's δ′, tuple spends through group privacy); the two compose by basic composition.
-    None when the ledger holds a step with no proven guarantee (no statement can be made from it).
-    """
-    if not ledger.has_guarantee():
-        return None
-    if _dp_only(ledger):
-        return dp_total(ledger, group=2)
-    dp_parts: list[Ledger | Spend] = []
-    rest: list[Ledger | Spend] = list(ledger.children)
-    if ledger.composition == "sequential":
-        dp_parts = [c for c in ledger.children if _dp_only(c)]
-        rest = [c for c in ledger.children if not _dp_only(c)]
-    zc = Ledger(ledger.name, None, ledger.composition, ledger.unit, ledger.note, children=rest)
-    if delta_prime <= 0.0:
-        raise LedgerOverTargetError(f"The ledger '{ledger.name}' holds zCDP spends but its plan has no "
-                                    "δ′ to state them with: the plan and the run disagree.")
-    parts = [row_level_statement(zc, delta_prime).row, *(dp_total(c, group=2) for c in dp_parts)]
-    return compose_dp(*parts)
-
-
-def check_ledger(ledger: Ledger, the_plan: BudgetPlan) -> ApproxDP | None:
-    """Re-account a run's ledger independently and raise if it states more than ``plan.target``.
-
-    Like Google's clustering library (``privacy_calculator.py``), which derives every noise
-    parameter once and then re-accounts them: the plan was computed from public inputs before the
-    run; the ledger is what the mechanisms recorded while running. Each node's own budget is
-    checked too (:meth:`Ledger.check`). Returns the re-accounted (ε, δ) (None for a reference or a
-    ledger with no proven guarantee).
-
-    Raises
-    ------
-    LedgerOverTargetError
-        When the re-accounted ε or δ is above the target (or, with no target, the plan's guarantee).
-    """
-    ledger.check()
-    bound = the_plan.target if the_plan.target is not None else the_plan.guarantee
-    if bound is None or not the_plan.is_private:
-        return None
-    got = reaccount(ledger, the_plan.delta_prime)
-    if got is None:
-        return None
-    if (got.eps > bound.eps * (1 + LEDGER_RTOL) + 1e-12
-            or got.delta > bound.delta * (1 + LEDGER_RTOL) + 1e-300):
-        raise LedgerOverTargetError(
-            f"The run of '{the_plan.algorithm}' spent {got} by its own ledger, above its plan's target "
-            f"{bound}: this is a bug in the algorithm's budget split or guarantee, not a user error.")
-    return got
-
-
 def _given_plan(spec: AlgorithmSpec, given: BudgetPlan, epsilon: float, delta: float,
                 counted: bool) -> BudgetPlan:
     """A caller's plan for :func:`run` (``budget_plan``), checked before any row is used."""
@@ -968,7 +866,7 @@ def _given_plan(spec: AlgorithmSpec, given: BudgetPlan, epsilon: float, delta: f
     if given.algorithm != spec.name or given.guarantee is None or given.budget is None:
         raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan is for "
                          f"{given.algorithm!r}, or states no guarantee.")
-    if not _within(given.guarantee, epsilon, delta):
+    if not within(given.guarantee, epsilon, delta):
         raise ValueError(f"dpviz.run('{spec.name}'): the given budget_plan states {given.guarantee}, "
                          f"above the target (ε={epsilon:g}, δ={delta:g}).")
     return dataclasses.replace(given, target=ApproxDP(epsilon, delta))
@@ -989,7 +887,8 @@ def _count_only_failure(spec: AlgorithmSpec, epsilon: float, delta: float,
                           size_source="dp_count")
     ledger = Ledger("dpviz.run", None, children=[count_ledger])
     return Result(None, COUNT_INFEASIBLE, ledger, (), {"n_declared": n_counted, "size_source": "dp_count"},
-                  algorithm=spec.name, guarantee=g, plan=the_plan, simulation=is_simulation(rng))
+                  algorithm=spec.name, guarantee=g, plan=the_plan, statement=reaccount(ledger, 0.0),
+                  simulation=is_simulation(rng))
 
 
 def check_public(public_X: Any, d: int, spec: AlgorithmSpec, func: str) -> np.ndarray | None:
@@ -1019,7 +918,8 @@ def markdown_table() -> str:
 
 
 __all__ = [
-    "AlgorithmSpec", "Answer", "BudgetPlan", "Calibration", "DataShape", "LedgerOverTargetError", "ParamHint",
+    "LEDGER_RTOL", "AlgorithmSpec", "Answer", "BudgetPlan", "Calibration", "DataShape",
+    "LedgerOverTargetError", "ParamHint",
     "Public", "algorithms", "answered_by", "applicability", "budget_from_rho", "calibrate", "check_hinted",
     "check_ledger", "check_public", "get", "hint", "markdown_table", "param_fields", "plan", "plan_at_budget",
     "reaccount", "register", "releasable", "run", "unregister",

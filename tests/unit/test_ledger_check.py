@@ -153,3 +153,24 @@ def test_every_registered_family_states_its_plan_from_its_ledger(blobs, name):
     assert got is not None and got.delta <= DELTA * (1 + 1e-6)
     assert got.eps <= 3.0 * (1 + 1e-6)
     assert got.eps == pytest.approx(res.plan.guarantee.eps, rel=1e-3, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["friendlycore", "tree_coreset", "balcan", "best_of"])
+def test_result_carries_the_reaccounted_statement(blobs, name):
+    """``Result.statement`` is check_ledger's value (the ledger re-accounted on its own, issue 45),
+    no longer thrown away: within the target and equal to a fresh re-account of the same ledger."""
+    res = dpviz.run(name, blobs.X, 4, epsilon=2.0, delta=DELTA, radius=float(blobs.radius), rng=0,
+                    n_declared=len(blobs.X))
+    again = reaccount(res.ledger, res.plan.delta_prime)
+    assert res.statement == again and res.stated == again
+    assert res.statement.eps <= 2.0 * (1 + 1e-6) and res.statement.delta <= DELTA * (1 + 1e-6)
+    assert f"{res.statement.eps:.3g}" == f"{res.guarantee.eps:.3g}"  # what the surfaces print
+
+
+def test_accounting_names_live_in_privacy():
+    """The re-account, the check and the ρ rule are dpviz.privacy's; dpviz.registry re-exports them."""
+    from dpviz import registry
+    from dpviz.privacy import accounting
+
+    for name in ("reaccount", "check_ledger", "LedgerOverTargetError", "budget_from_rho", "LEDGER_RTOL"):
+        assert getattr(registry, name) is getattr(accounting, name)
