@@ -167,10 +167,18 @@ def rho_for_dp(eps: float, delta: float) -> float:
 
 
 def pure_rho_guarantee(budget: ZCDP, pub: Any, params: Any, delta_prime: float) -> ApproxDP:
-    """The row-level (ε, δ′)-DP of an algorithm that is pure ρ-zCDP for one row (its own δ unused):
-    the ``guarantee`` of every such family's registry entry (BS16 Prop. 1.3 / CKS20 Cor. 13 through
-    :func:`approx_zcdp_to_dp`). ``pub`` and ``params`` are unused: the guarantee is ρ's alone."""
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+    """The row-level (ε, δ + δ′)-DP of an algorithm that is pure ρ-zCDP for one row and books the
+    own δ it is handed as reserved (``"unused δ"`` on its ledger): the ``guarantee`` of every such
+    family's registry entry (BS16 Prop. 1.3 / CKS20 Cor. 13 through :func:`approx_zcdp_to_dp`).
+    ``pub`` and ``params`` are unused: the guarantee is the budget's alone.
+
+    The own δ is stated because the ledger books it: the guarantee must never be below the ledger's
+    independent re-account (:func:`check_ledger`). Stating ρ alone (ZCDP(ρ, 0), δ′ only) made
+    every run at an own budget with δ > 0 (a ρ axis) fail that check for tree_coreset,
+    grid_coreset, gauss_fit and dp_lloyd (issue 45). At a row-level target nothing changes: the
+    calibration gives such an algorithm no own δ (the whole δ goes to δ′).
+    """
+    return approx_zcdp_to_dp(ZCDP(budget.rho, budget.delta), delta_prime)
 
 
 def dp_to_zcdp(eps: float) -> float:
@@ -399,6 +407,13 @@ def pure_eps_for_rho(rho: float) -> float:
     """The pure ε that costs ρ of zCDP: ε-DP ⇒ ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so ε = √(2ρ)."""
     rho = check_scalar(rho, "rho", "pure_eps_for_rho", low=0.0, high=MAX_MAGNITUDE)
     return math.sqrt(2.0 * rho)
+
+
+def bounded_range_eps(rho: float) -> float:
+    """The ε of an ε-bounded-range mechanism (the exponential mechanism) that costs ρ of zCDP:
+    ε-bounded range ⇒ ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2), so ε = √(8ρ)."""
+    rho = check_scalar(rho, "rho", "bounded_range_eps", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+    return math.sqrt(8.0 * rho)
 
 
 def budget_from_rho(kind: str, rho: float, delta: float) -> ZCDP | ApproxDP | None:

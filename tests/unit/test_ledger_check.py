@@ -174,3 +174,16 @@ def test_accounting_names_live_in_privacy():
 
     for name in ("reaccount", "check_ledger", "LedgerOverTargetError", "budget_from_rho", "LEDGER_RTOL"):
         assert getattr(registry, name) is getattr(accounting, name)
+
+
+@pytest.mark.parametrize("name", ["tree_coreset", "grid_coreset", "gauss_fit", "dp_lloyd", "best_of"])
+def test_a_rho_axis_run_of_a_pure_rho_family_meets_its_own_check(name):
+    """At an own budget ZCDP(ρ, δ) (a ρ axis, ``sweeps.at_rho``) these families book the own δ as
+    reserved; their guarantee used to state δ′ only, so check_ledger raised on every such run
+    (a bug found in issue 45: the ρ sweep of tree_coreset failed). Now the plan states what the
+    ledger re-accounts."""
+    import dpviz.sweeps
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (2000, 2))
+    sw = dpviz.sweeps.sweep(X, 3, algorithms=[name], rhos=[0.1], delta=DELTA, radius=1.0, reps=1, rng=0)
+    assert len(sw.frame) >= 1
