@@ -197,6 +197,28 @@ def compose_dp(*budgets: ApproxDP) -> ApproxDP:
     return ApproxDP(sum(b.eps for b in budgets), min(sum(b.delta for b in budgets), 1.0))
 
 
+def advanced_step_eps(eps_total: float, n_steps: int, delta_hat: float) -> float:
+    """Per-step ε so that n-fold composition is ε_total-DP: the larger of basic (ε/n) and the exact
+    inverse of advanced composition [DRV10]: √(2n ln(1/δ̂))·ε₀ + n·ε₀(e^{ε₀} − 1) = ε_total [R].
+    (The note's closed form ε/(2√(2n ln(2/δ))) is a lower bound on this root for ε ≤ 1.)
+    Moved here from ``easy_instances/plan.py`` (issue 45): composition arithmetic lives in
+    ``dpviz/privacy/``; Easy Instances' axes compose by it."""
+    basic = eps_total / n_steps
+    if n_steps == 1 or delta_hat <= 0:
+        return basic
+    c = math.sqrt(2.0 * n_steps * math.log(1.0 / delta_hat))
+
+    def f(e0: float) -> float:
+        return c * e0 + n_steps * e0 * math.expm1(e0) - eps_total
+
+    hi = eps_total
+    while f(hi) < 0:
+        hi *= 2.0
+    adv = brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-13)
+    adv = adv * (1.0 - 1e-12)  # never on the wrong side of ε_total
+    return max(basic, adv)
+
+
 def group_privacy_zcdp(rho: float, k: int) -> float:
     """Pure ρ-zCDP for neighbours is k²ρ-zCDP for databases k steps apart (BS16, Prop. 1.9)."""
     k = check_scalar(k, "k", "group_privacy_zcdp", low=1, integer=True)
