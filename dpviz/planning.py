@@ -15,7 +15,7 @@ import functools
 import math
 from typing import Any
 
-from dpviz.privacy.accounting import compose_dp, delta_allocations, within
+from dpviz.privacy.accounting import budget_from_rho, compose_dp, delta_allocations, within
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.specs import AlgorithmSpec, Budget, Calibration, Public, get
@@ -167,3 +167,15 @@ def plan_at_budget(name: str | AlgorithmSpec, budget: Budget, pub: Public, param
     dp = float(budget.delta if delta_prime is None else delta_prime) if isinstance(budget, ZCDP) else 0.0
     g = spec.guarantee(budget, pub, p, dp)
     return BudgetPlan(budget, dp, g, algorithm=spec.name, algorithm_guarantee=g)
+
+
+def plan_at_rho(name: str | AlgorithmSpec, rho: float, delta: float, pub: Public,
+                params: Any = None) -> BudgetPlan:
+    """The plan at a point ρ of a ρ axis (an old link's ρ, the ρ-sweeps, a typed ρ): the own budget
+    :func:`~dpviz.privacy.accounting.budget_from_rho` gives and its row-level guarantee
+    (:func:`plan_at_budget`, δ′ = δ). A reference has no budget; an approximate-DP algorithm has no
+    ρ (ValueError)."""
+    spec, p = _spec_and_params(name, params)
+    if not spec.is_private:
+        return plan_at_budget(spec, None, pub, p)
+    return plan_at_budget(spec, budget_from_rho(spec.budget_kind, float(rho), float(delta)), pub, p)

@@ -34,6 +34,7 @@ from dpviz.planning import (
     calibrate,
     plan,
     plan_at_budget,
+    plan_at_rho,
 )
 from dpviz.privacy.accounting import (
     LEDGER_RTOL,
@@ -125,7 +126,7 @@ __all__ = [
     "param_fields",
     "parse_name",
     "plan",
-    "plan_at_budget",
+    "plan_at_budget", "plan_at_rho",
     "reaccount",
     "register",
     "registry_name",

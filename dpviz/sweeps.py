@@ -66,9 +66,8 @@ from dpviz.registry import (
     Public,
     algorithms,
     answered_by,
-    budget_from_rho,
     plan,
-    plan_at_budget,
+    plan_at_rho,
     resolve_name,
 )
 from dpviz.registry import run as registry_run
@@ -288,12 +287,10 @@ def calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, param
 
 
 def at_rho(spec: AlgorithmSpec, rho: float, delta: float, pub: Public, params: Any) -> Calibration:
-    """The nominal budget ρ for ``spec`` (``axis="rho"``): the registry's one ρ rule
-    (:func:`dpviz.registry.budget_from_rho`; an (ε, δ) algorithm has no ρ: ValueError) and its
-    plan at that budget (δ′ = δ)."""
-    if not spec.is_private:
-        return plan_at_budget(spec, None, pub, params)
-    return plan_at_budget(spec, budget_from_rho(spec.budget_kind, rho, delta), pub, params)
+    """The nominal budget ρ for ``spec`` (``axis="rho"``): the registry's one ρ rule and its plan
+    at that budget (:func:`dpviz.registry.plan_at_rho`, δ′ = δ; an (ε, δ) algorithm has no ρ:
+    ValueError)."""
+    return plan_at_rho(spec, rho, delta, pub, params)
 
 
 def _units(specs: list[tuple[str, AlgorithmSpec, Any]], values: list[float], delta: float,

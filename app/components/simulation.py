@@ -24,7 +24,6 @@ call this module, with (dataset, spec, params, public inputs, seed, ε, δ, draw
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -33,9 +32,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import dpviz
-import dpviz.privacy
 from app.components import cache
 from dpviz.data.holdout import PublicHoldout
+from dpviz.privacy.accounting import explained_statement
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 
@@ -217,10 +216,8 @@ def stated(result) -> Any:
 
 
 def _lines(result) -> Any:
-    plan = result.plan
-    stmt = dpviz.privacy.row_level_statement(result.ledger, plan.delta_prime)
-    # The number is the library's re-account (the same computation; one number everywhere).
-    return stmt if result.statement is None else dataclasses.replace(stmt, row=result.statement)
+    # The library states (the re-accounted number with its lines); the app displays.
+    return explained_statement(result.ledger, result.plan.delta_prime, result.statement)
 
 
 def statement_lines(result, key: tuple):

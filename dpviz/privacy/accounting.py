@@ -12,6 +12,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -353,6 +354,14 @@ def _split_epsilons(rho_t: float, rho_r: float, dts: list[float], drs: list[floa
     deltas = np.concatenate([dts, drs if rho_r > 0 else np.full(m, 0.5)])
     eps = _zcdp_to_dp_many(rhos, deltas)
     return eps[:m], eps[m:]
+
+
+def explained_statement(ledger: Ledger, delta_prime: float, row: ApproxDP | None = None) -> PrivacyStatement:
+    """:func:`row_level_statement` with its explanation lines, its ``row`` being ``row`` when given:
+    a run's re-accounted statement (``Result.statement``, the one number every surface shows;
+    the same computation, so the same number)."""
+    stmt = row_level_statement(ledger, delta_prime)
+    return stmt if row is None else dataclasses.replace(stmt, row=row)
 
 
 def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = True) -> PrivacyStatement:

@@ -93,8 +93,7 @@ def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: st
     params = spec.make_params(n_tuples=t, oracle=oracle, preset=preset, fallback=fallback, r_min=r_min)
     if eps:
         return registry.plan(spec, eps, delta, pub, params)
-    return registry.plan_at_budget(spec, registry.budget_from_rho(spec.budget_kind, float(rho), delta),
-                                   pub, params)
+    return registry.plan_at_rho(spec, float(rho), delta, pub, params)
 
 
 def check_feasible(ds, cfg: RunConfig) -> None:
