@@ -187,17 +187,19 @@ def run(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: 
 
 
 def prefetch(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilons, delta: float, seed: int,
-             public: PublicHoldout | None = None) -> list[tuple[tuple, Callable[[], Any]]]:
+             public: PublicHoldout | None = None,
+             budget_plan: BudgetPlan | None = None) -> list[tuple[tuple, Callable[[], Any]]]:
     """Start the runs at ``epsilons`` (the slider's neighbours) on the background worker
     (:func:`cache.speculate`): a step there then only waits for what is left of them. The same
     seeds as :func:`run`, so the same noise; nothing is shown until picked. Returns, per started
     (or already done) run, its key and a function giving the run (waiting for it), for more work
-    to chain on the worker; empty when speculation is off."""
+    to chain on the worker; empty when speculation is off. With ``budget_plan`` (an own budget's
+    plan, one ε: its guarantee's) the run spends that plan, as :func:`run` does."""
     started = []
     for eps in epsilons:
         try:
             key, compute = _call(ds, spec, p, pub, epsilon=float(eps), delta=float(delta), seed=seed,
-                                 public=public, draw=0, budget_plan=None)
+                                 public=public, draw=0, budget_plan=budget_plan)
         except ValueError:  # a stage these inputs refuse: the move itself will say so
             continue
         pending = cache.speculate("run", key, compute)

@@ -178,12 +178,13 @@ def private_run(ds, stage, cfg: RunConfig):
 
 
 def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
-    """Start the run for ``cfg`` (a row-level target one slider step away) and its statement's
-    lines on the worker (:func:`simulation.prefetch`); a function giving the run, or None when
-    speculation is off."""
+    """Start the run for ``cfg`` (one slider step away, or the Learn page's next ρ) and its
+    statement's lines on the worker (:func:`simulation.prefetch`); a function giving the run, or
+    None when speculation is off."""
     spec, p, pub = _inputs(ds, cfg)
-    started = simulation.prefetch(ds, spec, p, pub, epsilons=(float(cfg.eps),), delta=float(cfg.delta),
-                                  seed=int(cfg.seed))
+    target = _target(ds, cfg)
+    started = simulation.prefetch(ds, spec, p, pub, epsilons=(target["epsilon"],), delta=target["delta"],
+                                  seed=int(cfg.seed), budget_plan=target["budget_plan"])
     if not started:
         return None
     key, get = started[0]
