@@ -91,6 +91,10 @@ class Result:
         every surface shows. Set by :func:`dpviz.run`; None for a reference, a ledger with no
         proven guarantee, or a function called directly (:attr:`stated` then falls back to
         ``guarantee``).
+    answered_by : str or None
+        Who released the centers, in the one wording of :func:`dpviz.registry.answered_by`
+        (e.g. "grid coreset (FriendlyCore clustering's backup)", "no one (⊥)"). Set by
+        :func:`dpviz.run`; read by the release export, which sits below the registry.
     """
 
     centers: np.ndarray | None
@@ -104,6 +108,7 @@ class Result:
     simulation: bool = True
     plan: BudgetPlan | None = None
     statement: ApproxDP | None = None
+    answered_by: str | None = None
 
     def __post_init__(self) -> None:
         if self.seed is not None and not self.simulation:

@@ -31,7 +31,7 @@ from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import laplace
 from dpviz.privacy.plan import BudgetPlan
 from dpviz.result import Result
-from dpviz.specs import AlgorithmSpec, Public, algorithms, get
+from dpviz.specs import AlgorithmSpec, Public, algorithms, answered_by, get
 
 # ----------------------------------------------------------------------------- running
 
@@ -205,7 +205,7 @@ def run(
     # Re-accounted after every run (over the target is a bug); its value is the run's statement.
     stated = check_ledger(ledger, the_plan)
     # A release only when the release sampler drew every random choice (issue 10).
-    return dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
+    out = dataclasses.replace(res, ledger=ledger, algorithm=name, guarantee=the_plan.guarantee,
                                plan=the_plan, statement=stated,
                                params=dict(res.params) | {"n_declared": n_declared,
                                                           "size_source": the_plan.size_source,
@@ -214,6 +214,9 @@ def run(
                                   if spec.uses_public_data else {}),
                                simulation=res.simulation or is_simulation(rng),
                                seed=res.seed if seed is None else seed)
+    # Who answered, in the one wording (specs.answered_by), for readers below the registry (the
+    # release export).
+    return dataclasses.replace(out, answered_by=answered_by(out).who)
 
 
 def _given_plan(spec: AlgorithmSpec, given: BudgetPlan, epsilon: float, delta: float,
@@ -247,7 +250,7 @@ def _count_only_failure(spec: AlgorithmSpec, epsilon: float, delta: float,
     ledger = Ledger("dpviz.run", None, children=[count_ledger])
     return Result(None, COUNT_INFEASIBLE, ledger, (), {"n_declared": n_counted, "size_source": "dp_count"},
                   algorithm=spec.name, guarantee=g, plan=the_plan, statement=reaccount(ledger, 0.0),
-                  simulation=is_simulation(rng))
+                  simulation=is_simulation(rng), answered_by=answered_by(Result(None, None, ledger)).who)
 
 
 def check_public(public_X: Any, d: int, spec: AlgorithmSpec, func: str) -> np.ndarray | None:

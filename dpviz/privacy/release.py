@@ -265,16 +265,18 @@ def produced_by(result: Any) -> dict[str, Any]:
 
     "own structure" when the algorithm's own private structure answered, "fallback" (with the
     fallback's method) when a fallback step was used, "failure" when the output is ⊥. Read from
-    the released trace steps only (the fallback step's ``used`` is itself a released bit).
+    the released trace steps only (the fallback step's ``used`` is itself a released bit). Who
+    answered is worded once, by ``dpviz.registry.answered_by`` (``Result.answered_by``, set by
+    ``dpviz.run``: every release is a ``dpviz.run``); this module sits below the registry.
     """
     trace = getattr(result, "trace", ()) or ()
     fb = next((s for s in trace if s.name == "fallback"), None)
+    who = getattr(result, "answered_by", None)
     if result.centers is None:
-        return {"outcome": "failure", "answered_by": None, "failure": result.failure}
+        return {"outcome": "failure", "answered_by": who, "failure": result.failure}
     if fb is not None and bool(fb.data.get("used")):
-        return {"outcome": "fallback", "answered_by": f"fallback: {fb.data.get('method')}",
-                "failure": fb.data.get("reason")}
-    return {"outcome": "own structure", "answered_by": getattr(result, "algorithm", None), "failure": None}
+        return {"outcome": "fallback", "answered_by": who, "failure": fb.data.get("reason")}
+    return {"outcome": "own structure", "answered_by": who, "failure": None}
 
 
 def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: float | None = None,
