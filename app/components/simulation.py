@@ -25,7 +25,7 @@ call this module, with (dataset, spec, params, public inputs, seed, ε, δ, draw
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -83,20 +83,9 @@ class StageKey(NamedTuple):
     split: tuple
 
 
-class RunKey(NamedTuple):
-    """What one simulation depends on: its stage's key, then the rest (a tuple: a cache key)."""
-
-    content_hash: str
-    algorithm: str
-    stage: tuple
-    pub: Public
-    seed: int
-    split: tuple
-    params: str
-    epsilon: float
-    delta: float
-    plan: tuple
-    draw: int
+#: What one simulation depends on: its stage's key (:class:`StageKey`'s fields), then the params'
+#: repr, the row-level (ε, δ), the given plan's key and the re-draw number (a tuple: a cache key).
+RunKey = namedtuple("RunKey", [*StageKey._fields, "params", "epsilon", "delta", "plan", "draw"])
 
 
 def stage_key(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
