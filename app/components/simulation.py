@@ -85,7 +85,7 @@ class StageKey(NamedTuple):
 
 #: What one simulation depends on: its stage's key (:class:`StageKey`'s fields), then the params'
 #: repr, the row-level (ε, δ), the given plan's key and the re-draw number (a tuple: a cache key).
-RunKey = namedtuple("RunKey", [*StageKey._fields, "params", "epsilon", "delta", "plan", "draw"])
+RunKey = namedtuple("RunKey", [*StageKey._fields, "spec_params", "epsilon", "delta", "plan", "draw"])
 
 
 def stage_key(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
