@@ -63,10 +63,8 @@ def dataset_for(p: dict):
     return dpviz.data.GENERATORS[p["gen"]](int(p["n"]), rng=int(p["dseed"]), **generator_kwargs(p))
 
 
-def reference_cost(ds, k: int) -> float:
-    """The page's non-private reference (``run.reference``: k-means++ with rng=0, its cost)."""
-    res = dpviz.clustering.baselines.nonprivate_kmeans(ds.X, k, rng=0)
-    return float(dpviz.metrics.kmeans_cost(ds.X, np.asarray(res.centers, dtype=float)))
+#: The page's non-private reference cost (lives in ``app.components.sweep``: issue 45 item 3).
+reference_cost = sweep.reference_cost
 
 
 def spec_for(p: dict, ds) -> sweep.SweepSpec:

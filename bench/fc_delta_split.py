@@ -1,7 +1,8 @@
 """Would a utility-aware δ split give Explore's lesson its core back? (issue 27, finding of issue 26)
 
 ``dpviz.registry.calibrate`` tries a few splits of the row-level δ between FriendlyCore's own δ and
-the conversion's slack δ′ (``registry._delta_allocations``) and keeps the one with the largest ρ;
+the conversion's slack δ′ (``dpviz.privacy.accounting.delta_allocations``) and keeps the one with
+the largest ρ;
 FriendlyCore's own δ then becomes tiny (ε = 3, δ = 1e-6 per row: own δ 2.4e-8). For each row-level
 ε of Explore's slider and each feasible allocation this prints the calibrated (own δ, ρ), the
 practical split's predicted margins (public inputs only) and how often the core forms over
@@ -24,6 +25,7 @@ import dpviz.registry as registry
 from dpviz.clustering.friendlycore import budget as fcb
 from dpviz.clustering.friendlycore.pipeline import fc_private_stage, fc_tuple_stage
 from dpviz.data import fig6_blobs
+from dpviz.privacy.accounting import delta_allocations
 
 EPS = (1.0, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
 DELTA = 1e-6
@@ -49,7 +51,7 @@ def main() -> None:
     print("| row-level ε | own δ | ρ | margin match / dist / FindDiam (sd) | core formed |")
     print("|---|---|---|---|---|")
     for eps in EPS:
-        for share, slack in registry._delta_allocations("zcdp", eps, DELTA):
+        for share, slack in delta_allocations("zcdp", eps, DELTA):
             cal = registry._bisect(spec, eps, DELTA, pub, params, share, slack)
             if cal is None:
                 continue

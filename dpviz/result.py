@@ -85,6 +85,16 @@ class Result:
         The run's budget plan (``dpviz.registry.plan``): its own budget, δ′, the row-level
         guarantee (``guarantee`` is ``plan.guarantee``) and the statement lines. Set by
         :func:`dpviz.run`; None when the caller ran a function directly.
+    statement : ApproxDP or None
+        The row-level (ε, δ) re-accounted from the run's LEDGER alone
+        (:func:`dpviz.privacy.accounting.check_ledger`, never above ``plan.target``): THE number
+        every surface shows. Set by :func:`dpviz.run`; None for a reference, a ledger with no
+        proven guarantee, or a function called directly (:attr:`stated` then falls back to
+        ``guarantee``).
+    answered_by : str or None
+        Who released the centers, in the one wording of :func:`dpviz.registry.answered_by`
+        (e.g. "grid coreset (FriendlyCore clustering's backup)", "no one (⊥)"). Set by
+        :func:`dpviz.run`; read by the release export, which sits below the registry.
     """
 
     centers: np.ndarray | None
@@ -97,10 +107,17 @@ class Result:
     guarantee: ApproxDP | None = None
     simulation: bool = True
     plan: BudgetPlan | None = None
+    statement: ApproxDP | None = None
+    answered_by: str | None = None
 
     def __post_init__(self) -> None:
         if self.seed is not None and not self.simulation:
             raise ValueError("A Result with a seed is a simulation: a release never stores its seed.")
+
+    @property
+    def stated(self) -> ApproxDP | None:
+        """The row-level (ε, δ) to show: the re-accounted ``statement``, else ``guarantee``."""
+        return self.statement if self.statement is not None else self.guarantee
 
     @property
     def ok(self) -> bool:

@@ -14,8 +14,6 @@ reference) ``reps`` times at each value of the budget axis:
   al. 2022, §6.2), kept to reproduce its figures.
 
 :func:`sweep_n` adds an n axis (one sweep per size, the data regenerated or subsampled).
-:func:`run_repeats` is not a sweep of the budget: N noise redraws of FriendlyCore's private stage
-on one cached tuple stage (Explore's noise cloud).
 
 Algorithms are registry names (with parameters when they need them,
 ``"friendlycore[preset=paper]"``), or a mapping name → parameters; old stored names are read
@@ -46,6 +44,7 @@ Tsfadia et al. 2022, §6.2: the normalized k-means loss 1 − X/Y and the labeli
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import zlib
@@ -67,12 +66,11 @@ from dpviz.registry import (
     Public,
     algorithms,
     answered_by,
-    budget_from_rho,
-    check_ledger,
     plan,
-    plan_at_budget,
+    plan_at_rho,
     resolve_name,
 )
+from dpviz.registry import run as registry_run
 from dpviz.result import Result
 
 #: The budget axes: a row-level ε target, or a nominal zCDP ρ.
@@ -289,12 +287,10 @@ def calibrated(spec: AlgorithmSpec, eps: float, delta: float, pub: Public, param
 
 
 def at_rho(spec: AlgorithmSpec, rho: float, delta: float, pub: Public, params: Any) -> Calibration:
-    """The nominal budget ρ for ``spec`` (``axis="rho"``): the registry's one ρ rule
-    (:func:`dpviz.registry.budget_from_rho`; an (ε, δ) algorithm has no ρ: ValueError) and its
-    plan at that budget (δ′ = δ)."""
-    if not spec.is_private:
-        return plan_at_budget(spec, None, pub, params)
-    return plan_at_budget(spec, budget_from_rho(spec.budget_kind, rho, delta), pub, params)
+    """The nominal budget ρ for ``spec`` (``axis="rho"``): the registry's one ρ rule and its plan
+    at that budget (:func:`dpviz.registry.plan_at_rho`, δ′ = δ; an (ε, δ) algorithm has no ρ:
+    ValueError)."""
+    return plan_at_rho(spec, rho, delta, pub, params)
 
 
 def _units(specs: list[tuple[str, AlgorithmSpec, Any]], values: list[float], delta: float,
@@ -312,6 +308,20 @@ def _units(specs: list[tuple[str, AlgorithmSpec, Any]], values: list[float], del
             except ValueError as exc:  # a target the algorithm cannot meet: a row, not a crash
                 units.append(_Unit(name, spec, params, v, None, infeasible=str(exc)))
     return units
+
+
+def _run(X: np.ndarray, k: int, unit: _Unit, pub: Public, stage: Any, rng: np.random.Generator,
+         delta: float) -> Result:
+    """One unit's run through :func:`dpviz.registry.run`, like every other run (issue 45): with the
+    unit's plan (``budget_plan``: no second calibration) and its cached stage; ``dpviz.run``
+    re-accounts the ledger against the plan (over it fails loudly) and states it on
+    ``Result.statement``. A reference has no budget to hand over: it is planned by the run."""
+    spec, cal = unit.spec, unit.cal
+    fields = {f.name: getattr(unit.params, f.name) for f in dataclasses.fields(unit.params)}
+    given = cal if spec.is_private else None
+    target = (cal.target or cal.guarantee) if given is not None else ApproxDP(1.0, delta)
+    return registry_run(spec.name, X, k, epsilon=target.eps, delta=target.delta, radius=pub.radius,
+                        rng=rng, n_declared=pub.n_declared, stage=stage, budget_plan=given, **fields)
 
 
 def _run_unit(X: np.ndarray, k: int, unit: _Unit, rep: int, pub: Public, truth: _Truth,
@@ -332,13 +342,11 @@ def _run_unit(X: np.ndarray, k: int, unit: _Unit, rep: int, pub: Public, truth: 
     rng = _child(root, rep, _key(unit.name), _key(repr(unit.value)))
     t0 = time.perf_counter()
     try:
-        result = spec.private(X, k, unit.cal.budget, radius=pub.radius, rng=rng, pub=pub,
-                              params=params, stage=stage)
+        result = _run(X, k, unit, pub, stage, rng, delta)
     except ValueError as exc:  # inputs this algorithm refuses (e.g. d < k): a row, not a crash
         return _row(unit, axis, delta, rep, n, seconds=time.perf_counter() - t0,
                     stage_seconds=stage_seconds, failure=f"refused: {exc}")
     seconds = time.perf_counter() - t0
-    check_ledger(result.ledger, unit.cal)  # as dpviz.run does: a ledger over its plan fails loudly
     structure = spec.structure_ok(result)
     released = result.centers is not None
     used, reason = _fallback(result)
@@ -655,66 +663,4 @@ def ranking(frame: pd.DataFrame, *, metric: str = "loss", at: float | None = Non
                      **{f"ε = {e:g}": float(r["median"]) for e in eps}})
     out = pd.DataFrame(rows)
     out.attrs["ranked_at"] = at
-    return out
-
-
-# ----------------------------------------------------------------------------- noise redraws
-
-
-def _fc_stage(X: np.ndarray, stage: Any, *, rho: float, delta: float, radius: float,
-              r_min: float, preset: str, rng: np.random.Generator,
-              n_declared: int | None = None, fallback: bool = True) -> Result:
-    """The private stage of FC clustering on cached tuples (no declared n: a DP count)."""
-    from dpviz.clustering.friendlycore.pipeline import fc_private_stage
-
-    return fc_private_stage(X, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                            preset=preset, rng=rng, n_declared=n_declared, fallback=fallback)
-
-
-def run_repeats(
-    X: Any,
-    stage: Any,
-    *,
-    repeats: int,
-    rho: float,
-    delta: float,
-    radius: float,
-    r_min: float,
-    preset: str = "practical",
-    rng: RngLike = None,
-    progress: Progress | None = None,
-    should_stop: Cancel | None = None,
-    n_declared: int | None = None,
-    fallback: bool = True,
-) -> list[Result]:
-    """``repeats`` private outcomes of FC clustering on the same cached tuple stage.
-
-    ``n_declared`` is the public size handed to every draw (None: each pays for a DP count);
-    ``fallback`` is ``fc_private_stage``'s (off: a draw whose core does not form releases ⊥).
-
-    Only the noise is redrawn (each repeat from its own child of ``rng``); the pieces and tuples
-    are those of ``stage``. The draws feed :func:`dpviz.viz.noise.noise_cloud_figure`.
-    Cancelled runs return the draws finished so far.
-
-    Privacy
-    -------
-    A NON-PRIVATE DIAGNOSTIC (simulation): each Result alone would be a (ρ, δ)-zCDP run, but the
-    N of them together cost N·ρ (N·δ) by composition, and a seeded ``rng`` makes every draw
-    replayable. They are for seeing what the noise does, never for release.
-    """
-    func = "run_repeats"
-    Xa = check_data(getattr(X, "X", X), func, allow_empty=False)
-    repeats = check_scalar(repeats, "repeats", func, low=1, integer=True)
-    gen, _ = check_rng(rng, "experiments:run_repeats")  # the stream's key from before the fold: same draws
-    out: list[Result] = []
-    for i, child in enumerate(gen.spawn(repeats)):
-        if should_stop is not None and should_stop():
-            break
-        extra: dict[str, Any] = {} if n_declared is None else {"n_declared": n_declared}
-        if not fallback:
-            extra["fallback"] = False
-        out.append(_fc_stage(Xa, stage, rho=rho, delta=delta, radius=radius, r_min=r_min,
-                             preset=preset, rng=child, **extra))
-        if progress is not None:
-            progress((i + 1) / repeats, f"draw {i + 1} of {repeats}")
     return out

@@ -21,7 +21,18 @@ import numpy as np
 import streamlit as st
 
 import dpviz
-from app.components import a11y, cache, controls, downloads, keys, ledger_view, live_chart, run, safe, state
+from app.components import (
+    a11y,
+    controls,
+    downloads,
+    keys,
+    ledger_view,
+    live_chart,
+    run,
+    safe,
+    simulation,
+    state,
+)
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
@@ -157,7 +168,7 @@ def params_form(spec: AlgorithmSpec, pub: Public | None = None) -> None:
 # ----------------------------------------------------------------------------- declared public rows
 
 #: The seed of the public split: drawn once, the same for every run and algorithm on a dataset.
-PUBLIC_SPLIT_SEED = 0
+PUBLIC_SPLIT_SEED = simulation.PUBLIC_SPLIT_SEED
 #: Largest share of the rows the user may declare public.
 PUBLIC_MAX_PERCENT = 50
 
@@ -190,78 +201,28 @@ def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
 
 
 # ----------------------------------------------------------------------------- running
-
-
-def _seeds(seed: int, draw: int = 0) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    """(non-private stage stream, private stage stream) of a simulation seed; ``draw`` ≥ 1 gives
-    the draw-th fresh private stream on the same stage (a re-draw of the noise)."""
-    a, b = np.random.SeedSequence(int(seed)).spawn(2)
-    if draw:
-        b = np.random.SeedSequence(entropy=b.entropy, spawn_key=(*b.spawn_key, 1, int(draw)))
-    return a, b
+# Every run goes through the one runner, app/components/simulation.py (seeds, stage cache, the
+# run through dpviz.run, prefetch, re-draws, the privacy number).
 
 
 def _rows(ds, public: PublicHoldout | None) -> tuple[np.ndarray, np.ndarray | None]:
     """(the private rows, the declared-public rows or None)."""
-    if public is None:
-        return ds.X, None
-    return public.split(ds.X)
-
-
-def _split_key(public: PublicHoldout | None) -> tuple:
-    return () if public is None else ("public", public.fraction, PUBLIC_SPLIT_SEED)
-
-
-def _stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
-           public: PublicHoldout | None = None) -> Any:
-    if spec.stage is None:
-        return None
-    key = (ds.content_hash, spec.name, spec.stage_key(p), pub, int(seed), *_split_key(public))
-    X, _ = _rows(ds, public)
-    return cache.memo("stage", key, lambda: spec.stage(
-        X, pub.k, radius=pub.radius, rng=np.random.default_rng(_seeds(seed)[0]), pub=pub, params=p))
+    return simulation.rows(ds, public)
 
 
 def simulate(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
              seed: int, public: PublicHoldout | None = None, draw: int = 0):
-    """One seeded simulation of ``spec`` at the row-level target (cached per session).
-
-    With ``public`` (a declared public split), the run sees only the private rows and receives
-    the public ones as ``public_X``; ``pub.n_declared`` is then the private part's size.
-    """
-    key, compute = _run_call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public,
-                             draw=draw)
-    return cache.memo("run" if not draw else "redraw", key, compute)
-
-
-def _run_call(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
-              seed: int, public: PublicHoldout | None = None, draw: int = 0):
-    """(cache key, the call) of one simulation: the same for a run made now or prefetched."""
-    stage = _stage(ds, spec, p, pub, seed, public)
-    X, public_X = _rows(ds, public)
-    extra = {} if public_X is None else {"public_X": public_X}
-    key = (ds.content_hash, spec.name, repr(p), pub, int(seed), float(epsilon), float(delta),
-           *_split_key(public), *((("draw", int(draw)),) if draw else ()))
-    return key, lambda: dpviz.run(
-        spec.name, X, pub.k, epsilon=epsilon, delta=delta, radius=pub.radius,
-        n_declared=pub.n_declared, stage=stage, rng=np.random.default_rng(_seeds(seed, draw)[1]),
-        **extra, **{f.name: getattr(p, f.name) for f, _ in param_fields(spec.params)})
+    """One seeded simulation of ``spec`` at the row-level target (:func:`simulation.run`)."""
+    return simulation.run(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public,
+                          draw=draw)
 
 
 def prefetch_neighbours(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float,
                         seed: int, public: PublicHoldout | None = None) -> list:
-    """Start the runs one ε step away in the background (:func:`cache.speculate`), for every
-    algorithm as FriendlyCore's page does for ρ: a step there then only waits for what is left.
-    The same seeds as :func:`simulate`, so the same noise; nothing is shown until picked."""
-    started = []
-    for eps in _neighbours(epsilon):
-        key, compute = _run_call(ds, spec, p, pub, epsilon=eps, delta=delta, seed=seed, public=public)
-        started.append(cache.speculate("run", key, compute))
-    return started
-
-
-def _neighbours(eps: float) -> tuple[float, ...]:
-    return controls.eps_neighbours(eps)
+    """Start the runs one ε step away in the background (:func:`simulation.prefetch`), for every
+    algorithm as for FriendlyCore: a step there then only waits for what is left."""
+    return simulation.prefetch(ds, spec, p, pub, epsilons=controls.eps_neighbours(epsilon), delta=delta,
+                               seed=seed, public=public)
 
 
 # ----------------------------------------------------------------------------- the page
@@ -275,11 +236,9 @@ def own_budget_readout(spec: AlgorithmSpec, result) -> None:
 
 def plain_privacy(result) -> None:
     """The plain-words sentence FriendlyCore's readout shows, for every algorithm: how much one row
-    can move any outcome's probability, from the run's budget plan (``Result.plan``, the plan
-    ``dpviz.registry.plan`` states; the run's own guarantee where a run has no plan)."""
-    plan = getattr(result, "plan", None)
-    g = plan.guarantee if plan is not None else result.guarantee
-    st.caption(dpviz.privacy.odds_sentence(g))
+    can move any outcome's probability, from the run's re-accounted statement
+    (:func:`simulation.stated`: ``Result.statement``, the number every surface shows)."""
+    st.caption(dpviz.privacy.odds_sentence(simulation.stated(result)))
 
 
 def _status(spec: AlgorithmSpec, result) -> None:
@@ -292,7 +251,7 @@ def _status(spec: AlgorithmSpec, result) -> None:
 
 
 def _privacy(spec: AlgorithmSpec, result, delta: float, public: PublicHoldout | None = None) -> None:
-    g = result.guarantee
+    g = simulation.stated(result)  # the run's re-accounted statement: the one number
     with st.container(key=keys.PRIVACY_STATEMENT):
         st.markdown(f"**Row-level guarantee: (ε = {g.eps:.3g}, δ = {g.delta:.2g})-DP** for adding or "
                     "removing one row of your data.")

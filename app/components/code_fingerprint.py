@@ -82,13 +82,14 @@ def _imports(name: str, path: Path) -> set[str]:
 
 
 def family_packages() -> tuple[str, ...]:
-    """:data:`dpviz.registry.FAMILY_PACKAGES`, read from the registry's source (not imported)."""
-    tree = ast.parse(_module_file(f"{PACKAGE}.registry").read_text())
+    """:data:`dpviz.registry.FAMILY_PACKAGES`, read from the source of the module that discovers
+    families (``dpviz/specs.py`` since the registry's split, issue 45; not imported)."""
+    tree = ast.parse(_module_file(f"{PACKAGE}.specs").read_text())
     for node in tree.body:
         targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
         if any(isinstance(t, ast.Name) and t.id == "FAMILY_PACKAGES" for t in targets):
             return tuple(ast.literal_eval(node.value))
-    raise LookupError("dpviz/registry.py defines no FAMILY_PACKAGES")
+    raise LookupError("dpviz/specs.py defines no FAMILY_PACKAGES")
 
 
 def _family_modules() -> set[str]:
@@ -122,7 +123,7 @@ def module_closure(roots: Iterable[str]) -> dict[str, Path]:
         parts = name.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parents run first
         todo.extend(_imports(name, path))
-        if name == f"{PACKAGE}.registry":
+        if name == f"{PACKAGE}.specs":  # the registry's discovery (dpviz.registry re-exports it)
             todo.extend(_family_modules())
     return dict(sorted(seen.items()))
 

@@ -94,7 +94,6 @@ VERDICT_ASKED: Key[bool] = _declare(
     "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
 
 # ----------------------------------------------------------------------------- state (other pages)
-SESSION_LEDGER: Key[Any] = _declare("_session_ledger", object, "the Release page's session ledger")
 RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
 SRV_RESULT: Key[Any] = _declare("_srv_result", object, "the server path's last streamed release")
 SRV_RUNNING: Key[Any] = _declare("_srv_running", object, "the server path's running attempt")

@@ -6,7 +6,8 @@ replay and subtract that noise, so nothing it shows may be published: :func:`sim
 says so wherever private-looking numbers appear.
 
 *Release* is the deliberate action on the Release page: one draw from the secure sampler
-(``dpviz.privacy.release.SecureRNG``), booked in this session's :func:`session_ledger`.
+(``dpviz.privacy.release.SecureRNG``), booked in the dataset's persistent ledger of releases
+(``dpviz.privacy.ledger_store``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from app.components import classroom, keys
 SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers.** Seeded and "
                    "replayable (the seed is in the URL); make a release on the **Release** page.")
 
-_SESSION_LEDGER = keys.SESSION_LEDGER
 _RELEASES = keys.RELEASES
 
 
@@ -29,15 +29,6 @@ def simulation_badge(key: str) -> None:
         text = text.replace("; make a release on the **Release** page.", ".")
     with st.container(key=key):
         st.warning(text, icon=":material/science:")
-
-
-def session_ledger():
-    """This session's ledger of releases (per dataset content hash; never shared across sessions)."""
-    from dpviz.privacy.release import SessionLedger
-
-    if _SESSION_LEDGER not in st.session_state:
-        st.session_state[_SESSION_LEDGER] = SessionLedger()
-    return st.session_state[_SESSION_LEDGER]
 
 
 def releases(dataset_hash: str) -> list:

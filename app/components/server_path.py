@@ -33,6 +33,8 @@ from typing import Any
 import streamlit as st
 
 from app.components import classroom, keys, ledger_view, safe
+from dpviz.privacy.accounting import compose_dp
+from dpviz.privacy.budget import ApproxDP
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
 #: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
@@ -229,8 +231,9 @@ def _form(src) -> dict[str, Any] | None:
             return None
         with st.container(key=keys.SRV_PREVIEW):
             st.markdown(ledger_view.identity_note(identity))
+            after = compose_dp(now, ApproxDP(float(eps), float(delta)))  # basic composition
             st.markdown(f"Total on this dataset identity: ε = {now.eps:.3g}, δ = {now.delta:.2g} now → "
-                        f"**ε = {now.eps + float(eps):.3g}, δ = {min(1.0, now.delta + float(delta)):.2g}** "
+                        f"**ε = {after.eps:.3g}, δ = {after.delta:.2g}** "
                         "after this attempt (basic composition; every attempt counts, whatever its outcome).")
     if missing:
         st.caption("To continue: " + "; ".join(missing) + ".")
@@ -326,8 +329,6 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
     plan = getattr(res, "plan", None)
     teps, tdelta = _book(cfg, attempt, "release", g.eps, g.delta,
                          plan if plan is not None and plan.budget is not None else None)
-    from dpviz.privacy.budget import ApproxDP
-
     st.session_state[_RESULT] = (res, _document(res, src, cfg), text, list(src.columns),
                                  ApproxDP(teps, tdelta))
     st.rerun()  # the totals and the attempts table above were drawn before this attempt

@@ -19,7 +19,7 @@ import numpy as np
 from dpviz._validation import RngLike, check_data, check_rho, check_rng, check_scalar
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian
+from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
 from dpviz.result import Result, Trace
 
 
@@ -68,7 +68,7 @@ def _coinpress_step(
     sens = 2.0 * clip / n  # replacing one clipped row moves the mean by ≤ 2·clip/n
     c_out = np.asarray(gaussian(mean, sensitivity=sens, rho=rho_t, rng=rng, ledger=ledger,
                                 name=name, note="clipped mean, n public"))
-    sigma = sens / math.sqrt(2.0 * rho_t)
+    sigma = gaussian_sigma_zcdp(sens, rho_t)  # the σ gaussian() drew with
     # The new ball: sampling error (variance 1/n per coordinate) plus noise (σ²), at level β.
     r_out = math.sqrt(1.0 / n + sigma * sigma) * gaussian_tail_radius(d, beta)
     return CoinPressStep(c, r, clip, rho_t, sigma, c_out, r_out)

@@ -29,7 +29,6 @@ The draws that are not released stay internal: the trace keeps the chosen one's 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,10 +37,10 @@ import numpy as np
 from dpviz._validation import check_rng, is_simulation
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
-from dpviz.privacy.accounting import approx_zcdp_to_dp
-from dpviz.privacy.budget import ZCDP, ApproxDP
+from dpviz.privacy.accounting import bounded_range_eps, pure_rho_guarantee
+from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gumbel_argmax
+from dpviz.privacy.mechanisms import exponential_zcdp
 from dpviz.registry import AlgorithmSpec, Public, check_hinted, get, hint, register
 from dpviz.result import Result, Trace
 
@@ -75,8 +74,8 @@ class BestOfParams:
 
 def selection_eps(rho: float, share: float) -> float:
     """ε of the exponential mechanism spending share·ρ of zCDP: ε-bounded range ⇒ ε²/8-zCDP
-    (Cesar & Rogers 2021, Lemma 3.2)."""
-    return math.sqrt(8.0 * share * rho)
+    (Cesar & Rogers 2021, Lemma 3.2; :func:`~dpviz.privacy.accounting.bounded_range_eps`)."""
+    return bounded_range_eps(share * rho)
 
 
 def score_sensitivity(radius: float, clip: float = 1.0) -> float:
@@ -97,17 +96,17 @@ def clipped_cost(Xc: np.ndarray, centers: np.ndarray, radius: float, clip: float
 def private_pick(X: np.ndarray, candidates: list[np.ndarray], *, radius: float, clip: float, eps: float,
                  rho: float, rng: np.random.Generator, ledger: Ledger) -> int:
     """The exponential mechanism's index among ``candidates`` (each a (k, d) array) on their capped
-    cost (step 3 of the module docstring): P(i) ∝ exp(−ε·cost_i/(2Δ)), Δ = clip·(2Λ)²; books
-    ``rho`` = ε²/8 zCDP on ``ledger`` as "selection"."""
+    cost (step 3 of the module docstring): P(i) ∝ exp(−ε·cost_i/(2Δ)), Δ = clip·(2Λ)². The
+    mechanism books itself (:func:`~dpviz.privacy.mechanisms.exponential_zcdp`: ``rho`` = ε²/8
+    zCDP on ``ledger`` as "selection"); ``eps`` is checked against it."""
     if abs(eps * eps / 8.0 - rho) > 1e-12 * max(rho, 1.0):
         raise ValueError(f"private_pick books ρ = ε²/8: got ε = {eps!r} and ρ = {rho!r}.")
     Xc = clip_to_ball(np.asarray(X, dtype=np.float64), radius)
     costs = np.array([clipped_cost(Xc, C, radius, clip) for C in candidates])
     sens = score_sensitivity(radius, clip)
-    ledger.record("selection", "exponential", ZCDP(rho, 0.0), sensitivity=sens, noise_scale=2.0 * sens / eps,
-                  note=f"exponential mechanism (ε = {eps:.4g}, bounded range: ε²/8-zCDP) over "
-                       f"{len(candidates)} candidate(s) on their capped k-means cost")
-    return gumbel_argmax(-eps * costs / (2.0 * sens), rng)
+    return exponential_zcdp(-costs, sensitivity=sens, rho=rho, rng=rng, ledger=ledger, name="selection",
+                            note=f"exponential mechanism (ε = {eps:.4g}, bounded range: ε²/8-zCDP) over "
+                                 f"{len(candidates)} candidate(s) on their capped k-means cost")
 
 
 def best_of(X: np.ndarray, k: int, *, rho: float, delta: float, radius: float, pub: Public,
@@ -157,10 +156,6 @@ def _params(p: BestOfParams) -> dict[str, Any]:
             "origin": p.origin, "score_clip": p.score_clip}
 
 
-def _guarantee(budget: ZCDP, pub: Public, params: Any, delta_prime: float) -> ApproxDP:
-    return approx_zcdp_to_dp(ZCDP(budget.rho, budget.delta), delta_prime)
-
-
 def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,
              pub: Public, params: BestOfParams, stage: Any = None) -> Result:
     return best_of(X, k, rho=budget.rho, delta=budget.delta, radius=radius, pub=pub, params=params, rng=rng)
@@ -171,7 +166,12 @@ SPEC = register(AlgorithmSpec(
     params=BestOfParams,
     paper="McSherry & Talwar 2007 (the exponential mechanism) over draws of a registered algorithm; "
           "Bun & Steinke 2016 (zCDP composition)",
-    private=_private, guarantee=_guarantee, steps=("best_of_choice",), rank=70,
+    # Pure ρ-zCDP: every base in BASES is pure ρ_b-zCDP (its own δ unused; the test
+    # test_every_base_is_a_plain_zcdp_conversion checks each) and the selection is pure s·ρ-zCDP,
+    # so the whole composes to pure ρ-zCDP and the budget's own δ is never spent. The old guarantee
+    # ZCDP(ρ, δ) → (ε, δ + δ′) over-stated δ by the unspent own δ on a ρ axis (plan_at_budget);
+    # the ledger's re-account states ZCDP(ρ, 0) → (ε, δ′), as this does now.
+    private=_private, guarantee=pure_rho_guarantee, steps=("best_of_choice",), rank=70,
     description="Runs a registered algorithm one or more times on part of the budget, adds the "
                 "data-free origin answer, and releases the candidate the exponential mechanism picks "
                 "on their k-means cost: a bad draw can fall back to a better one.",

@@ -60,7 +60,7 @@ from dpviz.data.bounds import row_norms
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.declared import require_declared_size
 from dpviz.privacy.ledger import Ledger
-from dpviz.privacy.mechanisms import gaussian
+from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
 from dpviz.result import Result, Trace
 
 #: Survival threshold of a noisy cell count, in noise standard deviations.
@@ -126,7 +126,7 @@ def _quadtree_coreset(
     """
     p = U.shape[1]
     rho_level = rho / len(levels)
-    sigma = 1.0 / math.sqrt(2.0 * rho_level)
+    sigma = gaussian_sigma_zcdp(1.0, rho_level)  # a count has sensitivity 1
     tau = THRESHOLD_SDS * sigma
     points: list[np.ndarray] = []
     weights: list[np.ndarray] = []

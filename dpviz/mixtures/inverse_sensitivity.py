@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz._validation import check_data, check_rng, check_scalar
+from dpviz.privacy.accounting import dp_total
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential
@@ -193,7 +194,7 @@ def inverse_sensitivity_2d(
         alive &= ~(near_pick | covers_pick)
         if not alive.any():
             break
-    total = sum(s.budget.eps for _, s in ledger.spends())
+    total = dp_total(ledger).eps  # the rounds so far, by the shared composition
     if len(picks) < k:  # the grid ran out: the unspent rounds are recorded as reserved
         ledger.record("reserved", "reserved", ApproxDP(epsilon - total, 0.0), note="grid exhausted")
     return Result(grid.means[picks], None, ledger, trace.freeze(),

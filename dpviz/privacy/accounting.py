@@ -12,6 +12,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -167,10 +168,18 @@ def rho_for_dp(eps: float, delta: float) -> float:
 
 
 def pure_rho_guarantee(budget: ZCDP, pub: Any, params: Any, delta_prime: float) -> ApproxDP:
-    """The row-level (ε, δ′)-DP of an algorithm that is pure ρ-zCDP for one row (its own δ unused):
-    the ``guarantee`` of every such family's registry entry (BS16 Prop. 1.3 / CKS20 Cor. 13 through
-    :func:`approx_zcdp_to_dp`). ``pub`` and ``params`` are unused: the guarantee is ρ's alone."""
-    return approx_zcdp_to_dp(ZCDP(budget.rho, 0.0), delta_prime)
+    """The row-level (ε, δ + δ′)-DP of an algorithm that is pure ρ-zCDP for one row and books the
+    own δ it is handed as reserved (``"unused δ"`` on its ledger): the ``guarantee`` of every such
+    family's registry entry (BS16 Prop. 1.3 / CKS20 Cor. 13 through :func:`approx_zcdp_to_dp`).
+    ``pub`` and ``params`` are unused: the guarantee is the budget's alone.
+
+    The own δ is stated because the ledger books it: the guarantee must never be below the ledger's
+    independent re-account (:func:`check_ledger`). Stating ρ alone (ZCDP(ρ, 0), δ′ only) made
+    every run at an own budget with δ > 0 (a ρ axis) fail that check for tree_coreset,
+    grid_coreset, gauss_fit and dp_lloyd (issue 45). At a row-level target nothing changes: the
+    calibration gives such an algorithm no own δ (the whole δ goes to δ′).
+    """
+    return approx_zcdp_to_dp(ZCDP(budget.rho, budget.delta), delta_prime)
 
 
 def dp_to_zcdp(eps: float) -> float:
@@ -187,6 +196,28 @@ def compose_zcdp(*budgets: ZCDP) -> ZCDP:
 def compose_dp(*budgets: ApproxDP) -> ApproxDP:
     """Basic composition of (ε, δ)-DP: ε and δ add up."""
     return ApproxDP(sum(b.eps for b in budgets), min(sum(b.delta for b in budgets), 1.0))
+
+
+def advanced_step_eps(eps_total: float, n_steps: int, delta_hat: float) -> float:
+    """Per-step ε so that n-fold composition is ε_total-DP: the larger of basic (ε/n) and the exact
+    inverse of advanced composition [DRV10]: √(2n ln(1/δ̂))·ε₀ + n·ε₀(e^{ε₀} − 1) = ε_total [R].
+    (The note's closed form ε/(2√(2n ln(2/δ))) is a lower bound on this root for ε ≤ 1.)
+    Moved here from ``easy_instances/plan.py`` (issue 45): composition arithmetic lives in
+    ``dpviz/privacy/``; Easy Instances' axes compose by it."""
+    basic = eps_total / n_steps
+    if n_steps == 1 or delta_hat <= 0:
+        return basic
+    c = math.sqrt(2.0 * n_steps * math.log(1.0 / delta_hat))
+
+    def f(e0: float) -> float:
+        return c * e0 + n_steps * e0 * math.expm1(e0) - eps_total
+
+    hi = eps_total
+    while f(hi) < 0:
+        hi *= 2.0
+    adv = brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-13)
+    adv = adv * (1.0 - 1e-12)  # never on the wrong side of ε_total
+    return max(basic, adv)
 
 
 def group_privacy_zcdp(rho: float, k: int) -> float:
@@ -325,6 +356,14 @@ def _split_epsilons(rho_t: float, rho_r: float, dts: list[float], drs: list[floa
     return eps[:m], eps[m:]
 
 
+def explained_statement(ledger: Ledger, delta_prime: float, row: ApproxDP | None = None) -> PrivacyStatement:
+    """:func:`row_level_statement` with its explanation lines, its ``row`` being ``row`` when given:
+    a run's re-accounted statement (``Result.statement``, the one number every surface shows;
+    the same computation, so the same number)."""
+    stmt = row_level_statement(ledger, delta_prime)
+    return stmt if row is None else dataclasses.replace(stmt, row=row)
+
+
 def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = True) -> PrivacyStatement:
     """State the ledger's guarantee for one row of the user's data.
 
@@ -382,3 +421,137 @@ def row_level_statement(ledger: Ledger, delta_prime: float, *, tight: bool = Tru
     )
     paper_dp = approx_zcdp_to_dp(paper, delta_prime, tight)
     return PrivacyStatement(paper, paper_dp, tup, row, total, delta_prime, tight, lines)
+
+
+# ----------------------------------------------------------------------------- budget arithmetic
+# The ρ ↔ ε rule of a ρ axis, the δ split a calibration tries, and the "within target" test: moved
+# here from dpviz/registry.py (issue 45, item 2) so that every piece of composition and conversion
+# arithmetic lives in dpviz/privacy/.
+
+
+def within(g: ApproxDP, epsilon: float, delta: float) -> bool:
+    """Whether the guarantee ``g`` is within the target (ε, δ) (a relative float slack of 10⁻¹²)."""
+    return g.eps <= epsilon * (1 + 1e-12) and g.delta <= delta * (1 + 1e-12)
+
+
+def pure_eps_for_rho(rho: float) -> float:
+    """The pure ε that costs ρ of zCDP: ε-DP ⇒ ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so ε = √(2ρ)."""
+    rho = check_scalar(rho, "rho", "pure_eps_for_rho", low=0.0, high=MAX_MAGNITUDE)
+    return math.sqrt(2.0 * rho)
+
+
+def bounded_range_eps(rho: float) -> float:
+    """The ε of an ε-bounded-range mechanism (the exponential mechanism) that costs ρ of zCDP:
+    ε-bounded range ⇒ ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2), so ε = √(8ρ)."""
+    rho = check_scalar(rho, "rho", "bounded_range_eps", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+    return math.sqrt(8.0 * rho)
+
+
+def budget_from_rho(kind: str, rho: float, delta: float) -> ZCDP | ApproxDP | None:
+    """The own budget at a point of a ρ axis (the ρ-sweeps): ZCDP(ρ, δ) for a zCDP algorithm, pure
+    ε = √(2ρ) for a pure one (:func:`pure_eps_for_rho`), None for a reference. An approximate-DP
+    algorithm has no ρ (ValueError: give it a row-level target)."""
+    if kind == "zcdp":
+        return ZCDP(float(rho), float(delta))
+    if kind == "pure":
+        return ApproxDP(pure_eps_for_rho(float(rho)), 0.0)
+    if kind == "none":
+        return None
+    raise ValueError("An algorithm with an (ε, δ) budget of its own has no ρ: compare it at a row-level "
+                     "target (dpviz.registry.plan).")
+
+
+def _logistic(x: float) -> float:
+    """1/(1 + e^{−x}), finite for every float x."""
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def delta_allocations(kind: str, epsilon: float, delta: float) -> list[tuple[float, float]]:
+    """Candidate (the algorithm's own δ, the conversion slack δ′) splits of a row-level δ, tried by
+    :func:`dpviz.registry.calibrate`.
+
+    A replaced tuple multiplies δ by at most 1 + e^ε (group privacy of size 2), so
+    δ/(2(1 + e^ε)) for each keeps a sample-and-aggregate algorithm within δ; a row-level
+    algorithm that needs no δ of its own can give the whole δ to the conversion.
+    """
+    if kind == "pure":
+        return [(0.0, 0.0)]
+    g = 0.5 * delta * _logistic(-epsilon)  # δ/(2(1 + e^ε)), without e^ε overflowing at large ε
+    if kind == "approx":
+        return [(g, 0.0), (delta / 2.0, 0.0)]
+    return [(g, g), (delta / 4.0, delta / 4.0), (0.0, delta)]
+
+
+# ----------------------------------------------------------------------------- re-accounting
+
+
+#: Relative slack of :func:`check_ledger` (float sums and the calibration's own 10⁻⁵ search width
+#: are far below it; a real overspend is not).
+LEDGER_RTOL = 1e-6
+
+
+class LedgerOverTargetError(RuntimeError):
+    """A run's ledger, re-accounted on its own, states more than its plan's target: a bug in the
+    algorithm's budget split or its guarantee, never a user error (it fails loudly)."""
+
+
+def _dp_only(node: Ledger | Spend) -> bool:
+    """Whether every spend under ``node`` is stated in (ε, δ)-DP (pure or approximate)."""
+    if isinstance(node, Spend):
+        return isinstance(node.budget, ApproxDP)
+    return all(_dp_only(c) for c in node.children)
+
+
+def reaccount(ledger: Ledger, delta_prime: float) -> ApproxDP | None:
+    """The row-level (ε, δ) of a run read from its LEDGER alone (not from the plan's guarantee).
+
+    DP-stated subtrees (a Laplace count, a pure-DP family) compose in (ε, δ)-DP; the rest of a
+    sequential root is stated by :func:`row_level_statement` (zCDP with the plan's δ′, tuple spends
+    through group privacy); the two compose by basic composition. None when the ledger holds a
+    step with no proven guarantee (no statement can be made from it).
+    """
+    if not ledger.has_guarantee():
+        return None
+    if _dp_only(ledger):
+        return dp_total(ledger, group=2)
+    dp_parts: list[Ledger | Spend] = []
+    rest: list[Ledger | Spend] = list(ledger.children)
+    if ledger.composition == "sequential":
+        dp_parts = [c for c in ledger.children if _dp_only(c)]
+        rest = [c for c in ledger.children if not _dp_only(c)]
+    zc = Ledger(ledger.name, None, ledger.composition, ledger.unit, ledger.note, children=rest)
+    if delta_prime <= 0.0:
+        raise LedgerOverTargetError(f"The ledger '{ledger.name}' holds zCDP spends but its plan has no "
+                                    "δ′ to state them with: the plan and the run disagree.")
+    parts = [row_level_statement(zc, delta_prime).row, *(dp_total(c, group=2) for c in dp_parts)]
+    return compose_dp(*parts)
+
+
+def check_ledger(ledger: Ledger, the_plan: Any) -> ApproxDP | None:
+    """Re-account a run's ledger independently and raise if it states more than ``plan.target``.
+
+    Like Google's clustering library (``privacy_calculator.py``), which derives every noise
+    parameter once and then re-accounts them: the plan (a :class:`~dpviz.privacy.plan.BudgetPlan`)
+    was computed from public inputs before the run; the ledger is what the mechanisms recorded
+    while running. Each node's own budget is checked too (:meth:`Ledger.check`). Returns the
+    re-accounted (ε, δ) (None for a reference or a ledger with no proven guarantee): the number
+    :func:`dpviz.run` puts on ``Result.statement`` and every surface shows.
+
+    Raises
+    ------
+    LedgerOverTargetError
+        When the re-accounted ε or δ is above the target (or, with no target, the plan's guarantee).
+    """
+    ledger.check()
+    bound = the_plan.target if the_plan.target is not None else the_plan.guarantee
+    if bound is None or not the_plan.is_private:
+        return None
+    got = reaccount(ledger, the_plan.delta_prime)
+    if got is None:
+        return None
+    if (got.eps > bound.eps * (1 + LEDGER_RTOL) + 1e-12
+            or got.delta > bound.delta * (1 + LEDGER_RTOL) + 1e-300):
+        raise LedgerOverTargetError(
+            f"The run of '{the_plan.algorithm}' spent {got} by its own ledger, above its plan's target "
+            f"{bound}: this is a bug in the algorithm's budget split or guarantee, not a user error.")
+    return got

@@ -16,6 +16,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from dpviz._validation import check_scalar
+from dpviz.privacy.accounting import bounded_range_eps
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 
@@ -202,6 +203,34 @@ def exponential(
         raise ValueError("The 'scores' parameter of exponential must be a non-empty 1-D array.")
     ledger.record(name, "exponential", ApproxDP(eps, 0.0), sensitivity=sensitivity,
                   noise_scale=2.0 * sensitivity / eps, note=note)
+    return gumbel_argmax(eps * s / (2.0 * sensitivity), rng)
+
+
+def exponential_zcdp(
+    scores: np.ndarray,
+    *,
+    sensitivity: float,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str,
+    note: str = "",
+) -> int:
+    """The exponential mechanism booked as ρ-zCDP: index i with probability ∝ exp(ε·score_i/(2Δ))
+    at ε = √(8ρ) (:func:`~dpviz.privacy.accounting.bounded_range_eps`).
+
+    The exponential mechanism is ε-bounded-range, hence ε²/8-zCDP (Cesar & Rogers 2021, Lemma
+    3.2): booked as the zCDP spend ρ (as ε-DP it would count ε²/2 = 4ρ). Sampled with the
+    Gumbel-max trick (:func:`gumbel_argmax`), the same draw as :func:`exponential` at that ε.
+    """
+    check_scalar(sensitivity, "sensitivity", "exponential_zcdp", low=0.0, low_open=True)
+    eps = bounded_range_eps(rho)
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError("The 'scores' parameter of exponential_zcdp must be a non-empty 1-D array.")
+    ledger.record(name, "exponential", ZCDP(rho, 0.0), sensitivity=sensitivity,
+                  noise_scale=2.0 * sensitivity / eps,
+                  note=note or f"exponential mechanism (ε = {eps:.4g}, bounded range: ε²/8-zCDP)")
     return gumbel_argmax(eps * s / (2.0 * sensitivity), rng)
 
 

@@ -10,9 +10,8 @@ noise here:
   cryptographically secure source (immune to the floating-point attack on textbook samplers,
   Mironov 2012). Everything else (piece assignment, permutations, the oracle's seeding) comes
   from a fresh OS-entropy numpy Generator per call. It never stores or exposes a seed.
-* :class:`SessionLedger` composes every release made on one dataset (keyed by its content hash)
-  in one session: :meth:`SessionLedger.preview` is the composed total if one more release is
-  made, :meth:`SessionLedger.add` books it.
+* releases are booked per declared dataset in :mod:`dpviz.privacy.ledger_store` (the Release
+  page shows the composed total before confirming).
 * :func:`export_release` writes a release as JSON: centers, the row-level statement, the ledger
   rows and the parameters, never a seed.
 
@@ -27,12 +26,10 @@ import functools
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.declared import Provenance
 
@@ -237,48 +234,6 @@ def is_secure(rng: Any) -> bool:
 # ----------------------------------------------------------------------------- session ledger
 
 
-@dataclass(frozen=True)
-class SessionEntry:
-    """One release booked in a session: its label, row-level (ε, δ) and parameters."""
-
-    label: str
-    row: ApproxDP
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class SessionLedger:
-    """Every release made on each dataset in one session, composed per dataset.
-
-    Datasets are keyed by content hash: two releases on the same rows compose, releases on
-    different datasets do not (they concern different people or the caller says so). The
-    composition is basic (ε and δ add: Dwork & Roth 2014, Thm 3.16), valid for any mix of
-    algorithms and statements. Keep one per user session; never share it across sessions.
-    """
-
-    entries: dict[str, list[SessionEntry]] = field(default_factory=dict)
-
-    def total(self, dataset_hash: str) -> ApproxDP:
-        """The composed row-level (ε, δ) of the releases on ``dataset_hash`` so far."""
-        out = ApproxDP(0.0, 0.0)
-        for e in self.entries.get(dataset_hash, []):
-            out = compose_dp(out, e.row)
-        return out
-
-    def preview(self, dataset_hash: str, row: ApproxDP) -> ApproxDP:
-        """The composed total if one more release costing ``row`` is made on that dataset."""
-        return compose_dp(self.total(dataset_hash), row)
-
-    def add(self, dataset_hash: str, row: ApproxDP, *, label: str,
-            params: Mapping[str, Any] | None = None) -> ApproxDP:
-        """Book a release; returns the new composed total."""
-        self.entries.setdefault(dataset_hash, []).append(SessionEntry(label, row, dict(params or {})))
-        return self.total(dataset_hash)
-
-    def releases(self, dataset_hash: str) -> list[SessionEntry]:
-        return list(self.entries.get(dataset_hash, []))
-
-
 # ----------------------------------------------------------------------------- export
 
 
@@ -310,16 +265,18 @@ def produced_by(result: Any) -> dict[str, Any]:
 
     "own structure" when the algorithm's own private structure answered, "fallback" (with the
     fallback's method) when a fallback step was used, "failure" when the output is ⊥. Read from
-    the released trace steps only (the fallback step's ``used`` is itself a released bit).
+    the released trace steps only (the fallback step's ``used`` is itself a released bit). Who
+    answered is worded once, by ``dpviz.registry.answered_by`` (``Result.answered_by``, set by
+    ``dpviz.run``: every release is a ``dpviz.run``); this module sits below the registry.
     """
     trace = getattr(result, "trace", ()) or ()
     fb = next((s for s in trace if s.name == "fallback"), None)
+    who = getattr(result, "answered_by", None)
     if result.centers is None:
-        return {"outcome": "failure", "answered_by": None, "failure": result.failure}
+        return {"outcome": "failure", "answered_by": who, "failure": result.failure}
     if fb is not None and bool(fb.data.get("used")):
-        return {"outcome": "fallback", "answered_by": f"fallback: {fb.data.get('method')}",
-                "failure": fb.data.get("reason")}
-    return {"outcome": "own structure", "answered_by": getattr(result, "algorithm", None), "failure": None}
+        return {"outcome": "fallback", "answered_by": who, "failure": fb.data.get("reason")}
+    return {"outcome": "own structure", "answered_by": who, "failure": None}
 
 
 def export_release(result: Any, *, dataset: Mapping[str, Any], delta_prime: float | None = None,

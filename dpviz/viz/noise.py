@@ -2,8 +2,8 @@
 
 One private run is one sample from a distribution; showing N of them (Hullman et al.'s
 hypothetical-outcome plots) shows what the noise does. The draws reuse the cached tuple stage
-(``dpviz.sweeps.run_repeats``); each draw's clusters are matched to the non-private
-centers (``align_colors``) so a cluster keeps its colour across draws.
+(the app runner's re-draws, ``app.components.simulation.run(draw=i)``); each draw's clusters
+are matched to the non-private centers (``align_colors``) so a cluster keeps its colour across draws.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def noise_cloud_figure(
     X : (n, d) array or Dataset
         The data (drawn faintly, downsampled for display).
     results : sequence of Result
-        Private draws (e.g. ``run_repeats``: the same tuples, fresh noise). Failed draws (no
+        Private draws (e.g. re-draws: the same tuples, fresh noise). Failed draws (no
         centers) are counted in the subtitle.
     nonprivate_centers : (k, d) array
         The non-private reference (a diagnostic); fixes the cluster colours.

@@ -313,7 +313,7 @@ def test_library_failure_is_reported_and_previous_result_stays(monkeypatch):
     # an ε of the slider not run yet (the mark's search runs a few: app/components/run.core_eps)
     from app.components.controls import EPS_GRID
 
-    ran = {key[-1] for key in at.session_state["_cache_run"]}
+    ran = {key.epsilon for key in at.session_state["_cache_run"]}
     at.select_slider(key="eps_slider").set_value(next(e for e in EPS_GRID if e not in ran)).run()
     assert not at.exception
     errors = [e.value for e in container(at, "explore_error").error]
@@ -336,8 +336,8 @@ def _plan(eps: float, delta: float = 1e-6):
 
 
 def _step(key: tuple) -> tuple[float, float]:
-    """(row-level ε, δ) of a run's cache key (``RunConfig.private_key``: δ at 7, ε last)."""
-    return key[-1], key[7]
+    """(row-level ε, δ) of a run's cache key (``simulation.RunKey``)."""
+    return key.epsilon, key.delta
 
 
 #: ε = 15: its neighbours (10, 20) are not among the grid points the core mark's bisection runs.

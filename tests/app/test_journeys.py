@@ -268,24 +268,6 @@ def test_a_change_of_t_made_on_the_data_page_is_announced_in_explore():
     assert "t changed from 60 to 10 automatically, for this dataset" in _text(at, "auto_changes")
 
 
-def test_noise_redraws_follow_the_fallback_switch():
-    """Re-draw noise ×N (run_repeats) draws with Explore's fallback setting: off,
-    the draws whose core does not form release nothing."""
-    import numpy as np
-
-    from app.components.friendlycore import run
-    from dpviz.clustering.friendlycore.pipeline import fc_tuple_stage
-    from dpviz.data import GENERATORS
-    from dpviz.sweeps import run_repeats
-
-    ds = GENERATORS["fig3_three"](3000, rng=0)
-    stage = fc_tuple_stage(ds.X, 3, n_tuples=60, radius=1.0, rng=np.random.default_rng(0))
-    kw = dict(repeats=3, rho=0.001, delta=1e-6, radius=1.0, r_min=1e-3, n_declared=3000)
-    off = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), fallback=False, **kw)
-    on = run_repeats(ds.X, stage, rng=np.random.default_rng(run.seeds(0)[2]), **kw)
-    assert all(r.centers is None for r in off) and all(r.centers is not None for r in on)
-
-
 def _chart_title(at: AppTest) -> str:
     import json
 

@@ -117,13 +117,14 @@ def test_other_algorithms_prefetch_the_runs_one_eps_step_away_and_they_equal_run
     at = open_app(**SMALL, alg="dp_lloyd", eps="2.0")
     assert not at.exception
     runs = at.session_state["_cache_run"]
-    pending = {key[5]: v for key, v in runs.items() if key[1] == "dp_lloyd" and isinstance(v, Future)}
+    pending = {key.epsilon: v for key, v in runs.items()
+               if key.algorithm == "dp_lloyd" and isinstance(v, Future)}
     assert set(pending) == {1.5, 3.0}
     prefetched = pending[3.0].result(timeout=120)
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
     cold = open_app(**SMALL, alg="dp_lloyd", eps="3.0")
     _, made = next((k, v) for k, v in cold.session_state["_cache_run"].items()
-                   if k[1] == "dp_lloyd" and k[5] == 3.0)
+                   if k.algorithm == "dp_lloyd" and k.epsilon == 3.0)
     np.testing.assert_array_equal(prefetched.centers, made.centers)  # the same seeds, the same run
 
 
@@ -206,7 +207,7 @@ def test_friendlycores_redraw_view_is_an_exploration_any_family_can_register(dp_
 
 def _result_generic(at):
     return next(v for k, v in at.session_state["_cache_run"].items()
-                if k[1] == "dp_lloyd" and k[5] == 2.0 and not hasattr(v, "done"))
+                if k.algorithm == "dp_lloyd" and k.epsilon == 2.0 and not hasattr(v, "done"))
 
 
 # ----------------------------------------------------------------------------- FriendlyCore's ε control

@@ -1,4 +1,5 @@
-"""A public dataset's tuple stage is computed once for the server (issue 33 item 2): a new session
+"""A public dataset's tuple stage is computed once for the server (issue 33 item 2; since issue 45
+by the one runner, app/components/simulation.py, for every page): a new session
 on the default lesson reuses the stage object, and with it the match graph and FindDiam's levels
 cached on it; an upload's stage stays in its session. Streamlit's bare mode (``st.session_state``
 is one per-process dict: clearing its caches stands for a new session)."""
@@ -11,6 +12,7 @@ import pytest
 import streamlit as st
 
 import dpviz.data
+from app.components import simulation
 from app.components.friendlycore import run
 
 
@@ -21,8 +23,8 @@ def _new_session() -> None:
 
 @pytest.fixture
 def fresh(monkeypatch):
-    monkeypatch.setattr(run, "_SHARED", type(run._SHARED)())
-    monkeypatch.setattr(run, "_KEY_LOCKS", {})
+    monkeypatch.setattr(simulation, "_SHARED", type(simulation._SHARED)())
+    monkeypatch.setattr(simulation, "_KEY_LOCKS", {})
     _new_session()
     yield
     _new_session()
@@ -49,12 +51,12 @@ def test_an_uploads_stage_stays_in_its_session(fresh):
     assert run.tuple_stage(upload, _cfg(upload)) is mine  # the session's cache
     _new_session()
     again = run.tuple_stage(upload, _cfg(upload))
-    assert again is not mine and not run._SHARED
+    assert again is not mine and not simulation._SHARED
     assert (again.tuples == mine.tuples).all()  # the same seeded computation, not shared
 
 
 def test_the_shared_stages_are_bounded(fresh):
     ds = dpviz.data.GENERATORS["fig3_three"](2_000, rng=0)
-    for seed in range(run.SHARED_STAGES + 2):
+    for seed in range(simulation.SHARED_STAGES + 2):
         run.tuple_stage(ds, _cfg(ds, seed=seed))
-    assert len(run._SHARED) == run.SHARED_STAGES
+    assert len(simulation._SHARED) == simulation.SHARED_STAGES

@@ -176,9 +176,11 @@ def test_rho_for_dp_pinned_and_rejects_bad_input():
             rho_for_dp(eps, delta)
 
 
-def test_pure_rho_guarantee_ignores_the_algorithms_delta():
+def test_pure_rho_guarantee_states_the_booked_own_delta():
+    """The own δ is booked (reserved) on such an algorithm's ledger, so it is stated (issue 45)."""
+    assert pure_rho_guarantee(ZCDP(0.5, 0.0), None, None, 1e-8) == ApproxDP(zcdp_to_dp(0.5, 1e-8), 1e-8)
     g = pure_rho_guarantee(ZCDP(0.5, 1e-7), None, None, 1e-8)
-    assert g == ApproxDP(zcdp_to_dp(0.5, 1e-8), 1e-8)
+    assert g == ApproxDP(zcdp_to_dp(0.5, 1e-8), 1e-7 + 1e-8)
     # Cross-checked: dp-accounting's ε for ZCDpEvent(0.5) at δ′ is within its grid's 0.5%.
     assert g.eps == pytest.approx(_dp_accounting_eps(0.5, 1e-8), rel=5e-3)
 

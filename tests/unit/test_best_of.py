@@ -143,3 +143,32 @@ def test_without_the_origin_and_only_bottoms_the_answer_is_bottom(monkeypatch):
     assert res.centers is None
     assert "selection" not in _spends(res.ledger)
     assert res.ledger.total().rho == pytest.approx(0.45, rel=1e-12)  # the draws' (1 − 0.1)·ρ only
+
+
+def test_the_guarantee_is_the_ledgers_reaccount_at_a_budget_with_its_own_delta():
+    """best_of's guarantee is the shared ``pure_rho_guarantee`` (issue 45): ZCDP(ρ, δ) → (ε, δ + δ′),
+    as before, and it equals the independent re-account of a run's ledger at a ρ-axis budget
+    ZCDP(ρ, δ) (its bases book their own δ as reserved). ZCDP(ρ, 0) (δ′ only) would be below the
+    ledger's re-account there: check_ledger raises on it."""
+    from dpviz.privacy.accounting import approx_zcdp_to_dp, pure_rho_guarantee, reaccount
+
+    spec, pub, rho, delta = get("best_of"), Public(600, 2, 3, 1.0), 0.3, 1e-6
+    assert spec.guarantee is pure_rho_guarantee
+    g = spec.guarantee(ZCDP(rho, delta), pub, spec.make_params(runs=2), delta)
+    assert g == approx_zcdp_to_dp(ZCDP(rho, delta), delta)  # the number best_of stated before
+    res = best_of(_blobs(), 3, rho=rho, delta=delta, radius=1.0, pub=pub, params=BestOfParams(runs=2), rng=0)
+    again = reaccount(res.ledger, delta)
+    assert again.delta == g.delta and again.eps == pytest.approx(g.eps, rel=1e-12)  # ρ summed over the tree
+    # at a row-level target the plan gives no own δ: the whole δ goes to δ′
+    p = plan("best_of", 2.0, delta, pub, {"runs": 2})
+    assert p.budget.delta == 0.0 and p.delta_prime == delta
+
+
+def test_the_selection_books_itself_through_the_shared_mechanism():
+    from dpviz.privacy.mechanisms import exponential_zcdp
+
+    led = Ledger("t")
+    i = exponential_zcdp(np.array([0.0, -1.0]), sensitivity=2.0, rho=0.125, rng=np.random.default_rng(0),
+                         ledger=led, name="selection")
+    (_path, s), = led.spends()
+    assert i in (0, 1) and s.budget == ZCDP(0.125, 0.0) and s.noise_scale == pytest.approx(4.0 / 1.0)

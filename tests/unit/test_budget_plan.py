@@ -147,7 +147,8 @@ def test_app_helpers_state_the_plan():
     # Explore's readout: the ledger of a run at (ρ, δ), stated with δ′ = δ.
     res = dpviz.clustering.friendlycore.pipeline.fc_clustering(
         _data(), K, rho=rho, delta=delta, radius=RADIUS, r_min=1e-3, n_tuples=40, rng=3, n_declared=N)
-    row = app_run._statement(res, delta).row
+    # (the app displays the library's statement: app.components.simulation.statement_lines)
+    row = dpviz.privacy.accounting.explained_statement(res.ledger, delta).row
     assert row.eps == pytest.approx(want.eps, rel=1e-9) and row.delta == pytest.approx(want.delta)
     # Explore's main control, the row-level (ε, δ): its run spends the registry's plan (run.fc_plan),
     # whose own δ equals its δ′; a link's exact ρ is stated by plan_at_budget (δ′ = δ).

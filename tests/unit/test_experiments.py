@@ -1,52 +1,18 @@
-"""Noise redraws on one cached stage (``dpviz.sweeps.run_repeats``), the n axis of the sweep engine,
-and the row-level budget of a sweep name (``dpviz.sweeps.resolve`` → ``dpviz.registry.plan``).
+"""The n axis of the sweep engine and the row-level budget of a sweep name (``dpviz.sweeps.resolve``
+→ ``dpviz.registry.plan``).
 
 The sweep engine itself (stages shared, seeds, cancellation, the ρ and ε axes) is tested in
-test_compare.py; FriendlyCore's private stage is faked here so run_repeats's own behaviour is pinned.
+test_compare.py. (Noise redraws, once ``run_repeats`` here, are the app runner's re-draws:
+``app.components.simulation.run(draw=i)``.)
 """
 
-import math
 
-import numpy as np
 import pytest
-from _viz_fakes import TRUE_CENTERS, blobs, fake_ledger
+from _viz_fakes import blobs
 
 import dpviz.sweeps as ex
-from dpviz.result import Result, Trace
-
-
-@pytest.fixture
-def fakes(monkeypatch):
-    calls = {"fc": []}
-
-    def fc_stage(X, stage, *, rho, delta, radius, r_min, preset, rng):
-        calls["fc"].append((stage, rho, preset))
-        tr = Trace()
-        used = rho < 0.05
-        C = TRUE_CENTERS + rng.normal(scale=0.05 / math.sqrt(rho), size=TRUE_CENTERS.shape)
-        tr.add("fallback", released=True, used=used, reason="empty core" if used else None,
-               method="dp_lloyd", centers=C if used else None)
-        return Result(C, None, fake_ledger(rho), tr.freeze())
-
-    monkeypatch.setattr(ex, "_fc_stage", fc_stage)
-    return calls
-
 
 X, _ = blobs(300)
-def test_run_repeats_redraws_noise_on_one_stage(fakes):
-    stage = object()
-    seen = []
-    out = ex.run_repeats(X, stage, repeats=5, rho=1.0, delta=1e-6, radius=1.0, r_min=1e-3,
-                         rng=3, progress=lambda f, m: seen.append(f))
-    assert len(out) == 5 and all(s is stage for s, _, _ in fakes["fc"])
-    assert len({r.centers.tobytes() for r in out}) == 5
-    assert seen[-1] == 1.0
-    again = ex.run_repeats(X, stage, repeats=5, rho=1.0, delta=1e-6, radius=1.0, r_min=1e-3,
-                           rng=3)
-    np.testing.assert_array_equal(out[4].centers, again[4].centers)
-    few = ex.run_repeats(X, stage, repeats=5, rho=1.0, delta=1e-6, radius=1.0, r_min=1e-3,
-                         rng=3, should_stop=lambda: len(fakes["fc"]) >= 12)
-    assert len(few) == 2
 
 
 @pytest.mark.slow

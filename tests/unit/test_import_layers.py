@@ -2,7 +2,9 @@
 
 Every ``import`` statement of every module (module level or inside a function) is read with
 ``ast``; a module may import only modules of its own layer or below. ``dpviz`` never imports
-Streamlit.
+Streamlit. Inside the app too (issue 45 item 3): pages (``app/views``) and the app's scripts
+(``app/main.py``, ``app/precompute_*.py``) → components → ``dpviz``; no component imports a page
+or a script, and no module of ``dpviz`` or ``app`` is in an import cycle.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, int], ...] = (
     ("dpviz._validation", 0), ("dpviz._threads", 0), ("dpviz.privacy", 0),
     ("dpviz.result", 1), ("dpviz.geometry", 1), ("dpviz.data", 1), ("dpviz.registry", 1),
+    ("dpviz.specs", 1), ("dpviz.planning", 1), ("dpviz.runner", 1),
     ("dpviz.core", 2), ("dpviz.averaging", 2), ("dpviz.clustering", 2), ("dpviz.mixtures", 2),
     ("dpviz.generative", 2), ("dpviz.large", 2),
     ("dpviz.metrics", 3), ("dpviz.sweeps", 3), ("dpviz.estimators", 3),
     ("dpviz.cli", 3), ("dpviz.__main__", 3), ("dpviz.triage", 3), ("dpviz.serve", 3),
     ("dpviz.ranking", 3), ("dpviz.compare_set", 3),
     ("dpviz.viz", 4),
-    ("app", 5),
+    ("app.components", 5),
+    ("app", 6), ("app.views", 6),
 )
-NAMES = ("algorithms and privacy", "", "algorithms", "diagnostics", "figures", "app")
+NAMES = ("algorithms and privacy", "", "algorithms", "diagnostics", "figures", "app components",
+         "app pages and scripts")
 
 
 def layer(module: str) -> int | None:
@@ -78,7 +83,7 @@ def imports(path: Path) -> list[str]:
 #: whose every module it imports. The registry (layer 1) imports the family packages (layer 2) so
 #: that a new family is one new file: the only upward edges allowed, and only these.
 DISCOVERY: dict[str, tuple[str, ...]] = {
-    "dpviz.registry": ("dpviz.clustering", "dpviz.mixtures", "dpviz.generative"),
+    "dpviz.specs": ("dpviz.clustering", "dpviz.mixtures", "dpviz.generative"),
     "dpviz.viz.storyboards": ("dpviz.viz",),
     # a family folder's parts (Explore's live page, form, hand-off, triage, lesson), imported when
     # a page asks for them (app/components/families.py)
@@ -146,9 +151,9 @@ def test_imports_by_discovery_are_only_the_declared_ones():
 
     found = {module_name(p) for p in sources() if dynamic_imports(p)}
     assert found == set(DISCOVERY), f"imports by discovery outside {sorted(DISCOVERY)}: {sorted(found)}"
-    assert tuple(FAMILY_PACKAGES) == DISCOVERY["dpviz.registry"]
-    for pkg in DISCOVERY["dpviz.registry"]:
-        assert layer(pkg) >= layer("dpviz.registry")
+    assert tuple(FAMILY_PACKAGES) == DISCOVERY["dpviz.specs"]
+    for pkg in DISCOVERY["dpviz.specs"]:
+        assert layer(pkg) >= layer("dpviz.specs")
         # discovered family modules may call back into the registry (register), never into what
         # sits above the families (diagnostics, figures, app)
         for path in (ROOT.joinpath(*pkg.split("."))).rglob("*.py"):
@@ -157,25 +162,48 @@ def test_imports_by_discovery_are_only_the_declared_ones():
                 assert theirs is None or theirs <= layer(pkg), f"{module_name(path)} imports {target}"
 
 
-def test_no_import_cycles_among_dpviz_modules():
-    graph: dict[str, set[str]] = {}
-    mods = {module_name(p): p for p in sources() if module_name(p).startswith("dpviz")}
-    for me, path in mods.items():
-        if me == "dpviz":
-            continue
-        graph[me] = {t for t in imports(path) if t in mods and t != me and t != "dpviz"}
+def import_graph() -> dict[str, set[str]]:
+    """module → the modules of ``dpviz`` and ``app`` it imports (``import dpviz`` left out: the
+    package namespace re-exports every layer)."""
+    mods = {module_name(p): p for p in sources()}
+    return {me: {t for t in imports(path) if t in mods and t != me and t != "dpviz"}
+            for me, path in mods.items() if me != "dpviz"}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (as a path that returns to its start), or None."""
     state: dict[str, int] = {}
 
-    def visit(m: str, stack: list[str]) -> None:
+    def visit(m: str, stack: list[str]) -> list[str] | None:
         state[m] = 1
-        for t in graph.get(m, ()):
+        for t in sorted(graph.get(m, ())):
             if state.get(t) == 1:
-                cyc = [*stack[stack.index(t):], t] if t in stack else [m, t]
-                raise AssertionError("import cycle: " + " → ".join(cyc))
-            if t not in state:
-                visit(t, [*stack, t])
+                return [*stack[stack.index(t):], t] if t in stack else [m, t]
+            if t not in state and (cyc := visit(t, [*stack, t])) is not None:
+                return cyc
         state[m] = 2
+        return None
 
-    for m in graph:
-        if m not in state:
-            visit(m, [m])
+    for m in sorted(graph):
+        if m not in state and (cyc := visit(m, [m])) is not None:
+            return cyc
+    return None
+
+
+def test_no_import_cycles_among_dpviz_and_app_modules():
+    cyc = find_cycle(import_graph())
+    assert cyc is None, "import cycle: " + " → ".join(cyc or [])
+
+
+def test_the_cycle_check_catches_the_old_app_circle():
+    """A probe: the edge that closed the app's one circle until issue 45 (``components/sweep.py``
+    importing ``app.precompute_sweeps`` inside ``sweep_functions``) is found as a cycle, and as an
+    upward import (a component importing a script)."""
+    graph = import_graph()
+    assert "app.components.sweep" in graph["app.precompute_sweeps"]
+    graph["app.components.sweep"] = graph["app.components.sweep"] | {"app.precompute_sweeps"}
+    cyc = find_cycle(graph)
+    assert cyc is not None and {"app.components.sweep", "app.precompute_sweeps"} <= set(cyc)
+    assert layer("app.precompute_sweeps") > layer("app.components.sweep")
+    assert layer("app.views.explore") > layer("app.components.simulation") > layer("dpviz.viz")
+

@@ -153,3 +153,41 @@ def test_every_registered_family_states_its_plan_from_its_ledger(blobs, name):
     assert got is not None and got.delta <= DELTA * (1 + 1e-6)
     assert got.eps <= 3.0 * (1 + 1e-6)
     assert got.eps == pytest.approx(res.plan.guarantee.eps, rel=1e-3, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["friendlycore", "tree_coreset", "balcan", "best_of"])
+def test_result_carries_the_reaccounted_statement(blobs, name):
+    """``Result.statement`` is check_ledger's value (the ledger re-accounted on its own, issue 45),
+    no longer thrown away: within the target and equal to a fresh re-account of the same ledger."""
+    X = blobs.X[:4000]
+    res = dpviz.run(name, X, 4, epsilon=2.0, delta=DELTA, radius=float(blobs.radius), rng=0,
+                    n_declared=len(X))
+    again = reaccount(res.ledger, res.plan.delta_prime)
+    assert res.statement == again and res.stated == again
+    assert res.statement.eps <= 2.0 * (1 + 1e-6) and res.statement.delta <= DELTA * (1 + 1e-6)
+    assert f"{res.statement.eps:.3g}" == f"{res.guarantee.eps:.3g}"  # what the surfaces print
+
+
+def test_accounting_names_live_in_privacy():
+    """The re-account, the check and the ρ rule are dpviz.privacy's; dpviz.registry re-exports them."""
+    from dpviz import registry
+    from dpviz.privacy import accounting
+
+    for name in ("reaccount", "check_ledger", "LedgerOverTargetError", "budget_from_rho", "LEDGER_RTOL"):
+        assert getattr(registry, name) is getattr(accounting, name)
+
+
+@pytest.mark.parametrize("name", ["tree_coreset", "grid_coreset", "gauss_fit", "dp_lloyd", "best_of"])
+def test_a_rho_axis_run_of_a_pure_rho_family_meets_its_own_check(name):
+    """At an own budget ZCDP(ρ, δ) (a ρ axis: ``sweeps.at_rho`` → ``plan_at_rho``) these families
+    book the own δ as reserved; their guarantee used to state δ′ only, so check_ledger raised on
+    every such run (a bug found in issue 45: the ρ sweep of tree_coreset failed). Now the plan
+    states what the ledger re-accounts."""
+    from dpviz.registry import Public, plan_at_rho
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (400, 2))
+    p = plan_at_rho(name, 0.1, DELTA, Public(n_declared=400, d=2, k=3, radius=1.0))
+    res = dpviz.run(name, X, 3, epsilon=p.guarantee.eps, delta=p.guarantee.delta, radius=1.0, rng=0,
+                    n_declared=400, budget_plan=p)
+    assert res.statement.delta == pytest.approx(2 * DELTA)  # the reserved own δ and δ′
+    assert res.statement.eps == pytest.approx(p.guarantee.eps, rel=1e-9)

@@ -15,7 +15,7 @@ from dpviz.clustering.baselines import dp_lloyd, dp_lloyd_sigmas
 from dpviz.privacy.budget import ZCDP, ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian, laplace
-from dpviz.privacy.release import SecureRNG, SessionLedger, export_release, is_secure
+from dpviz.privacy.release import SecureRNG, export_release, is_secure
 from dpviz.result import Result
 
 K, RHO, RADIUS = 3, 0.5, 1.0
@@ -109,18 +109,6 @@ def test_secure_laplace_scale_and_opendp_privacy_map() -> None:
     assert _gaussian_measurement(2.0).map(1.0) == pytest.approx(1.0 / (2 * 2.0**2))
     with pytest.raises(NotImplementedError, match="Gumbel"):
         s.gumbel(size=3)
-
-
-def test_session_ledger_composes_per_dataset() -> None:
-    sl = SessionLedger()
-    one = ApproxDP(1.0, 1e-7)
-    assert sl.preview("h1", one) == ApproxDP(1.0, 1e-7)
-    sl.add("h1", one, label="first")
-    assert sl.preview("h1", one) == ApproxDP(2.0, 2e-7)  # shown BEFORE the second release
-    sl.add("h1", one, label="second")
-    sl.add("h2", ApproxDP(0.5, 0.0), label="other data")
-    assert sl.total("h1") == ApproxDP(2.0, 2e-7) and sl.total("h2") == ApproxDP(0.5, 0.0)
-    assert [e.label for e in sl.releases("h1")] == ["first", "second"]
 
 
 def test_export_refuses_a_simulation_and_has_no_seed(data) -> None:

@@ -65,5 +65,4 @@ def row_guarantee(rho: float, delta: float):
     spec = registry.get("friendlycore")
     pub = registry.Public(n_declared=N, d=2, k=K, radius=RADIUS)
     params = spec.make_params(n_tuples=T, r_min=R_MIN)
-    budget = registry.budget_from_rho(spec.budget_kind, float(rho), float(delta))
-    return registry.plan_at_budget(spec, budget, pub, params).guarantee
+    return registry.plan_at_rho(spec, float(rho), float(delta), pub, params).guarantee

@@ -369,7 +369,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         st.caption("Showing the previous result.")
     result_key, result, failed = shown.key, shown.result, shown.error is not None
     shown_cfg = shown.cfg or cfg
-    plan = run.fc_plan(ds, shown_cfg)  # the run's plan (memoized: the run read it)
+    plan = result.plan  # the plan the run spent (dpviz.run's)
     lap("private")
     statement = run.statement(ds, shown_cfg, result, key=result_key)
     lap("statement")

@@ -1,27 +1,22 @@
-"""The Explore pipeline, cached per session: tuple stage → private stage → diagnostics.
+"""FriendlyCore's own part of Explore: its knobs (:class:`RunConfig`), the slider's mark
+(:func:`core_eps`), the metric tiles (:func:`diagnostics`) and the Learn page's demo run.
 
-Two stages (DESIGN.md, "Two stages, for live interaction"):
+Everything else of a run is the app's one runner, :mod:`app.components.simulation` (issue 45):
+seeds (``SeedSequence(s).spawn(2)``: the tuple stage's stream, the private stage's; the d-th
+re-draw a child of the second), the tuple stage (cached; shared by every session for a public
+dataset), the run through ``dpviz.run(stage=…, budget_plan=…)``, prefetch, re-draws and the privacy
+number (``Result.statement``, the re-accounted ledger). The functions below that name a stage,
+a run, a prefetch, a re-draw or a statement only translate a :class:`RunConfig` into the runner's
+(spec, params, public inputs, seed, ε, δ) and call it.
 
-- the tuple stage (pieces and the oracle's k-tuples) depends on the rows, k, t, the oracle and
-  the seed, not on the budget. It is cached per session keyed on
-  ``(content_hash, k, t, oracle, seed)``;
-- the private stage reruns on every ε / δ move (at the budget of the run's plan, ``fc_plan``),
-  on the cached tuples (milliseconds at t = 200); its results are kept in a small per-session LRU
-  so moving back to a budget is instant.
-
-The non-private reference (k-means++ on all rows: its centers and cost, used by the normalized
-loss and the noise cloud) is computed once per ``(content_hash, k)``.
-
-Seeds: one run seed s gives independent streams, ``SeedSequence(s).spawn(3)``: the first for
-the tuple stage (pieces, oracle), the second for the private stage's noise, the third for the
-"Re-draw noise ×N" draws. The same URL therefore shows the same run.
+Old links: until issue 45 FriendlyCore's re-draws used a third seed stream (``spawn(3)[2]``); they
+now use the runner's, so "Re-draw noise ×N" shows other draws than before (the run itself, its
+tuple stage and its noise are unchanged).
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,7 +31,7 @@ import dpviz.data
 import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
-from app.components import cache, shipped
+from app.components import cache, shipped, simulation
 from app.components.run import Reference
 
 
@@ -68,11 +63,12 @@ class RunConfig:
                    fallback=bool(p.get("fb", True)), eps=float(p["eps"]))
 
     def stage_key(self, ds) -> tuple:
-        return (ds.content_hash, self.k, self.t, self.oracle, self.seed, self.radius)
+        """The runner's key of this run's tuple stage (:func:`simulation.stage_key`)."""
+        return stage_key(ds, self)
 
     def private_key(self, ds) -> tuple:
-        return (*self.stage_key(ds), self.rho, self.delta, self.radius, self.r_min, self.preset,
-                self.fallback, self.eps or None)
+        """The runner's key of this run (:func:`simulation.run_key`); it starts with the stage's."""
+        return private_key(ds, self)
 
     def with_t(self, ds) -> RunConfig:
         """This run with t resolved: t = 0 (automatic) is the t the registered spec picks from the
@@ -97,111 +93,110 @@ def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: st
     params = spec.make_params(n_tuples=t, oracle=oracle, preset=preset, fallback=fallback, r_min=r_min)
     if eps:
         return registry.plan(spec, eps, delta, pub, params)
-    return registry.plan_at_budget(spec, registry.budget_from_rho(spec.budget_kind, float(rho), delta),
-                                   pub, params)
+    return registry.plan_at_rho(spec, float(rho), delta, pub, params)
 
 
 def check_feasible(ds, cfg: RunConfig) -> None:
     """Raise the registry's ValueError when FriendlyCore cannot run with these declared inputs
     (e.g. t·k above the declared n): before the tuple stage, so the page keeps the last good one."""
-    spec = dpviz.registry.get("friendlycore")
+    spec, p, pub = _inputs(ds, cfg)
     if spec.feasible is not None:
-        pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
-        spec.feasible(pub, spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset,
-                                            fallback=cfg.fallback, r_min=cfg.r_min))
+        spec.feasible(pub, p)
 
 
 def fc_plan(ds, cfg: RunConfig):
-    """THE budget plan of FriendlyCore's run for ``cfg`` (:func:`dpviz.registry.plan`, the one
-    budget ↔ row-level translation; issue 26): at the row-level target (``cfg.eps``, ``cfg.delta``)
-    or, for a given own budget (``cfg.rho``, ``cfg.delta``, δ′ = δ), its guarantee
-    (:func:`dpviz.registry.plan_at_budget`). Public inputs only (declared n, d, k, Λ, t, oracle,
-    preset, fallback, r_min); memoized (a pure function; safe on the background worker).
-    ``plan.budget.rho`` is what the private stage spends, ``plan.delta_prime`` the δ′ its
-    statement uses."""
+    """The budget plan of FriendlyCore's run for ``cfg`` (:func:`dpviz.registry.plan`, the one
+    budget ↔ row-level translation): at the row-level target (``cfg.eps``, ``cfg.delta``) or, for
+    an old link's own budget (``cfg.rho``, ``cfg.delta``, δ′ = δ), its guarantee
+    (:func:`dpviz.registry.plan_at_budget`). Public inputs only; memoized. What a run spent is
+    ``Result.plan``; this is for the readouts made before a run (the ρ entry, triage, the plans'
+    prefetch)."""
     return _plan(int(ds.n), int(ds.d), int(cfg.k), float(cfg.radius), int(cfg.t), str(cfg.oracle),
                  str(cfg.preset), bool(cfg.fallback), float(cfg.r_min), float(cfg.eps) if cfg.eps else None,
                  None if cfg.rho is None else float(cfg.rho), float(cfg.delta))
 
 
+def _inputs(ds, cfg: RunConfig):
+    """(spec, params, public inputs) of ``cfg``: what the runner takes (a simulation declares the
+    dataset's size, as the other algorithms' view does)."""
+    spec = dpviz.registry.get("friendlycore")
+    p = spec.make_params(n_tuples=int(cfg.t), oracle=str(cfg.oracle), preset=str(cfg.preset),
+                         fallback=bool(cfg.fallback), r_min=float(cfg.r_min))
+    pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
+    return spec, p, pub
+
+
+def _stage_inputs(ds, cfg: RunConfig):
+    """(spec, params, public inputs) of ``cfg``'s tuple stage: its stage fields only (t, oracle),
+    so a budget knob the spec refuses never hides the last good stage's key."""
+    spec = dpviz.registry.get("friendlycore")
+    p = spec.make_params(n_tuples=int(cfg.t), oracle=str(cfg.oracle))
+    pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
+    return spec, p, pub
+
+
+def _target(ds, cfg: RunConfig) -> dict[str, Any]:
+    """The runner's (ε, δ, budget_plan) for ``cfg``: the row-level target, or an old link's own
+    budget ρ with its plan (whose guarantee is then the target)."""
+    if cfg.eps:
+        return {"epsilon": float(cfg.eps), "delta": float(cfg.delta), "budget_plan": None}
+    the_plan = fc_plan(ds, cfg)
+    return {"epsilon": the_plan.guarantee.eps, "delta": the_plan.guarantee.delta, "budget_plan": the_plan}
+
+
+def stage_key(ds, cfg: RunConfig) -> tuple:
+    spec, p, pub = _stage_inputs(ds, cfg)
+    return simulation.stage_key(ds, spec, p, pub, int(cfg.seed))
+
+
+def private_key(ds, cfg: RunConfig) -> tuple:
+    spec, p, pub = _inputs(ds, cfg)
+    return simulation.run_key(ds, spec, p, pub, seed=int(cfg.seed), **_target(ds, cfg))
+
+
 def seeds(seed: int) -> tuple[np.random.SeedSequence, ...]:
-    """(tuple-stage stream, private-stage stream, noise-redraw stream) for a run seed."""
-    return tuple(np.random.SeedSequence(int(seed)).spawn(3))
+    """(tuple-stage stream, private-stage stream) for a run seed: the runner's (:func:`simulation.seeds`)."""
+    return simulation.seeds(seed)
 
 
 def tuple_stage(ds, cfg: RunConfig):
-    """The cached non-private tuple stage (raises ValueError for infeasible k, t).
-
-    Through ``fc_tuple_stage``, the library's one tuple-stage entry point: rows outside the
-    Λ-ball are dropped before the pieces are drawn, as the private stage drops them.
-    """
-    fc_tuple_stage = dpviz.clustering.friendlycore.pipeline.fc_tuple_stage
+    """The cached non-private tuple stage (raises ValueError for infeasible k, t), the runner's
+    (:func:`simulation.stage`; shared across sessions for a public dataset)."""
     # The private stage refuses t·k above the declared n (the simulation declares ds.n) from
     # declared values only; refuse here too, before clustering t pieces it would never use, so
     # the form shows the refusal and the last good stage and run stay on screen.
     dpviz.clustering.tuples.check_declared_rows(int(ds.n), cfg.t, cfg.k, "fc_private_stage")
-
-    def compute():
-        return fc_tuple_stage(ds.X, cfg.k, n_tuples=cfg.t, oracle=cfg.oracle, radius=cfg.radius,
-                              rng=np.random.default_rng(seeds(cfg.seed)[0]))
-
-    if getattr(ds, "source", None) in PUBLIC_SOURCES:  # a public recipe's: one for every session
-        return cache.memo("stage", cfg.stage_key(ds), lambda: _shared_stage(cfg.stage_key(ds), compute))
-    return cache.memo("stage", cfg.stage_key(ds), compute)
+    spec, p, pub = _stage_inputs(ds, cfg)
+    return simulation.stage(ds, spec, p, pub, int(cfg.seed))
 
 
-#: Sources whose rows are a public recipe or a public table (never an upload): their tuple stage
-#: is shared by every session of the server (DESIGN.md: only what is derived from uploads stays
-#: per session).
-PUBLIC_SOURCES = ("generated", "builtin")
-#: Public tuple stages kept for all sessions (each holds its match graph and FindDiam levels,
-#: ~30–45 MB at t = 1,500).
-SHARED_STAGES = 2
-_SHARED: OrderedDict[tuple, Any] = OrderedDict()
-_SHARED_LOCK = threading.Lock()
-_KEY_LOCKS: dict[tuple, threading.Lock] = {}
+def private_run(ds, stage, cfg: RunConfig):
+    """The run for ``cfg`` through the runner (:func:`simulation.run`: cached; ValueError on bad
+    knobs). ``stage`` is the runner's own cached stage (:func:`tuple_stage`)."""
+    spec, p, pub = _inputs(ds, cfg)
+    return simulation.run(ds, spec, p, pub, seed=int(cfg.seed), **_target(ds, cfg))
 
 
-def _shared_stage(key: tuple, compute: Callable[[], Any]):
-    """The tuple stage of a public dataset, computed once for the server (issue 33 item 2): the
-    match graph and FindDiam's levels are cached on the stage object, so a class opening the
-    default lesson pays them once, not once per student. Sessions asking at the same time wait
-    for the one computing it (a lock per key)."""
-    with _SHARED_LOCK:
-        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        with _SHARED_LOCK:
-            if key in _SHARED:
-                _SHARED.move_to_end(key)
-                return _SHARED[key]
-        stage = compute()
-        with _SHARED_LOCK:
-            _SHARED[key] = stage
-            while len(_SHARED) > SHARED_STAGES:
-                old, _ = _SHARED.popitem(last=False)
-                _KEY_LOCKS.pop(old, None)
-        return stage
+def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
+    """Start the run for ``cfg`` (one slider step away, or the Learn page's next ρ) and its
+    statement's lines on the worker (:func:`simulation.prefetch`); a function giving the run, or
+    None when speculation is off."""
+    spec, p, pub = _inputs(ds, cfg)
+    target = _target(ds, cfg)
+    started = simulation.prefetch(ds, spec, p, pub, epsilons=(target["epsilon"],), delta=target["delta"],
+                                  seed=int(cfg.seed), budget_plan=target["budget_plan"])
+    if not started:
+        return None
+    key, get = started[0]
+    simulation.prefetch_statement(key, get)
+    return get
 
 
-def _run(ds, stage, cfg: RunConfig, rng: np.random.Generator):
-    """FriendlyCore through ``dpviz.run`` like every family (issue 33): the registry plans the run
-    from the row-level target (or takes the plan of an old link's ρ, :func:`fc_plan`), runs the
-    private stage on the cached tuple stage and re-accounts its ledger. A simulation treats the
-    dataset's size as declared (as the other algorithms' view does); the Release page asks for a
-    declared n or pays for a DP count."""
-    the_plan = fc_plan(ds, cfg)
-    target = (float(cfg.eps), float(cfg.delta)) if cfg.eps else (the_plan.guarantee.eps,
-                                                                   the_plan.guarantee.delta)
-    return dpviz.registry.run(
-        "friendlycore", ds.X, int(cfg.k), epsilon=target[0], delta=target[1], radius=float(cfg.radius),
-        rng=rng, n_declared=int(ds.n), stage=stage, budget_plan=None if cfg.eps else the_plan,
-        n_tuples=int(cfg.t), oracle=str(cfg.oracle), preset=str(cfg.preset), fallback=bool(cfg.fallback),
-        r_min=float(cfg.r_min))
-
-
-def _private(ds, stage, cfg: RunConfig):
-    """The private stage on the private-stage seed stream (the same draw wherever it runs)."""
-    return _run(ds, stage, cfg, np.random.default_rng(seeds(cfg.seed)[1]))
+def redraw(ds, stage, cfg: RunConfig, draw: int):
+    """The ``draw``-th re-draw of the run for ``cfg`` (:func:`simulation.run` with ``draw``): the
+    same tuples and plan, fresh noise. Registered explorations get it as ``ctx.simulate(draw=i)``."""
+    spec, p, pub = _inputs(ds, cfg)
+    return simulation.run(ds, spec, p, pub, seed=int(cfg.seed), draw=int(draw), **_target(ds, cfg))
 
 
 def core_forms(result) -> bool:
@@ -238,44 +233,6 @@ def core_eps(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None
         return float(grid[hi])
 
     return cache.memo("core_eps", (*cfg.at_eps(1.0).private_key(ds), grid), compute)
-
-
-def private_run(ds, stage, cfg: RunConfig):
-    """The private stage for ``cfg`` on the cached tuples (cached; ValueError on bad knobs)."""
-    return cache.memo("run", cfg.private_key(ds), lambda: _private(ds, stage, cfg))
-
-
-def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
-    """Start the private stage for ``cfg`` and its privacy statement in the background (e.g.
-    one ρ step away), so that moving the slider there only waits for what is left of them
-    (:func:`cache.speculate`).
-
-    It is the run :func:`private_run` would compute: the same seed stream, so the same noise.
-    Nothing is shown until the user picks that ρ; a result computed and never shown releases
-    nothing. Returns a function giving the run (waiting for it), for more work to chain on
-    the worker, or None if speculation is off.
-    """
-    key = cfg.private_key(ds)
-    pending = cache.speculate("run", key, lambda: _private(ds, stage, cfg))
-    done = cache.peek("run", key)
-    if pending is None and done is None:  # speculation is off
-        return None
-    get = pending.result if pending is not None else (lambda: done)
-    # the plan (memoized) is read on the worker too: a new ε's calibration is not on the step
-    cache.speculate("statement", key, lambda: _statement(get(), fc_plan(ds, cfg).delta_prime))
-    return get
-
-
-def redraw(ds, stage, cfg: RunConfig, draw: int):
-    """The ``draw``-th re-draw of the private stage for ``cfg``: the same tuples and the exact
-    budget of the run on screen (its plan's ρ), fresh noise from the third seed stream (cached).
-    Registered explorations get it as ``ctx.simulate(draw=i)`` on FriendlyCore's page."""
-    def compute():
-        ss = seeds(cfg.seed)[2]
-        rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, int(draw))))
-        return _run(ds, stage, cfg, rng)
-
-    return cache.memo("redraw", (*cfg.private_key(ds), int(draw)), compute)
 
 
 @dataclass(frozen=True)
@@ -353,17 +310,8 @@ def demo_prefetch(rhos, build: Callable[[Any, Any], Any]) -> None:
                             lambda get=get: build(ds, get()))
 
 
-def _statement(result, delta_prime: float):
-    return dpviz.privacy.row_level_statement(result.ledger, delta_prime)
-
-
 def statement(ds, cfg: RunConfig, result, *, key: tuple | None = None):
-    """``row_level_statement(result.ledger, δ′)`` with the δ′ of the run's plan (:func:`fc_plan`):
-    every privacy number shown comes from here.
-
-    It costs ~10 ms (``zcdp_to_dp`` minimises over the Rényi order directly), so it is cached
-    per run and prefetched with the neighbouring runs (:func:`prefetch`). It is a pure function of
-    the run's ledger and public plan: the cached statement is the one a fresh call would give.
-    """
-    return cache.memo("statement", cfg.private_key(ds) if key is None else key,
-                      lambda: _statement(result, fc_plan(ds, cfg).delta_prime))
+    """The run's row-level statement with its explanation lines (:func:`simulation.statement_lines`):
+    its ``row`` is the run's re-accounted ``Result.statement``, the number every surface shows.
+    Cached per run (and prefetched with the neighbouring runs)."""
+    return simulation.statement_lines(result, cfg.private_key(ds) if key is None else key)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from scipy.optimize import brentq
 from scipy.stats import chi2, norm
 
+from dpviz.privacy.accounting import advanced_step_eps  # the composition arithmetic: privacy's
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian_sigma_dp
@@ -241,26 +242,6 @@ def noisy_centers_plan(t: int, k: int, *, eps: float, delta: float, beta: float,
     n_min = minimal_t(lambda tt: tp(tt).feasible)
     return NoisyCentersPlan(tp(t), k, eps, delta, eps_lam, delta_E, split.gauss * eps,
                             split.delta_G * delta, delta_log, b, kappa, event, n_min)
-
-
-def advanced_step_eps(eps_total: float, n_steps: int, delta_hat: float) -> float:
-    """Per-step ε so that n-fold composition is ε_total-DP: the larger of basic (ε/n) and the exact
-    inverse of advanced composition [DRV10]: √(2n ln(1/δ̂))·ε₀ + n·ε₀(e^{ε₀} − 1) = ε_total [R].
-    (The note's closed form ε/(2√(2n ln(2/δ))) is a lower bound on this root for ε ≤ 1.)"""
-    basic = eps_total / n_steps
-    if n_steps == 1 or delta_hat <= 0:
-        return basic
-    c = math.sqrt(2.0 * n_steps * math.log(1.0 / delta_hat))
-
-    def f(e0: float) -> float:
-        return c * e0 + n_steps * e0 * math.expm1(e0) - eps_total
-
-    hi = eps_total
-    while f(hi) < 0:
-        hi *= 2.0
-    adv = brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-13)
-    adv = adv * (1.0 - 1e-12)  # never on the wrong side of ε_total
-    return max(basic, adv)
 
 
 @dataclass(frozen=True)
