@@ -10,8 +10,14 @@ server). Its page (browser context, so its sessions) stays its own; what it then
 other modules is server-wide: the release ledger directory, the job registry (sweeps on public
 data, keyed by what they compute), the release locks (keyed by dataset identity), the caches and
 the speculation worker. So opt in only a module that releases nothing (or only under dataset
-identities no other module declares) and that does not need a cold server (a "fresh load"
-measured from the first byte). A module that does not opt in gets its own server, as before.
+identities no other module declares), that does not need a cold server (a "fresh load" measured
+from the first byte) and that does not test prefetching: a shared server runs with
+``DPVIZ_PREFETCH=0``. (The speculation worker is one SCHED_IDLE thread that keeps a closed
+session's queued runs; on a shared server they ran on into the next module, and on a loaded
+machine a descheduled SCHED_IDLE thread holding the GIL stalls the server: a first page load of
+the next module then timed out. Prefetching stays covered by tests/app/test_cache.py and by the
+browser modules that keep their own server, Explore's and the journeys'.) A module that does not
+opt in gets its own server, as before.
 
 The server never reads the committed precomputed sweeps as they are (whether that file is current
 must not decide a test): it runs with ``DPVIZ_PRECOMPUTED=0``, or, in a module that sets
@@ -75,11 +81,13 @@ def app_url(request: pytest.FixtureRequest,
 
 @contextlib.contextmanager
 def _server(script: Path, tmp_path_factory: pytest.TempPathFactory, *,
-            precomputed: bool) -> Iterator[str]:
+            precomputed: bool, shared: bool = False) -> Iterator[str]:
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     # The persistent release ledger of this server (never the user's ~/.dpviz).
     ledgers = tmp_path_factory.mktemp("ledgers")
     env = {"DPVIZ_LEDGER_DIR": str(ledgers), "DPVIZ_PRECOMPUTED": "0"}
+    if shared:  # no speculation left running into the next module (see the module docstring)
+        env["DPVIZ_PREFETCH"] = "0"
     if precomputed:
         env["DPVIZ_PRECOMPUTED"] = str(pinned_precomputed(tmp_path_factory.mktemp("precomputed")))
     with streamlit_server(script, log=log, env=env) as url:
@@ -99,7 +107,7 @@ class SharedServers:
         key = (script, precomputed)
         if key not in self._urls:
             self._urls[key] = self._stack.enter_context(
-                _server(script, self._tmp, precomputed=precomputed))
+                _server(script, self._tmp, precomputed=precomputed, shared=True))
         url = self._urls[key]
         if not healthy(url):  # a server an earlier module broke must not fail this one silently
             pytest.fail(f"the shared server {url} of {script.name} no longer answers "

@@ -33,7 +33,6 @@ from st_e2e import (
 from app.components.state import URL_NAMES
 
 pytestmark = pytest.mark.e2e
-SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 
 # Fig. 6 blobs at the app's default size: FriendlyCore completes every step at ρ = 1.
 EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=1.0&seed=0"

@@ -38,7 +38,6 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
-SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 
 # The default lesson (docs/app.md, "The teaching default") at an old link's exact ρ = 10.
 EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=10.0&seed=0"
