@@ -32,19 +32,19 @@ class FastReleaseSampler(SecureRNG):
     def __repr__(self) -> str:
         return "FastReleaseSampler()"
 
-    def gaussian_release(self, value: np.ndarray | float, sigma: float) -> np.ndarray | float:
-        if sigma == 0:
-            return value
-        arr = np.asarray(value, dtype=np.float64)
-        out = arr + self._rng.normal(0.0, float(sigma), arr.shape)
-        return out if arr.ndim else float(out)
-
-    def laplace_release(self, value: np.ndarray | float, scale: float) -> np.ndarray | float:
+    def _add(self, draw, value: np.ndarray | float, scale: float) -> np.ndarray | float:
+        """``value`` plus ``draw(0, scale, shape)`` (numpy's sampler), a float for a scalar."""
         if scale == 0:
             return value
         arr = np.asarray(value, dtype=np.float64)
-        out = arr + self._rng.laplace(0.0, float(scale), arr.shape)
+        out = arr + draw(0.0, float(scale), arr.shape)
         return out if arr.ndim else float(out)
+
+    def gaussian_release(self, value: np.ndarray | float, sigma: float) -> np.ndarray | float:
+        return self._add(self._rng.normal, value, sigma)
+
+    def laplace_release(self, value: np.ndarray | float, scale: float) -> np.ndarray | float:
+        return self._add(self._rng.laplace, value, scale)
 
     def _race(self, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The finite entries' indices and their scores plus Gumbel(1) noise."""
