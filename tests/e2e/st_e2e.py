@@ -200,6 +200,15 @@ def stop_server(proc: subprocess.Popen, grace: float = 2.0) -> None:
         proc.wait(timeout=10)
 
 
+def healthy(url: str, timeout: float = 10.0) -> bool:
+    """Whether the server at ``url`` answers ``/_stcore/health`` with 200 within ``timeout`` s."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
 def _wait_healthy(proc: subprocess.Popen, url: str, timeout: float, log: Path | None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

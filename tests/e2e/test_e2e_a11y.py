@@ -28,6 +28,7 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 AXE = next(iter(sorted((ROOT / "tests" / "e2e" / "vendor").glob("axe-core-*/axe.min.js"))), None)
 PAGES = ["/", "/data", "/budget", "/compare", "/learn", "/release", "/mixtures", "/generate",

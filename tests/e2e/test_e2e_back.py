@@ -14,6 +14,7 @@ from playwright.sync_api import Page
 from st_e2e import assert_no_exception, go_to_page, open_app, rerun_after
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 
 def _path(page: Page) -> str:

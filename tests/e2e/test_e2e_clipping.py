@@ -10,6 +10,7 @@ from playwright.sync_api import Page
 from st_e2e import assert_no_exception, new_app_page, open_app, rerun_after, widget
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 EXPLORE = "/?src=generate&gen=fig6_blobs&n=20000&k=8&t=200&rho=1.0&seed=0"
 

@@ -26,6 +26,7 @@ from st_e2e import (
 import dpviz
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 # Small Fig. 6 data, two row-level ε, one repetition: every registered algorithm in seconds.
 COMPARE = ("/compare?src=generate&gen=fig6_blobs&n=4000&gk=8&k=8&seed=0&calg=all&celo=1.0"

@@ -25,6 +25,7 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 GOOD_CSV = ROOT / "assets" / "example_blobs.csv"  # 300 rows: x, y, z numeric, group text
 BAD_CSV = ROOT / "assets" / "malformed.csv"  # row 4 has 5 fields under a 3-field header

@@ -21,6 +21,7 @@ from st_e2e import (
 from test_e2e_a11y import AXE, _axe
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 Q = "src=generate&n=3000&gk=4&k=8&t=60&seed=1"
 
 

@@ -27,6 +27,7 @@ from st_e2e import (
 from dpviz.privacy import deployments
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 GAME_OPTIONS = ["0.1", "0.25", "0.5", "1.0", "2.0", "3.0", "5.0", "10.0"]
 YOUR_EPS = "your ε (one row)"

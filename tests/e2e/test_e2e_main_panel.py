@@ -24,6 +24,7 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 WIDTH, HEIGHT = 1280, 720
 # The default lesson at ρ = 1: FriendlyCore answers (docs/app.md, "The teaching default").

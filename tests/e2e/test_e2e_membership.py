@@ -13,6 +13,7 @@ from st_e2e import assert_no_exception, click_button, new_app_page, open_app, qu
 from test_e2e_a11y import AXE, _axe_blocking_in
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 ROUNDS = 10
 

@@ -18,6 +18,7 @@ from playwright.sync_api import Browser, Page, Route
 from st_e2e import assert_no_exception, new_app_page, open_app
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 #: Small generated data so every page draws quickly (as in test_e2e_a11y.py).
 Q = "n=2000&t=40&k=3&gk=3&seed=1"

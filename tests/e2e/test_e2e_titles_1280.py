@@ -11,6 +11,7 @@ from st_e2e import assert_no_exception, new_app_page, open_app
 from test_e2e_clipping import _CLIPPED_TEXT_JS, _WIDE_TABLES_JS
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # the worker's shared server (tests/e2e/conftest.py): no release, no prefetch test
 
 Q = "n=3000&t=60&k=4&gk=4&seed=1"
 
