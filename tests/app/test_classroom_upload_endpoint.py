@@ -13,6 +13,7 @@ accepted (204): the probe is the browser's.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -117,6 +118,14 @@ async def _statuses(url: str, token: str) -> tuple[int, int]:
         ws.close()
 
 
+def _statuses_now(url: str) -> tuple[int, int]:
+    """:func:`_statuses` on an event loop of its own thread: a test that ran earlier in this worker
+    (a sync Playwright or AppTest session) may have left an event loop running in the main thread,
+    where ``asyncio.run`` refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _statuses(url, _xsrf(url))).result()
+
+
 @pytest.fixture
 def server(request):
     proc, url = _serve(classroom=request.param)
@@ -132,12 +141,12 @@ def server(request):
 
 @pytest.mark.parametrize("server", [True], indirect=True, ids=["DPVIZ_CLASSROOM=1"])
 def test_the_environment_variable_alone_refuses_every_upload_at_the_endpoint(server):
-    early, late = asyncio.run(_statuses(server, _xsrf(server)))
+    early, late = _statuses_now(server)
     assert (early, late) == (413, 413)  # 413 Payload Too Large: the 0 MB limit, before and after a run
 
 
 @pytest.mark.parametrize("server", [False], indirect=True, ids=["not classroom"])
 def test_outside_classroom_mode_the_same_upload_is_accepted(server):
-    early, late = asyncio.run(_statuses(server, _xsrf(server)))
+    early, late = _statuses_now(server)
     assert late == 204  # the probe is right: the app's 50 MB limit once its script has run
     assert early in (204, 413)  # until the first run decides the mode, the packaged config refuses
