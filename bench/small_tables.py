@@ -33,8 +33,9 @@ from pathlib import Path
 import numpy as np
 
 import dpviz
+from bench import peers
 from bench.auto_calibrate import recipe_row
-from bench.harness import DELTA, EVAL_ROWS, Record, Row, Runner, commit, google_adapter, load_text, p90
+from bench.harness import DELTA, EVAL_ROWS, Record, Row, Runner, commit, load_text, p90
 
 EVAL = ("iris", "wine", "breast_cancer", "digits")
 
@@ -90,10 +91,9 @@ class PeerRunner(Runner):
 
 
 def default_labels() -> list[str]:
-    """``auto``, every registered private algorithm at its defaults, Google and FastLloyd if present."""
-    labs = ["auto"] + [s.name for s in dpviz.algorithms(private_only=True) if s.name != "auto"]
-    labs += ["google"] if google_adapter() is not None else []
-    return labs + (["fastlloyd"] if fastlloyd_adapter() is not None else [])
+    """bench/peers.py's labels (``auto``, every registered private algorithm, Google if present),
+    and FastLloyd if present."""
+    return peers.default_labels() + (["fastlloyd"] if fastlloyd_adapter() is not None else [])
 
 
 def cmd_run(args: argparse.Namespace) -> None:
