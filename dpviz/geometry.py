@@ -1,4 +1,5 @@
-"""Geometry shared by the algorithms and the diagnostics: the nearest center of every row.
+"""Geometry shared by the algorithms and the diagnostics: the nearest center of every row, and
+per-cluster sums.
 
 It lives below both (algorithms must not import :mod:`dpviz.metrics`, the non-private
 diagnostics), so the import graph runs privacy → geometry → algorithms → metrics → viz.
@@ -7,6 +8,7 @@ diagnostics), so the import graph runs privacy → geometry → algorithms → m
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 
 def nearest_center(X: np.ndarray, centers: np.ndarray,
@@ -41,3 +43,14 @@ def nearest_center(X: np.ndarray, centers: np.ndarray,
         labels[s:s + chunk] = lab
         dist2[s:s + chunk] = np.einsum("ij,ij->i", diff, diff)
     return labels, dist2
+
+
+def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster sums (k, d) and counts (k,), by one sparse one-hot product (O(n·d)).
+
+    A dense (n, k) one-hot times X was 70× slower at n = 150,000, d = 200 (6.5 vs 0.09 s):
+    BLAS streams the mostly-zero matrix.
+    """
+    n = X.shape[0]
+    S = csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    return np.asarray(S @ X), np.bincount(labels, minlength=k).astype(np.float64)

@@ -39,6 +39,7 @@ from dpviz._validation import (
 )
 from dpviz.clustering.baselines import dp_lloyd
 from dpviz.data.bounds import clip_to_ball, row_norms
+from dpviz.geometry import cluster_sums
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian
@@ -135,11 +136,7 @@ def _kernel_lloyd(Z: np.ndarray, C0: np.ndarray, *, iters: int, sigma_K: float, 
     rho_release = 1.0 / (4.0 * sigma_K * sigma_K)
     for t in range(iters):
         node = ledger.child(f"iteration {t + 1}", ZCDP(2.0 * rho_release))
-        a = _assign(Z, C)
-        onehot = np.zeros((Z.shape[0], k))
-        onehot[np.arange(Z.shape[0]), a] = 1.0
-        counts = onehot.sum(axis=0)
-        sums = onehot.T @ Z
+        sums, counts = cluster_sums(Z, _assign(Z, C), k)
         # Line 10: n̂_i = |D̂_i| + N(0, √2σ_K); one row changes one count by 1 (add/remove).
         n_hat = gaussian(counts, sensitivity=1.0, rho=rho_release, rng=rng, ledger=node,
                          name="cluster sizes", note="Alg. 2 line 10: std √2σ_K")
@@ -325,11 +322,10 @@ def _input_space_means(X: np.ndarray, labels: np.ndarray, fallback: np.ndarray, 
     k = fallback.shape[0]
     with np.errstate(over="ignore"):  # all-zero rows: radius/tiny overflows to inf, harmlessly
         Xc = clip_to_ball(X, radius)
-    onehot = np.zeros((X.shape[0], k))
-    onehot[np.arange(X.shape[0]), labels] = 1.0
-    n_hat = gaussian(onehot.sum(axis=0), sensitivity=1.0, rho=rho / 2.0, rng=rng, ledger=ledger,
+    sums, counts = cluster_sums(Xc, labels, k)
+    n_hat = gaussian(counts, sensitivity=1.0, rho=rho / 2.0, rng=rng, ledger=ledger,
                      name="cluster sizes")
-    s_hat = gaussian(onehot.T @ Xc, sensitivity=radius, rho=rho / 2.0, rng=rng, ledger=ledger,
+    s_hat = gaussian(sums, sensitivity=radius, rho=rho / 2.0, rng=rng, ledger=ledger,
                      name="cluster sums", note="rows clipped to the public radius Λ")
     ok = n_hat >= 1.0
     C = fallback.copy()

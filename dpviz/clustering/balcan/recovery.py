@@ -17,18 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz.data.bounds import clip_to_ball
+from dpviz.geometry import cluster_sums
 from dpviz.privacy.budget import ApproxDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gumbel_top, laplace
-
-
-def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cluster sums (k, d) and counts (k,), by one sparse one-hot product (O(n·d))."""
-    from scipy.sparse import csr_matrix
-
-    n = X.shape[0]
-    S = csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-    return np.asarray(S @ X), np.bincount(labels, minlength=k).astype(np.float64)
 
 
 @dataclass(frozen=True)
