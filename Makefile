@@ -118,11 +118,12 @@ bench-app: $(VENV)/.dev chromium
 bench-load: $(VENV)/.dev
 	$(PY) bench/load.py $(ARGS)
 
-# The presets' Budget sweeps, precomputed for shared links, and the default lesson's non-private
+# The presets' Budget sweeps, precomputed for shared links, Compare's "Add all" on the default
+# lesson (issue 43: about 4 of this target's minutes), and the default lesson's non-private
 # reference (rerun after a library change: the app ignores a file while its code hash differs
-# from the running code's).
+# from the running code's; after a docstring-only change `$(PY) -m app.precompute_sweeps --stamp`).
 precompute: $(VENV)/.runtime
-	$(PY) -m app.precompute_sweeps
+	$(PY) -m app.precompute_sweeps --add-all
 	$(PY) -m app.precompute_lesson
 
 # Refresh the README screenshot from the browser test suite.

@@ -110,7 +110,7 @@ def _origin_note(part: sweep.Partial, key: str = keys.BUDGET_ORIGIN) -> None:
     if part.origin == "session":
         return
     where = ("precomputed for this preset (`python -m app.precompute_sweeps`, for the code "
-             f"version {sweep.code_hash()})" if part.origin == "precomputed"
+             f"version {sweep.running_code_hash()})" if part.origin == "precomputed"
              else "computed earlier on this server by another session")
     with st.container(key=key):  # one note per sweep shown: each needs its own key
         st.caption(f"**Simulation** on public synthetic data, {where}: a seeded sweep, so running "

@@ -107,6 +107,36 @@ def test_the_committed_precomputed_file_matches_the_code():
     assert doc["code_hash"] == sweep.code_hash(), \
         f"stale app/precomputed/budget_sweeps.json (run `make precompute`): {sweep.stale_files(doc)}"
     assert len(entries) >= 2
+    # the raw-bytes stamp that lets a server's first page skip parsing the library (issue 43)
+    assert doc.get("tree_digest") == sweep.tree_digest(), \
+        "budget_sweeps.json's tree digest is old: run `python -m app.precompute_sweeps --stamp`"
+    assert sweep.running_code_hash() == sweep.code_hash()
+
+
+def test_the_tree_digest_sees_every_byte_and_the_shortcut_falls_back(tmp_path, monkeypatch):
+    """A docstring edit changes the raw digest (so the stamped shortcut no longer applies) while the
+    code hash stays; a file whose digest differs is judged by the computed code hash."""
+    from app.components import code_fingerprint
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "m.py").write_text('def f():\n    """Doc."""\n    return 1\n')
+    before = code_fingerprint.tree_digest(root=pkg)
+    (pkg / "m.py").write_text('def f():\n    """Other doc."""\n    return 1\n')
+    assert code_fingerprint.tree_digest(root=pkg) != before
+    assert code_fingerprint.tree_digest(root=pkg, versions=["numpy==0"]) != \
+        code_fingerprint.tree_digest(root=pkg)
+    fake = tmp_path / "budget_sweeps.json"
+    fake.write_text(json.dumps({"code_hash": "0" * 16, "tree_digest": "not this tree"}))
+    monkeypatch.setattr(sweep, "PRECOMPUTED", fake)
+    sweep.running_code_hash.cache_clear()
+    try:
+        assert sweep.running_code_hash() == sweep.code_hash()  # no shortcut: computed
+        fake.write_text(json.dumps({"code_hash": "0" * 16, "tree_digest": sweep.tree_digest()}))
+        sweep.running_code_hash.cache_clear()
+        assert sweep.running_code_hash() == "0" * 16  # the stamp is trusted: equal bytes
+    finally:
+        sweep.running_code_hash.cache_clear()
 
 
 @pytest.mark.slow
