@@ -233,20 +233,24 @@ def data_table(figure: go.Figure | dict | str, *, key: str,
 def chart(figure: go.Figure, *, key: str, summary: str | None = None,
           table: Callable[[], pd.DataFrame] | pd.DataFrame | None = None,
           data_on_page: str | None = None, config: dict | None = None, where: Any = None,
-          **kwargs: Any) -> Any:
+          summary_below: bool = False, **kwargs: Any) -> Any:
     """``st.plotly_chart`` with its text alternative: the one-line ``summary`` (default:
     :func:`describe`) above it and as its accessible name, the ``table`` (default: the figure's
     own data) in an expander below it — or, when the page already shows that data (say, inside
     an expander, where another one cannot nest), ``data_on_page`` says where, in the summary;
-    the toolbar is :data:`TOOLBAR` unless ``config`` says otherwise. Returns what
+    the toolbar is :data:`TOOLBAR` unless ``config`` says otherwise; ``summary_below`` puts the
+    summary under the chart (Present: the picture first, at 1280×720). Returns what
     ``st.plotly_chart`` returns (a selection state with ``on_select``)."""
     where = st if where is None else where
     summary = (summary or describe(figure)).rstrip(".") + (f" (its data: {data_on_page})"
                                                              if data_on_page else "")
     with where.container(key=f"{key}_alt"):
-        st.caption(f"Chart: {safe.md(summary)}")
+        if not summary_below:
+            st.caption(f"Chart: {safe.md(summary)}")
         event = st.plotly_chart(figure, key=key, config={**TOOLBAR, **(config or {})},
                                 alt=summary[:500], **kwargs)
+        if summary_below:
+            st.caption(f"Chart: {safe.md(summary)}")
         if data_on_page is None:
             data_table(figure, key=key, table=table)
     return event

@@ -101,23 +101,25 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
                                              line=dict(width=2, color="white"))))
     # No text over the picture: the sample's size goes in the page's caption (issue 43: the
     # data figure's title printed over the top tick label); short enough for 1280×720.
-    fig.update_layout(height=330, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
+    fig.update_layout(height=290, showlegend=False, margin=dict(l=10, r=10, t=10, b=10),
                       font=dict(size=18), title=dict(text=""))
     g = result.plan.guarantee  # the run's one statement (Result.plan)
     what = (f"{spec.title}: no centers (too little budget here)" if result.centers is None
             else answer.label(len(result.centers)))
     said = what if result.centers is None else f"Answered by {what}"
     loss = _loss(ds, result)
-    a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
-               summary=f"{what} at ε = {eps:g}" + ("" if loss is None else f"; loss {loss:.2f}"))
-    with st.container(key=f"{keys.PRESENT_LOSS}{key}"):
-        st.markdown("Normalized loss: **—** (no centers)" if loss is None else
-                    f"Normalized loss **{loss:.2f}** (0: as good as non-private k-means; a "
-                    "non-private diagnostic)")
+    # Issue 43: one sentence per panel, under its picture (the picture first at 1280×720); the
+    # heading gives ε and the loss. The sentence is also the chart's text alternative (its
+    # visible caption and accessible name), so the panel says nothing twice.
+    loss_text = "no loss (no centers)" if loss is None else f"normalized loss {loss:.2f}"
+    sentence = (f"{said}, {loss_text} (a non-private diagnostic); one person's row changes "
+                f"any outcome's odds by at most ×{math.exp(g.eps):.3g} (the run's plan: "
+                f"ε = {g.eps:.3g}, δ = {g.delta:.2g})")
     with st.container(key=f"{keys.PRESENT_ANSWER}{key}"):
-        st.markdown(f"## ε = {eps:g}\n{said}. One person's row changes the odds of any "
-                    f"outcome by at most **×{math.exp(g.eps):.3g}** (the run's plan: "
-                    f"ε = {g.eps:.3g}, δ = {g.delta:.2g}).")
+        st.markdown(f"## ε = {eps:g}" + ("" if loss is None else f" · loss {loss:.2f}"))
+        with st.container(key=f"{keys.PRESENT_LOSS}{key}"):
+            a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
+                       summary=sentence, summary_below=True)
 
 
 def _prefetch(ds, radius: float, name: str, shown: tuple[float, float]) -> None:

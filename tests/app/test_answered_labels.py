@@ -21,7 +21,9 @@ BACKUP = "grid coreset (FriendlyCore clustering's backup)"
 
 
 def _markdown(at, key: str) -> str:
-    return "\n".join(str(m.value) for m in container(at, key).markdown)
+    """The container's text: its markdown and captions (Present's sentence is its chart's caption)."""
+    box = container(at, key)
+    return "\n".join(str(m.value).replace("\\", "") for m in [*box.markdown, *box.caption])
 
 
 def test_present_names_the_backup_on_each_side_where_it_answered():

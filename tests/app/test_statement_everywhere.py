@@ -295,7 +295,8 @@ def test_friendlycore_states_one_plan_on_every_surface(eps, delta, tmp_path, mon
     # Present: each side states its run's plan
     at.switch_page("views/present.py").run()
     at.select_slider(key="present_b").set_value(eps).run()
-    side = "\n".join(str(m.value) for m in container(at, "present_answer_b").markdown)
+    box = container(at, "present_answer_b")  # its sentence is the chart's caption (issue 43)
+    side = "\n".join(str(m.value).replace("\\", "") for m in [*box.markdown, *box.caption])
     assert f"(the run's plan: ε = {shown[0]}, δ = {shown[1]})" in side, side
     # Budget, Compare, Release, the command line
     g = budget_fc(eps, delta, monkeypatch).guarantee

@@ -217,7 +217,7 @@ def test_storyboard_and_main_panel_can_be_projected(page720: Page, app_url: str)
 
 def _present_loss(page: Page, side: str) -> float:
     text = widget(page, f"present_loss_{side}").inner_text()
-    return float(re.search(r"Normalized loss\s+([\d.]+)", text).group(1))
+    return float(re.search(r"normalized loss\s+([\d.]+)", text, re.IGNORECASE).group(1))
 
 
 def test_present_opens_on_two_pictures_that_differ_and_says_who_answered(
@@ -227,12 +227,20 @@ def test_present_opens_on_two_pictures_that_differ_and_says_who_answered(
     assert_no_exception(page)
     for side in "ab":
         expect(widget(page, f"present_answer_{side}")).to_contain_text("Answered by", timeout=SLOW_MS)
-        expect(widget(page, f"present_loss_{side}")).to_contain_text("Normalized loss", timeout=SLOW_MS)
+        expect(widget(page, f"present_loss_{side}")).to_contain_text("normalized loss", timeout=SLOW_MS)
     left, right = (widget(page, f"present_answer_{s}").inner_text() for s in "ab")
     assert "grid coreset (FriendlyCore clustering's backup): 8 private centers" in left, left
     assert "Answered by FriendlyCore clustering: 8 private centers" in right, right
     a, b = _present_loss(page, "a"), _present_loss(page, "b")
     assert a - b >= 0.3, (a, b)
+    for side in "ab":  # issue 43: one sentence per panel, and the whole picture on a 720 px screen
+        panel = widget(page, f"present_answer_{side}")
+        expect(panel.locator("h2")).to_have_count(1)
+        captions = panel.locator("[data-testid='stCaptionContainer']")
+        expect(captions).to_have_count(1)
+        assert captions.inner_text().count(". ") == 0, captions.inner_text()  # one sentence
+        plot = panel.locator(".js-plotly-plot").bounding_box()
+        assert plot is not None and plot["y"] + plot["height"] <= 720 + 1, plot
     expect(widget(page, "present_rows")).to_be_visible()
     page.screenshot(path=str(ROOT / "docs" / "lesson_present_720p.png"))
     assert_no_exception(page)
