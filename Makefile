@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: run test check slow-list lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe postgres clean
+.PHONY: run test check slow-list lint docs unit e2e bench bench-app bench-load precompute screenshot chromium axe postgres nginx clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ postgres:
 		echo "Installing Debian's postgresql for the ledger store's tests..."; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+
+# Debian's nginx for the replica recipe's browser test (tests/e2e/test_e2e_replicas.py runs
+# docs/deploy.md's upstream block in front of two app replicas; issue 46). Idempotent.
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+		echo "Installing Debian's nginx for the replica recipe's test..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nginx >/dev/null; }
 
 # axe-core, the accessibility checker the browser tests inject into every page
 # (tests/e2e/test_e2e_a11y.py), from its npm package at a pinned version (npm checks the
@@ -83,7 +91,7 @@ JOBS ?= auto
 XDIST := -n $(JOBS) --dist loadfile --no-loadscope-reorder
 PYTEST := $(PY) -m pytest
 
-test: $(VENV)/.dev chromium axe postgres lint $(DOCS_STAMP)
+test: $(VENV)/.dev chromium axe postgres nginx lint $(DOCS_STAMP)
 	$(PYTEST) $(XDIST)
 
 # The inner loop (issue 38): lint, then the unit and app tests not marked slow (by a decorator, or
@@ -104,7 +112,7 @@ slow-list: $(VENV)/.dev
 unit: $(VENV)/.dev
 	$(PY) -m pytest tests/unit
 
-e2e: $(VENV)/.dev chromium axe
+e2e: $(VENV)/.dev chromium axe postgres nginx
 	$(PY) -m pytest tests/e2e
 
 bench: $(VENV)/.dev
