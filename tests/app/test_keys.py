@@ -75,7 +75,8 @@ def _is_declarer(call: ast.AST) -> bool:
     if not isinstance(call, ast.Call):
         return False
     f = call.func
-    return (isinstance(f, ast.Name) and f.id in _DECLARERS) or (isinstance(f, ast.Attribute) and f.attr == "Key")
+    return (isinstance(f, ast.Name) and f.id in _DECLARERS) or \
+        (isinstance(f, ast.Attribute) and f.attr == "Key")
 
 
 def _declarations_in(tree: ast.Module, module: str) -> tuple[list[Declared], list[int]]:
@@ -205,7 +206,8 @@ def test_no_key_is_declared_twice():
 
 def test_keys_are_declared_at_a_modules_top_level_only():
     """A key made inside a function or a class would escape the checks here."""
-    stray = [f"{_rel(p)}:{line}" for p in MODULES for line in _declarations_in(ast.parse(p.read_text()), _rel(p))[1]]
+    stray = [f"{_rel(p)}:{line}" for p in MODULES
+             for line in _declarations_in(ast.parse(p.read_text()), _rel(p))[1]]
     assert not stray, stray
 
 
@@ -297,8 +299,8 @@ def test_no_module_uses_a_key_another_module_owns():
 
 def test_the_foreign_use_finder_finds_each_spelling():
     """The finder above sees an owner's key used through each import form."""
-    owned = {("app/components/state.py", "PARAMS_KEY"): None, ("app/components/friendlycore/live.py", "VECTOR"):
-             None, ("app/components/state.py", "seed_widget_is_no_key"): None}
+    owned = {("app/components/state.py", "PARAMS_KEY"): None,
+             ("app/components/friendlycore/live.py", "VECTOR"): None}
     src = textwrap.dedent('''\
         import app.components.state
         from app.components import state
