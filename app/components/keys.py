@@ -327,51 +327,8 @@ COMPARE_STOP: Key[bool] = _declare("compare_stop", bool, "button: stop the runni
 
 
 # ----------------------------------------------------------------------------- Release page
-RELEASE_MESSAGE: Key[tuple] = _declare(
-    "_release_message", tuple, "(kind, text) left by the release callback for the next run")
-RELEASE_EPS_CLAMPED: Key[bool] = _declare(
-    "_release_eps_clamped", bool, "the last ε typed was below the minimum and was raised to it")
-RELEASE_ACCEPTED: Key[tuple] = _declare(
-    "_release_accepted", tuple, "(identity, ε, δ) of the total the accept box was ticked for")
-RELEASE_JOBS_SEEN: Key[set] = _declare(
-    "_release_jobs_seen", set, "ids of the finished release jobs this session has shown")
-RELEASE_KNOWN_ID: Key[str] = _declare("release_known_id", str, "selectbox: a known dataset identity")
-RELEASE_DATASET_ID: Key[str] = _declare("release_dataset_id", str, "text_input: the dataset identity")
-RELEASE_ALGORITHM: Key[str] = _declare("release_algorithm", str, "selectbox: the algorithm released")
-RELEASE_K: Key[int] = _declare("release_k", int, "number_input: k, bound to the app's parameters")
-RELEASE_EPS: Key[float] = _declare("release_eps", float, "number_input: the row-level ε (≥ the minimum)")
-RELEASE_DELTA: Key[float] = _declare("release_delta", float, "select_slider: the row-level δ")
-RELEASE_N: Key[int] = _declare("release_n", int, "number_input: the declared n (0 = the data's)")
-RELEASE_DEPLOY: Key[Any] = _declare("release_deploy", object, "prefix: the deployments expander's keys")
-RELEASE_HISTORY: Key[Any] = _declare("release_history", object, "prefix: the identity's attempts table")
-RELEASE_OUTPUT: Key[Any] = _declare("release_output", object, "container: the last release")
-RELEASE_PROFILES: Key[Any] = _declare("release_profiles", object, "container: the segment profiles")
-RELEASE_CENTERS: Key[Any] = _declare("release_centers", object, "dataframe: the released centers")
-RELEASE_DOWNLOAD: Key[bool] = _declare("release_download", bool, "download_button: the release's export")
-RELEASE_PROVENANCE_WARNING: Key[Any] = _declare(
-    "release_provenance_warning", object, "container: settings read from the data")
-RELEASE_ACK_DATA: Key[bool] = _declare(
-    "release_ack_data", bool, "checkbox: settings read from the data are acknowledged")
-RELEASE_INFEASIBLE: Key[Any] = _declare("release_infeasible", object, "container: why no release can run")
-RELEASE_PREVIEW: Key[Any] = _declare("release_preview", object, "container: the release's statement preview")
-RELEASE_CONFIRM_RADIUS: Key[bool] = _declare("release_confirm_radius", bool, "checkbox: Λ is public")
-RELEASE_CONFIRM_N: Key[bool] = _declare("release_confirm_n", bool, "checkbox: the declared n is public")
-RELEASE_CONFIRM_BUDGET: Key[bool] = _declare(
-    "release_confirm_budget", bool, "checkbox: the identity's new total is accepted")
-RELEASE_BUTTON: Key[bool] = _declare("release_button", bool, "button: make the release (drawn once)")
-RELEASE_RUNNING: Key[Any] = _declare("release_running", object, "container: the running attempt")
-RELEASE_PROGRESS: Key[Any] = _declare("release_progress", object, "prefix: the attempt's progress panel")
-RELEASE_CANCEL: Key[bool] = _declare("release_cancel", bool, "button: cancel the running attempt")
-RELEASE_FAILED: Key[Any] = _declare("release_failed", object, "container: the failed attempt's sentence")
-RELEASE_LOCKED: Key[Any] = _declare("release_locked", object, "container: another attempt runs")
-RELEASE_NEAR_IDENTITY: Key[Any] = _declare(
-    "release_near_identity", object, "container: 'did you mean' a known identity close to the new one")
-RELEASE_NEW_IDENTITY: Key[bool] = _declare(
-    "release_new_identity", bool, "checkbox: the new identity is another table")
 OWN_IDENTITIES: Key[dict] = _declare(
     "_own_identities", dict, "normalized → declared: the identities this session typed or booked")
-RELEASE_CHECK_AGAIN: Key[bool] = _declare(
-    "release_check_again", bool, "button: look again whether another session's release still runs")
 OWN_ATTEMPTS: Key[set] = _declare(
     "_own_attempts", set, "ids of the ledger attempts this session booked (their times are shown)")
 
