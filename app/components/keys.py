@@ -298,32 +298,6 @@ BUDGET_STOP: Key[bool] = _declare("budget_stop", bool, "button: stop the running
 
 # ----------------------------------------------------------------------------- Compare page
 COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
-COMPARE_SEEN_DELTA: Key[float] = _declare(
-    "_compare_seen_delta", float, "the app's δ when Compare last looked (its own δ follows changes)")
-COMPARE_DELTA: Key[float] = _declare("compare_delta", float, "select_slider: Compare's row-level δ")
-COMPARE_ALL: Key[bool] = _declare("compare_all", bool, "button: add every registered algorithm")
-COMPARE_ALGORITHM_FIELD: Key[Any] = _declare(
-    "cmp_", object, "prefix: an algorithm's parameter widget, cmp_<algorithm>_<field>")
-COMPARE_SHOWN: Key[Any] = _declare("_compare_shown", object, "the CompareSpec whose charts are shown")
-COMPARE_RANKING: Key[Any] = _declare("compare_ranking", object, "container: the methods ranked")
-COMPARE_RANK_TABLE: Key[Any] = _declare("compare_rank_table", object, "dataframe: the ranking")
-COMPARE_LOSS: Key[Any] = _declare(
-    "compare_loss", object, "chart: one small panel per method (a click opens Explore)")
-COMPARE_MORE: Key[bool] = _declare("compare_more", bool, "toggle: the other metrics' figures")
-COMPARE_METRIC: Key[Any] = _declare("compare_", object, "prefix: chart of one more metric, compare_<metric>")
-COMPARE_STRUCTURE: Key[Any] = _declare("compare_structure", object, "chart: each structure's success rate")
-COMPARE_SECONDS: Key[Any] = _declare("compare_seconds", object, "chart: run time")
-COMPARE_TABLE: Key[Any] = _declare("compare_table", object, "dataframe: the runs' medians")
-COMPARE_GUARANTEE: Key[Any] = _declare("compare_guarantee", object, "container: the same-guarantee note")
-COMPARE_TOP: Key[Any] = _declare("compare_top", object, "container: run state and results")
-COMPARE_RUN: Key[bool] = _declare("compare_run", bool, "button: run (or continue) the comparison")
-COMPARE_STATE: Key[Any] = _declare("compare_state", object, "container: the comparison's run state line")
-COMPARE_EPS_RANGE: Key[tuple] = _declare(
-    "compare_eps_range", tuple, "range select_slider: the comparison's row-level ε range")
-COMPARE_POINTS: Key[int] = _declare("compare_points", int, "number_input: the number of ε values")
-COMPARE_REPS: Key[int] = _declare("compare_reps", int, "number_input: repetitions per ε")
-COMPARE_PROGRESS: Key[Any] = _declare("compare_progress", object, "container: the comparison's progress bar")
-COMPARE_STOP: Key[bool] = _declare("compare_stop", bool, "button: stop the running comparison")
 
 
 # ----------------------------------------------------------------------------- Release page
