@@ -328,28 +328,6 @@ GEN_SAMPLES: Key[Any] = _declare("dpgm_samples", object, "chart: the synthetic s
 GEN_DOWNLOAD: Key[bool] = _declare("dpgm_download", bool, "download_button: the synthetic rows as CSV")
 
 # ----------------------------------------------------------------------------- Mixtures page
-MIX_BADGE: Key[Any] = _declare("simulation_badge_mixtures", object, "the page's simulation badge")
-MIX_NOT_CLUSTERING: Key[Any] = _declare("mix_not_clustering", object, "container: what the page is not")
-MIX_MODE: Key[str] = _declare("mix_mode", str, "radio: the 1-D learner or the 2-D demo")
-MIX_EPS: Key[float] = _declare("mix_eps", float, "select_slider: ε")
-MIX_DELTA: Key[float] = _declare("mix_delta", float, "select_slider: δ")
-MIX_K: Key[int] = _declare("mix_k", int, "number_input: k (components)")
-MIX_N: Key[int] = _declare("mix_n", int, "select_slider: n (synthetic)")
-MIX_SEED: Key[int] = _declare("mix_seed", int, "number_input: the seed")
-MIX_SCENARIO: Key[str] = _declare("mix_scenario", str, "selectbox: the 1-D data")
-MIX_COLUMN: Key[str] = _declare("mix_column", str, "selectbox: a column of the Data page's dataset")
-MIX_METRICS: Key[Any] = _declare("mix_metrics", object, "container: the run's metrics")
-MIX_STATUS: Key[Any] = _declare("mix_status", object, "container: the 1-D run's outcome")
-MIX_DENSITY: Key[Any] = _declare("mix_density", object, "chart: the learned density")
-MIX_BUCKETS: Key[Any] = _declare("mix_buckets", object, "chart: the gap buckets")
-MIX_SCENARIO_2D: Key[str] = _declare("mix_scenario_2d", str, "selectbox: the 2-D scenario")
-MIX_BOUND: Key[float] = _declare("mix_bound", float, "number_input: the 2-D demo's declared box B")
-MIX_CAVEATS: Key[Any] = _declare("mix_caveats", object, "container: the 2-D demo's caveats")
-MIX_DEMO2D: Key[Any] = _declare("mix_demo2d", object, "chart: the 2-D demo")
-MIX_ALPHA: Key[float] = _declare("mix_alpha", float, "select_slider: α (TV accuracy)")
-MIX_LOGS: Key[bool] = _declare("mix_logs", bool, "toggle: keep ln(1/δ) factors")
-MIX_THEORY: Key[Any] = _declare("mix_theory", object, "chart: the theory's bounds")
-MIX_THEORY_VALUES: Key[Any] = _declare("mix_theory_values", object, "container: the theory's values")
 
 
 # ----------------------------------------------------------------------------- Learn page
