@@ -308,24 +308,6 @@ OWN_ATTEMPTS: Key[set] = _declare(
 
 
 # ----------------------------------------------------------------------------- Generate page (DPGM)
-GEN_CANCEL_EVENT: Key[Any] = _declare(
-    "dpgm_cancel_event", object, "the Event the next training receives; Cancel sets it")
-GEN_SOURCE: Key[str] = _declare("dpgm_data", str, "radio: the built-in digits or the Data page's data")
-GEN_PUBLIC_PCT: Key[int] = _declare("dpgm_public_pct", int, "slider: the share of the rows declared public")
-GEN_BADGE: Key[Any] = _declare("dpgm_simulation", object, "the page's simulation badge")
-GEN_FORM: Key[Any] = _declare("dpgm_form", object, "form: the training settings")
-GEN_K: Key[int] = _declare("dpgm_k", int, "number_input: clusters k")
-GEN_EPS: Key[float] = _declare("dpgm_eps", float, "select_slider: the row-level ε target")
-GEN_EPOCHS: Key[int] = _declare("dpgm_epochs", int, "number_input: epochs")
-GEN_SEED: Key[int] = _declare("dpgm_seed", int, "number_input: the training seed")
-GEN_TRAIN: Key[bool] = _declare("dpgm_train", bool, "form_submit_button: train")
-GEN_CANCEL: Key[bool] = _declare("dpgm_cancel", bool, "button: cancel the training")
-GEN_PROGRESS: Key[Any] = _declare("generate_progress", object, "container: the training's progress bar")
-GEN_ERROR: Key[str] = _declare("_gen_error", str, "why the last Train did not start (None: it did)")
-GEN_EPSILON: Key[Any] = _declare("dpgm_epsilon", object, "container: the run's spent ε")
-GEN_EPS_CURVE: Key[Any] = _declare("dpgm_eps_curve", object, "chart: ε spent against training steps")
-GEN_SAMPLES: Key[Any] = _declare("dpgm_samples", object, "chart: the synthetic samples")
-GEN_DOWNLOAD: Key[bool] = _declare("dpgm_download", bool, "download_button: the synthetic rows as CSV")
 
 # ----------------------------------------------------------------------------- Mixtures page
 
