@@ -274,27 +274,7 @@ SRV_DOWNLOAD: Key[bool] = _declare("srv_download", bool, "download_button: the r
 
 
 # ----------------------------------------------------------------------------- Budget page
-BUDGET_BADGE: Key[Any] = _declare("simulation_badge_budget", object, "the page's simulation badge")
 BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
-BUDGET_RUN: Key[bool] = _declare("budget_run", bool, "button: run (or continue) the ε sweep")
-BUDGET_AUTO_STARTED: Key[set] = _declare(
-    "_budget_auto_started", set, "sweep specs this session started by itself (once each)")
-BUDGET_AUTO: Key[Any] = _declare("budget_auto", object, "container: the sweep started by itself")
-BUDGET_ORIGIN: Key[Any] = _declare(
-    "budget_origin", object, "caption container: where the ε sweep's curves come from")
-BUDGET_ACCURACY: Key[Any] = _declare(
-    "budget_accuracy", object, "chart: accuracy against ε (a click opens Explore at that ε)")
-BUDGET_SUCCESS: Key[Any] = _declare("budget_success", object, "chart: how often the run succeeded")
-BUDGET_LOSS_N_RUN: Key[bool] = _declare("budget_loss_n_run", bool, "button: run the loss-against-n sweep")
-BUDGET_ORIGIN_N: Key[Any] = _declare(
-    "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
-BUDGET_LOSS_N: Key[Any] = _declare("budget_loss_n", object, "chart: loss against n")
-BUDGET_EPS_RANGE: Key[tuple] = _declare(
-    "budget_eps_range", tuple, "range select_slider: the sweep's row-level ε range")
-BUDGET_POINTS: Key[int] = _declare("budget_points", int, "number_input: the number of ε values")
-BUDGET_REPS: Key[int] = _declare("budget_reps", int, "number_input: repetitions per ε")
-BUDGET_PROGRESS: Key[Any] = _declare("budget_progress", object, "container: the sweep's progress bar")
-BUDGET_STOP: Key[bool] = _declare("budget_stop", bool, "button: stop the running sweep")
 
 # ----------------------------------------------------------------------------- Compare page
 COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
