@@ -98,7 +98,6 @@ RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
 SRV_RESULT: Key[Any] = _declare("_srv_result", object, "the server path's last streamed release")
 SRV_RUNNING: Key[Any] = _declare("_srv_running", object, "the server path's running attempt")
 SRV_FAILED: Key[str] = _declare("_srv_failed", str, "the server path's failure sentence")
-MEMBERSHIP_GAME: Key[Any] = _declare("_membership_game", object, "the Learn page's membership game")
 
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
@@ -293,21 +292,7 @@ OWN_ATTEMPTS: Key[set] = _declare(
 
 
 # ----------------------------------------------------------------------------- Learn page
-LEARN_MIA: Key[Any] = _declare("learn_mia", object, "container: the membership-inference game")
-LEARN_MIA_EPS: Key[float] = _declare("learn_mia_eps", float, "select_slider: ε of the game's release")
-LEARN_MIA_BADGE: Key[Any] = _declare("learn_mia_badge", object, "the game's simulation badge")
-MI_ROUND: Key[Any] = _declare("mi_round", object, "chart: the game's current round")
 MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is IN")
-MI_GUESS_OUT: Key[bool] = _declare("mi_guess_out", bool, "button: guess Alice is OUT")
-MI_RESULT: Key[Any] = _declare("mi_result", object, "container: the guesses' score against chance")
-MI_AGAIN: Key[bool] = _declare("mi_again", bool, "button: play again (a new game)")
-LEARN_DEPLOY: Key[Any] = _declare("learn_deploy", object, "prefix: the deployments expander's keys")
-LEARN_RHO: Key[float] = _declare("learn_rho", float, "select_slider: ρ of the zCDP conversion")
-LEARN_EPS_TABLE: Key[Any] = _declare("learn_eps_table", object, "container: the ε table")
-LEARN_DEMO_RHO: Key[float] = _declare("learn_demo_rho", float, "select_slider: ρ of the FriendlyCore demo")
-LEARN_STORYBOARD_CHART: Key[Any] = _declare("learn_storyboard_chart", object, "chart: the demo's storyboard")
-LEARN_FILTER_CHART: Key[Any] = _declare("learn_filter_chart", object, "chart: the demo's filter")
-LEARN_TRY: Key[Any] = _declare("learn_try", object, "container: links into Explore")
 
 # ----------------------------------------------------------------------------- Present page
 PRESENT_BADGE: Key[Any] = _declare("present_badge", object, "the page's simulation badge")
