@@ -196,18 +196,6 @@ LESSON_ROWS: Key[int] = _declare("lesson_rows", int, "segmented_control: the def
 
 # ----------------------------------------------------------------------------- Data page
 CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV file (Data's upload panel)")
-DATA_FILE_AT_USE: Key[dict] = _declare(
-    "_data_file_at_use", dict, "content hash → the uploader's file id when that dataset came into use")
-DATA_SETTINGS: Key[Any] = _declare("data_settings", object, "container: the settings the verdicts use")
-DATA_K: Key[int] = _declare("data_k", int, "number_input: k, bound to the app's parameters")
-DATA_EPS: Key[float] = _declare("data_eps", float, "select_slider: the target row-level ε on Data")
-DATA_SOUND_DELTA: Key[bool] = _declare("data_sound_delta", bool, "button: set δ below 1/(10n)")
-DATA_ERROR: Key[Any] = _declare("data_error", object, "container: the source's error")
-DATA_NOTICE: Key[Any] = _declare("data_notice", object, "container: the source's notice")
-DATA_FACTS: Key[Any] = _declare("data_facts", object, "container: the dataset's public facts")
-DATA_PREVIEW: Key[Any] = _declare("data_preview", object, "chart: the non-private preview of the rows")
-DATA_VERDICT_HIDDEN: Key[Any] = _declare(
-    "data_verdict_hidden", object, "container: why the verdicts are hidden (a file not yet in use)")
 
 # ----------------------------------------------------------------------------- Data page: the source picker
 DATASET_SUMMARY: Key[Any] = _declare(
