@@ -283,15 +283,7 @@ OWN_ATTEMPTS: Key[set] = _declare(
 MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is IN")
 
 # ----------------------------------------------------------------------------- Present page
-PRESENT_BADGE: Key[Any] = _declare("present_badge", object, "the page's simulation badge")
 PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
-PRESENT_B: Key[float] = _declare("present_b", float, "select_slider: the right side's row-level ε")
-PRESENT_FIG: Key[Any] = _declare("present_fig_", object, "prefix: chart of one side, present_fig_<a|b>")
-PRESENT_ANSWER: Key[Any] = _declare(
-    "present_answer_", object, "prefix: container, one side's ε and odds sentence, present_answer_<a|b>")
-PRESENT_ROWS: Key[int] = _declare("present_rows", int, "segmented_control: the lesson's rows on Present")
-PRESENT_LOSS: Key[Any] = _declare(
-    "present_loss_", object, "prefix: container, one side's normalized loss, present_loss_<a|b>")
 
 # ----------------------------------------------------------------------------- components
 CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")
