@@ -130,8 +130,6 @@ ALG_PUBLIC_PCT: Key[int] = _declare(
     "algpub_", int, "prefix: slider, the share of rows declared public, algpub_<algorithm>")
 PUBLIC_ROWS_NOTE: Key[Any] = _declare(
     "public_rows_note", object, "sidebar container: the warning that the declared-public rows get no privacy")
-AUTO_CHANGES: Key[Any] = _declare(
-    "auto_changes", object, "container: t, k or r_min changed automatically, with the reason")
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
 RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
