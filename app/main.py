@@ -116,6 +116,12 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+DATASET_SUMMARY: Key[object] = Key(
+    "dataset_summary", object, "sidebar container (every page): the current dataset in one line")
 
 classroom.upload_limit()  # classroom mode refuses every upload, however it was switched on (issue 46)
 
@@ -161,7 +167,7 @@ classroom.banner()
 for notice in state.url_notices():
     st.warning(safe.md(notice))  # a link's text is shown as text
 
-with st.sidebar.container(key=keys.DATASET_SUMMARY):
+with st.sidebar.container(key=DATASET_SUMMARY):
     choice = data_source.current()
     if choice.dataset is not None:
         # The Release page states public facts only: never an upload's true row count (issue 25).

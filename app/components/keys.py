@@ -196,8 +196,6 @@ LESSON_ROWS: Key[int] = _declare("lesson_rows", int, "segmented_control: the def
 CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV file (Data's upload panel)")
 
 # ----------------------------------------------------------------------------- Data page: the source picker
-DATASET_SUMMARY: Key[Any] = _declare(
-    "dataset_summary", object, "sidebar container (every page): the current dataset in one line")
 SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
 RECIPE_SELECT: Key[str] = _declare("gen_select", str, "selectbox: the generator recipe (live)")
 RECIPE_FORM: Key[Any] = _declare("gen_form", object, "form: the recipe's knobs, applied together")
