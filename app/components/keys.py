@@ -197,37 +197,6 @@ CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV fi
 
 # ----------------------------------------------------------------------------- Data page: the source picker
 SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
-RECIPE_SELECT: Key[str] = _declare("gen_select", str, "selectbox: the generator recipe (live)")
-RECIPE_FORM: Key[Any] = _declare("gen_form", object, "form: the recipe's knobs, applied together")
-RECIPE_N: Key[int] = _declare("gen_n", int, "number_input: rows to generate")
-RECIPE_D: Key[int] = _declare("gen_d", int, "number_input: the dimension")
-RECIPE_K: Key[int] = _declare("gen_k", int, "number_input: clusters generated")
-RECIPE_SEP: Key[float] = _declare("gen_sep", float, "slider: the separation of the cluster centers")
-RECIPE_SEED: Key[int] = _declare("gen_seed", int, "number_input: the data seed")
-RECIPE_APPLY: Key[bool] = _declare("gen_apply", bool, "form_submit_button: apply the recipe's knobs")
-REGENERATE: Key[bool] = _declare("regenerate_button", bool, "button: a new data seed")
-BUILTIN_SELECT: Key[str] = _declare("builtin_select", str, "selectbox: the built-in dataset")
-CSV_COLUMNS: Key[list] = _declare("csv_columns", list, "multiselect: the numeric columns to cluster on")
-CSV_COLUMNS_CAPPED: Key[Any] = _declare(
-    "csv_columns_capped", object, "container: only the first numeric columns were pre-selected")
-CSV_IDS: Key[Any] = _declare("csv_ids", object, "container: columns that look like identifiers")
-CSV_MISSING: Key[str] = _declare("csv_missing", str, "radio: rows with a missing value, drop or fill")
-CSV_FILL: Key[float] = _declare(
-    "csv_fill_", float, "prefix: number_input, a column's fill value, csv_fill_<digest>_<column>")
-CSV_SCALE: Key[str] = _declare("csv_scale", str, "radio: the scaling of the columns")
-CSV_BOUNDS: Key[Any] = _declare("csv_bounds", object, "container: the declared per-column bounds")
-CSV_LO: Key[float] = _declare(
-    "csv_lo_", float, "prefix: number_input, a column's declared low, csv_lo_<digest>_<column>")
-CSV_HI: Key[float] = _declare(
-    "csv_hi_", float, "prefix: number_input, a column's declared high, csv_hi_<digest>_<column>")
-CSV_ERROR: Key[Any] = _declare("csv_error", object, "container: unreadable file / no columns")
-CSV_PREVIEW: Key[Any] = _declare("csv_preview", object, "container: the file's first rows")
-CSV_MESSAGES: Key[Any] = _declare("csv_messages", object, "container: dropped-row count, row cap, success")
-CSV_DECLARED_N: Key[int] = _declare("csv_declared_n", int, "number_input: the declared n (0 = the data's)")
-CSV_USE_DATA_RADIUS: Key[bool] = _declare(
-    "csv_use_data_radius", bool, "checkbox: fill in the data's own maximum norm (NOT private)")
-CSV_RADIUS: Key[float] = _declare("csv_radius", float, "number_input: the declared Λ")
-CSV_USE: Key[bool] = _declare("csv_use", bool, "button: use this dataset")
 
 # ----------------------------------------------------------------------------- Data page: the server path
 SRV_PANEL: Key[Any] = _declare("srv_panel", object, "container: the server path's panel")
