@@ -95,9 +95,6 @@ VERDICT_ASKED: Key[bool] = _declare(
 
 # ----------------------------------------------------------------------------- state (other pages)
 RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
-SRV_RESULT: Key[Any] = _declare("_srv_result", object, "the server path's last streamed release")
-SRV_RUNNING: Key[Any] = _declare("_srv_running", object, "the server path's running attempt")
-SRV_FAILED: Key[str] = _declare("_srv_failed", str, "the server path's failure sentence")
 
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
@@ -199,30 +196,6 @@ CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV fi
 SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
 
 # ----------------------------------------------------------------------------- Data page: the server path
-SRV_PANEL: Key[Any] = _declare("srv_panel", object, "container: the server path's panel")
-SRV_PATH: Key[str] = _declare("srv_path", str, "text_input: the path inside the server data directory")
-SRV_COLUMNS: Key[list] = _declare("srv_columns", list, "multiselect: the numeric columns to cluster on")
-SRV_ERROR: Key[Any] = _declare("srv_error", object, "container: the path's or the run's error")
-SRV_CANCELLED: Key[Any] = _declare("srv_cancelled", object, "container: an interrupted run was booked")
-SRV_RUN: Key[bool] = _declare("srv_run", bool, "button: make the streamed release (drawn once)")
-SRV_HISTORY: Key[Any] = _declare("srv_history", object, "prefix: the identity's attempts table")
-SRV_DATASET_ID: Key[str] = _declare("srv_dataset_id", str, "text_input: the dataset identity")
-SRV_ALGORITHM: Key[str] = _declare("srv_algorithm", str, "selectbox: the streamed algorithm")
-SRV_K: Key[int] = _declare("srv_k", int, "number_input: k")
-SRV_EPS: Key[float] = _declare("srv_eps", float, "number_input: the row-level ε")
-SRV_N: Key[int] = _declare("srv_n", int, "number_input: the declared n (a public fact)")
-SRV_RADIUS: Key[float] = _declare("srv_radius", float, "number_input: the declared Λ (a public fact)")
-SRV_DELTA: Key[float] = _declare("srv_delta", float, "select_slider: the row-level δ")
-SRV_CONFIRM: Key[bool] = _declare("srv_confirm", bool, "checkbox: n and Λ are public facts")
-SRV_NEAR_IDENTITY: Key[Any] = _declare(
-    "srv_near_identity", object, "container: 'did you mean' a known identity close to the new one")
-SRV_NEW_IDENTITY: Key[bool] = _declare(
-    "srv_new_identity", bool, "checkbox: the new identity is another table")
-SRV_PREVIEW: Key[Any] = _declare("srv_preview", object, "container: the release's statement preview")
-SRV_CANCEL: Key[bool] = _declare("srv_cancel", bool, "button: cancel the running streamed release")
-SRV_OUTPUT: Key[Any] = _declare("srv_output", object, "container: the last streamed release")
-SRV_CENTERS: Key[Any] = _declare("srv_centers", object, "dataframe: the released segment profiles")
-SRV_DOWNLOAD: Key[bool] = _declare("srv_download", bool, "download_button: the release as JSON")
 
 
 # ----------------------------------------------------------------------------- Budget page
