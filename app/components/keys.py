@@ -73,13 +73,6 @@ EXPLORE_FORM_SUBMITTED: Key[dict] = _declare(
     "_explore_form_submitted", dict, "t, k, r_min as the user typed them in the last Apply")
 EXPLORE_SEEN: Key[dict] = _declare(
     "_explore_seen_settings", dict, "t, k, r_min and the dataset Explore last showed")
-ALG_FORM_ERROR: Key[str] = _declare(
-    "_alg_form_error", str, "the message of a generated parameter form's refused Apply")
-EXPLORATION_FOR: Key[tuple] = _declare(
-    "_exploration_for", tuple, "(algorithm, view) whose exploration options are shown")
-EXPLORATION_MEMO: Key[dict] = _declare(
-    "_exploration_memo", dict, "(content hash, algorithm) → computed explorations")
-STORY_STEP: Key[int] = _declare("_story_step", int, "the step-through's current panel")
 EXPLORE_LAST: Key[tuple] = _declare(
     "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
 EXPLORE_LAST_RESULT: Key[tuple] = _declare(
@@ -102,7 +95,6 @@ EPS_SLIDER: Key[float] = _declare(
 DELTA_SELECT: Key[float] = _declare("delta_select", float, "select_slider: δ, powers of ten")
 FALLBACK_TOGGLE: Key[bool] = _declare("fallback_toggle", bool, "FriendlyCore's backup method on/off")
 EXPLORE_VIEW: Key[str] = _declare("explore_view", str, "the view picker (one view of the run)")
-ALGORITHM_PICKER: Key[str] = _declare("ex_algorithm", str, "the algorithm Explore shows")
 RHO_ENTRY: Key[float] = _declare(
     "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
 RHO_ENTRY_NOTE: Key[str] = _declare(
@@ -118,15 +110,6 @@ EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r
 EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
 EXPLORE_FORM: Key[Any] = _declare("explore_form", object, "form: Explore's sidebar form (FriendlyCore's)")
 EX_APPLY: Key[bool] = _declare("ex_apply", bool, "form_submit_button: Apply of the sidebar form")
-ALG_FORM: Key[Any] = _declare(
-    "alg_form_", object, "prefix: another algorithm's generated sidebar form, alg_form_<algorithm>")
-ALG_APPLY: Key[bool] = _declare("alg_apply", bool, "form_submit_button: Apply of a generated form")
-ALG_PARAM: Key[Any] = _declare(
-    "algp_", object, "prefix: a generated form's field (its value), algp_<algorithm>_<field>")
-ALG_PUBLIC_PCT: Key[int] = _declare(
-    "algpub_", int, "prefix: slider, the share of rows declared public, algpub_<algorithm>")
-PUBLIC_ROWS_NOTE: Key[Any] = _declare(
-    "public_rows_note", object, "sidebar container: the warning that the declared-public rows get no privacy")
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
 RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
@@ -143,21 +126,7 @@ METRICS_TILES: Key[Any] = _declare(
     "metrics_tiles", object, "container: tuples kept, normalized loss, center error, centers released")
 OWN_BUDGET_READOUT: Key[Any] = _declare(
     "own_budget_readout", object, "container: the algorithm's own budget from its plan (e.g. ρ)")
-PLAIN_PRIVACY: Key[Any] = _declare("plain_privacy", object, "container: the guarantee in plain words")
-ALG_VIEW: Key[str] = _declare("alg_view", str, "segmented_control: a generic algorithm's view picker")
-ALG_STORYBOARD: Key[Any] = _declare("alg_storyboard", object, "chart: a generic algorithm's storyboard")
 STEP_MODE: Key[bool] = _declare("step_mode", bool, "toggle: step through the storyboard one panel at a time")
-STEP_PREV: Key[bool] = _declare("step_prev", bool, "button: the step-through's previous panel")
-STEP_NEXT: Key[bool] = _declare("step_next", bool, "button: the step-through's next panel")
-STEP_NARRATION: Key[Any] = _declare("step_narration", object, "container: the step's sentence of narration")
-STORYBOARD_STEP: Key[Any] = _declare("storyboard_step", object, "chart: the step-through's one panel")
-EXPLORATION: Key[Any] = _declare("exploration", object, "container: a registered exploration's charts")
-EXPLORATION_OPTION: Key[Any] = _declare(
-    "explore_opt_", object, "prefix: an exploration's option widget, explore_opt_<algorithm>_<option>")
-EXPLORATION_COMPUTE: Key[bool] = _declare(
-    "explore_compute_", bool, "prefix: button, compute an exploration, explore_compute_<algorithm>")
-EXPLORATION_CHART: Key[Any] = _declare(
-    "alg_exploration_", object, "prefix: an exploration's chart, alg_exploration_<title> (then _<i>)")
 DL_CENTERS: Key[bool] = _declare("dl_centers", bool, "download_button: the centers as CSV")
 DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger as CSV")
 DL_CONFIG: Key[bool] = _declare("dl_config", bool, "download_button: the run's configuration")
