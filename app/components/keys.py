@@ -62,17 +62,10 @@ GOTO_EXPLORE: Key[bool] = _declare(
     "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")
 DATA_CHANGED: Key[bool] = _declare(
     "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
-KEEP_K: Key[int] = _declare("_keep_k", int, "a k typed with a new dataset (kept over its suggestion)")
 LAST_DATASET: Key[Any] = _declare("_last_dataset", object, "the last dataset that loaded")
 ACTIVE_UPLOAD: Key[Any] = _declare("_active_upload", object, "this session's uploaded dataset")
 
 # ----------------------------------------------------------------------------- state (Explore)
-EXPLORE_FORM_ERRORS: Key[dict] = _declare(
-    "_explore_form_errors", dict, "widget key → message of the last Apply")
-EXPLORE_FORM_SUBMITTED: Key[dict] = _declare(
-    "_explore_form_submitted", dict, "t, k, r_min as the user typed them in the last Apply")
-EXPLORE_SEEN: Key[dict] = _declare(
-    "_explore_seen_settings", dict, "t, k, r_min and the dataset Explore last showed")
 EXPLORE_LAST: Key[tuple] = _declare(
     "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
 EXPLORE_LAST_RESULT: Key[tuple] = _declare(
@@ -99,17 +92,10 @@ RHO_ENTRY: Key[float] = _declare(
     "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
 RHO_ENTRY_NOTE: Key[str] = _declare(
     "_rho_entry_note", str, "the sentence of the last typed ρ's conversion (ρ, δ → ε, δ)")
-EX_DATASET: Key[str] = _declare("ex_dataset", str, "sidebar form: the dataset option")
-EX_N: Key[int] = _declare("ex_n", int, "sidebar form: rows to generate")
-EX_K: Key[int] = _declare("ex_k", int, "sidebar form: k")
-EX_RADIUS: Key[float] = _declare("ex_radius", float, "sidebar form: the public radius Λ (0 = declared)")
-EX_SEED: Key[int] = _declare("ex_seed", int, "sidebar form: the run seed")
 EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
 EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
 EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
 EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
-EXPLORE_FORM: Key[Any] = _declare("explore_form", object, "form: Explore's sidebar form (FriendlyCore's)")
-EX_APPLY: Key[bool] = _declare("ex_apply", bool, "form_submit_button: Apply of the sidebar form")
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
 RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
