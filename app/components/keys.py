@@ -85,21 +85,14 @@ RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
     "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
-DELTA_SELECT: Key[float] = _declare("delta_select", float, "select_slider: δ, powers of ten")
 FALLBACK_TOGGLE: Key[bool] = _declare("fallback_toggle", bool, "FriendlyCore's backup method on/off")
 EXPLORE_VIEW: Key[str] = _declare("explore_view", str, "the view picker (one view of the run)")
-RHO_ENTRY: Key[float] = _declare(
-    "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
-RHO_ENTRY_NOTE: Key[str] = _declare(
-    "_rho_entry_note", str, "the sentence of the last typed ρ's conversion (ρ, δ → ε, δ)")
 EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
 EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
 EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
 EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
-RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
-    "rho_entry_note", object, "container: the sentence of the last typed ρ's conversion")
 
 # ----------------------------------------------------------------------------- Explore (any algorithm)
 EXPLORE_ERROR: Key[Any] = _declare(
