@@ -100,7 +100,6 @@ EXPLORE_ERROR: Key[Any] = _declare(
 RUN_STATUS: Key[Any] = _declare("run_status", object, "container: success / fallback / failure of the run")
 PRIVACY_STATEMENT: Key[Any] = _declare("privacy_statement", object, "container: the run's privacy statement")
 LEDGER_CHART: Key[Any] = _declare("ledger_chart", object, "chart: every spend of the run's ledger")
-LEDGER_TABLE: Key[Any] = _declare("ledger_table", object, "container: the ledger's table in a scroll box")
 METRICS_TILES: Key[Any] = _declare(
     "metrics_tiles", object, "container: tuples kept, normalized loss, center error, centers released")
 OWN_BUDGET_READOUT: Key[Any] = _declare(
@@ -154,10 +153,6 @@ COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselec
 
 
 # ----------------------------------------------------------------------------- Release page
-OWN_IDENTITIES: Key[dict] = _declare(
-    "_own_identities", dict, "normalized → declared: the identities this session typed or booked")
-OWN_ATTEMPTS: Key[set] = _declare(
-    "_own_attempts", set, "ids of the ledger attempts this session booked (their times are shown)")
 
 
 # ----------------------------------------------------------------------------- Generate page (DPGM)
