@@ -171,9 +171,6 @@ CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: th
 CLASSROOM_RELEASE_OFF: Key[Any] = _declare(
     "classroom_release_off", object, "container: /release in classroom mode says it is off")
 CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
-JOB: Key[Any] = _declare("_job_", object, "prefix: the session's job (a jobs.Job) in a slot, _job_<slot>")
-JOB_SEEN: Key[tuple] = _declare(
-    "_job_seen_", tuple, "prefix: (job id, pieces, done) the poll last saw, _job_seen_<slot>")
 
 
 def describe() -> str:
