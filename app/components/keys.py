@@ -62,8 +62,6 @@ GOTO_EXPLORE: Key[bool] = _declare(
     "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")
 DATA_CHANGED: Key[bool] = _declare(
     "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
-LAST_DATASET: Key[Any] = _declare("_last_dataset", object, "the last dataset that loaded")
-ACTIVE_UPLOAD: Key[Any] = _declare("_active_upload", object, "this session's uploaded dataset")
 
 # ----------------------------------------------------------------------------- state (Explore)
 EXPLORE_LAST: Key[tuple] = _declare(
