@@ -165,9 +165,6 @@ MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is I
 PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
 
 # ----------------------------------------------------------------------------- components
-CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")
-CLASSROOM_RELEASE_OFF: Key[Any] = _declare(
-    "classroom_release_off", object, "container: /release in classroom mode says it is off")
 CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
 
 
