@@ -78,7 +78,6 @@ VERDICT_ASKED: Key[bool] = _declare(
     "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
 
 # ----------------------------------------------------------------------------- state (other pages)
-RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
 
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
