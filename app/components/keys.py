@@ -164,7 +164,6 @@ MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is I
 PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
 
 # ----------------------------------------------------------------------------- components
-CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
 
 
 def describe() -> str:
