@@ -82,8 +82,6 @@ VERDICT_ASKED: Key[bool] = _declare(
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
     "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
-FALLBACK_TOGGLE: Key[bool] = _declare("fallback_toggle", bool, "FriendlyCore's backup method on/off")
-EXPLORE_VIEW: Key[str] = _declare("explore_view", str, "the view picker (one view of the run)")
 EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
 EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
 EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
@@ -104,24 +102,10 @@ OWN_BUDGET_READOUT: Key[Any] = _declare(
 STEP_MODE: Key[bool] = _declare("step_mode", bool, "toggle: step through the storyboard one panel at a time")
 DL_CENTERS: Key[bool] = _declare("dl_centers", bool, "download_button: the centers as CSV")
 DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger as CSV")
-DL_CONFIG: Key[bool] = _declare("dl_config", bool, "download_button: the run's configuration")
-DL_FIGURE: Key[bool] = _declare("dl_figure", bool, "download_button: the storyboard figure as HTML")
 
 # ----------------------------------------------------------------------------- Explore (FriendlyCore's page)
-EXPLORE_BADGE: Key[Any] = _declare("simulation_badge_explore", object, "the page's simulation badge")
-STORYBOARD: Key[Any] = _declare("storyboard", object, "container: FriendlyCore's storyboard view")
-STORYBOARD_PANEL: Key[Any] = _declare(
-    "storyboard_", object, "prefix: chart of panel (a) or (b), storyboard_<panel>")
-STORYBOARD_LIVE: Key[Any] = _declare("storyboard_live", object, "chart: panels (c)-(g) in one live figure")
 STORYBOARD_VECTOR: Key[bool] = _declare(
     "storyboard_vector", bool, "toggle: WebGL points with hover instead of images")
-ANSWERED_BY: Key[Any] = _declare("answered_by", object, "container: which method answered (core or backup)")
-FEASIBILITY: Key[Any] = _declare("feasibility", object, "container: whether the settings can succeed")
-MORE_ROWS: Key[bool] = _declare("more_rows", bool, "button: open the lesson with enough rows for a core")
-RHO_LINK_NOTE: Key[Any] = _declare(
-    "rho_link_note", object, "container: an old ρ link's budget and its row-level (ε, δ)")
-MAIN_PANEL: Key[Any] = _declare("main_panel", object, "container: the main panel beside the controls")
-MAIN_PANEL_CHART: Key[Any] = _declare("main_panel_chart", object, "chart: the main panel's live figure")
 TRIAGE_VERDICT: Key[Any] = _declare("triage_verdict", object, "container: the Data page's settings verdict")
 TRIAGE_K_NOTE: Key[Any] = _declare("triage_k_note", object, "container: the data's own k differs from k")
 TRIAGE_K_DATA: Key[bool] = _declare("triage_k_data", bool, "button: set k to the data's own k")
@@ -130,7 +114,6 @@ TRIAGE_APPLY: Key[bool] = _declare(
 CLUSTERING_VERDICT: Key[Any] = _declare(
     "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
 CLUSTERING_VERDICT_RUN: Key[bool] = _declare("clustering_verdict_run", bool, "button: Check")
-LESSON_ROWS: Key[int] = _declare("lesson_rows", int, "segmented_control: the default lesson's rows (n)")
 
 
 # ----------------------------------------------------------------------------- Data page
