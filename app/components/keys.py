@@ -73,9 +73,6 @@ EXPLORE_DRAWS: Key[tuple] = _declare(
     "_explore_draws", tuple, "(stage key, {private key: centers}) of the runs shown on this stage")
 EXPLORE_NOISE_X: Key[dict] = _declare(
     "_explore_noise_x", dict, "{(content hash, k): M} of the main panel's noise cloud")
-TRIAGE_APPLIED: Key[str] = _declare("_triage_applied", str, "the Data verdict's last applied change")
-VERDICT_ASKED: Key[bool] = _declare(
-    "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
 
 # ----------------------------------------------------------------------------- state (other pages)
 
@@ -106,14 +103,6 @@ DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger 
 # ----------------------------------------------------------------------------- Explore (FriendlyCore's page)
 STORYBOARD_VECTOR: Key[bool] = _declare(
     "storyboard_vector", bool, "toggle: WebGL points with hover instead of images")
-TRIAGE_VERDICT: Key[Any] = _declare("triage_verdict", object, "container: the Data page's settings verdict")
-TRIAGE_K_NOTE: Key[Any] = _declare("triage_k_note", object, "container: the data's own k differs from k")
-TRIAGE_K_DATA: Key[bool] = _declare("triage_k_data", bool, "button: set k to the data's own k")
-TRIAGE_APPLY: Key[bool] = _declare(
-    "triage_apply_", bool, "prefix: button, apply the verdict's i-th suggested change, triage_apply_<i>")
-CLUSTERING_VERDICT: Key[Any] = _declare(
-    "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
-CLUSTERING_VERDICT_RUN: Key[bool] = _declare("clustering_verdict_run", bool, "button: Check")
 
 
 # ----------------------------------------------------------------------------- Data page
