@@ -64,15 +64,6 @@ DATA_CHANGED: Key[bool] = _declare(
     "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
 
 # ----------------------------------------------------------------------------- state (Explore)
-EXPLORE_LAST: Key[tuple] = _declare(
-    "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
-EXPLORE_LAST_RESULT: Key[tuple] = _declare(
-    "_explore_last_result", tuple, "(private key, result) of the last good private run")
-EXPLORE_LAST_CFG: Key[Any] = _declare("_explore_last_cfg", object, "that run's RunConfig")
-EXPLORE_DRAWS: Key[tuple] = _declare(
-    "_explore_draws", tuple, "(stage key, {private key: centers}) of the runs shown on this stage")
-EXPLORE_NOISE_X: Key[dict] = _declare(
-    "_explore_noise_x", dict, "{(content hash, k): M} of the main panel's noise cloud")
 
 # ----------------------------------------------------------------------------- state (other pages)
 
