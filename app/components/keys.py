@@ -70,10 +70,6 @@ DATA_CHANGED: Key[bool] = _declare(
 # ----------------------------------------------------------------------------- widgets (Explore)
 EPS_SLIDER: Key[float] = _declare(
     "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
-EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
-EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
-EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
-EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
 
