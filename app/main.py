@@ -116,7 +116,7 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
-from app.components.keys import Key
+from app.components.keys import Key  # noqa: E402
 
 # Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
 # uses are in app/components/keys.py).
