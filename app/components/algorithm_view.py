@@ -77,7 +77,6 @@ EXPLORATION_CHART: Key[object] = Key(
 EPS_GRID = controls.EPS_GRID
 
 
-
 def _label(spec: AlgorithmSpec) -> str:
     return spec.title
 
@@ -369,8 +368,6 @@ def _options(view) -> Any:
             else:
                 values[f.name] = st.number_input(label, value=f.default, key=key, help=h.help or None)
     return view.options(**values)
-
-
 
 
 def step_through(steps, result, X, *, reference_centers=None, projector=None) -> None:

@@ -25,7 +25,6 @@ SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers
                    "replayable (the seed is in the URL); make a release on the **Release** page.")
 
 
-
 def simulation_badge(key: str) -> None:
     """The simulation warning, in a container with ``key`` (tests find it by key)."""
     text = SIMULATION_TEXT

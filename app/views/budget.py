@@ -57,7 +57,6 @@ SLOT = "budget"
 AUTO_RUN_MAX_N = 20_000
 
 
-
 def sweepable() -> dict[str, str]:
     """Name → label of everything this page can sweep: every registered algorithm (each private
     one calibrated to the row-level ε axis, whatever its budget kind; the non-private reference

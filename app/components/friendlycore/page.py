@@ -112,7 +112,7 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
-                           "slower)", key=explore_live.VECTOR, value=False)
+                           "slower)", key=keys.STORYBOARD_VECTOR, value=False)
         live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
                               key=STORYBOARD_LIVE)
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
@@ -236,7 +236,6 @@ def config_json(ds, cfg: run.RunConfig, params: Mapping[str, Any], statement=Non
         out["note"] = ("Uploaded data is not included, nor its row count or any fingerprint of it: "
                        "only the file name, the chosen columns and what you declared.")
     return json.dumps(out, indent=2, default=str)
-
 
 
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
