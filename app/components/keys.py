@@ -52,11 +52,6 @@ def _declare(name: str, value_type: Any, doc: str) -> Key[Any]:
 
 
 # ----------------------------------------------------------------------------- state (whole app)
-PARAMS: Key[dict] = _declare("params", dict, "the canonical parameters (app/components/state.py)")
-URL_NOTICES: Key[list] = _declare("_url_notices", list, "URL values that were ignored, shown once")
-LAST_QUERY: Key[dict] = _declare("_last_query", dict, "the query string the app last wrote")
-LINK_RHO: Key[float] = _declare(
-    "_link_rho", float, "an old link's own budget ρ while it applies (the one old-link reader)")
 PAGES: Key[dict] = _declare("_pages", dict, "page name → st.Page (st.navigation's pages)")
 GOTO_EXPLORE: Key[bool] = _declare(
     "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")

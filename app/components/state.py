@@ -22,21 +22,24 @@ from typing import Any
 import streamlit as st
 
 import dpviz
-from app.components import keys
+from app.components.keys import Key
 
 #: The one algorithm the app names outside its family folder: Explore's default (issue 33).
 DEFAULT_ALGORITHM = "friendlycore"
 
-_PARAMS_KEY = keys.PARAMS
-_NOTICES_KEY = keys.URL_NOTICES
-_LAST_QUERY_KEY = keys.LAST_QUERY
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_PARAMS_KEY: Key[dict] = Key("params", dict, "the canonical parameters (app/components/state.py)")
+_NOTICES_KEY: Key[list] = Key("_url_notices", list, "URL values that were ignored, shown once")
+_LAST_QUERY_KEY: Key[dict] = Key("_last_query", dict, "the query string the app last wrote")
 #: The one old-link reader of ρ (issue 33): a link made with the old ρ slider (flat ``rho=`` or
 #: ``<algorithm>.rho=``) carries an own budget ρ (with the link's δ). It is kept here, and only
 #: here, until a target is set (ε or δ moved, :func:`update`): the algorithm's page, which knows
 #: the dataset's public inputs, converts it by the plan's rule (``dpviz.registry.budget_from_rho``
 #: then ``plan_at_budget``) into the row-level ε the slider shows, and runs that same budget, so an
 #: old link opens the same run. ρ is no parameter, no URL key the app writes, no readout.
-LINK_RHO = keys.LINK_RHO
+LINK_RHO: Key[float] = Key(
+    "_link_rho", float, "an old link's own budget ρ while it applies (the one old-link reader)")
 
 
 def _is_rho_key(url_name: str) -> bool:
