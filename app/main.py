@@ -30,7 +30,8 @@ slider (``rho=``) is read once (``state.LINK_RHO``); the app never writes a ρ. 
 (or another session) shows the same view; uploaded data is never in the link.
 
 Session keys (the app's state between reruns, and every widget key below) are declared once, with
-the type of each value, in ``app/components/keys.py``.
+the type of each value, by the module that uses them (a block "Session keys this module owns" at
+its top); the few that more than one module uses are in ``app/components/keys.py``.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------

@@ -1,9 +1,20 @@
-"""The app's session-state keys, declared once with the type of each value (issue 38, item 4).
+"""The session keys more than one module uses, and :class:`Key`, the typed key every module
+declares its own keys with (issue 38 item 4; issue 45 item 4).
 
-A :class:`Key` is the key string itself (``st.session_state[keys.PARAMS]``, ``key=keys.EPS_SLIDER``
-work as the literal did) and carries the type of what is stored under it and one line on what it
-holds. Pages and components use these names, not literals; ``tests/app/test_keys.py`` checks that
-every key declared here is used by the app and that no module it covers spells one as a literal.
+A :class:`Key` is the key string itself (``st.session_state[KEY]``, ``key=keys.EPS_SLIDER`` work
+as the literal did) and carries the type of what is stored under it and one line on what it holds.
+A key one module uses is declared by that module, at its top, in a block headed "Session keys this
+module owns"::
+
+    RELEASE_K: Key[int] = Key("release_k", int, "number_input: k, bound to the app's parameters")
+
+This module declares only the keys two or more modules read or write: the cross-page state, the
+containers both Explore views draw (the browser tests find them by one class whatever the
+algorithm), and the widgets :mod:`app.components.a11y` checks on every page. A key that comes to
+be used by a second module moves here. ``tests/app/test_keys.py`` reads every module's
+declarations and checks that each key is declared once, with a type and a description; that no
+module spells a key as a literal; that this module holds only shared keys; and that no module
+uses a key another module owns.
 
 Two kinds:
 
@@ -11,13 +22,10 @@ Two kinds:
 * **widget** keys: a widget's value (Streamlit stores it under its ``key``) and its container in
   the browser (``.st-key-<key>``); the browser tests find them by that class.
 
-A key built per algorithm, column, slot or index has its **prefix** declared here (its doc starts
-with "prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that
-builds it writes ``f"{keys.CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is
-given (``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
-
-A family folder's own keys (``app/components/<family>/``) and the modules that name their keys as
-module constants built from these are listed in :data:`ALL` too.
+A key built per algorithm, column, slot or index has its **prefix** declared (its doc starts with
+"prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that builds it
+writes ``f"{CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is given
+(``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ class Key(str, Generic[T]):
         return key
 
 
-#: Every declared key by its string.
+#: Every key declared here by its string (the shared keys; an owner's keys are in its module).
 ALL: dict[str, Key[Any]] = {}
 
 
@@ -51,24 +59,20 @@ def _declare(name: str, value_type: Any, doc: str) -> Key[Any]:
     return key
 
 
-# ----------------------------------------------------------------------------- state (whole app)
-PAGES: Key[dict] = _declare("_pages", dict, "page name → st.Page (st.navigation's pages)")
+# ----------------------------------------------------------------------------- state across pages
+PAGES: Key[dict] = _declare(
+    "_pages", dict, "page name → st.Page (st.navigation's pages; main.py, read by the pages' links)")
 GOTO_EXPLORE: Key[bool] = _declare(
     "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")
 DATA_CHANGED: Key[bool] = _declare(
-    "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
+    "_data_changed", bool, "the dataset changed (Data's picker, Explore's form): apply its suggested "
+    "k, t, r_min on the next run")
 
-# ----------------------------------------------------------------------------- state (Explore)
-
-# ----------------------------------------------------------------------------- state (other pages)
-
-# ----------------------------------------------------------------------------- widgets (Explore)
-EPS_SLIDER: Key[float] = _declare(
-    "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
+# ----------------------------------------------------------------------------- Explore: both views
+# The generic view (algorithm_view.py) and FriendlyCore's (friendlycore/page.py) draw these under
+# one key, so a browser test finds them whatever the algorithm.
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
-
-# ----------------------------------------------------------------------------- Explore (any algorithm)
 EXPLORE_ERROR: Key[Any] = _declare(
     "explore_error", object, "container: a parameter error (the previous result stays)")
 RUN_STATUS: Key[Any] = _declare("run_status", object, "container: success / fallback / failure of the run")
@@ -81,45 +85,20 @@ OWN_BUDGET_READOUT: Key[Any] = _declare(
 STEP_MODE: Key[bool] = _declare("step_mode", bool, "toggle: step through the storyboard one panel at a time")
 DL_CENTERS: Key[bool] = _declare("dl_centers", bool, "download_button: the centers as CSV")
 DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger as CSV")
-
-# ----------------------------------------------------------------------------- Explore (FriendlyCore's page)
 STORYBOARD_VECTOR: Key[bool] = _declare(
-    "storyboard_vector", bool, "toggle: WebGL points with hover instead of images")
+    "storyboard_vector", bool, "toggle (FriendlyCore's page, read by its live panel): WebGL points "
+    "with hover instead of images")
 
+# ----------------------------------------------------------------------------- Data
+CSV_UPLOAD: Key[Any] = _declare(
+    "csv_upload", object, "file_uploader: the CSV file (Data's upload panel; the page reads its file id)")
 
-# ----------------------------------------------------------------------------- Data page
-CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV file (Data's upload panel)")
-
-# ----------------------------------------------------------------------------- Data page: the source picker
+# ----------------------------------------------------------------------------- widgets a11y.py checks
+# Each page's main control, whose accessible name app/components/a11y.py checks (and its page draws).
+EPS_SLIDER: Key[float] = _declare(
+    "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
 SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
-
-# ----------------------------------------------------------------------------- Data page: the server path
-
-
-# ----------------------------------------------------------------------------- Budget page
 BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
-
-# ----------------------------------------------------------------------------- Compare page
 COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
-
-
-# ----------------------------------------------------------------------------- Release page
-
-
-# ----------------------------------------------------------------------------- Generate page (DPGM)
-
-# ----------------------------------------------------------------------------- Mixtures page
-
-
-# ----------------------------------------------------------------------------- Learn page
 MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is IN")
-
-# ----------------------------------------------------------------------------- Present page
 PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
-
-# ----------------------------------------------------------------------------- components
-
-
-def describe() -> str:
-    """One line per declared key: ``name`` (type): what it holds (for docs and ``app/main.py``)."""
-    return "\n".join(f"``{k}`` ({k.value_type.__name__}): {k.doc}" for k in ALL.values())
