@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from app.components.friendlycore import knobs
 from app.components.keys import Key
 
 # Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
@@ -23,10 +24,11 @@ ORACLES = {"kmeans++": "k-means++ (scikit-learn KMeans)", "pca": "PCA oracle (Ga
 PRESETS = {"practical": "practical (tuned, sound)", "paper": "paper-formal constants",
            "reference": "reference"}
 
-#: Parameter → (widget key, conversion of the widget's value) of this family's fields.
+#: Parameter → (widget key, conversion of the widget's value) of this family's fields: the
+#: parameters' names and types from the knobs' table (:mod:`app.components.friendlycore.knobs`).
 FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "t": (EX_T, int), "oracle": (EX_ORACLE, str), "rmin": (EX_RMIN, float),
-    "preset": (EX_PRESET, str)}
+    knob.param: (widget, knob.kind) for knob, widget in (
+        (knobs.T, EX_T), (knobs.ORACLE, EX_ORACLE), (knobs.R_MIN, EX_RMIN), (knobs.PRESET, EX_PRESET))}
 #: Whole-number fields checked by the form itself: (parameter, widget key, label, low, high).
 #: None here: t has its own check (0 is automatic, :func:`check`).
 LIMITS: tuple[tuple[str, str, str, int, int], ...] = ()

@@ -40,7 +40,7 @@ from app.components import (
     state,
 )
 from app.components import run as shared
-from app.components.friendlycore import lesson, run
+from app.components.friendlycore import knobs, lesson, run
 from app.components.friendlycore import live as explore_live
 from app.components.keys import Key
 from dpviz.privacy.release import jsonable
@@ -273,8 +273,7 @@ def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, r
     page's exact ρ and tuples (``run.redraw``): at a vacuous ρ no row-level target exists."""
     spec = dpviz.registry.get("friendlycore")
     view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
-    p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
-                         r_min=cfg.r_min)
+    p = cfg.fc_params()
     pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
@@ -292,15 +291,16 @@ def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, r
 def fallback_toggle(key: str = FALLBACK_TOGGLE) -> bool:
     """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
     does not form releases no centers instead of the grid summary's."""
-    state.seed_widget("fb", key)
+    fb = knobs.FALLBACK.param
+    state.seed_widget(fb, key)
     st.toggle("Backup method", key=key,
-              on_change=state.on_change("fb", key, bool),
+              on_change=state.on_change(fb, key, bool),
               help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
                    "grid summary of the rows (a quadtree coreset + weighted k-means) answers "
                    "instead, from the budget share reserved for it. Off: such a run releases no "
                    "centers, so you see FriendlyCore alone. The total ρ is the same either way; "
                    "the readout shows the row-level ε of each.")
-    return bool(state.get("fb"))
+    return bool(state.get(fb))
 
 
 def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
