@@ -45,6 +45,11 @@ import dpviz.sweeps
 import dpviz.viz
 import dpviz.viz.sweeps
 from app.components import jobs
+from app.components.friendlycore import knobs as fc_knobs
+
+#: Explore's tuple knobs a sweep hands every algorithm that has them (FriendlyCore's t, r_min and
+#: oracle, named as in its knobs' table: SweepSpec's field, the parameter, the spec's field).
+_TUPLE_KNOBS = (fc_knobs.T, fc_knobs.R_MIN, fc_knobs.ORACLE)
 
 #: Row-level ε values the pages' range sliders offer (log grid; Budget adds its own ends).
 EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0,
@@ -80,8 +85,8 @@ class SweepSpec:
     def algorithm_params(self) -> dict[str, dict[str, Any]]:
         """Each name's parameters for ``dpviz.sweeps.sweep``: Explore's tuple knobs (t, r_min,
         oracle) to every algorithm that has them (t = 0: the spec's automatic choice)."""
-        knobs = {"n_tuples": self.t, "r_min": self.r_min, "oracle": self.oracle}
-        return {a: _own(a, knobs) for a in self.algorithms}
+        values = {k.field: getattr(self, k.name) for k in _TUPLE_KNOBS}
+        return {a: _own(a, values) for a in self.algorithms}
 
 
 def _own(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,9 +191,10 @@ def explore_target(event) -> dict[str, float] | None:
 
 def spec_for(ds, p: Mapping[str, Any], radius: float, algorithms: tuple[str, ...]) -> SweepSpec:
     """The Budget page's ε sweep for the parameters ``p`` (the URL's) on ``ds``."""
+    tuple_knobs = {k.name: k.kind(p[k.param]) for k in _TUPLE_KNOBS}
     return SweepSpec(ds.content_hash, algorithms, eps_grid(p["blo"], p["bhi"], p["bpts"]),
-                     int(p["breps"]), int(p["k"]), int(p["t"]), float(p["delta"]), float(radius),
-                     float(p["rmin"]), p["oracle"], int(p["seed"]))
+                     int(p["breps"]), int(p["k"]), delta=float(p["delta"]), radius=float(radius),
+                     seed=int(p["seed"]), **tuple_knobs)
 
 
 def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:

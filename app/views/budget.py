@@ -10,6 +10,8 @@ Click a median point to open Explore at exactly that row-level (ε, δ). Sweeps 
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 import dpviz
@@ -120,10 +122,8 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
         top = ds.n
         # the smallest n holds t pieces of k rows (automatic t: the spec's own, at least 2 pieces)
         ns = tuple(sorted({max(max(p["t"], 2) * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
-        return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
-                               int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
-                               p["oracle"], int(p["seed"]), kind="n", ns=ns,
-                               epsilon=float(p["eps"]))
+        return dataclasses.replace(sweep.spec_for(ds, p, float(radius), algos), epsilons=(), kind="n",
+                                   ns=ns, epsilon=float(p["eps"]))
     return sweep.spec_for(ds, p, float(radius), algos)
 
 
