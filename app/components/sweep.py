@@ -48,7 +48,9 @@ from app.components import jobs
 from app.components.friendlycore import knobs as fc_knobs
 
 #: Explore's tuple knobs a sweep hands every algorithm that has them (FriendlyCore's t, r_min and
-#: oracle, named as in its knobs' table: SweepSpec's field, the parameter, the spec's field).
+#: oracle, named as in its knobs' table). ``SweepSpec.algorithm_params`` spells their FCParams
+#: fields itself: its source is part of the precomputed sweeps' code hash (test_fc_knobs checks
+#: it agrees with the table).
 _TUPLE_KNOBS = (fc_knobs.T, fc_knobs.R_MIN, fc_knobs.ORACLE)
 
 #: Row-level ε values the pages' range sliders offer (log grid; Budget adds its own ends).
@@ -85,8 +87,8 @@ class SweepSpec:
     def algorithm_params(self) -> dict[str, dict[str, Any]]:
         """Each name's parameters for ``dpviz.sweeps.sweep``: Explore's tuple knobs (t, r_min,
         oracle) to every algorithm that has them (t = 0: the spec's automatic choice)."""
-        values = {k.field: getattr(self, k.name) for k in _TUPLE_KNOBS}
-        return {a: _own(a, values) for a in self.algorithms}
+        knobs = {"n_tuples": self.t, "r_min": self.r_min, "oracle": self.oracle}
+        return {a: _own(a, knobs) for a in self.algorithms}
 
 
 def _own(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,10 +193,15 @@ def explore_target(event) -> dict[str, float] | None:
 
 def spec_for(ds, p: Mapping[str, Any], radius: float, algorithms: tuple[str, ...]) -> SweepSpec:
     """The Budget page's ε sweep for the parameters ``p`` (the URL's) on ``ds``."""
-    tuple_knobs = {k.name: k.kind(p[k.param]) for k in _TUPLE_KNOBS}
     return SweepSpec(ds.content_hash, algorithms, eps_grid(p["blo"], p["bhi"], p["bpts"]),
                      int(p["breps"]), int(p["k"]), delta=float(p["delta"]), radius=float(radius),
-                     seed=int(p["seed"]), **tuple_knobs)
+                     seed=int(p["seed"]), **tuple_knobs(p))
+
+
+def tuple_knobs(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Explore's tuple knobs in the parameters ``p`` as a sweep's fields (t, r_min, oracle: their
+    names, parameters and types from FriendlyCore's knobs' table)."""
+    return {k.name: k.kind(p[k.param]) for k in _TUPLE_KNOBS}
 
 
 def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:

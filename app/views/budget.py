@@ -10,8 +10,6 @@ Click a median point to open Explore at exactly that row-level (ε, δ). Sweeps 
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 import dpviz
@@ -122,8 +120,9 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
         top = ds.n
         # the smallest n holds t pieces of k rows (automatic t: the spec's own, at least 2 pieces)
         ns = tuple(sorted({max(max(p["t"], 2) * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
-        return dataclasses.replace(sweep.spec_for(ds, p, float(radius), algos), epsilons=(), kind="n",
-                                   ns=ns, epsilon=float(p["eps"]))
+        return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
+                               delta=float(p["delta"]), radius=float(radius), seed=int(p["seed"]),
+                               **sweep.tuple_knobs(p), kind="n", ns=ns, epsilon=float(p["eps"]))
     return sweep.spec_for(ds, p, float(radius), algos)
 
 

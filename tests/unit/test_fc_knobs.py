@@ -91,3 +91,18 @@ def test_compares_handoff_opens_the_comparisons_fcparams():
         want = dataclasses.replace(params, n_tuples=params.n_tuples or auto_n_tuples(20_000, 4),
                                    r_min=params.r_min or 2e-3)
         assert got == want
+
+
+def test_budgets_sweep_hands_the_tables_tuple_knobs_to_fcparams():
+    """Budget's sweep reads t, r_min and the oracle through the table, and its per-algorithm
+    parameters (spelled in ``SweepSpec.algorithm_params``, whose source the precomputed sweeps'
+    code hash covers) are those knobs' FCParams fields."""
+    from types import SimpleNamespace
+
+    from app.components import sweep
+
+    p = _params({**OLD, "k": "4"})
+    spec = sweep.spec_for(SimpleNamespace(content_hash="h"), p, 1.0, ("friendlycore",))
+    assert (spec.t, spec.r_min, spec.oracle) == (300, 0.002, "pca")
+    assert spec.algorithm_params()["friendlycore"] == {
+        k.field: getattr(WANT, k.field) for k in (knobs.T, knobs.R_MIN, knobs.ORACLE)}
