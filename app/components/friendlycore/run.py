@@ -68,7 +68,8 @@ class RunConfig:
     def fc_params(self, *, stage_only: bool = False) -> FCParams:
         """FriendlyCore's parameters of this run (all knobs, or the tuple stage's only), through
         the knobs' table (:func:`knobs.fc_params`)."""
-        return knobs.fc_params({k.name: getattr(self, k.name) for k in knobs.KNOBS}, stage_only=stage_only)
+        values = {k.name: k.kind(getattr(self, k.name)) for k in knobs.KNOBS}
+        return knobs.fc_params(values, stage_only=stage_only)
 
     def stage_key(self, ds) -> tuple:
         """The runner's key of this run's tuple stage (:func:`simulation.stage_key`)."""
