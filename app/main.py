@@ -30,7 +30,8 @@ slider (``rho=``) is read once (``state.LINK_RHO``); the app never writes a ρ. 
 (or another session) shows the same view; uploaded data is never in the link.
 
 Session keys (the app's state between reruns, and every widget key below) are declared once, with
-the type of each value, in ``app/components/keys.py``.
+the type of each value, by the module that uses them (a block "Session keys this module owns" at
+its top); the few that more than one module uses are in ``app/components/keys.py``.
 
 Stable widget keys (locate in the browser as ``.st-key-<key>``)
 ---------------------------------------------------------------
@@ -116,6 +117,12 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.components import a11y, cache, classroom, data_source, keys, rerun_timing, safe, state  # noqa: E402
+from app.components.keys import Key  # noqa: E402
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+DATASET_SUMMARY: Key[object] = Key(
+    "dataset_summary", object, "sidebar container (every page): the current dataset in one line")
 
 classroom.upload_limit()  # classroom mode refuses every upload, however it was switched on (issue 46)
 
@@ -161,7 +168,7 @@ classroom.banner()
 for notice in state.url_notices():
     st.warning(safe.md(notice))  # a link's text is shown as text
 
-with st.sidebar.container(key=keys.DATASET_SUMMARY):
+with st.sidebar.container(key=DATASET_SUMMARY):
     choice = data_source.current()
     if choice.dataset is not None:
         # The Release page states public facts only: never an upload's true row count (issue 25).

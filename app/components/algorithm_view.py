@@ -33,15 +33,48 @@ from app.components import (
     simulation,
     state,
 )
+from app.components.keys import Key
 from dpviz.data.holdout import PublicHoldout, hold_out_public
 from dpviz.registry import AlgorithmSpec, Public, param_fields
 from dpviz.viz.privacy import ledger_figure
 from dpviz.viz.storyboards import ExplorationContext, explorations, story_steps, storyboard_builder
 
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+ALG_FORM_ERROR: Key[str] = Key(
+    "_alg_form_error", str, "the message of a generated parameter form's refused Apply")
+EXPLORATION_FOR: Key[tuple] = Key(
+    "_exploration_for", tuple, "(algorithm, view) whose exploration options are shown")
+EXPLORATION_MEMO: Key[dict] = Key(
+    "_exploration_memo", dict, "(content hash, algorithm) → computed explorations")
+_STEP: Key[int] = Key("_story_step", int, "the step-through's current panel")
+PICKER_KEY: Key[str] = Key("ex_algorithm", str, "the algorithm Explore shows")
+ALG_FORM: Key[object] = Key(
+    "alg_form_", object, "prefix: another algorithm's generated sidebar form, alg_form_<algorithm>")
+ALG_APPLY: Key[bool] = Key("alg_apply", bool, "form_submit_button: Apply of a generated form")
+ALG_PARAM: Key[object] = Key(
+    "algp_", object, "prefix: a generated form's field (its value), algp_<algorithm>_<field>")
+ALG_PUBLIC_PCT: Key[int] = Key(
+    "algpub_", int, "prefix: slider, the share of rows declared public, algpub_<algorithm>")
+PUBLIC_ROWS_NOTE: Key[object] = Key(
+    "public_rows_note", object, "sidebar container: the warning that the declared-public rows get no privacy")
+PLAIN_PRIVACY: Key[object] = Key("plain_privacy", object, "container: the guarantee in plain words")
+ALG_VIEW: Key[str] = Key("alg_view", str, "segmented_control: a generic algorithm's view picker")
+ALG_STORYBOARD: Key[object] = Key("alg_storyboard", object, "chart: a generic algorithm's storyboard")
+STEP_PREV: Key[bool] = Key("step_prev", bool, "button: the step-through's previous panel")
+STEP_NEXT: Key[bool] = Key("step_next", bool, "button: the step-through's next panel")
+STEP_NARRATION: Key[object] = Key("step_narration", object, "container: the step's sentence of narration")
+STORYBOARD_STEP: Key[object] = Key("storyboard_step", object, "chart: the step-through's one panel")
+EXPLORATION: Key[object] = Key("exploration", object, "container: a registered exploration's charts")
+EXPLORATION_OPTION: Key[object] = Key(
+    "explore_opt_", object, "prefix: an exploration's option widget, explore_opt_<algorithm>_<option>")
+EXPLORATION_COMPUTE: Key[bool] = Key(
+    "explore_compute_", bool, "prefix: button, compute an exploration, explore_compute_<algorithm>")
+EXPLORATION_CHART: Key[object] = Key(
+    "alg_exploration_", object, "prefix: an exploration's chart, alg_exploration_<title> (then _<i>)")
+
 #: The row-level ε target on a log-like grid (one grid for every algorithm, FriendlyCore included).
 EPS_GRID = controls.EPS_GRID
-
-PICKER_KEY = keys.ALGORITHM_PICKER
 
 
 def _label(spec: AlgorithmSpec) -> str:
@@ -85,7 +118,7 @@ def algorithm_picker(d: int) -> AlgorithmSpec:
 
 
 def _widget_key(spec: AlgorithmSpec, field: str) -> str:
-    return f"{keys.ALG_PARAM}{spec.name}_{field}"
+    return f"{ALG_PARAM}{spec.name}_{field}"
 
 
 def _current(spec: AlgorithmSpec) -> dict[str, Any]:
@@ -127,9 +160,9 @@ def _apply(spec: AlgorithmSpec) -> None:
     try:
         spec.make_params(**values)
     except (ValueError, TypeError) as exc:
-        st.session_state[keys.ALG_FORM_ERROR] = safe.md(exc)  # may quote a URL value
+        st.session_state[ALG_FORM_ERROR] = safe.md(exc)  # may quote a URL value
         return
-    st.session_state.pop(keys.ALG_FORM_ERROR, None)
+    st.session_state.pop(ALG_FORM_ERROR, None)
     defaults = {f.name: f.default for f, _ in param_fields(spec.params)}
     for name, v in values.items():
         key = state.algorithm_key(spec.name, name)
@@ -155,12 +188,12 @@ def params_form(spec: AlgorithmSpec, pub: Public | None = None) -> None:
     its automatic default is labelled "automatic (value)" from the spec's ``auto_values``."""
     values = _current(spec)
     auto = _auto_values(spec, values, pub)
-    with st.sidebar.form(f"{keys.ALG_FORM}{spec.name}"):
+    with st.sidebar.form(f"{ALG_FORM}{spec.name}"):
         st.markdown(f"**{spec.title}** settings")
         for f, h in param_fields(spec.params):
             _field_widget(spec, f, h, values[f.name], auto.get(f.name))
-        st.form_submit_button("Apply", key=keys.ALG_APPLY, type="primary", on_click=_apply, args=(spec,))
-    err = st.session_state.get(keys.ALG_FORM_ERROR)
+        st.form_submit_button("Apply", key=ALG_APPLY, type="primary", on_click=_apply, args=(spec,))
+    err = st.session_state.get(ALG_FORM_ERROR)
     if err:
         st.sidebar.error(err)
 
@@ -174,7 +207,7 @@ PUBLIC_MAX_PERCENT = 50
 
 
 def _public_key(spec: AlgorithmSpec) -> str:
-    return f"{keys.ALG_PUBLIC_PCT}{spec.name}"
+    return f"{ALG_PUBLIC_PCT}{spec.name}"
 
 
 def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
@@ -192,7 +225,7 @@ def public_control(spec: AlgorithmSpec, n: int) -> PublicHoldout | None:
                            "(kernel k-means then starts from random points in the ball, less accurately).")
         return None
     split = hold_out_public(n, pct / 100.0, rng=PUBLIC_SPLIT_SEED)
-    with st.sidebar.container(key=keys.PUBLIC_ROWS_NOTE):
+    with st.sidebar.container(key=PUBLIC_ROWS_NOTE):
         st.warning(f"{split.n_public:,} rows ({pct}%, drawn once at random with seed {PUBLIC_SPLIT_SEED}) "
                    f"are declared PUBLIC: they get **no privacy**, and the algorithm may read them "
                    f"freely. The private run uses only the other {split.n_private:,} rows, and the "
@@ -308,7 +341,7 @@ def exploration_context(ds, spec: AlgorithmSpec, p: Any, pub: Public, result, ep
 
     X, _ = _rows(ds, public)
     labels = ds.labels if ds.labels is None or public is None else ds.labels[public.private_idx]
-    memo = st.session_state.setdefault(keys.EXPLORATION_MEMO, {}).setdefault((ds.content_hash, spec.name), {})
+    memo = st.session_state.setdefault(EXPLORATION_MEMO, {}).setdefault((ds.content_hash, spec.name), {})
     return ExplorationContext(result=result, X=X, pub=pub, params=p, epsilon=eps, delta=delta,
                               seed=seed, simulate=lambda epsilon=None, delta=None, seed=None, draw=None,
                               **kw: other(epsilon, delta, seed, draw, **kw),
@@ -323,7 +356,7 @@ def _options(view) -> Any:
     cols = st.columns(len(fields)) if fields else []
     values = {}
     for col, (f, h) in zip(cols, fields, strict=True):
-        key = f"{keys.EXPLORATION_OPTION}{view.algorithm}_{f.name}"
+        key = f"{EXPLORATION_OPTION}{view.algorithm}_{f.name}"
         label = h.label or f.name
         with col:
             if isinstance(f.default, bool):
@@ -337,9 +370,6 @@ def _options(view) -> Any:
     return view.options(**values)
 
 
-_STEP = keys.STORY_STEP
-
-
 def step_through(steps, result, X, *, reference_centers=None, projector=None) -> None:
     """Prev/Next through an algorithm's registered steps (``dpviz.viz.storyboards.story_steps``),
     one panel at a time with a sentence of narration; the list of steps shows where you are. The
@@ -350,11 +380,11 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
         st.session_state[_STEP] = (int(st.session_state.get(_STEP, 0)) + delta) % len(steps)
 
     c1, c2, c3 = st.columns([1, 1, 6])
-    c1.button("◀ Prev", key=keys.STEP_PREV, on_click=move, args=(-1,), disabled=i == 0, width="stretch")
-    c2.button("Next ▶", key=keys.STEP_NEXT, on_click=move, args=(1,), disabled=i == len(steps) - 1,
+    c1.button("◀ Prev", key=STEP_PREV, on_click=move, args=(-1,), disabled=i == 0, width="stretch")
+    c2.button("Next ▶", key=STEP_NEXT, on_click=move, args=(1,), disabled=i == len(steps) - 1,
               width="stretch")
     step = steps[i]
-    with c3, st.container(key=keys.STEP_NARRATION):
+    with c3, st.container(key=STEP_NARRATION):
         st.markdown(f"**Panel {i + 1} of {len(steps)} — ({step.key})**"
                     + ("" if step.paper_step is None else f" · paper step {step.paper_step}")
                     + f" {step.narration}")
@@ -362,7 +392,7 @@ def step_through(steps, result, X, *, reference_centers=None, projector=None) ->
     kw = {} if projector is None else {"projector": projector}
     fig = step.builder(result, X, reference_centers=reference_centers, max_points=2_000, **kw)
     fig.update_layout(height=460, margin=dict(l=55, r=10, t=60, b=45), legend=dict(orientation="h", y=-0.15))
-    a11y.chart(fig, key=keys.STORYBOARD_STEP, where=left)
+    a11y.chart(fig, key=STORYBOARD_STEP, where=left)
     right.markdown("\n".join(f"- **▶ ({s.key}) {s.caption}**" if j == i else f"- ({s.key}) {s.caption}"
                               for j, s in enumerate(steps)))
 
@@ -378,10 +408,10 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
     if view.compute_label is not None:
         want = (view.algorithm, view.title, ctx.epsilon, ctx.delta, ctx.seed, repr(ctx.params), repr(options),
                 ctx.pub)
-        if st.button(view.compute_label, key=f"{keys.EXPLORATION_COMPUTE}{view.algorithm}",
+        if st.button(view.compute_label, key=f"{EXPLORATION_COMPUTE}{view.algorithm}",
                      icon=":material/casino:"):
-            st.session_state[keys.EXPLORATION_FOR] = want
-        if st.session_state.get(keys.EXPLORATION_FOR) != want:
+            st.session_state[EXPLORATION_FOR] = want
+        if st.session_state.get(EXPLORATION_FOR) != want:
             st.info(f"Press **{view.compute_label}** to compute this view (a simulation).")
             return
     try:
@@ -391,11 +421,11 @@ def show_exploration(view, ctx: ExplorationContext) -> None:
         st.error(safe.md(exc))
         return
     figs = list(figs) if isinstance(figs, (list, tuple)) else [figs]
-    with st.container(key=keys.EXPLORATION):
+    with st.container(key=EXPLORATION):
         # two per row; an odd last one takes the full width
         slots = [c for _ in range(len(figs) // 2) for c in st.columns(2)] + [st.container()] * (len(figs) % 2)
         for i, (slot, fig) in enumerate(zip(slots, figs, strict=False)):
-            a11y.chart(fig, key=f"{keys.EXPLORATION_CHART}{view.title}" + (f"_{i}" if i else ""), where=slot)
+            a11y.chart(fig, key=f"{EXPLORATION_CHART}{view.title}" + (f"_{i}" if i else ""), where=slot)
 
 
 def render(ds, spec: AlgorithmSpec, radius: float) -> None:
@@ -431,7 +461,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
                         public=public)
     with c1, st.container(key=keys.OWN_BUDGET_READOUT):
         own_budget_readout(spec, result)
-    with c1, st.container(key=keys.PLAIN_PRIVACY):
+    with c1, st.container(key=PLAIN_PRIVACY):
         plain_privacy(result)
     st.info("Simulation — not a release: seeded and reproducible from the URL, so do not publish "
             "these numbers.", icon=":material/science:")
@@ -439,7 +469,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
     ref = run.reference(ds, k) if ds.n >= k else None
     _tiles(ds, result, ref)
     extra = {v.title: v for v in explorations(spec.name)}
-    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key=keys.ALG_VIEW,
+    view = st.segmented_control("View", ("Storyboard", *extra, "Privacy", "Downloads"), key=ALG_VIEW,
                                 default="Storyboard", required=True, label_visibility="collapsed")
     ref_centers = ref.centers if ref is not None else ds.true_centers
     if view == "Storyboard":
@@ -448,7 +478,7 @@ def render(ds, spec: AlgorithmSpec, radius: float) -> None:
             step_through(steps, result, _rows(ds, public)[0], reference_centers=ref_centers)
         else:
             fig = storyboard_builder(spec.name)(result, _rows(ds, public)[0], reference_centers=ref_centers)
-            a11y.chart(fig, key=keys.ALG_STORYBOARD)
+            a11y.chart(fig, key=ALG_STORYBOARD)
     elif view in extra:
         show_exploration(extra[view], exploration_context(ds, spec, p, pub, result, eps, delta, ref_centers,
                                                           public))

@@ -36,7 +36,11 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from app.components import keys
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+CACHE: Key[object] = Key("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
 
 T = TypeVar("T")
 
@@ -49,7 +53,7 @@ SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4,
 
 def session_lru(name: str) -> OrderedDict:
     """The per-session LRU called ``name`` (created on first use)."""
-    key = f"{keys.CACHE}{name}"
+    key = f"{CACHE}{name}"
     if key not in st.session_state:
         st.session_state[key] = OrderedDict()
     return st.session_state[key]

@@ -21,8 +21,14 @@ from pathlib import Path
 import streamlit as st
 from streamlit import config as st_config
 
-from app.components import keys
+from app.components.keys import Key
 from dpviz.serve import classroom_on
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+CLASSROOM_BANNER: Key[object] = Key("classroom_banner", object, "container: the classroom mode's banner")
+CLASSROOM_RELEASE_OFF: Key[object] = Key(
+    "classroom_release_off", object, "container: /release in classroom mode says it is off")
 
 BANNER = ("**Classroom mode.** This server is set up for a class: every run is a seeded simulation "
           "on public example data. Uploads, the Release page and persistent privacy ledgers are "
@@ -69,7 +75,7 @@ def upload_limit() -> None:
 def banner() -> None:
     """The classroom notice at the top of every page (nothing outside classroom mode)."""
     if on():
-        with st.container(key=keys.CLASSROOM_BANNER):
+        with st.container(key=CLASSROOM_BANNER):
             st.info(BANNER, icon=":material/school:")
 
 
@@ -83,6 +89,6 @@ RELEASE_OFF = ("**The Release page is turned off in classroom mode.** This serve
 def release_off() -> None:
     """The page at ``/release`` in classroom mode: why there is no Release page here."""
     st.title("Release")
-    with st.container(key=keys.CLASSROOM_RELEASE_OFF):
+    with st.container(key=CLASSROOM_RELEASE_OFF):
         st.info(RELEASE_OFF, icon=":material/lock:")
 

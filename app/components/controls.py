@@ -13,6 +13,17 @@ from typing import Any
 import streamlit as st
 
 from app.components import keys, state
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+DELTA_SELECT: Key[float] = Key("delta_select", float, "select_slider: δ, powers of ten")
+RHO_ENTRY: Key[float] = Key(
+    "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
+RHO_ENTRY_NOTE: Key[str] = Key(
+    "_rho_entry_note", str, "the sentence of the last typed ρ's conversion (ρ, δ → ε, δ)")
+RHO_ENTRY_NOTE_BOX: Key[object] = Key(
+    "rho_entry_note", object, "container: the sentence of the last typed ρ's conversion")
 
 #: ρ on a log grid: 10 steps per decade from 10⁻³ to 10 (values rounded to 3 digits); the Learn
 #: and Budget pages' ρ axes.
@@ -120,7 +131,7 @@ def delta_neighbours(delta: float) -> tuple[float, ...]:
     return _neighbours(DELTA_GRID, delta)
 
 
-def delta_select(key: str = keys.DELTA_SELECT, *, label: str = "δ (failure probability)") -> float:
+def delta_select(key: str = DELTA_SELECT, *, label: str = "δ (failure probability)") -> float:
     """δ as a power of ten."""
     delta = float(state.get("delta"))
     state.seed_widget("delta", key)
@@ -142,21 +153,21 @@ def _convert_typed_rho(guarantee: Callable[[float, float], Any]) -> None:
     (``guarantee(rho, delta)``: ``budget_from_rho`` → ``plan_at_budget``) into the row-level target
     (ε, δ) the run is then planned from; the note says both. A budget whose row-level δ is above
     :data:`MAX_TARGET_DELTA` promises next to nothing per row: refused, with the reason."""
-    rho, delta = st.session_state.get(keys.RHO_ENTRY), float(state.get("delta"))
+    rho, delta = st.session_state.get(RHO_ENTRY), float(state.get("delta"))
     if rho is None or not rho > 0:
         return
     try:
         g = guarantee(float(rho), delta)
     except ValueError as exc:
-        st.session_state[keys.RHO_ENTRY_NOTE] = f"ρ = {rho:g} was not converted: {exc}"
+        st.session_state[RHO_ENTRY_NOTE] = f"ρ = {rho:g} was not converted: {exc}"
         return
     if g.delta > MAX_TARGET_DELTA:
-        st.session_state[keys.RHO_ENTRY_NOTE] = (
+        st.session_state[RHO_ENTRY_NOTE] = (
             f"ρ = {rho:g} (δ = {fmt_delta(delta)}) guarantees only δ = {g.delta:.2g} per row (above "
             f"{MAX_TARGET_DELTA:g}): no target is set from it; lower ρ.")
         return
     state.update(eps=float(g.eps), delta=float(g.delta))
-    st.session_state[keys.RHO_ENTRY_NOTE] = (
+    st.session_state[RHO_ENTRY_NOTE] = (
         f"Typed ρ = {rho:g} with δ = {fmt_delta(delta)}: converted once by the plan's rule into the "
         f"row-level target ε = {g.eps:.3g}, δ = {g.delta:.2g}, which the run is planned from (its own "
         "budget is the readout below).")
@@ -167,13 +178,13 @@ def rho_entry(guarantee: Callable[[float, float], Any], *, title: str = "Think i
     row-level target by the plan's rule (:func:`_convert_typed_rho`); the page shows both."""
     with st.expander(title):
         st.number_input("ρ (zCDP, with the δ above)", min_value=0.0, value=None, format="%.4g",
-                        key=keys.RHO_ENTRY, on_change=_convert_typed_rho, args=(guarantee,),
+                        key=RHO_ENTRY, on_change=_convert_typed_rho, args=(guarantee,),
                         help="Converted once into the row-level (ε, δ) this own budget guarantees "
                              "(dpviz.registry.budget_from_rho, then the plan's guarantee); the ε "
                              "slider and δ then show that target. No ρ is kept.")
-        note = st.session_state.get(keys.RHO_ENTRY_NOTE)
+        note = st.session_state.get(RHO_ENTRY_NOTE)
         if note:
-            with st.container(key=keys.RHO_ENTRY_NOTE_BOX):
+            with st.container(key=RHO_ENTRY_NOTE_BOX):
                 st.caption(note)
 
 

@@ -12,6 +12,24 @@ import streamlit as st
 
 import dpviz.data
 from app.components import data_source, dataset_picker, families, keys, state
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+KEEP_K: Key[int] = Key("_keep_k", int, "a k typed with a new dataset (kept over its suggestion)")
+_ERRORS: Key[dict] = Key(
+    "_explore_form_errors", dict, "widget key → message of the last Apply")
+_SUBMITTED: Key[dict] = Key(
+    "_explore_form_submitted", dict, "t, k, r_min as the user typed them in the last Apply")
+_SEEN: Key[dict] = Key(
+    "_explore_seen_settings", dict, "t, k, r_min and the dataset Explore last showed")
+EX_DATASET: Key[str] = Key("ex_dataset", str, "sidebar form: the dataset option")
+EX_N: Key[int] = Key("ex_n", int, "sidebar form: rows to generate")
+EX_K: Key[int] = Key("ex_k", int, "sidebar form: k")
+EX_RADIUS: Key[float] = Key("ex_radius", float, "sidebar form: the public radius Λ (0 = declared)")
+EX_SEED: Key[int] = Key("ex_seed", int, "sidebar form: the run seed")
+EXPLORE_FORM: Key[object] = Key("explore_form", object, "form: Explore's sidebar form (FriendlyCore's)")
+EX_APPLY: Key[bool] = Key("ex_apply", bool, "form_submit_button: Apply of the sidebar form")
 
 
 def dataset_options() -> dict[str, str]:
@@ -54,10 +72,8 @@ def _set_dataset(option: str) -> bool:
 #: The form's numeric fields: (parameter, widget key, label in the UI, low, high). The widgets
 #: themselves take any number, so an out-of-range value gets a message next to its field (a
 #: bounded st.number_input only turns red in the browser and submits nothing, silently).
-LIMITS = (("n", keys.EX_N, "n", 50, 500_000), ("k", keys.EX_K, "k", 1, 50),
-          ("seed", keys.EX_SEED, "Seed", 0, 2**31 - 2))
-_ERRORS = keys.EXPLORE_FORM_ERRORS
-_SUBMITTED = keys.EXPLORE_FORM_SUBMITTED
+LIMITS = (("n", EX_N, "n", 50, 500_000), ("k", EX_K, "k", 1, 50),
+          ("seed", EX_SEED, "Seed", 0, 2**31 - 2))
 
 
 def field_errors() -> dict[str, str]:
@@ -92,10 +108,10 @@ def _apply() -> None:
     if errors:  # keep every parameter (and the result on screen) as it was
         return
     k_before = state.get("k")
-    changed = _set_dataset(ss[keys.EX_DATASET])
+    changed = _set_dataset(ss[EX_DATASET])
     form = family_form()
-    fields = {"n": (keys.EX_N, int), "k": (keys.EX_K, int), "radius": (keys.EX_RADIUS, _radius),
-              "seed": (keys.EX_SEED, int), **(form.FIELDS if form else {})}
+    fields = {"n": (EX_N, int), "k": (EX_K, int), "radius": (EX_RADIUS, _radius),
+              "seed": (EX_SEED, int), **(form.FIELDS if form else {})}
     state.commit({name: f for name, f in fields.items() if f[0] in ss})()
     ss[_SUBMITTED] = {name: state.get(name) for name in ("t", "k", "rmin")}
     if changed:
@@ -103,14 +119,13 @@ def _apply() -> None:
         # changed k in the same Apply.
         st.session_state[keys.DATA_CHANGED] = True
         if state.get("k") != k_before:
-            st.session_state[keys.KEEP_K] = state.get("k")
+            st.session_state[KEEP_K] = state.get("k")
 
 
 def _radius(v):
     return None if v is None or v <= 0 else float(v)
 
 
-_SEEN = keys.EXPLORE_SEEN
 _WHY = {
     "t": "t (pieces) is at most n/(5k), so each piece keeps about 5k rows for the oracle to find k "
          "clusters, and at most the paper's 200",
@@ -127,7 +142,7 @@ def sync_run_defaults(ds) -> list[str]:
     without the user typing it: after a dataset change (with the reason), or from a link or
     another page (Compare, Budget). Issue 16: t went 200 → 3 for iris silently.
     """
-    keep_k = st.session_state.pop(keys.KEEP_K, None)
+    keep_k = st.session_state.pop(KEEP_K, None)
     data_changed = bool(st.session_state.get(keys.DATA_CHANGED))
     dataset_picker.sync_run_defaults(ds)
     if keep_k is not None:
@@ -180,7 +195,7 @@ def sidebar_form(algorithm: str | None = None) -> None:
     opts = dataset_options()
     if current_option() not in opts:
         opts[current_option()] = current_option()
-    widgets = {"n": keys.EX_N, "k": keys.EX_K, "radius": keys.EX_RADIUS, "seed": keys.EX_SEED}
+    widgets = {"n": EX_N, "k": EX_K, "radius": EX_RADIUS, "seed": EX_SEED}
     own = {name: key for name, (key, _conv) in (form.FIELDS if form else {}).items()}
     widgets |= own
     for key in _shown_keys() - set(own.values()):  # not shown: Apply would commit them
@@ -188,35 +203,35 @@ def sidebar_form(algorithm: str | None = None) -> None:
     for name, key in widgets.items():
         state.seed_widget(name, key, in_form=True)
     want = current_option()
-    if st.session_state.get(keys.EX_DATASET) != want:
-        st.session_state[keys.EX_DATASET] = want
-    with st.sidebar.form(keys.EXPLORE_FORM):
+    if st.session_state.get(EX_DATASET) != want:
+        st.session_state[EX_DATASET] = want
+    with st.sidebar.form(EXPLORE_FORM):
         st.markdown("**Run settings** (apply to rerun the tuple stage)")
-        st.selectbox("Dataset", list(opts), format_func=opts.get, key=keys.EX_DATASET)
+        st.selectbox("Dataset", list(opts), format_func=opts.get, key=EX_DATASET)
         errors = field_errors()
 
         def message(key: str) -> None:
             _message(errors, key)
 
-        st.number_input("n (generated data only)", step=1000, key=keys.EX_N,
+        st.number_input("n (generated data only)", step=1000, key=EX_N,
                         help="Rows to generate: 50 to 500,000.")
-        message(keys.EX_N)
+        message(EX_N)
         c1, c2 = st.columns(2)
         with c1:
-            st.number_input("k (clusters)", step=1, key=keys.EX_K, help="1 to 50.")
-            message(keys.EX_K)
+            st.number_input("k (clusters)", step=1, key=EX_K, help="1 to 50.")
+            message(EX_K)
         if form:
             with c2:
                 form.beside_k(message)
             form.under_k()
         st.number_input("Public radius Λ (empty = the dataset's declared one)", min_value=0.0,
-                        format="%.6g", key=keys.EX_RADIUS,
+                        format="%.6g", key=EX_RADIUS,
                         help="Rows with norm > Λ are removed (not clipped) before the private "
                              "steps. It must be public (not measured from the data).")
         if form:
             form.after_radius(message)
-        st.number_input("Seed", step=1, key=keys.EX_SEED,
+        st.number_input("Seed", step=1, key=EX_SEED,
                         help="Seeds the pieces, the oracle and the noise. Same seed + same URL = "
                              "same picture.")
-        message(keys.EX_SEED)
-        st.form_submit_button("Apply", key=keys.EX_APPLY, type="primary", on_click=_apply)
+        message(EX_SEED)
+        st.form_submit_button("Apply", key=EX_APPLY, type="primary", on_click=_apply)

@@ -32,7 +32,13 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import keys
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+JOB: Key[object] = Key("_job_", object, "prefix: the session's job (a jobs.Job) in a slot, _job_<slot>")
+JOB_SEEN: Key[tuple] = Key(
+    "_job_seen_", tuple, "prefix: (job id, pieces, done) the poll last saw, _job_seen_<slot>")
 
 
 @dataclass
@@ -162,7 +168,7 @@ def locked(name: Hashable) -> bool:
 
 
 def _slot(slot: str) -> str:
-    return f"{keys.JOB}{slot}"
+    return f"{JOB}{slot}"
 
 
 def current(slot: str) -> Job | None:
@@ -269,7 +275,7 @@ def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label:
         # streamlit#9617, #16708). The last poll of a running job reruns the page, which then
         # draws no fragment.
         if job is not None:
-            st.session_state[f"{keys.JOB_SEEN}{slot}"] = _mark(job)
+            st.session_state[f"{JOB_SEEN}{slot}"] = _mark(job)
         return
 
     @st.fragment(run_every=0.5)
@@ -277,12 +283,12 @@ def panel(slot: str, *, key: str, stop_key: str, unit: str = "step", stop_label:
         job = current(slot)
         if job is None:
             return
-        seen = st.session_state.get(f"{keys.JOB_SEEN}{slot}")
+        seen = st.session_state.get(f"{JOB_SEEN}{slot}")
         now = _mark(job)
         if seen is not None and seen != now:
-            st.session_state[f"{keys.JOB_SEEN}{slot}"] = now
+            st.session_state[f"{JOB_SEEN}{slot}"] = now
             st.rerun()  # a piece landed or the job ended: redraw the page with it
-        st.session_state[f"{keys.JOB_SEEN}{slot}"] = now
+        st.session_state[f"{JOB_SEEN}{slot}"] = now
         if job.done.is_set():
             return
         with st.container(key=key):

@@ -1,9 +1,20 @@
-"""The app's session-state keys, declared once with the type of each value (issue 38, item 4).
+"""The session keys more than one module uses, and :class:`Key`, the typed key every module
+declares its own keys with (issue 38 item 4; issue 45 item 4).
 
-A :class:`Key` is the key string itself (``st.session_state[keys.PARAMS]``, ``key=keys.EPS_SLIDER``
-work as the literal did) and carries the type of what is stored under it and one line on what it
-holds. Pages and components use these names, not literals; ``tests/app/test_keys.py`` checks that
-every key declared here is used by the app and that no module it covers spells one as a literal.
+A :class:`Key` is the key string itself (``st.session_state[KEY]``, ``key=keys.EPS_SLIDER`` work
+as the literal did) and carries the type of what is stored under it and one line on what it holds.
+A key one module uses is declared by that module, at its top, in a block headed "Session keys this
+module owns"::
+
+    RELEASE_K: Key[int] = Key("release_k", int, "number_input: k, bound to the app's parameters")
+
+This module declares only the keys two or more modules read or write: the cross-page state, the
+containers both Explore views draw (the browser tests find them by one class whatever the
+algorithm), and the widgets :mod:`app.components.a11y` checks on every page. A key that comes to
+be used by a second module moves here. ``tests/app/test_keys.py`` reads every module's
+declarations and checks that each key is declared once, with a type and a description; that no
+module spells a key as a literal; that this module holds only shared keys; and that no module
+uses a key another module owns.
 
 Two kinds:
 
@@ -11,13 +22,10 @@ Two kinds:
 * **widget** keys: a widget's value (Streamlit stores it under its ``key``) and its container in
   the browser (``.st-key-<key>``); the browser tests find them by that class.
 
-A key built per algorithm, column, slot or index has its **prefix** declared here (its doc starts
-with "prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that
-builds it writes ``f"{keys.CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is
-given (``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
-
-A family folder's own keys (``app/components/<family>/``) and the modules that name their keys as
-module constants built from these are listed in :data:`ALL` too.
+A key built per algorithm, column, slot or index has its **prefix** declared (its doc starts with
+"prefix:" and shows the full form, e.g. ``csv_fill_<digest>_<column>``); the module that builds it
+writes ``f"{CSV_FILL}{digest}_{column}"``. A component that suffixes the key it is given
+(``<key>_alt``, ``<key>_data``, ``<key>_msg``) owns those suffixes.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ class Key(str, Generic[T]):
         return key
 
 
-#: Every declared key by its string.
+#: Every key declared here by its string (the shared keys; an owner's keys are in its module).
 ALL: dict[str, Key[Any]] = {}
 
 
@@ -51,414 +59,46 @@ def _declare(name: str, value_type: Any, doc: str) -> Key[Any]:
     return key
 
 
-# ----------------------------------------------------------------------------- state (whole app)
-PARAMS: Key[dict] = _declare("params", dict, "the canonical parameters (app/components/state.py)")
-URL_NOTICES: Key[list] = _declare("_url_notices", list, "URL values that were ignored, shown once")
-LAST_QUERY: Key[dict] = _declare("_last_query", dict, "the query string the app last wrote")
-LINK_RHO: Key[float] = _declare(
-    "_link_rho", float, "an old link's own budget ρ while it applies (the one old-link reader)")
-PAGES: Key[dict] = _declare("_pages", dict, "page name → st.Page (st.navigation's pages)")
+# ----------------------------------------------------------------------------- state across pages
+PAGES: Key[dict] = _declare(
+    "_pages", dict, "page name → st.Page (st.navigation's pages; main.py, read by the pages' links)")
 GOTO_EXPLORE: Key[bool] = _declare(
     "_goto_explore", bool, "a chart click (Budget, Compare) asks for a switch to Explore")
 DATA_CHANGED: Key[bool] = _declare(
-    "_data_changed", bool, "the dataset changed: apply its suggested k, t, r_min on the next run")
-KEEP_K: Key[int] = _declare("_keep_k", int, "a k typed with a new dataset (kept over its suggestion)")
-LAST_DATASET: Key[Any] = _declare("_last_dataset", object, "the last dataset that loaded")
-ACTIVE_UPLOAD: Key[Any] = _declare("_active_upload", object, "this session's uploaded dataset")
+    "_data_changed", bool, "the dataset changed (Data's picker, Explore's form): apply its suggested "
+    "k, t, r_min on the next run")
 
-# ----------------------------------------------------------------------------- state (Explore)
-EXPLORE_FORM_ERRORS: Key[dict] = _declare(
-    "_explore_form_errors", dict, "widget key → message of the last Apply")
-EXPLORE_FORM_SUBMITTED: Key[dict] = _declare(
-    "_explore_form_submitted", dict, "t, k, r_min as the user typed them in the last Apply")
-EXPLORE_SEEN: Key[dict] = _declare(
-    "_explore_seen_settings", dict, "t, k, r_min and the dataset Explore last showed")
-ALG_FORM_ERROR: Key[str] = _declare(
-    "_alg_form_error", str, "the message of a generated parameter form's refused Apply")
-EXPLORATION_FOR: Key[tuple] = _declare(
-    "_exploration_for", tuple, "(algorithm, view) whose exploration options are shown")
-EXPLORATION_MEMO: Key[dict] = _declare(
-    "_exploration_memo", dict, "(content hash, algorithm) → computed explorations")
-STORY_STEP: Key[int] = _declare("_story_step", int, "the step-through's current panel")
-EXPLORE_LAST: Key[tuple] = _declare(
-    "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
-EXPLORE_LAST_RESULT: Key[tuple] = _declare(
-    "_explore_last_result", tuple, "(private key, result) of the last good private run")
-EXPLORE_LAST_CFG: Key[Any] = _declare("_explore_last_cfg", object, "that run's RunConfig")
-EXPLORE_DRAWS: Key[tuple] = _declare(
-    "_explore_draws", tuple, "(stage key, {private key: centers}) of the runs shown on this stage")
-EXPLORE_NOISE_X: Key[dict] = _declare(
-    "_explore_noise_x", dict, "{(content hash, k): M} of the main panel's noise cloud")
-TRIAGE_APPLIED: Key[str] = _declare("_triage_applied", str, "the Data verdict's last applied change")
-VERDICT_ASKED: Key[bool] = _declare(
-    "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
-
-# ----------------------------------------------------------------------------- state (other pages)
-RELEASES: Key[list] = _declare("_releases", list, "this session's releases")
-SRV_RESULT: Key[Any] = _declare("_srv_result", object, "the server path's last streamed release")
-SRV_RUNNING: Key[Any] = _declare("_srv_running", object, "the server path's running attempt")
-SRV_FAILED: Key[str] = _declare("_srv_failed", str, "the server path's failure sentence")
-MEMBERSHIP_GAME: Key[Any] = _declare("_membership_game", object, "the Learn page's membership game")
-
-# ----------------------------------------------------------------------------- widgets (Explore)
-EPS_SLIDER: Key[float] = _declare(
-    "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
-DELTA_SELECT: Key[float] = _declare("delta_select", float, "select_slider: δ, powers of ten")
-FALLBACK_TOGGLE: Key[bool] = _declare("fallback_toggle", bool, "FriendlyCore's backup method on/off")
-EXPLORE_VIEW: Key[str] = _declare("explore_view", str, "the view picker (one view of the run)")
-ALGORITHM_PICKER: Key[str] = _declare("ex_algorithm", str, "the algorithm Explore shows")
-RHO_ENTRY: Key[float] = _declare(
-    "rho_entry", float, "number_input: a zCDP ρ typed by the user (with δ), converted once")
-RHO_ENTRY_NOTE: Key[str] = _declare(
-    "_rho_entry_note", str, "the sentence of the last typed ρ's conversion (ρ, δ → ε, δ)")
-EX_DATASET: Key[str] = _declare("ex_dataset", str, "sidebar form: the dataset option")
-EX_N: Key[int] = _declare("ex_n", int, "sidebar form: rows to generate")
-EX_K: Key[int] = _declare("ex_k", int, "sidebar form: k")
-EX_RADIUS: Key[float] = _declare("ex_radius", float, "sidebar form: the public radius Λ (0 = declared)")
-EX_SEED: Key[int] = _declare("ex_seed", int, "sidebar form: the run seed")
-EX_T: Key[int] = _declare("ex_t", int, "sidebar form (FriendlyCore): t, 0 = automatic")
-EX_ORACLE: Key[str] = _declare("ex_oracle", str, "sidebar form (FriendlyCore): the oracle")
-EX_RMIN: Key[float] = _declare("ex_rmin", float, "sidebar form (FriendlyCore): r_min")
-EX_PRESET: Key[str] = _declare("ex_preset", str, "sidebar form (FriendlyCore): the budget split")
-EXPLORE_FORM: Key[Any] = _declare("explore_form", object, "form: Explore's sidebar form (FriendlyCore's)")
-EX_APPLY: Key[bool] = _declare("ex_apply", bool, "form_submit_button: Apply of the sidebar form")
-ALG_FORM: Key[Any] = _declare(
-    "alg_form_", object, "prefix: another algorithm's generated sidebar form, alg_form_<algorithm>")
-ALG_APPLY: Key[bool] = _declare("alg_apply", bool, "form_submit_button: Apply of a generated form")
-ALG_PARAM: Key[Any] = _declare(
-    "algp_", object, "prefix: a generated form's field (its value), algp_<algorithm>_<field>")
-ALG_PUBLIC_PCT: Key[int] = _declare(
-    "algpub_", int, "prefix: slider, the share of rows declared public, algpub_<algorithm>")
-PUBLIC_ROWS_NOTE: Key[Any] = _declare(
-    "public_rows_note", object, "sidebar container: the warning that the declared-public rows get no privacy")
-AUTO_CHANGES: Key[Any] = _declare(
-    "auto_changes", object, "container: t, k or r_min changed automatically, with the reason")
+# ----------------------------------------------------------------------------- Explore: both views
+# The generic view (algorithm_view.py) and FriendlyCore's (friendlycore/page.py) draw these under
+# one key, so a browser test finds them whatever the algorithm.
 EPS_READOUT: Key[Any] = _declare(
     "eps_readout", object, "container: the metric 'Privacy per row of your data' (row-level ε, δ)")
-RHO_ENTRY_NOTE_BOX: Key[Any] = _declare(
-    "rho_entry_note", object, "container: the sentence of the last typed ρ's conversion")
-
-# ----------------------------------------------------------------------------- Explore (any algorithm)
 EXPLORE_ERROR: Key[Any] = _declare(
     "explore_error", object, "container: a parameter error (the previous result stays)")
 RUN_STATUS: Key[Any] = _declare("run_status", object, "container: success / fallback / failure of the run")
 PRIVACY_STATEMENT: Key[Any] = _declare("privacy_statement", object, "container: the run's privacy statement")
 LEDGER_CHART: Key[Any] = _declare("ledger_chart", object, "chart: every spend of the run's ledger")
-LEDGER_TABLE: Key[Any] = _declare("ledger_table", object, "container: the ledger's table in a scroll box")
 METRICS_TILES: Key[Any] = _declare(
     "metrics_tiles", object, "container: tuples kept, normalized loss, center error, centers released")
 OWN_BUDGET_READOUT: Key[Any] = _declare(
     "own_budget_readout", object, "container: the algorithm's own budget from its plan (e.g. ρ)")
-PLAIN_PRIVACY: Key[Any] = _declare("plain_privacy", object, "container: the guarantee in plain words")
-ALG_VIEW: Key[str] = _declare("alg_view", str, "segmented_control: a generic algorithm's view picker")
-ALG_STORYBOARD: Key[Any] = _declare("alg_storyboard", object, "chart: a generic algorithm's storyboard")
 STEP_MODE: Key[bool] = _declare("step_mode", bool, "toggle: step through the storyboard one panel at a time")
-STEP_PREV: Key[bool] = _declare("step_prev", bool, "button: the step-through's previous panel")
-STEP_NEXT: Key[bool] = _declare("step_next", bool, "button: the step-through's next panel")
-STEP_NARRATION: Key[Any] = _declare("step_narration", object, "container: the step's sentence of narration")
-STORYBOARD_STEP: Key[Any] = _declare("storyboard_step", object, "chart: the step-through's one panel")
-EXPLORATION: Key[Any] = _declare("exploration", object, "container: a registered exploration's charts")
-EXPLORATION_OPTION: Key[Any] = _declare(
-    "explore_opt_", object, "prefix: an exploration's option widget, explore_opt_<algorithm>_<option>")
-EXPLORATION_COMPUTE: Key[bool] = _declare(
-    "explore_compute_", bool, "prefix: button, compute an exploration, explore_compute_<algorithm>")
-EXPLORATION_CHART: Key[Any] = _declare(
-    "alg_exploration_", object, "prefix: an exploration's chart, alg_exploration_<title> (then _<i>)")
 DL_CENTERS: Key[bool] = _declare("dl_centers", bool, "download_button: the centers as CSV")
 DL_LEDGER: Key[bool] = _declare("dl_ledger", bool, "download_button: the ledger as CSV")
-DL_CONFIG: Key[bool] = _declare("dl_config", bool, "download_button: the run's configuration")
-DL_FIGURE: Key[bool] = _declare("dl_figure", bool, "download_button: the storyboard figure as HTML")
-
-# ----------------------------------------------------------------------------- Explore (FriendlyCore's page)
-EXPLORE_BADGE: Key[Any] = _declare("simulation_badge_explore", object, "the page's simulation badge")
-STORYBOARD: Key[Any] = _declare("storyboard", object, "container: FriendlyCore's storyboard view")
-STORYBOARD_PANEL: Key[Any] = _declare(
-    "storyboard_", object, "prefix: chart of panel (a) or (b), storyboard_<panel>")
-STORYBOARD_LIVE: Key[Any] = _declare("storyboard_live", object, "chart: panels (c)-(g) in one live figure")
 STORYBOARD_VECTOR: Key[bool] = _declare(
-    "storyboard_vector", bool, "toggle: WebGL points with hover instead of images")
-ANSWERED_BY: Key[Any] = _declare("answered_by", object, "container: which method answered (core or backup)")
-FEASIBILITY: Key[Any] = _declare("feasibility", object, "container: whether the settings can succeed")
-MORE_ROWS: Key[bool] = _declare("more_rows", bool, "button: open the lesson with enough rows for a core")
-RHO_LINK_NOTE: Key[Any] = _declare(
-    "rho_link_note", object, "container: an old ρ link's budget and its row-level (ε, δ)")
-MAIN_PANEL: Key[Any] = _declare("main_panel", object, "container: the main panel beside the controls")
-MAIN_PANEL_CHART: Key[Any] = _declare("main_panel_chart", object, "chart: the main panel's live figure")
-TRIAGE_VERDICT: Key[Any] = _declare("triage_verdict", object, "container: the Data page's settings verdict")
-TRIAGE_K_NOTE: Key[Any] = _declare("triage_k_note", object, "container: the data's own k differs from k")
-TRIAGE_K_DATA: Key[bool] = _declare("triage_k_data", bool, "button: set k to the data's own k")
-TRIAGE_APPLY: Key[bool] = _declare(
-    "triage_apply_", bool, "prefix: button, apply the verdict's i-th suggested change, triage_apply_<i>")
-CLUSTERING_VERDICT: Key[Any] = _declare(
-    "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
-CLUSTERING_VERDICT_RUN: Key[bool] = _declare("clustering_verdict_run", bool, "button: Check")
-LESSON_ROWS: Key[int] = _declare("lesson_rows", int, "segmented_control: the default lesson's rows (n)")
+    "storyboard_vector", bool, "toggle (FriendlyCore's page, read by its live panel): WebGL points "
+    "with hover instead of images")
 
+# ----------------------------------------------------------------------------- Data
+CSV_UPLOAD: Key[Any] = _declare(
+    "csv_upload", object, "file_uploader: the CSV file (Data's upload panel; the page reads its file id)")
 
-# ----------------------------------------------------------------------------- Data page
-CSV_UPLOAD: Key[Any] = _declare("csv_upload", object, "file_uploader: the CSV file (Data's upload panel)")
-DATA_FILE_AT_USE: Key[dict] = _declare(
-    "_data_file_at_use", dict, "content hash → the uploader's file id when that dataset came into use")
-DATA_SETTINGS: Key[Any] = _declare("data_settings", object, "container: the settings the verdicts use")
-DATA_K: Key[int] = _declare("data_k", int, "number_input: k, bound to the app's parameters")
-DATA_EPS: Key[float] = _declare("data_eps", float, "select_slider: the target row-level ε on Data")
-DATA_SOUND_DELTA: Key[bool] = _declare("data_sound_delta", bool, "button: set δ below 1/(10n)")
-DATA_ERROR: Key[Any] = _declare("data_error", object, "container: the source's error")
-DATA_NOTICE: Key[Any] = _declare("data_notice", object, "container: the source's notice")
-DATA_FACTS: Key[Any] = _declare("data_facts", object, "container: the dataset's public facts")
-DATA_PREVIEW: Key[Any] = _declare("data_preview", object, "chart: the non-private preview of the rows")
-DATA_VERDICT_HIDDEN: Key[Any] = _declare(
-    "data_verdict_hidden", object, "container: why the verdicts are hidden (a file not yet in use)")
-
-# ----------------------------------------------------------------------------- Data page: the source picker
-DATASET_SUMMARY: Key[Any] = _declare(
-    "dataset_summary", object, "sidebar container (every page): the current dataset in one line")
+# ----------------------------------------------------------------------------- widgets a11y.py checks
+# Each page's main control, whose accessible name app/components/a11y.py checks (and its page draws).
+EPS_SLIDER: Key[float] = _declare(
+    "eps_slider", float, "select_slider: the row-level ε, every algorithm's main control")
 SOURCE_RADIO: Key[str] = _declare("source_radio", str, "radio: the data source (generate | builtin | upload)")
-RECIPE_SELECT: Key[str] = _declare("gen_select", str, "selectbox: the generator recipe (live)")
-RECIPE_FORM: Key[Any] = _declare("gen_form", object, "form: the recipe's knobs, applied together")
-RECIPE_N: Key[int] = _declare("gen_n", int, "number_input: rows to generate")
-RECIPE_D: Key[int] = _declare("gen_d", int, "number_input: the dimension")
-RECIPE_K: Key[int] = _declare("gen_k", int, "number_input: clusters generated")
-RECIPE_SEP: Key[float] = _declare("gen_sep", float, "slider: the separation of the cluster centers")
-RECIPE_SEED: Key[int] = _declare("gen_seed", int, "number_input: the data seed")
-RECIPE_APPLY: Key[bool] = _declare("gen_apply", bool, "form_submit_button: apply the recipe's knobs")
-REGENERATE: Key[bool] = _declare("regenerate_button", bool, "button: a new data seed")
-BUILTIN_SELECT: Key[str] = _declare("builtin_select", str, "selectbox: the built-in dataset")
-CSV_COLUMNS: Key[list] = _declare("csv_columns", list, "multiselect: the numeric columns to cluster on")
-CSV_COLUMNS_CAPPED: Key[Any] = _declare(
-    "csv_columns_capped", object, "container: only the first numeric columns were pre-selected")
-CSV_IDS: Key[Any] = _declare("csv_ids", object, "container: columns that look like identifiers")
-CSV_MISSING: Key[str] = _declare("csv_missing", str, "radio: rows with a missing value, drop or fill")
-CSV_FILL: Key[float] = _declare(
-    "csv_fill_", float, "prefix: number_input, a column's fill value, csv_fill_<digest>_<column>")
-CSV_SCALE: Key[str] = _declare("csv_scale", str, "radio: the scaling of the columns")
-CSV_BOUNDS: Key[Any] = _declare("csv_bounds", object, "container: the declared per-column bounds")
-CSV_LO: Key[float] = _declare(
-    "csv_lo_", float, "prefix: number_input, a column's declared low, csv_lo_<digest>_<column>")
-CSV_HI: Key[float] = _declare(
-    "csv_hi_", float, "prefix: number_input, a column's declared high, csv_hi_<digest>_<column>")
-CSV_ERROR: Key[Any] = _declare("csv_error", object, "container: unreadable file / no columns")
-CSV_PREVIEW: Key[Any] = _declare("csv_preview", object, "container: the file's first rows")
-CSV_MESSAGES: Key[Any] = _declare("csv_messages", object, "container: dropped-row count, row cap, success")
-CSV_DECLARED_N: Key[int] = _declare("csv_declared_n", int, "number_input: the declared n (0 = the data's)")
-CSV_USE_DATA_RADIUS: Key[bool] = _declare(
-    "csv_use_data_radius", bool, "checkbox: fill in the data's own maximum norm (NOT private)")
-CSV_RADIUS: Key[float] = _declare("csv_radius", float, "number_input: the declared Λ")
-CSV_USE: Key[bool] = _declare("csv_use", bool, "button: use this dataset")
-
-# ----------------------------------------------------------------------------- Data page: the server path
-SRV_PANEL: Key[Any] = _declare("srv_panel", object, "container: the server path's panel")
-SRV_PATH: Key[str] = _declare("srv_path", str, "text_input: the path inside the server data directory")
-SRV_COLUMNS: Key[list] = _declare("srv_columns", list, "multiselect: the numeric columns to cluster on")
-SRV_ERROR: Key[Any] = _declare("srv_error", object, "container: the path's or the run's error")
-SRV_CANCELLED: Key[Any] = _declare("srv_cancelled", object, "container: an interrupted run was booked")
-SRV_RUN: Key[bool] = _declare("srv_run", bool, "button: make the streamed release (drawn once)")
-SRV_HISTORY: Key[Any] = _declare("srv_history", object, "prefix: the identity's attempts table")
-SRV_DATASET_ID: Key[str] = _declare("srv_dataset_id", str, "text_input: the dataset identity")
-SRV_ALGORITHM: Key[str] = _declare("srv_algorithm", str, "selectbox: the streamed algorithm")
-SRV_K: Key[int] = _declare("srv_k", int, "number_input: k")
-SRV_EPS: Key[float] = _declare("srv_eps", float, "number_input: the row-level ε")
-SRV_N: Key[int] = _declare("srv_n", int, "number_input: the declared n (a public fact)")
-SRV_RADIUS: Key[float] = _declare("srv_radius", float, "number_input: the declared Λ (a public fact)")
-SRV_DELTA: Key[float] = _declare("srv_delta", float, "select_slider: the row-level δ")
-SRV_CONFIRM: Key[bool] = _declare("srv_confirm", bool, "checkbox: n and Λ are public facts")
-SRV_NEAR_IDENTITY: Key[Any] = _declare(
-    "srv_near_identity", object, "container: 'did you mean' a known identity close to the new one")
-SRV_NEW_IDENTITY: Key[bool] = _declare(
-    "srv_new_identity", bool, "checkbox: the new identity is another table")
-SRV_PREVIEW: Key[Any] = _declare("srv_preview", object, "container: the release's statement preview")
-SRV_CANCEL: Key[bool] = _declare("srv_cancel", bool, "button: cancel the running streamed release")
-SRV_OUTPUT: Key[Any] = _declare("srv_output", object, "container: the last streamed release")
-SRV_CENTERS: Key[Any] = _declare("srv_centers", object, "dataframe: the released segment profiles")
-SRV_DOWNLOAD: Key[bool] = _declare("srv_download", bool, "download_button: the release as JSON")
-
-
-# ----------------------------------------------------------------------------- Budget page
-BUDGET_BADGE: Key[Any] = _declare("simulation_badge_budget", object, "the page's simulation badge")
 BUDGET_ALGORITHMS: Key[list] = _declare("budget_algorithms", list, "multiselect: the algorithms swept")
-BUDGET_RUN: Key[bool] = _declare("budget_run", bool, "button: run (or continue) the ε sweep")
-BUDGET_AUTO_STARTED: Key[set] = _declare(
-    "_budget_auto_started", set, "sweep specs this session started by itself (once each)")
-BUDGET_AUTO: Key[Any] = _declare("budget_auto", object, "container: the sweep started by itself")
-BUDGET_ORIGIN: Key[Any] = _declare(
-    "budget_origin", object, "caption container: where the ε sweep's curves come from")
-BUDGET_ACCURACY: Key[Any] = _declare(
-    "budget_accuracy", object, "chart: accuracy against ε (a click opens Explore at that ε)")
-BUDGET_SUCCESS: Key[Any] = _declare("budget_success", object, "chart: how often the run succeeded")
-BUDGET_LOSS_N_RUN: Key[bool] = _declare("budget_loss_n_run", bool, "button: run the loss-against-n sweep")
-BUDGET_ORIGIN_N: Key[Any] = _declare(
-    "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
-BUDGET_LOSS_N: Key[Any] = _declare("budget_loss_n", object, "chart: loss against n")
-BUDGET_EPS_RANGE: Key[tuple] = _declare(
-    "budget_eps_range", tuple, "range select_slider: the sweep's row-level ε range")
-BUDGET_POINTS: Key[int] = _declare("budget_points", int, "number_input: the number of ε values")
-BUDGET_REPS: Key[int] = _declare("budget_reps", int, "number_input: repetitions per ε")
-BUDGET_PROGRESS: Key[Any] = _declare("budget_progress", object, "container: the sweep's progress bar")
-BUDGET_STOP: Key[bool] = _declare("budget_stop", bool, "button: stop the running sweep")
-
-# ----------------------------------------------------------------------------- Compare page
 COMPARE_ALGORITHMS: Key[list] = _declare("compare_algorithms", list, "multiselect: the algorithms compared")
-COMPARE_SEEN_DELTA: Key[float] = _declare(
-    "_compare_seen_delta", float, "the app's δ when Compare last looked (its own δ follows changes)")
-COMPARE_DELTA: Key[float] = _declare("compare_delta", float, "select_slider: Compare's row-level δ")
-COMPARE_ALL: Key[bool] = _declare("compare_all", bool, "button: add every registered algorithm")
-COMPARE_ALGORITHM_FIELD: Key[Any] = _declare(
-    "cmp_", object, "prefix: an algorithm's parameter widget, cmp_<algorithm>_<field>")
-COMPARE_SHOWN: Key[Any] = _declare("_compare_shown", object, "the CompareSpec whose charts are shown")
-COMPARE_RANKING: Key[Any] = _declare("compare_ranking", object, "container: the methods ranked")
-COMPARE_RANK_TABLE: Key[Any] = _declare("compare_rank_table", object, "dataframe: the ranking")
-COMPARE_LOSS: Key[Any] = _declare(
-    "compare_loss", object, "chart: one small panel per method (a click opens Explore)")
-COMPARE_MORE: Key[bool] = _declare("compare_more", bool, "toggle: the other metrics' figures")
-COMPARE_METRIC: Key[Any] = _declare("compare_", object, "prefix: chart of one more metric, compare_<metric>")
-COMPARE_STRUCTURE: Key[Any] = _declare("compare_structure", object, "chart: each structure's success rate")
-COMPARE_SECONDS: Key[Any] = _declare("compare_seconds", object, "chart: run time")
-COMPARE_TABLE: Key[Any] = _declare("compare_table", object, "dataframe: the runs' medians")
-COMPARE_GUARANTEE: Key[Any] = _declare("compare_guarantee", object, "container: the same-guarantee note")
-COMPARE_TOP: Key[Any] = _declare("compare_top", object, "container: run state and results")
-COMPARE_RUN: Key[bool] = _declare("compare_run", bool, "button: run (or continue) the comparison")
-COMPARE_STATE: Key[Any] = _declare("compare_state", object, "container: the comparison's run state line")
-COMPARE_EPS_RANGE: Key[tuple] = _declare(
-    "compare_eps_range", tuple, "range select_slider: the comparison's row-level ε range")
-COMPARE_POINTS: Key[int] = _declare("compare_points", int, "number_input: the number of ε values")
-COMPARE_REPS: Key[int] = _declare("compare_reps", int, "number_input: repetitions per ε")
-COMPARE_PROGRESS: Key[Any] = _declare("compare_progress", object, "container: the comparison's progress bar")
-COMPARE_STOP: Key[bool] = _declare("compare_stop", bool, "button: stop the running comparison")
-
-
-# ----------------------------------------------------------------------------- Release page
-RELEASE_MESSAGE: Key[tuple] = _declare(
-    "_release_message", tuple, "(kind, text) left by the release callback for the next run")
-RELEASE_EPS_CLAMPED: Key[bool] = _declare(
-    "_release_eps_clamped", bool, "the last ε typed was below the minimum and was raised to it")
-RELEASE_ACCEPTED: Key[tuple] = _declare(
-    "_release_accepted", tuple, "(identity, ε, δ) of the total the accept box was ticked for")
-RELEASE_JOBS_SEEN: Key[set] = _declare(
-    "_release_jobs_seen", set, "ids of the finished release jobs this session has shown")
-RELEASE_KNOWN_ID: Key[str] = _declare("release_known_id", str, "selectbox: a known dataset identity")
-RELEASE_DATASET_ID: Key[str] = _declare("release_dataset_id", str, "text_input: the dataset identity")
-RELEASE_ALGORITHM: Key[str] = _declare("release_algorithm", str, "selectbox: the algorithm released")
-RELEASE_K: Key[int] = _declare("release_k", int, "number_input: k, bound to the app's parameters")
-RELEASE_EPS: Key[float] = _declare("release_eps", float, "number_input: the row-level ε (≥ the minimum)")
-RELEASE_DELTA: Key[float] = _declare("release_delta", float, "select_slider: the row-level δ")
-RELEASE_N: Key[int] = _declare("release_n", int, "number_input: the declared n (0 = the data's)")
-RELEASE_DEPLOY: Key[Any] = _declare("release_deploy", object, "prefix: the deployments expander's keys")
-RELEASE_HISTORY: Key[Any] = _declare("release_history", object, "prefix: the identity's attempts table")
-RELEASE_OUTPUT: Key[Any] = _declare("release_output", object, "container: the last release")
-RELEASE_PROFILES: Key[Any] = _declare("release_profiles", object, "container: the segment profiles")
-RELEASE_CENTERS: Key[Any] = _declare("release_centers", object, "dataframe: the released centers")
-RELEASE_DOWNLOAD: Key[bool] = _declare("release_download", bool, "download_button: the release's export")
-RELEASE_PROVENANCE_WARNING: Key[Any] = _declare(
-    "release_provenance_warning", object, "container: settings read from the data")
-RELEASE_ACK_DATA: Key[bool] = _declare(
-    "release_ack_data", bool, "checkbox: settings read from the data are acknowledged")
-RELEASE_INFEASIBLE: Key[Any] = _declare("release_infeasible", object, "container: why no release can run")
-RELEASE_PREVIEW: Key[Any] = _declare("release_preview", object, "container: the release's statement preview")
-RELEASE_CONFIRM_RADIUS: Key[bool] = _declare("release_confirm_radius", bool, "checkbox: Λ is public")
-RELEASE_CONFIRM_N: Key[bool] = _declare("release_confirm_n", bool, "checkbox: the declared n is public")
-RELEASE_CONFIRM_BUDGET: Key[bool] = _declare(
-    "release_confirm_budget", bool, "checkbox: the identity's new total is accepted")
-RELEASE_BUTTON: Key[bool] = _declare("release_button", bool, "button: make the release (drawn once)")
-RELEASE_RUNNING: Key[Any] = _declare("release_running", object, "container: the running attempt")
-RELEASE_PROGRESS: Key[Any] = _declare("release_progress", object, "prefix: the attempt's progress panel")
-RELEASE_CANCEL: Key[bool] = _declare("release_cancel", bool, "button: cancel the running attempt")
-RELEASE_FAILED: Key[Any] = _declare("release_failed", object, "container: the failed attempt's sentence")
-RELEASE_LOCKED: Key[Any] = _declare("release_locked", object, "container: another attempt runs")
-RELEASE_NEAR_IDENTITY: Key[Any] = _declare(
-    "release_near_identity", object, "container: 'did you mean' a known identity close to the new one")
-RELEASE_NEW_IDENTITY: Key[bool] = _declare(
-    "release_new_identity", bool, "checkbox: the new identity is another table")
-OWN_IDENTITIES: Key[dict] = _declare(
-    "_own_identities", dict, "normalized → declared: the identities this session typed or booked")
-RELEASE_CHECK_AGAIN: Key[bool] = _declare(
-    "release_check_again", bool, "button: look again whether another session's release still runs")
-OWN_ATTEMPTS: Key[set] = _declare(
-    "_own_attempts", set, "ids of the ledger attempts this session booked (their times are shown)")
-
-
-# ----------------------------------------------------------------------------- Generate page (DPGM)
-GEN_CANCEL_EVENT: Key[Any] = _declare(
-    "dpgm_cancel_event", object, "the Event the next training receives; Cancel sets it")
-GEN_SOURCE: Key[str] = _declare("dpgm_data", str, "radio: the built-in digits or the Data page's data")
-GEN_PUBLIC_PCT: Key[int] = _declare("dpgm_public_pct", int, "slider: the share of the rows declared public")
-GEN_BADGE: Key[Any] = _declare("dpgm_simulation", object, "the page's simulation badge")
-GEN_FORM: Key[Any] = _declare("dpgm_form", object, "form: the training settings")
-GEN_K: Key[int] = _declare("dpgm_k", int, "number_input: clusters k")
-GEN_EPS: Key[float] = _declare("dpgm_eps", float, "select_slider: the row-level ε target")
-GEN_EPOCHS: Key[int] = _declare("dpgm_epochs", int, "number_input: epochs")
-GEN_SEED: Key[int] = _declare("dpgm_seed", int, "number_input: the training seed")
-GEN_TRAIN: Key[bool] = _declare("dpgm_train", bool, "form_submit_button: train")
-GEN_CANCEL: Key[bool] = _declare("dpgm_cancel", bool, "button: cancel the training")
-GEN_PROGRESS: Key[Any] = _declare("generate_progress", object, "container: the training's progress bar")
-GEN_ERROR: Key[str] = _declare("_gen_error", str, "why the last Train did not start (None: it did)")
-GEN_EPSILON: Key[Any] = _declare("dpgm_epsilon", object, "container: the run's spent ε")
-GEN_EPS_CURVE: Key[Any] = _declare("dpgm_eps_curve", object, "chart: ε spent against training steps")
-GEN_SAMPLES: Key[Any] = _declare("dpgm_samples", object, "chart: the synthetic samples")
-GEN_DOWNLOAD: Key[bool] = _declare("dpgm_download", bool, "download_button: the synthetic rows as CSV")
-
-# ----------------------------------------------------------------------------- Mixtures page
-MIX_BADGE: Key[Any] = _declare("simulation_badge_mixtures", object, "the page's simulation badge")
-MIX_NOT_CLUSTERING: Key[Any] = _declare("mix_not_clustering", object, "container: what the page is not")
-MIX_MODE: Key[str] = _declare("mix_mode", str, "radio: the 1-D learner or the 2-D demo")
-MIX_EPS: Key[float] = _declare("mix_eps", float, "select_slider: ε")
-MIX_DELTA: Key[float] = _declare("mix_delta", float, "select_slider: δ")
-MIX_K: Key[int] = _declare("mix_k", int, "number_input: k (components)")
-MIX_N: Key[int] = _declare("mix_n", int, "select_slider: n (synthetic)")
-MIX_SEED: Key[int] = _declare("mix_seed", int, "number_input: the seed")
-MIX_SCENARIO: Key[str] = _declare("mix_scenario", str, "selectbox: the 1-D data")
-MIX_COLUMN: Key[str] = _declare("mix_column", str, "selectbox: a column of the Data page's dataset")
-MIX_METRICS: Key[Any] = _declare("mix_metrics", object, "container: the run's metrics")
-MIX_STATUS: Key[Any] = _declare("mix_status", object, "container: the 1-D run's outcome")
-MIX_DENSITY: Key[Any] = _declare("mix_density", object, "chart: the learned density")
-MIX_BUCKETS: Key[Any] = _declare("mix_buckets", object, "chart: the gap buckets")
-MIX_SCENARIO_2D: Key[str] = _declare("mix_scenario_2d", str, "selectbox: the 2-D scenario")
-MIX_BOUND: Key[float] = _declare("mix_bound", float, "number_input: the 2-D demo's declared box B")
-MIX_CAVEATS: Key[Any] = _declare("mix_caveats", object, "container: the 2-D demo's caveats")
-MIX_DEMO2D: Key[Any] = _declare("mix_demo2d", object, "chart: the 2-D demo")
-MIX_ALPHA: Key[float] = _declare("mix_alpha", float, "select_slider: α (TV accuracy)")
-MIX_LOGS: Key[bool] = _declare("mix_logs", bool, "toggle: keep ln(1/δ) factors")
-MIX_THEORY: Key[Any] = _declare("mix_theory", object, "chart: the theory's bounds")
-MIX_THEORY_VALUES: Key[Any] = _declare("mix_theory_values", object, "container: the theory's values")
-
-
-# ----------------------------------------------------------------------------- Learn page
-LEARN_MIA: Key[Any] = _declare("learn_mia", object, "container: the membership-inference game")
-LEARN_MIA_EPS: Key[float] = _declare("learn_mia_eps", float, "select_slider: ε of the game's release")
-LEARN_MIA_BADGE: Key[Any] = _declare("learn_mia_badge", object, "the game's simulation badge")
-MI_ROUND: Key[Any] = _declare("mi_round", object, "chart: the game's current round")
 MI_GUESS_IN: Key[bool] = _declare("mi_guess_in", bool, "button: guess Alice is IN")
-MI_GUESS_OUT: Key[bool] = _declare("mi_guess_out", bool, "button: guess Alice is OUT")
-MI_RESULT: Key[Any] = _declare("mi_result", object, "container: the guesses' score against chance")
-MI_AGAIN: Key[bool] = _declare("mi_again", bool, "button: play again (a new game)")
-LEARN_DEPLOY: Key[Any] = _declare("learn_deploy", object, "prefix: the deployments expander's keys")
-LEARN_RHO: Key[float] = _declare("learn_rho", float, "select_slider: ρ of the zCDP conversion")
-LEARN_EPS_TABLE: Key[Any] = _declare("learn_eps_table", object, "container: the ε table")
-LEARN_DEMO_RHO: Key[float] = _declare("learn_demo_rho", float, "select_slider: ρ of the FriendlyCore demo")
-LEARN_STORYBOARD_CHART: Key[Any] = _declare("learn_storyboard_chart", object, "chart: the demo's storyboard")
-LEARN_FILTER_CHART: Key[Any] = _declare("learn_filter_chart", object, "chart: the demo's filter")
-LEARN_TRY: Key[Any] = _declare("learn_try", object, "container: links into Explore")
-
-# ----------------------------------------------------------------------------- Present page
-PRESENT_BADGE: Key[Any] = _declare("present_badge", object, "the page's simulation badge")
 PRESENT_A: Key[float] = _declare("present_a", float, "select_slider: the left side's row-level ε")
-PRESENT_B: Key[float] = _declare("present_b", float, "select_slider: the right side's row-level ε")
-PRESENT_FIG: Key[Any] = _declare("present_fig_", object, "prefix: chart of one side, present_fig_<a|b>")
-PRESENT_ANSWER: Key[Any] = _declare(
-    "present_answer_", object, "prefix: container, one side's ε and odds sentence, present_answer_<a|b>")
-PRESENT_ROWS: Key[int] = _declare("present_rows", int, "segmented_control: the lesson's rows on Present")
-PRESENT_LOSS: Key[Any] = _declare(
-    "present_loss_", object, "prefix: container, one side's normalized loss, present_loss_<a|b>")
-
-# ----------------------------------------------------------------------------- components
-CLASSROOM_BANNER: Key[Any] = _declare("classroom_banner", object, "container: the classroom mode's banner")
-CLASSROOM_RELEASE_OFF: Key[Any] = _declare(
-    "classroom_release_off", object, "container: /release in classroom mode says it is off")
-CACHE: Key[Any] = _declare("_cache_", object, "prefix: a per-session LRU (an OrderedDict), _cache_<name>")
-JOB: Key[Any] = _declare("_job_", object, "prefix: the session's job (a jobs.Job) in a slot, _job_<slot>")
-JOB_SEEN: Key[tuple] = _declare(
-    "_job_seen_", tuple, "prefix: (job id, pieces, done) the poll last saw, _job_seen_<slot>")
-
-
-def describe() -> str:
-    """One line per declared key: ``name`` (type): what it holds (for docs and ``app/main.py``)."""
-    return "\n".join(f"``{k}`` ({k.value_type.__name__}): {k.doc}" for k in ALL.values())

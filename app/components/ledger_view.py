@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import classroom, keys, safe
+from app.components import classroom, safe
+from app.components.keys import Key
 from dpviz.privacy.ledger import Ledger
 from dpviz.viz.privacy import ledger_table
 
-KEY = keys.LEDGER_TABLE
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+KEY: Key[object] = Key("ledger_table", object, "container: the ledger's table in a scroll box")
+OWN_IDENTITIES: Key[dict] = Key(
+    "_own_identities", dict, "normalized → declared: the identities this session typed or booked")
+OWN_ATTEMPTS: Key[set] = Key(
+    "_own_attempts", set, "ids of the ledger attempts this session booked (their times are shown)")
+
 
 # Style-only HTML takes no space on the page. Columns 7 and 8 are ``step`` and ``note``
 # (:func:`dpviz.viz.privacy.ledger_table` puts the numbers first).
@@ -78,12 +86,12 @@ def remember(declared: str | None) -> None:
     """This session was given ``declared`` (the user typed it): offer it again later."""
     normalized = identity(declared)
     if normalized is not None:
-        st.session_state.setdefault(keys.OWN_IDENTITIES, {}).setdefault(normalized, str(declared).strip())
+        st.session_state.setdefault(OWN_IDENTITIES, {}).setdefault(normalized, str(declared).strip())
 
 
 def own_identities() -> list[str]:
     """The identities this session typed or booked (as first typed), sorted by normalized name."""
-    own = st.session_state.get(keys.OWN_IDENTITIES, {})
+    own = st.session_state.get(OWN_IDENTITIES, {})
     return [own[k] for k in sorted(own)]
 
 
@@ -91,7 +99,7 @@ def open_attempt(dataset_id: str, **kwargs) -> str:
     """Book an attempt write-ahead (:meth:`~dpviz.privacy.ledger_store.LedgerStore.open_attempt`)
     and remember it as this session's (its time is shown here, to this session only)."""
     attempt = store().open_attempt(dataset_id, **kwargs)
-    st.session_state.setdefault(keys.OWN_ATTEMPTS, set()).add(attempt)
+    st.session_state.setdefault(OWN_ATTEMPTS, set()).add(attempt)
     remember(dataset_id)
     return attempt
 
@@ -164,7 +172,7 @@ def attempts_table(dataset_id: str, *, key: str) -> None:
     es = store().entries(dataset_id)
     if not es:
         return
-    own = st.session_state.get(keys.OWN_ATTEMPTS, set())
+    own = st.session_state.get(OWN_ATTEMPTS, set())
     rows = [{"#": i + 1, "time (UTC)": e.get("time", "") if e.get("id") in own else OTHER_TIME,
              "algorithm": e.get("algorithm", ""), "row-level ε": round(float(e["epsilon"]), 4),
              "row-level δ": f"{float(e['delta']):.2g}", "outcome": outcome_text(e),

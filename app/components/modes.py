@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components import classroom, keys
+from app.components import classroom
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_RELEASES: Key[list] = Key("_releases", list, "this session's releases")
 
 SIMULATION_TEXT = ("**Simulation — not a release: do not publish these numbers.** Seeded and "
                    "replayable (the seed is in the URL); make a release on the **Release** page.")
-
-_RELEASES = keys.RELEASES
 
 
 def simulation_badge(key: str) -> None:

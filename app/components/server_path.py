@@ -32,9 +32,40 @@ from typing import Any
 
 import streamlit as st
 
-from app.components import classroom, keys, ledger_view, safe
+from app.components import classroom, ledger_view, safe
+from app.components.keys import Key
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.budget import ApproxDP
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+SRV_RESULT: Key[object] = Key("_srv_result", object, "the server path's last streamed release")
+SRV_RUNNING: Key[object] = Key("_srv_running", object, "the server path's running attempt")
+SRV_FAILED: Key[str] = Key("_srv_failed", str, "the server path's failure sentence")
+SRV_PANEL: Key[object] = Key("srv_panel", object, "container: the server path's panel")
+SRV_PATH: Key[str] = Key("srv_path", str, "text_input: the path inside the server data directory")
+SRV_COLUMNS: Key[list] = Key("srv_columns", list, "multiselect: the numeric columns to cluster on")
+SRV_ERROR: Key[object] = Key("srv_error", object, "container: the path's or the run's error")
+SRV_CANCELLED: Key[object] = Key("srv_cancelled", object, "container: an interrupted run was booked")
+SRV_RUN: Key[bool] = Key("srv_run", bool, "button: make the streamed release (drawn once)")
+SRV_HISTORY: Key[object] = Key("srv_history", object, "prefix: the identity's attempts table")
+SRV_DATASET_ID: Key[str] = Key("srv_dataset_id", str, "text_input: the dataset identity")
+SRV_ALGORITHM: Key[str] = Key("srv_algorithm", str, "selectbox: the streamed algorithm")
+SRV_K: Key[int] = Key("srv_k", int, "number_input: k")
+SRV_EPS: Key[float] = Key("srv_eps", float, "number_input: the row-level ε")
+SRV_N: Key[int] = Key("srv_n", int, "number_input: the declared n (a public fact)")
+SRV_RADIUS: Key[float] = Key("srv_radius", float, "number_input: the declared Λ (a public fact)")
+SRV_DELTA: Key[float] = Key("srv_delta", float, "select_slider: the row-level δ")
+SRV_CONFIRM: Key[bool] = Key("srv_confirm", bool, "checkbox: n and Λ are public facts")
+SRV_NEAR_IDENTITY: Key[object] = Key(
+    "srv_near_identity", object, "container: 'did you mean' a known identity close to the new one")
+SRV_NEW_IDENTITY: Key[bool] = Key(
+    "srv_new_identity", bool, "checkbox: the new identity is another table")
+SRV_PREVIEW: Key[object] = Key("srv_preview", object, "container: the release's statement preview")
+SRV_CANCEL: Key[bool] = Key("srv_cancel", bool, "button: cancel the running streamed release")
+SRV_OUTPUT: Key[object] = Key("srv_output", object, "container: the last streamed release")
+SRV_CENTERS: Key[object] = Key("srv_centers", object, "dataframe: the released segment profiles")
+SRV_DOWNLOAD: Key[bool] = Key("srv_download", bool, "download_button: the release as JSON")
 
 ENV = "DPVIZ_SERVER_DATA_DIR"
 #: A Dask scheduler address (tcp://host:8786): the chunk and piece work runs on that cluster
@@ -42,7 +73,7 @@ ENV = "DPVIZ_SERVER_DATA_DIR"
 SCHEDULER_ENV = "DPVIZ_SCHEDULER"
 #: The algorithms with a streamed implementation (``auto`` streams when its public choice does).
 ALGORITHMS = {"auto": "auto (public choice rule)", "dp_lloyd": "DP-Lloyd", "friendlycore": "FriendlyCore"}
-_RESULT, _RUNNING, _FAILED = keys.SRV_RESULT, keys.SRV_RUNNING, keys.SRV_FAILED
+_RESULT, _RUNNING, _FAILED = SRV_RESULT, SRV_RUNNING, SRV_FAILED
 #: The one message of every streamed attempt that did not end in a release (no data-dependent text).
 FAILED_TEXT = ("The streamed run did not produce a release (the file could not be read to the end "
                "with these columns, or the algorithm could not finish). It read the data, so it is "
@@ -138,7 +169,7 @@ def panel() -> None:
     base = root()
     if base is None:
         return
-    with st.container(key=keys.SRV_PANEL, border=True):
+    with st.container(key=SRV_PANEL, border=True):
         st.subheader("A large table on this server (streamed release)")
         st.caption(
             "For a local install: open a Parquet or CSV file (or a directory of them) inside the "
@@ -147,7 +178,7 @@ def panel() -> None:
             "ONE private release, as `python -m dpviz run` does: nothing is shown from the rows "
             "themselves, and the size n and the radius Λ are declared by you (public), never read "
             "from the file.")
-        text = st.text_input("Path inside the server data directory", key=keys.SRV_PATH,
+        text = st.text_input("Path inside the server data directory", key=SRV_PATH,
                              placeholder="e.g. triage/2026.parquet")
         if not text:
             return
@@ -157,10 +188,10 @@ def panel() -> None:
             if not numeric:
                 raise ValueError("The table has no numeric column.")
         except ValueError as exc:
-            with st.container(key=keys.SRV_ERROR):
+            with st.container(key=SRV_ERROR):
                 st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
             return
-        cols = st.multiselect("Numeric columns to cluster on", numeric, default=numeric, key=keys.SRV_COLUMNS,
+        cols = st.multiselect("Numeric columns to cluster on", numeric, default=numeric, key=SRV_COLUMNS,
                               help="Only numeric columns are offered. Each row is one person. A row with "
                                    "a missing or non-finite value in a chosen column is dropped (per row).")
         if not cols:
@@ -169,7 +200,7 @@ def panel() -> None:
         try:
             src = open_table(text, base, cols)
         except ValueError as exc:
-            with st.container(key=keys.SRV_ERROR):
+            with st.container(key=SRV_ERROR):
                 st.error(f"Could not open **{safe.md(text)}**: {safe.md(exc)}")
             return
         st.markdown(describe(src, text))
@@ -178,46 +209,46 @@ def panel() -> None:
         cfg = _form(src)
         interrupted = st.session_state.pop(_RUNNING, None)
         if interrupted is not None:
-            with st.container(key=keys.SRV_CANCELLED):
+            with st.container(key=SRV_CANCELLED):
                 st.warning("The previous run was cancelled before it finished: nothing was released. "
                            "It had started reading the file, so it is booked at its full budget "
                            f"({interrupted}).")
         failed = st.session_state.pop(_FAILED, None)
         if failed is not None:
-            with st.container(key=keys.SRV_ERROR):
+            with st.container(key=SRV_ERROR):
                 st.error(failed)
         ready = cfg is not None
-        if st.button("Make the streamed release (drawn once)", key=keys.SRV_RUN, type="primary",
+        if st.button("Make the streamed release (drawn once)", key=SRV_RUN, type="primary",
                      disabled=not ready, icon=":material/lock:") and ready:
             _run(src, text, cfg)
         _show()
-        identity = ledger_view.identity(st.session_state.get(keys.SRV_DATASET_ID))
+        identity = ledger_view.identity(st.session_state.get(SRV_DATASET_ID))
         if identity is not None:
-            ledger_view.attempts_table(identity, key=keys.SRV_HISTORY)
+            ledger_view.attempts_table(identity, key=SRV_HISTORY)
 
 
 def _form(src) -> dict[str, Any] | None:
-    dataset_id = st.text_input("Dataset identity (declared; required)", key=keys.SRV_DATASET_ID,
+    dataset_id = st.text_input("Dataset identity (declared; required)", key=SRV_DATASET_ID,
                                max_chars=200, placeholder="e.g. triage 2026", help=ledger_view.IDENTITY_HELP)
     identity = ledger_view.identity(dataset_id)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm (streamed)", list(ALGORITHMS), format_func=ALGORITHMS.get,
-                        key=keys.SRV_ALGORITHM)
-    k = c2.number_input("k (clusters)", min_value=1, max_value=200, value=8, step=1, key=keys.SRV_K)
+                        key=SRV_ALGORITHM)
+    k = c2.number_input("k (clusters)", min_value=1, max_value=200, value=8, step=1, key=SRV_K)
     eps = c3.number_input("Row-level ε", min_value=0.01, max_value=50.0, value=1.0, step=0.1,
-                          key=keys.SRV_EPS)
+                          key=SRV_EPS)
     c4, c5, c6 = st.columns(3)
     n_decl = c4.number_input("Declared n (public)", min_value=0, max_value=10**12, value=0, step=1000,
-                             key=keys.SRV_N, help="The number of rows as a PUBLIC fact (e.g. from the "
+                             key=SRV_N, help="The number of rows as a PUBLIC fact (e.g. from the "
                                                "data's documentation); the file's row count is never read.")
     radius = c5.number_input("Public radius Λ (rows with norm > Λ are removed)", min_value=0.0,
-                             max_value=1e12, value=None, format="%.6g", key=keys.SRV_RADIUS,
+                             max_value=1e12, value=None, format="%.6g", key=SRV_RADIUS,
                              placeholder="from domain knowledge")
     delta = c6.select_slider("Row-level δ", options=[1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5],
-                             value=1e-8, format_func=lambda v: f"{v:.0e}", key=keys.SRV_DELTA)
-    ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key=keys.SRV_CONFIRM)
-    ok_name = (ledger_view.near_identity_ok(dataset_id, box=keys.SRV_NEAR_IDENTITY,
-                                            confirm=keys.SRV_NEW_IDENTITY)
+                             value=1e-8, format_func=lambda v: f"{v:.0e}", key=SRV_DELTA)
+    ok_public = st.checkbox("n and Λ are public facts, not measured on these rows", key=SRV_CONFIRM)
+    ok_name = (ledger_view.near_identity_ok(dataset_id, box=SRV_NEAR_IDENTITY,
+                                            confirm=SRV_NEW_IDENTITY)
                if identity is not None else True)
     missing = [m for m, bad in (("declare the dataset identity", identity is None),
                                 ("confirm the new identity or use the known one", not ok_name),
@@ -229,7 +260,7 @@ def _form(src) -> dict[str, Any] | None:
         except (OSError, ValueError) as exc:
             st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
             return None
-        with st.container(key=keys.SRV_PREVIEW):
+        with st.container(key=SRV_PREVIEW):
             st.markdown(ledger_view.identity_note(identity))
             after = compose_dp(now, ApproxDP(float(eps), float(delta)))  # basic composition
             st.markdown(f"Total on this dataset identity: ε = {now.eps:.3g}, δ = {now.delta:.2g} now → "
@@ -299,7 +330,7 @@ def _run(src, text: str, cfg: dict[str, Any]) -> None:
                "this can take minutes; the page shows no progress counts (they would describe the file).")
     status.info(message, icon=":material/hourglass_top:")
     cancel = st.empty()  # shown while the run lasts
-    cancel.button("Cancel", key=keys.SRV_CANCEL,
+    cancel.button("Cancel", key=SRV_CANCEL,
                   help="Stops the run; nothing is released, the attempt is booked.")
     finished = False
 
@@ -352,7 +383,7 @@ def _show() -> None:
         return
     res, text, path, columns, total = got
     g = res.guarantee
-    with st.container(key=keys.SRV_OUTPUT):
+    with st.container(key=SRV_OUTPUT):
         st.success(f"Released: ({g.eps:.4g}, {g.delta:.3g})-differentially private for adding or "
                    f"removing one row of {safe.md(path)}, given the declared n and Λ. Total on this "
                    f"dataset identity: ε = {total.eps:.3g}, δ = {total.delta:.2g} (basic composition "
@@ -366,12 +397,12 @@ def _show() -> None:
             raw = types.SimpleNamespace(params={}, source="server", d=len(columns), feature_names=columns)
             table, how = profiles.segment_profiles(res, raw, [safe.csv_cell(c) for c in columns])
             st.markdown("**Segment profiles** (a private release)")
-            st.dataframe(table, hide_index=True, key=keys.SRV_CENTERS)
+            st.dataframe(table, hide_index=True, key=SRV_CENTERS)
             st.caption(safe.md(how))
         else:
             st.markdown(f"The algorithm output ⊥ ({safe.md(res.failure)}): that is the release.")
         st.download_button("Download the release (JSON, no seed)", text, file_name="dpviz_release.json",
-                           mime="application/json", key=keys.SRV_DOWNLOAD, on_click="ignore",
+                           mime="application/json", key=SRV_DOWNLOAD, on_click="ignore",
                            icon=":material/download:")
         st.caption("The file carries the path's column names and the declared inputs; no seed, no "
                    "timing and nothing counted from the rows without noise.")

@@ -22,21 +22,25 @@ from typing import Any
 import streamlit as st
 
 import dpviz
-from app.components import keys
+from app.components.friendlycore import knobs as fc_knobs
+from app.components.keys import Key
 
 #: The one algorithm the app names outside its family folder: Explore's default (issue 33).
 DEFAULT_ALGORITHM = "friendlycore"
 
-_PARAMS_KEY = keys.PARAMS
-_NOTICES_KEY = keys.URL_NOTICES
-_LAST_QUERY_KEY = keys.LAST_QUERY
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_PARAMS_KEY: Key[dict] = Key("params", dict, "the canonical parameters (app/components/state.py)")
+_NOTICES_KEY: Key[list] = Key("_url_notices", list, "URL values that were ignored, shown once")
+_LAST_QUERY_KEY: Key[dict] = Key("_last_query", dict, "the query string the app last wrote")
 #: The one old-link reader of ρ (issue 33): a link made with the old ρ slider (flat ``rho=`` or
 #: ``<algorithm>.rho=``) carries an own budget ρ (with the link's δ). It is kept here, and only
 #: here, until a target is set (ε or δ moved, :func:`update`): the algorithm's page, which knows
 #: the dataset's public inputs, converts it by the plan's rule (``dpviz.registry.budget_from_rho``
 #: then ``plan_at_budget``) into the row-level ε the slider shows, and runs that same budget, so an
 #: old link opens the same run. ρ is no parameter, no URL key the app writes, no readout.
-LINK_RHO = keys.LINK_RHO
+LINK_RHO: Key[float] = Key(
+    "_link_rho", float, "an old link's own budget ρ while it applies (the one old-link reader)")
 
 
 def _is_rho_key(url_name: str) -> bool:
@@ -96,6 +100,34 @@ def _optional_radius(text: str) -> float | None:
     return _float_in(0.0, 1e12, low_open=True)(text)
 
 
+def _int_or_automatic(low: int, high: int, automatic: int) -> Callable[[str], int]:
+    """An integer in [low, high], or ``automatic`` (t = 0: the algorithm's own choice from the
+    declared n and k)."""
+    what = f"{automatic} (automatic) or an integer in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        v = _number(text, what)
+        if not v.is_integer() or not (v == automatic or low <= v <= high):
+            raise ValueError(f"must be {what}")
+        return int(v)
+
+    return parse
+
+
+def _knob_parser(knob: fc_knobs.Knob) -> Callable[[str], Any]:
+    """How a link's text is read for one of FriendlyCore's knobs: its bounds from the one table
+    (:mod:`app.components.friendlycore.knobs`)."""
+    if knob.kind is bool:
+        return lambda text: _bool(text)
+    if knob.kind is str:
+        return _choice(*knob.bounds)
+    low, high = knob.bounds
+    if knob.kind is int:
+        return _int_in(int(low), int(high)) if knob.automatic is None else \
+            _int_or_automatic(int(low), int(high), knob.automatic)
+    return _float_in(float(low), float(high), low_open=knob.low_open)
+
+
 @dataclass(frozen=True)
 class Param:
     """One URL-backed parameter: its default and how to read it from a query string."""
@@ -116,6 +148,11 @@ class Param:
         return str(value)
 
 
+def _knob_param(knob: fc_knobs.Knob) -> Param:
+    """The canonical parameter of one of FriendlyCore's knobs (its flat name, default, bounds)."""
+    return Param(knob.param, knob.default, _knob_parser(knob), knob.help)
+
+
 # Data recipe. ``gen`` and ``builtin`` are checked against the registries at load time.
 _DATA_PARAMS = (
     Param("src", "generate", _choice("generate", "builtin", "upload"), "data source", "data"),
@@ -134,26 +171,18 @@ _DATA_PARAMS = (
 _RUN_PARAMS = (
     Param("delta", 1e-6, _float_in(0.0, 0.1, low_open=True), "δ"),
     Param("k", 8, _int_in(1, 50), "clusters"),
-    Param("t", 1500, lambda text: _tuples(text), "tuples (pieces); 0 = automatic (from n and k)"),
+    _knob_param(fc_knobs.T),
     Param("radius", None, _optional_radius, "public radius Λ (auto = the dataset's declared Λ)"),
-    Param("rmin", 0.001, _float_in(0.0, 1e9, low_open=True), "r_min"),
-    Param("oracle", "kmeans++", _choice("kmeans++", "pca"), "non-private oracle"),
-    Param("fb", True, lambda text: _bool(text), "FriendlyCore's fallback (grid coreset) on/off"),
-    Param("preset", "practical", _choice("practical", "paper", "reference"), "budget split preset"),
+    _knob_param(fc_knobs.R_MIN),
+    _knob_param(fc_knobs.ORACLE),
+    _knob_param(fc_knobs.FALLBACK),
+    _knob_param(fc_knobs.PRESET),
     Param("seed", 0, _int_in(0, 2**31 - 1), "run seed"),
     # Which registered algorithm Explore shows (old links carry none: FriendlyCore), and the
     # row-level ε target every algorithm is calibrated to (Explore's main control).
     Param("alg", DEFAULT_ALGORITHM, lambda text: _algorithm(text), "algorithm (dpviz.algorithms())"),
     Param("eps", 3.0, _float_in(0.0, 1e3, low_open=True), "row-level ε target"),
 )
-
-
-def _tuples(text: str) -> int:
-    """t: 0 (automatic: the algorithm's own choice from the declared n and k) or 2 to 5,000."""
-    t = _number(text, "0 (automatic) or an integer in [2, 5000]")
-    if not t.is_integer() or not (t == 0 or 2 <= t <= 5000):
-        raise ValueError("must be 0 (automatic) or an integer in [2, 5000]")
-    return int(t)
 
 
 def _bool(text: str) -> bool:
@@ -284,11 +313,11 @@ def defaults() -> dict[str, Any]:
 
 
 #: FriendlyCore's own parameters are namespaced in the URL like every algorithm's
-#: (``friendlycore.<name>``); the flat keys of links made before (``t``, ``oracle``, …) still open the
+#: (``friendlycore.<field>``); the flat keys of links made before (``t``, ``oracle``, …) still open the
 #: same run: :func:`parse_query` reads both, :func:`query_dict` writes the namespaced ones. The
-#: canonical dict keeps the flat names (the Budget page's FriendlyCore sweeps read them too).
-URL_NAMES: dict[str, str] = {flat: f"{DEFAULT_ALGORITHM}.{field}" for flat, field in (
-    ("t", "n_tuples"), ("oracle", "oracle"), ("preset", "preset"), ("rmin", "r_min"), ("fb", "fallback"))}
+#: canonical dict keeps the flat names (the Budget page's FriendlyCore sweeps read them too). Both
+#: come from the one table of FriendlyCore's knobs (:mod:`app.components.friendlycore.knobs`).
+URL_NAMES: dict[str, str] = {knob.param: knob.url for knob in fc_knobs.KNOBS}
 _FROM_URL = {url: name for name, url in URL_NAMES.items()}
 
 

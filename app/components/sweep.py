@@ -45,6 +45,13 @@ import dpviz.sweeps
 import dpviz.viz
 import dpviz.viz.sweeps
 from app.components import jobs
+from app.components.friendlycore import knobs as fc_knobs
+
+#: Explore's tuple knobs a sweep hands every algorithm that has them (FriendlyCore's t, r_min and
+#: oracle, named as in its knobs' table). ``SweepSpec.algorithm_params`` spells their FCParams
+#: fields itself: its source is part of the precomputed sweeps' code hash (test_fc_knobs checks
+#: it agrees with the table).
+_TUPLE_KNOBS = (fc_knobs.T, fc_knobs.R_MIN, fc_knobs.ORACLE)
 
 #: Row-level ε values the pages' range sliders offer (log grid; Budget adds its own ends).
 EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0,
@@ -187,8 +194,14 @@ def explore_target(event) -> dict[str, float] | None:
 def spec_for(ds, p: Mapping[str, Any], radius: float, algorithms: tuple[str, ...]) -> SweepSpec:
     """The Budget page's ε sweep for the parameters ``p`` (the URL's) on ``ds``."""
     return SweepSpec(ds.content_hash, algorithms, eps_grid(p["blo"], p["bhi"], p["bpts"]),
-                     int(p["breps"]), int(p["k"]), int(p["t"]), float(p["delta"]), float(radius),
-                     float(p["rmin"]), p["oracle"], int(p["seed"]))
+                     int(p["breps"]), int(p["k"]), delta=float(p["delta"]), radius=float(radius),
+                     seed=int(p["seed"]), **tuple_knobs(p))
+
+
+def tuple_knobs(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Explore's tuple knobs in the parameters ``p`` as a sweep's fields (t, r_min, oracle: their
+    names, parameters and types from FriendlyCore's knobs' table)."""
+    return {k.name: k.kind(p[k.param]) for k in _TUPLE_KNOBS}
 
 
 def eps_grid(lo: float, hi: float, points: int) -> tuple[float, ...]:

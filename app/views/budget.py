@@ -17,6 +17,30 @@ import dpviz.registry
 import dpviz.viz
 import dpviz.viz.sweeps
 from app.components import a11y, controls, data_source, jobs, keys, modes, run, state, sweep
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+BUDGET_BADGE: Key[object] = Key("simulation_badge_budget", object, "the page's simulation badge")
+BUDGET_RUN: Key[bool] = Key("budget_run", bool, "button: run (or continue) the ε sweep")
+BUDGET_AUTO_STARTED: Key[set] = Key(
+    "_budget_auto_started", set, "sweep specs this session started by itself (once each)")
+BUDGET_AUTO: Key[object] = Key("budget_auto", object, "container: the sweep started by itself")
+BUDGET_ORIGIN: Key[object] = Key(
+    "budget_origin", object, "caption container: where the ε sweep's curves come from")
+BUDGET_ACCURACY: Key[object] = Key(
+    "budget_accuracy", object, "chart: accuracy against ε (a click opens Explore at that ε)")
+BUDGET_SUCCESS: Key[object] = Key("budget_success", object, "chart: how often the run succeeded")
+BUDGET_LOSS_N_RUN: Key[bool] = Key("budget_loss_n_run", bool, "button: run the loss-against-n sweep")
+BUDGET_ORIGIN_N: Key[object] = Key(
+    "budget_origin_n", object, "caption container: where the loss-against-n curves come from")
+BUDGET_LOSS_N: Key[object] = Key("budget_loss_n", object, "chart: loss against n")
+BUDGET_EPS_RANGE: Key[tuple] = Key(
+    "budget_eps_range", tuple, "range select_slider: the sweep's row-level ε range")
+BUDGET_POINTS: Key[int] = Key("budget_points", int, "number_input: the number of ε values")
+BUDGET_REPS: Key[int] = Key("budget_reps", int, "number_input: repetitions per ε")
+BUDGET_PROGRESS: Key[object] = Key("budget_progress", object, "container: the sweep's progress bar")
+BUDGET_STOP: Key[bool] = Key("budget_stop", bool, "button: stop the running sweep")
 
 st.title("Budget: what does less privacy buy?")
 st.caption("Each point is the median over repetitions (band: 10–90%) of the normalized k-means "
@@ -24,14 +48,13 @@ st.caption("Each point is the median over repetitions (band: 10–90%) of the no
            "algorithm runs at its own budget calibrated so that adding or removing one row is "
            "(ε, δ)-DP (the declared n is the dataset's n). All curves are **non-private "
            "diagnostics**: they rerun the algorithms many times on the same rows to study them.")
-modes.simulation_badge(keys.BUDGET_BADGE)
+modes.simulation_badge(BUDGET_BADGE)
 
 X_TITLE = "row-level ε target (every algorithm calibrated to it; log scale)"
 SLOT = "budget"
 #: A built-in table (public, at most 1,797 rows: seconds) gets its sweep started when the page
 #: opens, so the page is never empty after the README's "pick a built-in table" (issue 36).
 AUTO_RUN_MAX_N = 20_000
-
 
 
 def sweepable() -> dict[str, str]:
@@ -63,7 +86,7 @@ def _open_explore() -> None:
     """Selection callback: Explore opens at exactly the clicked row-level (ε, δ) — the target every
     curve of this sweep was calibrated to (δ is the sweep's, Explore's own) — with no ρ of its own:
     Explore's ε slider takes an off-grid value as it is, and the run is planned from it."""
-    target = sweep.explore_target(st.session_state.get(keys.BUDGET_ACCURACY))
+    target = sweep.explore_target(st.session_state.get(BUDGET_ACCURACY))
     if target is None:
         return
     state.update(**target)
@@ -79,7 +102,7 @@ def _settings():
                    on_change=state.on_change("balg", keys.BUDGET_ALGORITHMS,
                                              lambda v: ",".join(v) or REFERENCE))
     c3, c4, c5 = st.columns(3)
-    sweep.range_and_runs(c2, c3, c4, widgets=(keys.BUDGET_EPS_RANGE, keys.BUDGET_POINTS, keys.BUDGET_REPS),
+    sweep.range_and_runs(c2, c3, c4, widgets=(BUDGET_EPS_RANGE, BUDGET_POINTS, BUDGET_REPS),
                          keys=("blo", "bhi", "bpts", "breps"),
                          points=(2, 25), max_reps=100,
                          reps_help="The paper uses 30; each repetition redraws the pieces and the noise.")
@@ -98,13 +121,12 @@ def _spec(ds, kind: str = "epsilon") -> sweep.SweepSpec:
         # the smallest n holds t pieces of k rows (automatic t: the spec's own, at least 2 pieces)
         ns = tuple(sorted({max(max(p["t"], 2) * p["k"], int(top * f)) for f in (0.1, 0.2, 0.4, 0.7, 1.0)}))
         return sweep.SweepSpec(ds.content_hash, algos, (), int(p["breps"]), int(p["k"]),
-                               int(p["t"]), float(p["delta"]), float(radius), float(p["rmin"]),
-                               p["oracle"], int(p["seed"]), kind="n", ns=ns,
-                               epsilon=float(p["eps"]))
+                               delta=float(p["delta"]), radius=float(radius), seed=int(p["seed"]),
+                               **sweep.tuple_knobs(p), kind="n", ns=ns, epsilon=float(p["eps"]))
     return sweep.spec_for(ds, p, float(radius), algos)
 
 
-def _origin_note(part: sweep.Partial, key: str = keys.BUDGET_ORIGIN) -> None:
+def _origin_note(part: sweep.Partial, key: str = BUDGET_ORIGIN) -> None:
     """Say where curves this session did not compute come from (issue 16: shared links open
     with the presets' curves drawn)."""
     if part.origin == "session":
@@ -123,12 +145,12 @@ def _charts(spec: sweep.SweepSpec, part: sweep.Partial) -> None:
     fig = viz.sweeps.accuracy_figure(sw, current_rho=None)  # Explore's ρ is not on this ε axis
     fig.update_layout(clickmode="event+select")
     fig.update_layout(xaxis_title=X_TITLE, title_text="Normalized k-means loss vs row-level ε")
-    a11y.chart(fig, key=keys.BUDGET_ACCURACY, on_select=_open_explore, selection_mode="points")
+    a11y.chart(fig, key=BUDGET_ACCURACY, on_select=_open_explore, selection_mode="points")
     st.caption("Click a median point to open Explore at exactly that row-level ε (and this sweep's "
                "δ); Explore's ε slider takes the clicked value as it is.")
     fig = viz.sweeps.success_figure(sw, current_rho=None)
     fig.update_layout(xaxis_title=X_TITLE)
-    a11y.chart(fig, key=keys.BUDGET_SUCCESS)
+    a11y.chart(fig, key=BUDGET_SUCCESS)
     with st.expander("The runs (non-private diagnostics)"):
         st.dataframe(sw.summary(), hide_index=True)
 
@@ -150,7 +172,7 @@ def _start(ds, spec: sweep.SweepSpec, resume: sweep.Partial | None = None) -> No
 def _auto_start(ds, spec: sweep.SweepSpec, running) -> bool:
     """Start ``spec``'s sweep once per session when nothing is there yet and the data is a built-in
     table (public, at most :data:`AUTO_RUN_MAX_N` rows); True while that sweep runs."""
-    started = st.session_state.setdefault(keys.BUDGET_AUTO_STARTED, set())
+    started = st.session_state.setdefault(BUDGET_AUTO_STARTED, set())
     job = jobs.running(SLOT)
     if job is not None:
         return job.key == spec and spec in started
@@ -177,11 +199,11 @@ def main() -> None:
         jobs.stop(SLOT)  # the settings changed under a running sweep: stop it
         running = None
     auto = _auto_start(ds, spec, running)
-    part = sweep.run_button(SLOT, spec, noun="sweep", key=keys.BUDGET_RUN, progress_key=keys.BUDGET_PROGRESS,
-                            stop_key=keys.BUDGET_STOP, unit="repetition",
+    part = sweep.run_button(SLOT, spec, noun="sweep", key=BUDGET_RUN, progress_key=BUDGET_PROGRESS,
+                            stop_key=BUDGET_STOP, unit="repetition",
                             start=lambda resume: _start(ds, spec, resume))
     if auto:
-        with st.container(key=keys.BUDGET_AUTO):
+        with st.container(key=BUDGET_AUTO):
             st.info("Sweeping this built-in table (started when the page opened, as a preset "
                     "opens drawn): the curves appear as repetitions finish.")
     if part is None or part.done == 0:
@@ -200,15 +222,15 @@ def main() -> None:
     st.header("Loss vs n at Explore's row-level (ε, δ)")
     part_n = sweep.partial(SLOT, spec_n)
     if st.button(f"Run loss vs n (row-level ε = {spec_n.epsilon:.3g}, δ = {spec_n.delta:.0e}, n = "
-                 f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key=keys.BUDGET_LOSS_N_RUN,
+                 f"{', '.join(f'{n:,}' for n in spec_n.ns)})", key=BUDGET_LOSS_N_RUN,
                  disabled=running is not None):
         _start(ds, spec_n)
         st.rerun()
     if part_n is not None and part_n.done:
-        _origin_note(part_n, key=keys.BUDGET_ORIGIN_N)
+        _origin_note(part_n, key=BUDGET_ORIGIN_N)
         fig = dpviz.viz.sweeps.loss_vs_n_figure(part_n.sweep())
         fig.update_layout(title_text=f"Normalized loss vs n at row-level ε = {spec_n.epsilon:.3g}")
-        a11y.chart(fig, key=keys.BUDGET_LOSS_N)
+        a11y.chart(fig, key=BUDGET_LOSS_N)
         st.caption(f"Every algorithm calibrated to the same row-level target (ε = {spec_n.epsilon:.3g}, "
                    f"δ = {spec_n.delta:.0e}): Explore's. Generated data is regenerated at each n from "
                    "its recipe; other data uses random subsets of its rows.")

@@ -20,9 +20,39 @@ import dpviz
 import dpviz.compare_set
 import dpviz.ranking
 from app.components import a11y, compare, controls, data_source, jobs, keys, run, safe, state, sweep
+from app.components.keys import Key
 from dpviz.registry import AlgorithmSpec, param_fields
 from dpviz.sweeps import REFERENCE
 from dpviz.viz import compare as figures
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+COMPARE_SEEN_DELTA: Key[float] = Key(
+    "_compare_seen_delta", float, "the app's δ when Compare last looked (its own δ follows changes)")
+COMPARE_DELTA: Key[float] = Key("compare_delta", float, "select_slider: Compare's row-level δ")
+COMPARE_ALL: Key[bool] = Key("compare_all", bool, "button: add every registered algorithm")
+COMPARE_ALGORITHM_FIELD: Key[object] = Key(
+    "cmp_", object, "prefix: an algorithm's parameter widget, cmp_<algorithm>_<field>")
+COMPARE_SHOWN: Key[object] = Key("_compare_shown", object, "the CompareSpec whose charts are shown")
+COMPARE_RANKING: Key[object] = Key("compare_ranking", object, "container: the methods ranked")
+COMPARE_RANK_TABLE: Key[object] = Key("compare_rank_table", object, "dataframe: the ranking")
+COMPARE_LOSS: Key[object] = Key(
+    "compare_loss", object, "chart: one small panel per method (a click opens Explore)")
+COMPARE_MORE: Key[bool] = Key("compare_more", bool, "toggle: the other metrics' figures")
+COMPARE_METRIC: Key[object] = Key("compare_", object, "prefix: chart of one more metric, compare_<metric>")
+COMPARE_STRUCTURE: Key[object] = Key("compare_structure", object, "chart: each structure's success rate")
+COMPARE_SECONDS: Key[object] = Key("compare_seconds", object, "chart: run time")
+COMPARE_TABLE: Key[object] = Key("compare_table", object, "dataframe: the runs' medians")
+COMPARE_GUARANTEE: Key[object] = Key("compare_guarantee", object, "container: the same-guarantee note")
+COMPARE_TOP: Key[object] = Key("compare_top", object, "container: run state and results")
+COMPARE_RUN: Key[bool] = Key("compare_run", bool, "button: run (or continue) the comparison")
+COMPARE_STATE: Key[object] = Key("compare_state", object, "container: the comparison's run state line")
+COMPARE_EPS_RANGE: Key[tuple] = Key(
+    "compare_eps_range", tuple, "range select_slider: the comparison's row-level ε range")
+COMPARE_POINTS: Key[int] = Key("compare_points", int, "number_input: the number of ε values")
+COMPARE_REPS: Key[int] = Key("compare_reps", int, "number_input: repetitions per ε")
+COMPARE_PROGRESS: Key[object] = Key("compare_progress", object, "container: the comparison's progress bar")
+COMPARE_STOP: Key[bool] = Key("compare_stop", bool, "button: stop the running comparison")
 
 KIND_TEXT = {
     "zcdp": "its own budget is ρ-zCDP; calibrated so that the row-level (ε, δ) of its ledger (zCDP → "
@@ -78,16 +108,16 @@ def _sync_delta() -> None:
     this page last looked (issue 36: dataset, k, target ε and δ carry across pages); a link's own
     ``cdelta`` stands while the app's δ is unchanged."""
     p = state.params()
-    seen = st.session_state.get(keys.COMPARE_SEEN_DELTA, state.defaults()["delta"])
+    seen = st.session_state.get(COMPARE_SEEN_DELTA, state.defaults()["delta"])
     if p["delta"] != seen:
         state.update(cdelta=float(p["delta"]))
-    st.session_state[keys.COMPARE_SEEN_DELTA] = p["delta"]
+    st.session_state[COMPARE_SEEN_DELTA] = p["delta"]
 
 
 def _delta_changed() -> None:
-    value = float(st.session_state[keys.COMPARE_DELTA])
+    value = float(st.session_state[COMPARE_DELTA])
     state.update(cdelta=value, delta=value)  # the app's δ from now on
-    st.session_state[keys.COMPARE_SEEN_DELTA] = value
+    st.session_state[COMPARE_SEEN_DELTA] = value
 
 
 def _settings(specs: list[AlgorithmSpec], ds) -> list[AlgorithmSpec]:
@@ -106,16 +136,16 @@ def _settings(specs: list[AlgorithmSpec], ds) -> list[AlgorithmSpec]:
                + ", ".join(_title(by_name[n]) for n in default) + ".")
     c1, c2 = st.columns([3, 2])
     c3, c4, c5 = st.columns(3)
-    sweep.range_and_runs(c1, c3, c4, widgets=(keys.COMPARE_EPS_RANGE, keys.COMPARE_POINTS, keys.COMPARE_REPS),
+    sweep.range_and_runs(c1, c3, c4, widgets=(COMPARE_EPS_RANGE, COMPARE_POINTS, COMPARE_REPS),
                          keys=("celo", "cehi", "cpts", "creps"),
                          points=(1, 12), max_reps=50,
                          reps_help="Each repetition redraws every seeded random choice (pieces and noise).")
     _sync_delta()
-    state.seed_widget("cdelta", keys.COMPARE_DELTA)
+    state.seed_widget("cdelta", COMPARE_DELTA)
     c2.select_slider("Row-level δ", options=sorted(set(controls.DELTA_GRID) | {p["cdelta"]}),
-                     format_func=controls.fmt_delta, key=keys.COMPARE_DELTA, on_change=_delta_changed)
+                     format_func=controls.fmt_delta, key=COMPARE_DELTA, on_change=_delta_changed)
     c5.markdown(f"k = {p['k']}, seed = {p['seed']} (from Explore)")
-    c5.button(f"Add all {len(names)}", key=keys.COMPARE_ALL, on_click=_add_all, args=(names,),
+    c5.button(f"Add all {len(names)}", key=COMPARE_ALL, on_click=_add_all, args=(names,),
               disabled=len(_chosen(names, default)) == len(names),
               help="Add every registered algorithm (on the default lesson precomputed; elsewhere "
                    "slower: every method runs at every ε and repetition).")
@@ -124,7 +154,7 @@ def _settings(specs: list[AlgorithmSpec], ds) -> list[AlgorithmSpec]:
 
 def _param_widget(spec: AlgorithmSpec, f: dataclasses.Field, h) -> object:
     """One parameter's widget, generated from its hint."""
-    key, label = f"{keys.COMPARE_ALGORITHM_FIELD}{spec.name}_{f.name}", h.label or f.name
+    key, label = f"{COMPARE_ALGORITHM_FIELD}{spec.name}_{f.name}", h.label or f.name
     lo = None if h.low is None else h.low
     hi = None if h.high is None else h.high
     if h.choices is not None:
@@ -167,7 +197,7 @@ def _algorithm_box(spec: AlgorithmSpec):
 
 def _open_explore(chart_key: str) -> None:
     """Selection callback: the clicked (algorithm, ε) opens in Explore on the next run."""
-    spec = st.session_state.get(keys.COMPARE_SHOWN)
+    spec = st.session_state.get(COMPARE_SHOWN)
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection", {}) if hasattr(event, "get") else {}).get("points", []) or []
     for pt in points:
@@ -186,25 +216,25 @@ def _charts(spec: sweep.CompareSpec, part: sweep.Partial) -> None:
     """At a glance: the methods ranked, then one small panel per method; everything else (other
     metrics, structure, run time, the runs) one click away."""
     frame = part.frame()
-    st.session_state[keys.COMPARE_SHOWN] = spec
+    st.session_state[COMPARE_SHOWN] = spec
     _ranking(frame)
     st.caption(f"Every private number is {SIMULATED}. Dotted: the **{REFERENCE}** (no "
                "privacy). Click a point to open that method and budget in Explore.")
-    a11y.chart(figures.small_multiples_figure(frame), key=keys.COMPARE_LOSS,
-               on_select=lambda: _open_explore(keys.COMPARE_LOSS), selection_mode="points")
+    a11y.chart(figures.small_multiples_figure(frame), key=COMPARE_LOSS,
+               on_select=lambda: _open_explore(COMPARE_LOSS), selection_mode="points")
     # Drawn only when asked: every chart costs the browser time (issue 27: the default view ≤ 10 s).
     if st.toggle("More figures: other accuracy metrics, how often each structure succeeded, run "
-                 "time", key=keys.COMPARE_MORE):
+                 "time", key=COMPARE_MORE):
         figs = figures.compare_figures(frame)
         for metric in ACCURACY[1:]:
             if metric in figs:
-                key = f"{keys.COMPARE_METRIC}{metric}"
+                key = f"{COMPARE_METRIC}{metric}"
                 a11y.chart(figs[metric], key=key, on_select=lambda key=key: _open_explore(key),
                            selection_mode="points")
-        a11y.chart(figs["structure"], key=keys.COMPARE_STRUCTURE)
-        a11y.chart(figs["seconds"], key=keys.COMPARE_SECONDS)
+        a11y.chart(figs["structure"], key=COMPARE_STRUCTURE)
+        a11y.chart(figs["seconds"], key=COMPARE_SECONDS)
     with st.expander(f"The runs: median per algorithm and ε (simulation; {REFERENCE} at ε = ∞)"):
-        st.dataframe(part_summary(part), hide_index=True, key=keys.COMPARE_TABLE)
+        st.dataframe(part_summary(part), hide_index=True, key=COMPARE_TABLE)
         top = max(spec.epsilons)
         st.caption(f"Rerun one of them yourself at row-level ε = {top:g} (a new seed: a new draw):")
         st.code("\n".join(compare.reproduce_call(name, top, spec) for name, _ in spec.algorithms
@@ -217,7 +247,7 @@ def _ranking(frame) -> None:
     rank = dpviz.ranking.rank_methods(frame)
     rule = rank.attrs["rule"]
     runs = int(rank["runs"].min()) if len(rank) else 0
-    with st.container(key=keys.COMPARE_RANKING):
+    with st.container(key=COMPARE_RANKING):
         st.markdown(f"**Ranked by reach over the whole ε range**: reach = the smallest row-level ε "
                     f"at which the median normalized loss is ≤ {rule.target:g}; a tie on reach goes to "
                     "the lower mean loss over the range; “1=” marks a tie. Each cell: median "
@@ -230,7 +260,7 @@ def _ranking(frame) -> None:
                    for r, v in zip(rank["rank"], rank["reach"], strict=True)],
             **{"mean loss": [dpviz.ranking.short(v) for v in rank["mean loss"]]})
         shown.attrs = {}  # the rule and the tied groups are said in words below
-        with st.container(key=keys.COMPARE_RANK_TABLE):
+        with st.container(key=COMPARE_RANK_TABLE):
             st.table(shown.rename(columns={"reach": "reach ε", "mean loss": "mean"}), hide_index=True,
                      border="horizontal")
         st.caption(dpviz.ranking.rule_text(rule) + f" Normalized loss: 0 = as good as the {REFERENCE}, "
@@ -251,7 +281,7 @@ def part_summary(part: sweep.Partial):
 
 
 def _guarantee() -> None:
-    with st.container(key=keys.COMPARE_GUARANTEE):
+    with st.container(key=COMPARE_GUARANTEE):
         st.info("Every algorithm runs at the **same row-level guarantee**: (ε, δ)-DP for adding or "
                 "removing one row of your data — not at the same nominal ρ. Each is calibrated "
                 "through its own accounting (a zCDP budget through the zCDP → DP conversion; a "
@@ -289,7 +319,7 @@ def main() -> None:
     # replaced by the state in one delta, never by an empty box (an emptied container showed the
     # title alone for 0.7 s while the ranking was computed, issue 43).
     title = st.empty()
-    with st.container(key=keys.COMPARE_STATE):
+    with st.container(key=COMPARE_STATE):
         loading = st.empty()
     loading.info(LOADING, icon=":material/hourglass_top:")
     title.title("Compare methods at one guarantee")
@@ -299,7 +329,7 @@ def main() -> None:
         _guarantee()
         return
     ds, radius = got
-    top = st.container(key=keys.COMPARE_TOP)  # run state and results: filled after the settings
+    top = st.container(key=COMPARE_TOP)  # run state and results: filled after the settings
     # below the results (the sidebar names the data too): the ranking fits the first 1280×720 screen
     st.caption(data_source.describe(ds) + f" · n_declared = {ds.n:,} (taken as public, as in "
                "Explore) · every method at the **same row-level (ε, δ)** (below: why)")
@@ -317,8 +347,8 @@ def main() -> None:
     if running is not None and running.key != spec:
         jobs.stop(SLOT)  # the settings changed under a running comparison
     with top:
-        part = sweep.run_button(SLOT, spec, noun="comparison", key=keys.COMPARE_RUN,
-                                progress_key=keys.COMPARE_PROGRESS, stop_key=keys.COMPARE_STOP, unit="run",
+        part = sweep.run_button(SLOT, spec, noun="comparison", key=COMPARE_RUN,
+                                progress_key=COMPARE_PROGRESS, stop_key=COMPARE_STOP, unit="run",
                                 start=lambda resume: _start(ds, spec, resume), disabled=not algos)
         # the loading message's place takes the run state: a message stands there throughout
         line = _state_line(spec, part, len(algos))

@@ -12,6 +12,12 @@ from __future__ import annotations
 import streamlit as st
 
 from app.components import algorithm_view, data_source, explore_form, keys, live_pages, rerun_timing
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+AUTO_CHANGES: Key[object] = Key(
+    "auto_changes", object, "container: t, k or r_min changed automatically, with the reason")
 
 # One screen at 1280×720 (issue 16): the sliders and the main panel beside them fit when the
 # page's top padding is 2.5rem instead of Streamlit's 6rem (style-only HTML takes no space).
@@ -45,7 +51,7 @@ def main() -> None:
         return
     notes = explore_form.sync_run_defaults(ds)
     if notes:
-        with st.container(key=keys.AUTO_CHANGES):
+        with st.container(key=AUTO_CHANGES):
             for note in notes:
                 st.info(note, icon=":material/published_with_changes:")
     radius = data_source.radius_for(ds)

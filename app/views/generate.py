@@ -22,21 +22,40 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.components import a11y, cache, data_source, jobs, keys, modes, safe
+from app.components import a11y, cache, data_source, jobs, modes, safe
+from app.components.keys import Key
 from app.components.synthetic import guarantee_text, synthetic_csv, synthetic_table_csv
 from dpviz.generative import AcsSetting, DPGMParams, binary_digits, calibrate_sigma_g, dpgm
 from dpviz.generative.data import UnitBox, encoded_without_public, tabular_split
 from dpviz.viz.acs import epsilon_vs_epochs_figure, sample_grid_figure, synthetic_scatter_figure
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+CANCEL: Key[object] = Key(
+    "dpgm_cancel_event", object, "the Event the next training receives; Cancel sets it")
+SOURCE: Key[str] = Key("dpgm_data", str, "radio: the built-in digits or the Data page's data")
+PUBLIC_PCT: Key[int] = Key("dpgm_public_pct", int, "slider: the share of the rows declared public")
+GEN_BADGE: Key[object] = Key("dpgm_simulation", object, "the page's simulation badge")
+GEN_FORM: Key[object] = Key("dpgm_form", object, "form: the training settings")
+GEN_K: Key[int] = Key("dpgm_k", int, "number_input: clusters k")
+GEN_EPS: Key[float] = Key("dpgm_eps", float, "select_slider: the row-level ε target")
+GEN_EPOCHS: Key[int] = Key("dpgm_epochs", int, "number_input: epochs")
+GEN_SEED: Key[int] = Key("dpgm_seed", int, "number_input: the training seed")
+GEN_TRAIN: Key[bool] = Key("dpgm_train", bool, "form_submit_button: train")
+GEN_CANCEL: Key[bool] = Key("dpgm_cancel", bool, "button: cancel the training")
+GEN_PROGRESS: Key[object] = Key("generate_progress", object, "container: the training's progress bar")
+GEN_ERROR: Key[str] = Key("_gen_error", str, "why the last Train did not start (None: it did)")
+GEN_EPSILON: Key[object] = Key("dpgm_epsilon", object, "container: the run's spent ε")
+GEN_EPS_CURVE: Key[object] = Key("dpgm_eps_curve", object, "chart: ε spent against training steps")
+GEN_SAMPLES: Key[object] = Key("dpgm_samples", object, "chart: the synthetic samples")
+GEN_DOWNLOAD: Key[bool] = Key("dpgm_download", bool, "download_button: the synthetic rows as CSV")
 
 DELTA = 1e-5
 BATCH = 64  # expected batch L: q = L / n_declared
 SIGMA_K, SIGMA_C, T_K = 3.0, 4.0, 5
 EPS_GRID = (2.0, 3.0, 5.0, 8.0, 10.0, 20.0, 50.0)
 SLOT = "generate"  # the page's job (app.components.jobs)
-CANCEL = keys.GEN_CANCEL_EVENT  # the Event the next training receives; the Cancel button sets it
 GRID_SAMPLES = 10  # synthetic images per cluster in the grid
-SOURCE = keys.GEN_SOURCE  # which data: the built-in binarized digits or the Data page's dataset
-PUBLIC_PCT = keys.GEN_PUBLIC_PCT  # the share of the Data page's rows declared public
 SOURCES = {"digits": "Binarized digits (built-in, 15% public split)", "data": "The Data page's dataset"}
 PUBLIC_SPLIT_SEED = 0
 
@@ -157,7 +176,7 @@ def _results(job: jobs.Job) -> None:
         st.warning(f"Training was **cancelled** after {res.steps_run} of {total} DP-SGD steps. "
                    f"The account below covers only the {res.steps_run} steps that ran "
                    f"({acc.setting.epochs:.3g} epochs), plus the clustering.", icon=":material/cancel:")
-    with st.container(key=keys.GEN_EPSILON):
+    with st.container(key=GEN_EPSILON):
         c1, c2, c3 = st.columns(3)
         c1.metric("ε per row (the guarantee)", f"{acc.eps:.3g}", help=f"δ = {acc.setting.delta:g}")
         looser = acc.paper.eps >= acc.eps
@@ -174,7 +193,7 @@ def _results(job: jobs.Job) -> None:
                    f"account), σ_K = {SIGMA_K:g}, σ_C = {SIGMA_C:g}, T_K = {T_K}, q = {res.extra['q']:.3g}, "
                    f"{res.steps_run} steps in {res.extra['train_seconds']:.1f} s.")
     a11y.chart(_eps_curve(cfg["n_declared"], cfg["k"], float(cfg["epochs"]), res.params.sigma_G),
-               key=keys.GEN_EPS_CURVE)
+               key=GEN_EPS_CURVE)
     st.caption("ε vs epochs for this configuration (public inputs only). The guarantee is the lower of "
                "RDP and PLD; the paper's accountant is dotted.")
     inp: GenInput = cfg["input"]
@@ -187,13 +206,13 @@ def _results(job: jobs.Job) -> None:
     grid = sample_grid_figure(rows, row_labels=labels,
                               title=f"Synthetic digits per cluster — {mode}, ε = {acc.eps:.3g}")
     grid.update_layout(height=90 + 75 * len(rows))  # readable 8×8 images at any k
-    a11y.chart(grid, key=keys.GEN_SAMPLES)
+    a11y.chart(grid, key=GEN_SAMPLES)
     st.caption("Each row: pixel probabilities from one cluster's VAE decoder (the models are DP outputs; "
                "w is the noisy cluster weight used to draw the synthetic rows).")
     text = guarantee_text(res, mode)
     n = cfg["n_declared"]
     st.download_button("Download the synthetic dataset (CSV)", synthetic_csv(res, n, cfg["seed"], text),
-                       file_name="dpviz_synthetic_digits.csv", mime="text/csv", key=keys.GEN_DOWNLOAD)
+                       file_name="dpviz_synthetic_digits.csv", mime="text/csv", key=GEN_DOWNLOAD)
     st.caption(safe.md(f"{n} synthetic rows (64 binary pixels and the component). Guarantee: {text}."
                        " The first line of the file states it."))
 
@@ -217,14 +236,14 @@ def _user_results(job: jobs.Job, inp: GenInput, mode: str) -> None:
         fig = synthetic_scatter_figure(inp.box.decode(inp.X), inp.box.decode(U), comp,
                                        title=f"Synthetic rows per cluster vs the real rows — {mode}, "
                                              f"ε = {acc.eps:.3g}")
-    a11y.chart(fig, key=keys.GEN_SAMPLES)
+    a11y.chart(fig, key=GEN_SAMPLES)
     st.caption("Synthetic rows: decoder means of each cluster's VAE at random latent points, mapped back "
                "from [0, 1] to the data's units (DP outputs; w is the noisy cluster weight). The grey real "
                "rows are a non-private view for you, the data owner.")
     text = guarantee_text(res, mode, of=inp.of)
     csv = synthetic_table_csv(res, n, cfg["seed"], text, inp.box, inp.feature_names)
     st.download_button("Download the synthetic dataset (CSV)", csv, file_name="dpviz_synthetic_data.csv",
-                       mime="text/csv", key=keys.GEN_DOWNLOAD)
+                       mime="text/csv", key=GEN_DOWNLOAD)
     st.caption(safe.md(f"{n} synthetic rows ({inp.X.shape[1]} columns and the component). Guarantee: {text}."
                        " The first line of the file states it."))
 
@@ -233,7 +252,7 @@ st.title("Generate: a private mixture of generative networks")
 st.caption("Acs, Melis, Castelluccia, De Cristofaro. Differentially Private Mixture of Generative Neural "
            "Networks. IEEE TKDE. DP kernel k-means on public seeds, then one VAE per cluster trained with "
            "DP-SGD; synthetic rows drawn per cluster with the noisy cluster weights.")
-modes.simulation_badge(keys.GEN_BADGE)
+modes.simulation_badge(GEN_BADGE)
 
 st.session_state.setdefault(CANCEL, threading.Event())
 st.session_state.setdefault(SOURCE, "digits")
@@ -272,19 +291,19 @@ def _on_train() -> None:
         ss[CANCEL] = threading.Event()
     if inp is None:
         return
-    config = dict(k=int(ss[keys.GEN_K]), eps=float(ss[keys.GEN_EPS]), epochs=int(ss[keys.GEN_EPOCHS]),
-                  seed=int(ss[keys.GEN_SEED]), n_declared=n_declared, input=inp, source=_source_key())
+    config = dict(k=int(ss[GEN_K]), eps=float(ss[GEN_EPS]), epochs=int(ss[GEN_EPOCHS]),
+                  seed=int(ss[GEN_SEED]), n_declared=n_declared, input=inp, source=_source_key())
     if config["k"] > 1 and (inp.X_public is None or inp.X_public.shape[0] < config["k"]):
         have = 0 if inp.X_public is None else inp.X_public.shape[0]
-        ss[keys.GEN_ERROR] = (f"k = {config['k']} clusters start from {config['k']} public records, and "
+        ss[GEN_ERROR] = (f"k = {config['k']} clusters start from {config['k']} public records, and "
                             f"{have} rows are declared public: declare more public rows or set k = 1.")
         return
     try:
         sigma_g = _sigma_g(n_declared, config["k"], float(config["epochs"]), config["eps"])
     except ValueError as exc:
-        ss[keys.GEN_ERROR] = str(exc)
+        ss[GEN_ERROR] = str(exc)
         return
-    ss[keys.GEN_ERROR] = None
+    ss[GEN_ERROR] = None
     _start(config, sigma_g, inp)
 
 
@@ -298,21 +317,21 @@ running = job is not None and job.running
 
 if input_error:
     st.info(input_error)
-with st.form(keys.GEN_FORM):
+with st.form(GEN_FORM):
     if inp is not None:
         st.markdown(f"**Data:** {inp.description} δ = {DELTA:g}.")
     c1, c2, c3, c4 = st.columns(4)
-    c1.number_input("clusters k", 1, 10, 2, key=keys.GEN_K)
-    c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key=keys.GEN_EPS)
-    c3.number_input("epochs", 1, 50, 5, key=keys.GEN_EPOCHS)
-    c4.number_input("seed", 0, 2**31 - 1, 0, key=keys.GEN_SEED)
-    st.form_submit_button("Train", key=keys.GEN_TRAIN, disabled=running or inp is None, on_click=_on_train)
+    c1.number_input("clusters k", 1, 10, 2, key=GEN_K)
+    c2.select_slider("row-level ε target", EPS_GRID, value=10.0, key=GEN_EPS)
+    c3.number_input("epochs", 1, 50, 5, key=GEN_EPOCHS)
+    c4.number_input("seed", 0, 2**31 - 1, 0, key=GEN_SEED)
+    st.form_submit_button("Train", key=GEN_TRAIN, disabled=running or inp is None, on_click=_on_train)
 
-if st.session_state.get(keys.GEN_ERROR):
-    st.error(safe.md(st.session_state[keys.GEN_ERROR]))
+if st.session_state.get(GEN_ERROR):
+    st.error(safe.md(st.session_state[GEN_ERROR]))
 
 if running:
-    jobs.panel(SLOT, key=keys.GEN_PROGRESS, unit="DP-SGD step", stop_label="Cancel", stop_key=keys.GEN_CANCEL)
+    jobs.panel(SLOT, key=GEN_PROGRESS, unit="DP-SGD step", stop_label="Cancel", stop_key=GEN_CANCEL)
 elif job is not None:
     st.session_state[CANCEL] = threading.Event()  # the finished job's event is spent; the next gets a new one
     if job.error is not None:

@@ -10,6 +10,25 @@ import dpviz.viz
 import dpviz.viz.filters
 import dpviz.viz.storyboard
 from app.components import a11y, controls, deployments, families, keys, live_chart, membership, modes, state
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_GAME: Key[object] = Key("_membership_game", object, "the Learn page's membership game")
+LEARN_MIA: Key[object] = Key("learn_mia", object, "container: the membership-inference game")
+LEARN_MIA_EPS: Key[float] = Key("learn_mia_eps", float, "select_slider: ε of the game's release")
+LEARN_MIA_BADGE: Key[object] = Key("learn_mia_badge", object, "the game's simulation badge")
+MI_ROUND: Key[object] = Key("mi_round", object, "chart: the game's current round")
+MI_GUESS_OUT: Key[bool] = Key("mi_guess_out", bool, "button: guess Alice is OUT")
+MI_RESULT: Key[object] = Key("mi_result", object, "container: the guesses' score against chance")
+MI_AGAIN: Key[bool] = Key("mi_again", bool, "button: play again (a new game)")
+LEARN_DEPLOY: Key[object] = Key("learn_deploy", object, "prefix: the deployments expander's keys")
+LEARN_RHO: Key[float] = Key("learn_rho", float, "select_slider: ρ of the zCDP conversion")
+LEARN_EPS_TABLE: Key[object] = Key("learn_eps_table", object, "container: the ε table")
+LEARN_DEMO_RHO: Key[float] = Key("learn_demo_rho", float, "select_slider: ρ of the FriendlyCore demo")
+LEARN_STORYBOARD_CHART: Key[object] = Key("learn_storyboard_chart", object, "chart: the demo's storyboard")
+LEARN_FILTER_CHART: Key[object] = Key("learn_filter_chart", object, "chart: the demo's filter")
+LEARN_TRY: Key[object] = Key("learn_try", object, "container: links into Explore")
 
 #: The default algorithm's lesson (its family folder's ``lesson.py``: FriendlyCore's live example).
 lesson = families.module(state.DEFAULT_ALGORITHM, "lesson")
@@ -32,12 +51,11 @@ st.markdown(
 
 
 GAME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
-_GAME = keys.MEMBERSHIP_GAME
 
 
 def _game() -> dict:
     """This session's game: its key (OS entropy, never in the URL), ε, and the rounds played."""
-    eps = float(st.session_state.get(keys.LEARN_MIA_EPS, 1.0))
+    eps = float(st.session_state.get(LEARN_MIA_EPS, 1.0))
     game = st.session_state.get(_GAME)
     if game is None or game["eps"] != eps:  # a new ε starts a new game
         game = {"key": membership.new_game_key(), "eps": eps, "guesses": [], "truths": []}
@@ -67,8 +85,8 @@ def membership_game() -> None:
                 f"center would be without noise in either world, and the release. Guess: in or "
                 f"out? After {membership.ROUNDS} rounds, your hit rate stands beside the best "
                 f"hit rate any attacker can expect.")
-    st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key=keys.LEARN_MIA_EPS)
-    modes.simulation_badge(keys.LEARN_MIA_BADGE)
+    st.select_slider("ε of the release", options=GAME_EPS, value=1.0, key=LEARN_MIA_EPS)
+    modes.simulation_badge(LEARN_MIA_BADGE)
     game = _game()
     played = len(game["guesses"])
     if played:
@@ -84,15 +102,15 @@ def membership_game() -> None:
         c1, c2 = st.columns(2)
         c1.button("Alice is IN", key=keys.MI_GUESS_IN, on_click=_guess, args=(True,),
                   icon=":material/login:", width="stretch")
-        c2.button("Alice is OUT", key=keys.MI_GUESS_OUT, on_click=_guess, args=(False,),
+        c2.button("Alice is OUT", key=MI_GUESS_OUT, on_click=_guess, args=(False,),
                   icon=":material/logout:", width="stretch")
-        a11y.chart(membership.round_figure(r, played + 1), key=keys.MI_ROUND,
+        a11y.chart(membership.round_figure(r, played + 1), key=MI_ROUND,
                    config={"displayModeBar": False}, summary=membership.summary(r, played + 1))
         return
     rate = membership.hit_rate(game["guesses"], game["truths"])
     eps_row, delta_row = game["guarantee"]
     bound = membership.attacker_bound(eps_row, delta_row)
-    with st.container(key=keys.MI_RESULT):
+    with st.container(key=MI_RESULT):
         c1, c2 = st.columns(2)
         c1.metric(f"Your hit rate, {membership.ROUNDS} rounds", f"{rate:.0%}")
         c2.metric("Best possible attacker", f"{bound:.1%}",
@@ -105,13 +123,13 @@ def membership_game() -> None:
                    f"a hit rate by about ±{100 / np.sqrt(membership.ROUNDS) / 2:.0f} points. The "
                    "bound is the worst case over all releases at this (ε, δ); this one (Gaussian "
                    "noise, one step) leaks less than its ε allows.")
-    st.button("Play again", key=keys.MI_AGAIN, on_click=_new_game, icon=":material/replay:")
+    st.button("Play again", key=MI_AGAIN, on_click=_new_game, icon=":material/replay:")
 
 
-with st.container(key=keys.LEARN_MIA):
+with st.container(key=LEARN_MIA):
     membership_game()
-    deployments.beside_expander(float(st.session_state.get(keys.LEARN_MIA_EPS, 1.0)),
-                                key=keys.LEARN_DEPLOY)  # this ε beside real deployments'
+    deployments.beside_expander(float(st.session_state.get(LEARN_MIA_EPS, 1.0)),
+                                key=LEARN_DEPLOY)  # this ε beside real deployments'
 
 st.header("2. zCDP and the budget ρ")
 st.markdown(
@@ -125,7 +143,7 @@ st.markdown(
 
 privacy = dpviz.privacy
 rho = st.select_slider("ρ", options=controls.RHO_GRID, value=1.0, format_func=controls.fmt_rho,
-                       key=keys.LEARN_RHO)
+                       key=LEARN_RHO)
 rows = []
 for delta in (1e-5, 1e-6, 1e-8):
     own = lesson.row_guarantee(rho, delta)
@@ -142,7 +160,7 @@ EPS_TABLE_HELP = {
     "FriendlyCore (ε, δ)": "FriendlyCore's row-level (ε, δ) at this ρ (its group-privacy step included)",
     "σ, mean of 1,000": "Gaussian noise σ for the mean of 1,000 rows in the unit ball at this ρ",
 }
-with st.container(key=keys.LEARN_EPS_TABLE):
+with st.container(key=LEARN_EPS_TABLE):
     st.dataframe(rows, hide_index=True, width="stretch",
                  column_config={c: st.column_config.Column(c, help=h) for c, h in EPS_TABLE_HELP.items()})
     st.caption("Public guarantees, computed from ρ and δ only, all per ROW of the data (the unit "
@@ -194,17 +212,17 @@ def live_example() -> None:
     their figures are then started on the background worker (``lesson.demo_prefetch``), so a
     one-step move finds them ready."""
     demo_rho = st.select_slider("ρ for the live example", options=controls.RHO_GRID, value=1.0,
-                                format_func=controls.fmt_rho, key=keys.LEARN_DEMO_RHO)
+                                format_func=controls.fmt_rho, key=LEARN_DEMO_RHO)
     with st.spinner("A small private run (20 000 rows, t = 200 pieces)…"):
         figures = lesson.demo_figures(demo_rho, _demo_figures)
     st.caption("A seeded **simulation** on public synthetic data (not a release): see the "
                "Release page for what a publishable run looks like.")
     c1, c2 = st.columns([3, 2])
     with c1:
-        live_chart.live_chart(figures[0], key=keys.LEARN_STORYBOARD_CHART)
+        live_chart.live_chart(figures[0], key=LEARN_STORYBOARD_CHART)
     with c2:
         if figures[1] is not None:
-            live_chart.live_chart(figures[1], key=keys.LEARN_FILTER_CHART)
+            live_chart.live_chart(figures[1], key=LEARN_FILTER_CHART)
         st.caption("Left: the tuples, the private centers and the Lloyd step (the paper's "
                    "Figure 3 panels b, c, f, g; points drawn as images). Right: the noisy friend "
                    "scores of the tuples against the keep threshold (internal, non-private "
@@ -232,7 +250,7 @@ TRY = [
      "Gaussian mixture with the PCA oracle; the storyboard shows the first two principal "
      "components."),
 ]
-with st.container(key=keys.LEARN_TRY):
+with st.container(key=LEARN_TRY):
     for title, query, text in TRY:
         if "explore" in PAGES:
             st.page_link(PAGES["explore"], label=title, query_params=query,

@@ -30,6 +30,18 @@ from app.components import a11y, cache, keys, modes, safe, state, sweep
 from app.components import run as shared
 from app.components.friendlycore import lesson
 from app.components.friendlycore import run as fc_run
+from app.components.keys import Key
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+PRESENT_BADGE: Key[object] = Key("present_badge", object, "the page's simulation badge")
+PRESENT_B: Key[float] = Key("present_b", float, "select_slider: the right side's row-level ε")
+PRESENT_FIG: Key[object] = Key("present_fig_", object, "prefix: chart of one side, present_fig_<a|b>")
+PRESENT_ANSWER: Key[object] = Key(
+    "present_answer_", object, "prefix: container, one side's ε and odds sentence, present_answer_<a|b>")
+PRESENT_ROWS: Key[int] = Key("present_rows", int, "segmented_control: the lesson's rows on Present")
+PRESENT_LOSS: Key[object] = Key(
+    "present_loss_", object, "prefix: container, one side's normalized loss, present_loss_<a|b>")
 
 #: Large type, no sidebar, no toolbar: readable from the back of a lecture hall at 1280×720.
 PRESENTER_CSS = """
@@ -115,10 +127,10 @@ def _side(ds, radius: float, name: str, eps: float, key: str) -> None:
     sentence = (f"{said}, {loss_text} (a non-private diagnostic); one person's row changes "
                 f"any outcome's odds by at most ×{math.exp(g.eps):.3g} (the run's plan: "
                 f"ε = {g.eps:.3g}, δ = {g.delta:.2g})")
-    with st.container(key=f"{keys.PRESENT_ANSWER}{key}"):
+    with st.container(key=f"{PRESENT_ANSWER}{key}"):
         st.markdown(f"## ε = {eps:g}" + ("" if loss is None else f" · loss {loss:.2f}"))
-        with st.container(key=f"{keys.PRESENT_LOSS}{key}"):
-            a11y.chart(fig, key=f"{keys.PRESENT_FIG}{key}", config={"displayModeBar": False},
+        with st.container(key=f"{PRESENT_LOSS}{key}"):
+            a11y.chart(fig, key=f"{PRESENT_FIG}{key}", config={"displayModeBar": False},
                        summary=sentence, summary_below=True)
 
 
@@ -142,18 +154,18 @@ def main() -> None:
     ds, radius = got
     name = state.get("alg")
     st.title(f"Same data, two privacy budgets — {dpviz.registry.get(name).title}")
-    modes.simulation_badge(keys.PRESENT_BADGE)
+    modes.simulation_badge(PRESENT_BADGE)
     state.seed_widget("pa", keys.PRESENT_A)
-    state.seed_widget("pb", keys.PRESENT_B)
+    state.seed_widget("pb", PRESENT_B)
     c1, rows, c2 = st.columns([5, 3, 5])
     options_a = sorted(set(BUDGETS) | {float(state.get("pa"))})  # a link's ε stays selectable
     options_b = sorted(set(BUDGETS) | {float(state.get("pb"))})
     c1.select_slider("Left: row-level ε", options=options_a, key=keys.PRESENT_A,
                      on_change=state.on_change("pa", keys.PRESENT_A, float))
-    c2.select_slider("Right: row-level ε", options=options_b, key=keys.PRESENT_B,
-                     on_change=state.on_change("pb", keys.PRESENT_B, float))
+    c2.select_slider("Right: row-level ε", options=options_b, key=PRESENT_B,
+                     on_change=state.on_change("pb", PRESENT_B, float))
     with rows:
-        lesson.rows_control(keys.PRESENT_ROWS, short=True)
+        lesson.rows_control(PRESENT_ROWS, short=True)
     left, right = st.columns(2, gap="large")
     pa, pb = float(state.get("pa")), float(state.get("pb"))
     with left:

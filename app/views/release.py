@@ -31,11 +31,58 @@ import dpviz.privacy
 import dpviz.privacy.declared
 import dpviz.privacy.release
 import dpviz.registry
-from app.components import data_source, deployments, jobs, keys, ledger_view, modes, safe, state
+from app.components import data_source, deployments, jobs, ledger_view, modes, safe, state
 from app.components import segment_profiles as profiles
+from app.components.keys import Key
 from dpviz.data.columns import declared_units
 from dpviz.privacy.accounting import compose_dp
 from dpviz.privacy.ledger_store import OverBudgetError
+
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_MESSAGE: Key[tuple] = Key(
+    "_release_message", tuple, "(kind, text) left by the release callback for the next run")
+_CLAMPED: Key[bool] = Key(
+    "_release_eps_clamped", bool, "the last ε typed was below the minimum and was raised to it")
+_ACCEPTED: Key[tuple] = Key(
+    "_release_accepted", tuple, "(identity, ε, δ) of the total the accept box was ticked for")
+_SEEN: Key[set] = Key(
+    "_release_jobs_seen", set, "ids of the finished release jobs this session has shown")
+RELEASE_KNOWN_ID: Key[str] = Key("release_known_id", str, "selectbox: a known dataset identity")
+RELEASE_DATASET_ID: Key[str] = Key("release_dataset_id", str, "text_input: the dataset identity")
+RELEASE_ALGORITHM: Key[str] = Key("release_algorithm", str, "selectbox: the algorithm released")
+RELEASE_K: Key[int] = Key("release_k", int, "number_input: k, bound to the app's parameters")
+RELEASE_EPS: Key[float] = Key("release_eps", float, "number_input: the row-level ε (≥ the minimum)")
+RELEASE_DELTA: Key[float] = Key("release_delta", float, "select_slider: the row-level δ")
+RELEASE_N: Key[int] = Key("release_n", int, "number_input: the declared n (0 = the data's)")
+RELEASE_DEPLOY: Key[object] = Key("release_deploy", object, "prefix: the deployments expander's keys")
+RELEASE_HISTORY: Key[object] = Key("release_history", object, "prefix: the identity's attempts table")
+RELEASE_OUTPUT: Key[object] = Key("release_output", object, "container: the last release")
+RELEASE_PROFILES: Key[object] = Key("release_profiles", object, "container: the segment profiles")
+RELEASE_CENTERS: Key[object] = Key("release_centers", object, "dataframe: the released centers")
+RELEASE_DOWNLOAD: Key[bool] = Key("release_download", bool, "download_button: the release's export")
+RELEASE_PROVENANCE_WARNING: Key[object] = Key(
+    "release_provenance_warning", object, "container: settings read from the data")
+RELEASE_ACK_DATA: Key[bool] = Key(
+    "release_ack_data", bool, "checkbox: settings read from the data are acknowledged")
+RELEASE_INFEASIBLE: Key[object] = Key("release_infeasible", object, "container: why no release can run")
+RELEASE_PREVIEW: Key[object] = Key("release_preview", object, "container: the release's statement preview")
+RELEASE_CONFIRM_RADIUS: Key[bool] = Key("release_confirm_radius", bool, "checkbox: Λ is public")
+RELEASE_CONFIRM_N: Key[bool] = Key("release_confirm_n", bool, "checkbox: the declared n is public")
+RELEASE_CONFIRM_BUDGET: Key[bool] = Key(
+    "release_confirm_budget", bool, "checkbox: the identity's new total is accepted")
+RELEASE_BUTTON: Key[bool] = Key("release_button", bool, "button: make the release (drawn once)")
+RELEASE_RUNNING: Key[object] = Key("release_running", object, "container: the running attempt")
+RELEASE_PROGRESS: Key[object] = Key("release_progress", object, "prefix: the attempt's progress panel")
+RELEASE_CANCEL: Key[bool] = Key("release_cancel", bool, "button: cancel the running attempt")
+RELEASE_FAILED: Key[object] = Key("release_failed", object, "container: the failed attempt's sentence")
+RELEASE_LOCKED: Key[object] = Key("release_locked", object, "container: another attempt runs")
+RELEASE_NEAR_IDENTITY: Key[object] = Key(
+    "release_near_identity", object, "container: 'did you mean' a known identity close to the new one")
+RELEASE_NEW_IDENTITY: Key[bool] = Key(
+    "release_new_identity", bool, "checkbox: the new identity is another table")
+RELEASE_CHECK_AGAIN: Key[bool] = Key(
+    "release_check_again", bool, "button: look again whether another session's release still runs")
 
 st.title("Release: publish one private result")
 st.caption("Everything else in the app is a **simulation** (seeded, replayable: never publish it). "
@@ -44,10 +91,7 @@ st.caption("Everything else in the app is a **simulation** (seeded, replayable: 
            "privacy total.")
 
 
-_MESSAGE = keys.RELEASE_MESSAGE  # (kind, text) left by the release callback for the next run
 EPS_MIN = 0.01  # the smallest row-level ε the Release page accepts
-_CLAMPED = keys.RELEASE_EPS_CLAMPED  # the last ε typed was below EPS_MIN and was raised to it
-_ACCEPTED = keys.RELEASE_ACCEPTED  # (identity, ε, δ) of the total the accept box was ticked for
 #: The one message of every attempt that did not end in a release (no data-dependent text).
 FAILED_TEXT = ("The attempt did not produce a release. It read the data, so it is booked at its "
                "full budget: {cost}. Nothing from the run is shown.")
@@ -71,7 +115,6 @@ CANCEL_HELP = ("Cancels at the next stage boundary (the library cannot stop insi
 #: Before the run reports its first stage.
 STARTING = "starting"
 SLOT = "release"  # the job controller's slot (app.components.jobs)
-_SEEN = keys.RELEASE_JOBS_SEEN  # ids of the finished release jobs this session has already shown
 _PICK_NEW = "— type a name —"  # the known-identity picker's first option
 
 
@@ -79,11 +122,11 @@ def _clamp_eps() -> None:
     """``on_change`` of the ε field: a value below :data:`EPS_MIN` (0 included) is raised to it in
     the field itself, so what the field shows is what the statement and the release use; the
     value is the app's target ε from then on (Explore, Data, Budget, Compare read it)."""
-    low = float(st.session_state[keys.RELEASE_EPS]) < EPS_MIN
+    low = float(st.session_state[RELEASE_EPS]) < EPS_MIN
     st.session_state[_CLAMPED] = low
     if low:
-        st.session_state[keys.RELEASE_EPS] = EPS_MIN
-    state.update(eps=float(st.session_state[keys.RELEASE_EPS]))
+        st.session_state[RELEASE_EPS] = EPS_MIN
+    state.update(eps=float(st.session_state[RELEASE_EPS]))
 
 
 #: The row-level δ a release may state (at most 10⁻⁴; the page warns above 1/n).
@@ -99,22 +142,22 @@ def _delta_options(delta: float) -> list[float]:
 def _seed_from_settings() -> None:
     """Start the form at the settings the user made elsewhere (issue 36: ε started at 1 whatever
     Explore said): k, the target ε and δ, the app's parameters (a δ above 10⁻⁴ shows as 10⁻⁴)."""
-    state.seed_widget("k", keys.RELEASE_K, int)
-    state.seed_widget("eps", keys.RELEASE_EPS, lambda v: min(max(float(v), EPS_MIN), EPS_MAX))
-    state.seed_widget("delta", keys.RELEASE_DELTA, lambda v: min(float(v), RELEASE_DELTAS[-1]))
+    state.seed_widget("k", RELEASE_K, int)
+    state.seed_widget("eps", RELEASE_EPS, lambda v: min(max(float(v), EPS_MIN), EPS_MAX))
+    state.seed_widget("delta", RELEASE_DELTA, lambda v: min(float(v), RELEASE_DELTAS[-1]))
 
 
 def _pick_identity() -> None:
     """``on_change`` of the known-identity picker: the picked name fills the identity field."""
-    pick = st.session_state.get(keys.RELEASE_KNOWN_ID)
+    pick = st.session_state.get(RELEASE_KNOWN_ID)
     if pick and pick != _PICK_NEW:
-        st.session_state[keys.RELEASE_DATASET_ID] = pick
+        st.session_state[RELEASE_DATASET_ID] = pick
 
 
 def _typed_identity() -> None:
     """``on_change`` of the identity field: a name typed here was given to this session, so the
     picker offers it from now on (issue 46: a session lists only its own identities)."""
-    ledger_view.remember(st.session_state.get(keys.RELEASE_DATASET_ID))
+    ledger_view.remember(st.session_state.get(RELEASE_DATASET_ID))
 
 
 def _fmt(g) -> str:
@@ -131,63 +174,63 @@ def _form(ds, radius: float):
     known = ledger_view.own_identities()
     if known:
         st.selectbox("Your dataset identities (pick one, or type a name below)", [_PICK_NEW, *known],
-                     key=keys.RELEASE_KNOWN_ID, on_change=_pick_identity,
+                     key=RELEASE_KNOWN_ID, on_change=_pick_identity,
                      help="The identities you typed or released on in this session: pick the one of "
                           "this table so its releases compose. Other sessions' identities are not "
                           "listed; type the exact name you were given.")
     dataset_id = st.text_input(
-        "Dataset identity (declared; required)", key=keys.RELEASE_DATASET_ID, max_chars=200,
+        "Dataset identity (declared; required)", key=RELEASE_DATASET_ID, max_chars=200,
         placeholder="e.g. customers 2026-Q1", help=ledger_view.IDENTITY_HELP,
         on_change=_typed_identity)
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Algorithm", list(specs), format_func=lambda n: specs[n].title,
-                        key=keys.RELEASE_ALGORITHM)
+                        key=RELEASE_ALGORITHM)
     _seed_from_settings()
-    k = c2.number_input("k (clusters)", min_value=1, max_value=50, step=1, key=keys.RELEASE_K,
-                        on_change=state.on_change("k", keys.RELEASE_K, int))
+    k = c2.number_input("k (clusters)", min_value=1, max_value=50, step=1, key=RELEASE_K,
+                        on_change=state.on_change("k", RELEASE_K, int))
     c3.markdown(f"Declared radius **Λ = {radius:g}** (rows outside are removed, not clipped)")
     c4, c5, c6 = st.columns(3)
     # min_value 0, not EPS_MIN: the browser refused a typed 0 silently (it kept showing 0 while
     # the statement used the previous ε, issue 27); the callback clamps it where the user sees it.
     eps = c4.number_input("Row-level ε", min_value=0.0, max_value=EPS_MAX, step=0.1,
-                          key=keys.RELEASE_EPS, on_change=_clamp_eps)
+                          key=RELEASE_EPS, on_change=_clamp_eps)
     if st.session_state.get(_CLAMPED):
         c4.warning(f"ε must be positive (ε = 0 promises no privacy loss, so no release can meet "
                    f"it): set to the smallest ε here, {EPS_MIN:g}.", icon=":material/warning:")
     delta = c5.select_slider("Row-level δ", options=_delta_options(p["delta"]),
-                             format_func=lambda v: f"{v:.0e}", key=keys.RELEASE_DELTA,
-                             on_change=state.on_change("delta", keys.RELEASE_DELTA, float))
+                             format_func=lambda v: f"{v:.0e}", key=RELEASE_DELTA,
+                             on_change=state.on_change("delta", RELEASE_DELTA, float))
     n_decl = c6.number_input("Declared n (public; 0 = pay for a DP count)", min_value=0,
-                             max_value=10**9, value=0, step=1000, key=keys.RELEASE_N,
+                             max_value=10**9, value=0, step=1000, key=RELEASE_N,
                              help="The dataset size as a PUBLIC fact (e.g. from the data's "
                                   "documentation). 0 spends 2% of ε on a Laplace count instead.")
     # not lazy: opening it must not rerun the page (a rerun would interrupt a release in progress)
-    deployments.beside_expander(max(float(eps), EPS_MIN), key=keys.RELEASE_DEPLOY, lazy=False)
+    deployments.beside_expander(max(float(eps), EPS_MIN), key=RELEASE_DEPLOY, lazy=False)
     return dict(name=name, spec=specs[name], k=int(k), eps=float(eps), delta=float(delta),
                 n_declared=int(n_decl) or None, identity=ledger_view.identity(dataset_id),
                 declared_id=dataset_id)
 
 
 def _history(ds, identity: str) -> None:
-    ledger_view.attempts_table(identity, key=keys.RELEASE_HISTORY)
+    ledger_view.attempts_table(identity, key=RELEASE_HISTORY)
     done = modes.releases(f"id:{identity}")
     if not done:
         return
     res, text, method = done[-1]
-    with st.container(key=keys.RELEASE_OUTPUT):
+    with st.container(key=RELEASE_OUTPUT):
         st.markdown(f"**Latest release** — a **private release** (safe to publish with its statement), "
                     f"made by **{safe.md(method)}**")
         table, how = profiles.segment_profiles(res, ds)
         if table is not None:
-            with st.container(key=keys.RELEASE_PROFILES):
+            with st.container(key=RELEASE_PROFILES):
                 st.markdown("**Segment profiles**")
-                st.dataframe(table, hide_index=True, key=keys.RELEASE_CENTERS)
+                st.dataframe(table, hide_index=True, key=RELEASE_CENTERS)
                 st.caption(safe.md(how))
         else:
             st.markdown("The algorithm output ⊥: that is the release.")
         st.download_button("Download the release (JSON, no seed)", text,
                            file_name="dpviz_release.json", mime="application/json",
-                           key=keys.RELEASE_DOWNLOAD, on_click="ignore", icon=":material/download:")
+                           key=RELEASE_DOWNLOAD, on_click="ignore", icon=":material/download:")
         st.caption("Besides the release, the file carries the dataset's name and column names "
                    "(not private: remove them before publishing if they are sensitive), the declared "
                    "size and bounds and where each public input came from — no fingerprint of the "
@@ -196,7 +239,7 @@ def _history(ds, identity: str) -> None:
 
 def _accept(current: tuple) -> None:
     """The accept box's callback: remember which total was accepted."""
-    if st.session_state.get(keys.RELEASE_CONFIRM_BUDGET):
+    if st.session_state.get(RELEASE_CONFIRM_BUDGET):
         st.session_state[_ACCEPTED] = current
     else:
         st.session_state.pop(_ACCEPTED, None)
@@ -218,14 +261,14 @@ def main() -> None:
     from_data = data_source.data_derived(prov)
     ok_data = True
     if from_data:
-        with st.container(key=keys.RELEASE_PROVENANCE_WARNING):
+        with st.container(key=RELEASE_PROVENANCE_WARNING):
             st.warning("**Read from the data, not declared:** " + "; ".join(
                 f"{safe.md(k)} — {safe.md(prov[k]['note'])}" for k in from_data) + ". The guarantee below "
                 "does not cover these inputs: the release depends on them without noise. Declare them "
                 "yourself on the Data page, or acknowledge it (the export records the acknowledgement).",
                 icon=":material/warning:")
             ok_data = st.checkbox("I release anyway with inputs read from the data (recorded in the "
-                                  "export, next to the statement)", key=keys.RELEASE_ACK_DATA)
+                                  "export, next to the statement)", key=RELEASE_ACK_DATA)
     identity = cfg["identity"]
     if identity is None:
         st.info("Declare the dataset's identity above: it is the key of the privacy ledger, so every "
@@ -235,7 +278,7 @@ def main() -> None:
     try:
         the_plan = plan_of(ds, radius, cfg)
     except ValueError as exc:
-        with st.container(key=keys.RELEASE_INFEASIBLE):
+        with st.container(key=RELEASE_INFEASIBLE):
             st.error(f"These declared settings cannot make a release: {safe.md(exc)} Nothing is run "
                      "and nothing is booked: change the declared inputs above.")
         return
@@ -245,7 +288,7 @@ def main() -> None:
         st.error(f"The privacy ledger cannot be read ({safe.md(exc)}): no release until it can.")
         return
     after = compose_dp(total_now, target)
-    with st.container(key=keys.RELEASE_PREVIEW):
+    with st.container(key=RELEASE_PREVIEW):
         st.markdown(ledger_view.identity_note(identity))
         st.markdown(f"This release: **{_fmt(target)}** per row (add/remove one row). "
                     f"Total on this dataset identity: {_fmt(total_now)} now → **{_fmt(after)}** "
@@ -261,27 +304,27 @@ def main() -> None:
                        "a mechanism that publishes one random row outright meets such a δ. Choose "
                        "δ ≪ 1/n.")
     ok_lambda = st.checkbox(f"Λ = {radius:g} is a public bound, not measured on these rows",
-                            key=keys.RELEASE_CONFIRM_RADIUS)
+                            key=RELEASE_CONFIRM_RADIUS)
     ok_n = st.checkbox("The declared n is public (or I chose to pay for a DP count)",
-                       key=keys.RELEASE_CONFIRM_N)
+                       key=RELEASE_CONFIRM_N)
     current = (identity, after.eps, after.delta)
     if st.session_state.get(_ACCEPTED) != current:  # the total changed: accept it anew
-        st.session_state[keys.RELEASE_CONFIRM_BUDGET] = False
+        st.session_state[RELEASE_CONFIRM_BUDGET] = False
         st.session_state.pop(_ACCEPTED, None)
     ok_budget = st.checkbox(f"I accept the total {_fmt(after)} on this dataset identity",
-                            key=keys.RELEASE_CONFIRM_BUDGET, on_change=_accept, args=(current,))
-    ok_name = ledger_view.near_identity_ok(cfg["declared_id"], box=keys.RELEASE_NEAR_IDENTITY,
-                                           confirm=keys.RELEASE_NEW_IDENTITY)
+                            key=RELEASE_CONFIRM_BUDGET, on_change=_accept, args=(current,))
+    ok_name = ledger_view.near_identity_ok(cfg["declared_id"], box=RELEASE_NEAR_IDENTITY,
+                                           confirm=RELEASE_NEW_IDENTITY)
     job = _own_job(identity)
     busy = jobs.running(SLOT) is not None or jobs.locked(lock_name(identity))
     # A callback: it starts the job before the page runs, so the page already shows it running.
-    st.button("Make the release (drawn once)", key=keys.RELEASE_BUTTON, type="primary",
+    st.button("Make the release (drawn once)", key=RELEASE_BUTTON, type="primary",
               disabled=busy or not (ok_lambda and ok_n and ok_budget and ok_data and ok_name),
               icon=":material/lock:", on_click=_release, args=(ds, radius, cfg, prov, from_data))
     if jobs.running(SLOT) is not None:
-        with st.container(key=keys.RELEASE_RUNNING):
+        with st.container(key=RELEASE_RUNNING):
             st.caption(RUNNING_TEXT)
-            jobs.panel(SLOT, key=keys.RELEASE_PROGRESS, stop_label="Cancel", stop_key=keys.RELEASE_CANCEL,
+            jobs.panel(SLOT, key=RELEASE_PROGRESS, stop_label="Cancel", stop_key=RELEASE_CANCEL,
                        text=progress_text, stop_help=CANCEL_HELP)
         if jobs.running(SLOT) is None:  # it ended while the page was drawn: show its outcome now
             st.rerun()
@@ -291,7 +334,7 @@ def main() -> None:
         _deliver(job, identity)
     kind, msg = st.session_state.pop(_MESSAGE, (None, None))
     if kind == "error":
-        with st.container(key=keys.RELEASE_FAILED):
+        with st.container(key=RELEASE_FAILED):
             st.error(msg)
     elif kind == "success":
         st.success(msg)
@@ -302,9 +345,9 @@ def _locked_notice(name: tuple) -> None:
     """The one sentence other sessions see while the identity is locked. Not polled (issue 46): a
     notice that redrew the page the second the lock freed told every other session when that run
     ended, to the second; this one changes only when this session itself reruns."""
-    with st.container(key=keys.RELEASE_LOCKED):
+    with st.container(key=RELEASE_LOCKED):
         st.info(LOCKED_TEXT)
-        st.button("Check again", key=keys.RELEASE_CHECK_AGAIN, icon=":material/refresh:")
+        st.button("Check again", key=RELEASE_CHECK_AGAIN, icon=":material/refresh:")
 
 
 def lock_name(identity: str) -> tuple:

@@ -29,13 +29,21 @@ import dpviz.viz.storyboard
 from app.components import cache, controls, keys, state
 from app.components import run as shared
 from app.components.friendlycore import run
+from app.components.keys import Key
 
-LAST_STAGE = keys.EXPLORE_LAST  # (dataset, stage, cfg) of the last good tuple stage
-LAST_RESULT = keys.EXPLORE_LAST_RESULT  # (private key, result) of the last good private run
-LAST_CFG = keys.EXPLORE_LAST_CFG  # its RunConfig (its plan states it)
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+LAST_STAGE: Key[tuple] = Key(
+    "_explore_last", tuple, "(dataset, stage, cfg) of the last good tuple stage")
+LAST_RESULT: Key[tuple] = Key(
+    "_explore_last_result", tuple, "(private key, result) of the last good private run")
+LAST_CFG: Key[object] = Key("_explore_last_cfg", object, "that run's RunConfig")
+DRAWS: Key[tuple] = Key(
+    "_explore_draws", tuple, "(stage key, {private key: centers}) of the runs shown on this stage")
+MAGNIFICATION: Key[dict] = Key(
+    "_explore_noise_x", dict, "{(content hash, k): M} of the main panel's noise cloud")
+
 VECTOR = keys.STORYBOARD_VECTOR  # the toggle: WebGL points with hover instead of images
-DRAWS = keys.EXPLORE_DRAWS  # (stage key, {private key: centers}) of the runs shown on this stage
-MAGNIFICATION = keys.EXPLORE_NOISE_X  # {(content hash, k): M} of the main panel's noise cloud
 EARLIER_DRAWS = 12  # how many earlier draws the main panel keeps
 
 

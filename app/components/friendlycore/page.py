@@ -40,11 +40,31 @@ from app.components import (
     state,
 )
 from app.components import run as shared
-from app.components.friendlycore import lesson, run
+from app.components.friendlycore import knobs, lesson, run
 from app.components.friendlycore import live as explore_live
+from app.components.keys import Key
 from dpviz.privacy.release import jsonable
 
-_VIEW = keys.EXPLORE_VIEW  # the view picker: one view of the run at a time
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+FALLBACK_TOGGLE: Key[bool] = Key("fallback_toggle", bool, "FriendlyCore's backup method on/off")
+_VIEW: Key[str] = Key("explore_view", str, "the view picker (one view of the run)")
+DL_CONFIG: Key[bool] = Key("dl_config", bool, "download_button: the run's configuration")
+DL_FIGURE: Key[bool] = Key("dl_figure", bool, "download_button: the storyboard figure as HTML")
+EXPLORE_BADGE: Key[object] = Key("simulation_badge_explore", object, "the page's simulation badge")
+STORYBOARD: Key[object] = Key("storyboard", object, "container: FriendlyCore's storyboard view")
+STORYBOARD_PANEL: Key[object] = Key(
+    "storyboard_", object, "prefix: chart of panel (a) or (b), storyboard_<panel>")
+STORYBOARD_LIVE: Key[object] = Key("storyboard_live", object, "chart: panels (c)-(g) in one live figure")
+ANSWERED_BY: Key[object] = Key("answered_by", object, "container: which method answered (core or backup)")
+FEASIBILITY: Key[object] = Key("feasibility", object, "container: whether the settings can succeed")
+MORE_ROWS: Key[bool] = Key("more_rows", bool, "button: open the lesson with enough rows for a core")
+RHO_LINK_NOTE: Key[object] = Key(
+    "rho_link_note", object, "container: an old ρ link's budget and its row-level (ε, δ)")
+MAIN_PANEL: Key[object] = Key("main_panel", object, "container: the main panel beside the controls")
+MAIN_PANEL_CHART: Key[object] = Key("main_panel_chart", object, "chart: the main panel's live figure")
+LESSON_ROWS: Key[int] = Key("lesson_rows", int, "segmented_control: the default lesson's rows (n)")
+
 #: FriendlyCore's own views; its registered explorations (dpviz.viz.storyboards: "Filters & radii"
 #: in dpviz/viz/filters.py, "Re-draw noise" in dpviz/viz/noise.py) come before Downloads, rendered
 #: as every family's are.
@@ -71,7 +91,7 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
         return fig.to_json()
 
     live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build),
-                          key=f"{keys.STORYBOARD_PANEL}{key}")
+                          key=f"{STORYBOARD_PANEL}{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
 
@@ -79,7 +99,7 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
     storyboard = dpviz.viz.storyboard
     proj = explore_live.projection(ds)
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    with st.container(key=keys.STORYBOARD):
+    with st.container(key=STORYBOARD):
         if proj.method == "pca":
             st.caption(proj.note())
         if st.toggle("Step through (one step at a time, with narration)", key=keys.STEP_MODE):
@@ -92,9 +112,9 @@ def _storyboard(result, result_key, ds, ref, stage_key) -> None:
                 _panel(key, storyboard.PANEL_FUNCTIONS[key], result, ds, proj, ref_centers,
                        stage_key)
         vector = st.toggle("Hover on every point (WebGL: each ρ move redraws about 1.5× "
-                           "slower)", key=explore_live.VECTOR, value=False)
+                           "slower)", key=keys.STORYBOARD_VECTOR, value=False)
         live_chart.live_chart(explore_live.live_figure(result, result_key, ds, ref, vector=vector),
-                              key=keys.STORYBOARD_LIVE)
+                              key=STORYBOARD_LIVE)
         st.markdown("\n".join(f"- ({key}) {PANEL_TEXT[key]}" for key in "cdefg"))
 
 
@@ -136,7 +156,7 @@ def _tiles(diag: run.Diagnostics, result) -> None:
         answer = dpviz.viz.answered.answered_by(result, "friendlycore")
         c4.metric("Centers released", f"{k}", help="The number of private centers in the output, "
                   "and who released them: FriendlyCore's own core or its backup.")
-        with c4.container(key=keys.ANSWERED_BY):
+        with c4.container(key=ANSWERED_BY):
             st.caption(f"by {answer.who} · private output (simulated: not a release)")
 
 
@@ -158,7 +178,7 @@ def _privacy_view(result, statement, cfg) -> None:
         live_chart.live_chart(viz.privacy.ledger_figure(result.ledger, maxdepth=4),
                               key=keys.LEDGER_CHART)
         st.caption("Click a ring to open the spends inside it (the centre goes back).")
-    with right, st.container(key=keys.FEASIBILITY):
+    with right, st.container(key=FEASIBILITY):
         st.markdown("**Feasibility margins** (public: computed from n̂-free declared "
                     "quantities, never from the data)")
         feas = result.find("feasibility")
@@ -218,7 +238,6 @@ def config_json(ds, cfg: run.RunConfig, params: Mapping[str, Any], statement=Non
     return json.dumps(out, indent=2, default=str)
 
 
-
 def _downloads_view(ds, cfg, result, statement, ref) -> None:
     viz = dpviz.viz
     c1, c2, c3, c4 = st.columns(4)
@@ -233,7 +252,7 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
                        config_json(ds, cfg, state.params(), statement, state.query_dict(),
                                              result=result),
                        file_name="dpviz_run_config.json", mime="application/json",
-                       key=keys.DL_CONFIG, on_click="ignore", icon=":material/download:")
+                       key=DL_CONFIG, on_click="ignore", icon=":material/download:")
     ref_centers = ref.centers if ref is not None else ds.true_centers
 
     def figure_html() -> str:
@@ -242,7 +261,7 @@ def _downloads_view(ds, cfg, result, statement, ref) -> None:
 
     if downloads.storyboard_offered(ds):  # it draws every row: not for an upload
         c3.download_button("Storyboard figure (HTML)", figure_html, file_name="dpviz_storyboard.html",
-                           mime="text/html", key=keys.DL_FIGURE, on_click="ignore",
+                           mime="text/html", key=DL_FIGURE, on_click="ignore",
                            icon=":material/download:")
     st.caption(downloads.EXPLORE_CAPTION)
 
@@ -254,8 +273,7 @@ def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, r
     page's exact ρ and tuples (``run.redraw``): at a vacuous ρ no row-level target exists."""
     spec = dpviz.registry.get("friendlycore")
     view = next(v for v in dpviz.viz.storyboards.explorations("friendlycore") if v.title == title)
-    p = spec.make_params(n_tuples=cfg.t, oracle=cfg.oracle, preset=cfg.preset, fallback=cfg.fallback,
-                         r_min=cfg.r_min)
+    p = cfg.fc_params()
     pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=cfg.k, radius=cfg.radius)
     ref_centers = ref.centers if ref is not None else ds.true_centers
     ctx = algorithm_view.exploration_context(ds, spec, p, pub, result, statement.row.eps,
@@ -270,18 +288,19 @@ def _exploration(title: str, ds, stage, cfg: run.RunConfig, result, statement, r
     algorithm_view.show_exploration(view, replace(ctx, simulate=simulate))
 
 
-def fallback_toggle(key: str = keys.FALLBACK_TOGGLE) -> bool:
+def fallback_toggle(key: str = FALLBACK_TOGGLE) -> bool:
     """FriendlyCore's fallback on/off (``fc_private_stage(fallback=...)``): off, a run whose core
     does not form releases no centers instead of the grid summary's."""
-    state.seed_widget("fb", key)
+    fb = knobs.FALLBACK.param
+    state.seed_widget(fb, key)
     st.toggle("Backup method", key=key,
-              on_change=state.on_change("fb", key, bool),
+              on_change=state.on_change(fb, key, bool),
               help="On: if FriendlyCore's pieces do not agree enough for a core to form, a private "
                    "grid summary of the rows (a quadtree coreset + weighted k-means) answers "
                    "instead, from the budget share reserved for it. Off: such a run releases no "
                    "centers, so you see FriendlyCore alone. The total ρ is the same either way; "
                    "the readout shows the row-level ε of each.")
-    return bool(state.get("fb"))
+    return bool(state.get(fb))
 
 
 def _budget(ds, cfg: run.RunConfig) -> tuple[run.RunConfig, str | None]:
@@ -332,7 +351,7 @@ def _more_rows_button(cfg: run.RunConfig) -> None:
     n, t = more
     if st.button(f"FriendlyCore's own core needs more pieces at a sound ε: open this lesson with {n:,} "
                  f"rows and t = {t:,} pieces (the slider's mark then shows from which ε its core forms)",
-                 key=keys.MORE_ROWS, icon=":material/arrow_forward:", type="tertiary"):
+                 key=MORE_ROWS, icon=":material/arrow_forward:", type="tertiary"):
         state.update(n=n, t=t)
         st.rerun(scope="app")  # new data: the whole page, not only this fragment
 
@@ -356,7 +375,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         mark = run.core_eps(ds, stage, cfg, controls.EPS_GRID)
         controls.eps_slider(mark=mark, t=cfg.t)
         if link_note is not None:
-            with st.container(key=keys.RHO_LINK_NOTE):
+            with st.container(key=RHO_LINK_NOTE):
                 st.info(link_note, icon=":material/link:")
     stage_key = cfg.stage_key(ds)
     # a knob no budget meets (the plan's ValueError, e.g. t·k above the declared n) fails here too
@@ -397,9 +416,9 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
     with st.spinner("Computing the non-private reference (k-means++ on all rows, once)…"):
         ref = shared.reference(ds, cfg.k) if ds.n >= cfg.k else None
     lap("status+reference")
-    with right, st.container(key=keys.MAIN_PANEL):
+    with right, st.container(key=MAIN_PANEL):
         live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
-                              key=keys.MAIN_PANEL_CHART)
+                              key=MAIN_PANEL_CHART)
     lap("main panel")
     _tiles(run.diagnostics(ds, stage, result, ref), result)
     lap("tiles")
@@ -422,7 +441,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
 
 def render(ds, spec, radius: float) -> None:
     """FriendlyCore's Explore on dataset ``ds`` with the declared radius (the hook's signature)."""
-    modes.simulation_badge(keys.EXPLORE_BADGE)
+    modes.simulation_badge(EXPLORE_BADGE)
     p = state.params()
     cfg = run.RunConfig.from_params(p, radius).with_t(ds)  # t = 0: the automatic t
     staged = explore_live.stage_or_last(ds, cfg)
@@ -436,7 +455,7 @@ def render(ds, spec, radius: float) -> None:
     auto = f" · t = {cfg.t:,} (automatic, from n and k)" if not int(p["t"]) else ""
     st.markdown(data_source.describe(ds) + f" · Λ used = {cfg.radius:g}" + auto)
     with st.sidebar:  # issue 43: the lesson's second knob, off the first screen's main column
-        lesson.rows_control(keys.LESSON_ROWS)
+        lesson.rows_control(LESSON_ROWS)
     if (k_note := data_source.k_note(ds, cfg.k)) is not None:  # issue 16: k = 8 on iris
         st.info(k_note, icon=":material/info:")
     live(ds, stage, cfg)

@@ -32,12 +32,17 @@ import dpviz.metrics
 import dpviz.privacy
 import dpviz.registry
 from app.components import cache, shipped, simulation
+from app.components.friendlycore import knobs
 from app.components.run import Reference
+from dpviz.clustering.friendlycore.spec import FCParams
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that determines one Explore run (besides the dataset's rows)."""
+    """Everything that determines one Explore run (besides the dataset's rows). FriendlyCore's
+    knobs (t, oracle, r_min, preset, fallback) are named as in the one table of
+    :mod:`app.components.friendlycore.knobs`, which also gives their parameter, URL name and
+    ``FCParams`` field (:meth:`from_params`, :meth:`fc_params`)."""
 
     k: int
     t: int
@@ -57,10 +62,14 @@ class RunConfig:
     @classmethod
     def from_params(cls, p: Mapping[str, Any], radius: float) -> RunConfig:
         """The run at the app's one budget, the row-level target (``eps``, ``delta``)."""
-        return cls(k=int(p["k"]), t=int(p["t"]), oracle=str(p["oracle"]), seed=int(p["seed"]),
-                   rho=None, delta=float(p["delta"]), radius=float(radius),
-                   r_min=float(p["rmin"]), preset=str(p["preset"]),
-                   fallback=bool(p.get("fb", True)), eps=float(p["eps"]))
+        return cls(k=int(p["k"]), seed=int(p["seed"]), rho=None, delta=float(p["delta"]),
+                   radius=float(radius), eps=float(p["eps"]), **knobs.from_params(p))
+
+    def fc_params(self, *, stage_only: bool = False) -> FCParams:
+        """FriendlyCore's parameters of this run (all knobs, or the tuple stage's only), through
+        the knobs' table (:func:`knobs.fc_params`)."""
+        values = {k.name: k.kind(getattr(self, k.name)) for k in knobs.KNOBS}
+        return knobs.fc_params(values, stage_only=stage_only)
 
     def stage_key(self, ds) -> tuple:
         """The runner's key of this run's tuple stage (:func:`simulation.stage_key`)."""
@@ -85,12 +94,11 @@ class RunConfig:
 
 
 @functools.lru_cache(maxsize=512)
-def _plan(n: int, d: int, k: int, radius: float, t: int, oracle: str, preset: str, fallback: bool,
-          r_min: float, eps: float | None, rho: float | None, delta: float):
+def _plan(n: int, d: int, k: int, radius: float, params: FCParams, eps: float | None, rho: float | None,
+          delta: float):
     registry = dpviz.registry
-    spec = registry.get("friendlycore")
+    spec = registry.get(knobs.ALGORITHM)
     pub = registry.Public(n_declared=n, d=d, k=k, radius=radius)
-    params = spec.make_params(n_tuples=t, oracle=oracle, preset=preset, fallback=fallback, r_min=r_min)
     if eps:
         return registry.plan(spec, eps, delta, pub, params)
     return registry.plan_at_rho(spec, float(rho), delta, pub, params)
@@ -111,17 +119,16 @@ def fc_plan(ds, cfg: RunConfig):
     (:func:`dpviz.registry.plan_at_budget`). Public inputs only; memoized. What a run spent is
     ``Result.plan``; this is for the readouts made before a run (the ρ entry, triage, the plans'
     prefetch)."""
-    return _plan(int(ds.n), int(ds.d), int(cfg.k), float(cfg.radius), int(cfg.t), str(cfg.oracle),
-                 str(cfg.preset), bool(cfg.fallback), float(cfg.r_min), float(cfg.eps) if cfg.eps else None,
-                 None if cfg.rho is None else float(cfg.rho), float(cfg.delta))
+    return _plan(int(ds.n), int(ds.d), int(cfg.k), float(cfg.radius), cfg.fc_params(),
+                 float(cfg.eps) if cfg.eps else None, None if cfg.rho is None else float(cfg.rho),
+                 float(cfg.delta))
 
 
 def _inputs(ds, cfg: RunConfig):
     """(spec, params, public inputs) of ``cfg``: what the runner takes (a simulation declares the
     dataset's size, as the other algorithms' view does)."""
-    spec = dpviz.registry.get("friendlycore")
-    p = spec.make_params(n_tuples=int(cfg.t), oracle=str(cfg.oracle), preset=str(cfg.preset),
-                         fallback=bool(cfg.fallback), r_min=float(cfg.r_min))
+    spec = dpviz.registry.get(knobs.ALGORITHM)
+    p = cfg.fc_params()
     pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
     return spec, p, pub
 
@@ -129,8 +136,8 @@ def _inputs(ds, cfg: RunConfig):
 def _stage_inputs(ds, cfg: RunConfig):
     """(spec, params, public inputs) of ``cfg``'s tuple stage: its stage fields only (t, oracle),
     so a budget knob the spec refuses never hides the last good stage's key."""
-    spec = dpviz.registry.get("friendlycore")
-    p = spec.make_params(n_tuples=int(cfg.t), oracle=str(cfg.oracle))
+    spec = dpviz.registry.get(knobs.ALGORITHM)
+    p = cfg.fc_params(stage_only=True)
     pub = dpviz.registry.Public(n_declared=int(ds.n), d=int(ds.d), k=int(cfg.k), radius=float(cfg.radius))
     return spec, p, pub
 

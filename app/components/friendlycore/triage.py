@@ -17,11 +17,24 @@ import streamlit as st
 
 import dpviz.registry
 import dpviz.triage
-from app.components import cache, controls, data_source, keys, safe, state
+from app.components import cache, controls, data_source, safe, state
 from app.components.friendlycore import run
+from app.components.keys import Key
 
-_APPLIED = keys.TRIAGE_APPLIED
-_ASKED = keys.VERDICT_ASKED  # the Check button was pressed once this session
+# Session keys this module owns (declared here, issue 45 item 4; keys that more than one module
+# uses are in app/components/keys.py).
+_APPLIED: Key[str] = Key("_triage_applied", str, "the Data verdict's last applied change")
+_ASKED: Key[bool] = Key(
+    "_clustering_verdict_asked", bool, "the Data page's Check was pressed once (verdicts re-run on change)")
+TRIAGE_VERDICT: Key[object] = Key("triage_verdict", object, "container: the Data page's settings verdict")
+TRIAGE_K_NOTE: Key[object] = Key("triage_k_note", object, "container: the data's own k differs from k")
+TRIAGE_K_DATA: Key[bool] = Key("triage_k_data", bool, "button: set k to the data's own k")
+TRIAGE_APPLY: Key[bool] = Key(
+    "triage_apply_", bool, "prefix: button, apply the verdict's i-th suggested change, triage_apply_<i>")
+CLUSTERING_VERDICT: Key[object] = Key(
+    "clustering_verdict", object, "container: whether the data has a private clustering (Check)")
+CLUSTERING_VERDICT_RUN: Key[bool] = Key("clustering_verdict_run", bool, "button: Check")
+
 _NAMES = {"k": "k (clusters)", "t": "t (pieces)", "eps": "row-level ε", "delta": "row-level δ"}
 
 
@@ -110,7 +123,7 @@ def panel(ds) -> None:
     cfg = _cfg(ds)
     if cfg is None or ds is None:
         return
-    with st.container(key=keys.TRIAGE_VERDICT, border=True):
+    with st.container(key=TRIAGE_VERDICT, border=True):
         st.markdown("### Triage: will FriendlyCore's core form here?")
         try:
             with st.spinner("Checking the pieces (non-private diagnostic)…"):
@@ -124,9 +137,9 @@ def panel(ds) -> None:
                        icon=":material/check:")
         note = data_source.k_note(ds, cfg.k)
         if note:
-            with st.container(key=keys.TRIAGE_K_NOTE):
+            with st.container(key=TRIAGE_K_NOTE):
                 st.info(note)
-                st.button(f"Set k = {ds.k}", key=keys.TRIAGE_K_DATA, on_click=_apply,
+                st.button(f"Set k = {ds.k}", key=TRIAGE_K_DATA, on_click=_apply,
                           args=({"k": int(ds.k)},), icon=":material/tune:")
         (st.success if v.success else st.warning)(v.headline)
         target = (f"the row-level target ε = {cfg.eps:g}, δ = {cfg.delta:g}" if cfg.eps else
@@ -149,7 +162,7 @@ def panel(ds) -> None:
                 if rest:
                     st.button(f"{s.text.removesuffix('.')} — the ρ part cannot be met: {why}; this sets "
                               f"{', '.join(f'{_NAMES.get(c, c)} = {v:g}' for c, v in rest.items())} only.",
-                              key=f"{keys.TRIAGE_APPLY}{i}", on_click=_apply, args=(rest,),
+                              key=f"{TRIAGE_APPLY}{i}", on_click=_apply, args=(rest,),
                               help=f"Sets {', '.join(_NAMES.get(c, c) for c in rest)} for Explore "
                                    f"(based on {label}).", icon=":material/tune:")
                 else:
@@ -158,7 +171,7 @@ def panel(ds) -> None:
                 text = s.text if "eps" not in changes else \
                     (f"{s.text.removesuffix('.')}: Explore's row-level ε = {changes['eps']:g} at δ = "
                      f"{changes.get('delta', cfg.delta):.2g} ({row_level(ds, cfg, changes)}).")
-                st.button(text, key=f"{keys.TRIAGE_APPLY}{i}", on_click=_apply, args=(changes,),
+                st.button(text, key=f"{TRIAGE_APPLY}{i}", on_click=_apply, args=(changes,),
                           help=f"Sets {', '.join(_NAMES.get(c, c) for c in changes)} for Explore "
                                f"(based on {label}).", icon=":material/tune:")
             else:
@@ -173,14 +186,14 @@ def clustering_panel(ds) -> None:
         return
     p = state.params()
     key = (ds.content_hash, int(p["k"]), float(p["delta"]), float(p["eps"]), float(radius))
-    with st.container(key=keys.CLUSTERING_VERDICT, border=True):
+    with st.container(key=CLUSTERING_VERDICT, border=True):
         st.markdown("### Will private clustering be useful here?")
         done = cache.peek("clustering_verdict", key)
         if done is None:
             # once asked, a change of k or ε (the Data page's own controls) re-runs it (issue 36)
             if not (st.session_state.get(_ASKED) or st.button(
                              f"Check (k = {p['k']}, target row-level ε = {p['eps']:g})",
-                             key=keys.CLUSTERING_VERDICT_RUN, icon=":material/rule:",
+                             key=CLUSTERING_VERDICT_RUN, icon=":material/rule:",
                              help="Runs the best registered method for these inputs (what `auto` "
                                   "runs) a few seeded times per ε on your rows: a non-private "
                                   "diagnostic for you, never released.")):
