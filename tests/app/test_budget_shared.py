@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_helpers import SMALL, container, finish_job, has_container, open_app
+from apptest_helpers import SMALL, container, finish_job, has_container, open_app, texts
 
 from app.components import sweep
 
@@ -264,3 +264,26 @@ def test_two_sessions_loss_vs_n_then_a_fresh_budget_page_does_not_crash():
     assert any(getattr(c, "key", None) == "budget_loss_n" for c in b.get("plotly_chart"))
     a.run()  # and the first session keeps working
     assert not a.exception
+
+
+@pytest.mark.slow
+def test_add_all_on_the_default_lesson_opens_drawn_from_the_precomputed_file(monkeypatch):
+    """Issue 43: "Add all" on the default data took minutes (36 of 75 runs after 7 minutes). On the
+    default lesson it is precomputed (`make precompute` runs `--add-all`): pressing it draws every
+    registered method at once, with no job started, and the state says the results are
+    precomputed."""
+    import dpviz
+
+    monkeypatch.setenv("DPVIZ_PRECOMPUTED", "1")  # this test is about the committed file
+    sweep.shared_sweeps.clear()  # the server's store, made without the file by earlier tests
+    try:
+        at = open_app("compare")
+        assert not at.exception, [e.value for e in at.exception]
+        at.button(key="compare_all").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "_job_compare" not in at.session_state or not at.session_state["_job_compare"].running
+        state = texts(at)
+        n = len(dpviz.algorithms(applicable_to=2))  # every method the 2-D lesson can run
+        assert f"Done: {n} algorithm(s)" in state and "(precomputed)" in state, state
+    finally:
+        sweep.shared_sweeps.clear()  # later tests get a store without the file again

@@ -278,22 +278,3 @@ def test_the_default_set_follows_the_shape_and_the_ranking_shows_its_rule_spread
     assert re.fullmatch(CELL, cell), cell  # median (q10–q90)
     assert rank["reach ε"].iloc[0] == "never"  # the origin is never within 0.1
 
-
-@pytest.mark.slow
-def test_add_all_on_the_default_lesson_opens_drawn_from_the_precomputed_file():
-    """Issue 43: "Add all" on the default data took minutes (36 of 75 runs after 7 minutes). On the
-    default lesson it is precomputed (`make precompute` runs `--add-all`): pressing it draws every
-    registered method at once, with no job started, and the state says the results are
-    precomputed."""
-    import dpviz
-
-    at = open_app("compare")
-    assert not at.exception, [e.value for e in at.exception]
-    at.button(key="compare_all").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert "_job_compare" not in at.session_state or not at.session_state["_job_compare"].running
-    state = texts(at)
-    n = len(dpviz.algorithms())
-    assert f"Done: {n} algorithm(s)" in state and "(precomputed)" in state, state
-    ranked = at.dataframe[-1].value
-    assert len(ranked) == n, ranked
