@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import re
 import textwrap
@@ -67,6 +68,17 @@ class Declared:
     line: int
 
 
+@functools.cache
+def _source(path: Path) -> str:
+    return path.read_text()
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's parsed source (parsed once for every test here)."""
+    return ast.parse(_source(path))
+
+
 def _rel(path: Path) -> str:
     return str(path.relative_to(APP.parent))
 
@@ -99,7 +111,7 @@ def _declarations_in(tree: ast.Module, module: str) -> tuple[list[Declared], lis
 
 
 def _declarations() -> list[Declared]:
-    return [d for p in MODULES for d in _declarations_in(ast.parse(p.read_text()), _rel(p))[0]]
+    return [d for p in MODULES for d in _declarations_in(_tree(p), _rel(p))[0]]
 
 
 DECLARED: dict[str, Declared] = {d.key: d for d in _declarations()}
@@ -117,13 +129,14 @@ def _docstrings(tree: ast.AST) -> list[ast.Constant]:
 
 def _code_strings(path: Path) -> list[tuple[int, str]]:
     """String constants of a module that are neither docstrings nor a declaration's arguments."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     skip = {id(d) for d in _docstrings(tree)}
     skip |= {id(a) for n in ast.walk(tree) if _is_declarer(n) for a in n.args}
     return [(n.lineno, n.value) for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
 
 
+@functools.cache
 def _literal_keys(text: str) -> list[tuple[int, str]]:
     """(line, name) of every key a module's source spells as a literal (or a literal prefix) where
     a key goes, outside docstrings."""
@@ -182,7 +195,7 @@ def _keys_py_users() -> dict[str, set[str]]:
     """keys.py's constant → the modules that use it as ``keys.NAME``."""
     users: dict[str, set[str]] = {}
     for p in COVERED:
-        for m in re.finditer(r"\bkeys\.([A-Z][A-Z0-9_]*)\b", p.read_text()):
+        for m in re.finditer(r"\bkeys\.([A-Z][A-Z0-9_]*)\b", _source(p)):
             users.setdefault(m.group(1), set()).add(_rel(p))
     return users
 
@@ -200,14 +213,14 @@ def test_the_declarations_are_found_in_keys_py_and_in_their_owners():
 
 
 def test_no_key_is_declared_twice():
-    counts = Counter(d.key for p in MODULES for d in _declarations_in(ast.parse(p.read_text()), _rel(p))[0])
+    counts = Counter(d.key for p in MODULES for d in _declarations_in(_tree(p), _rel(p))[0])
     assert not [k for k, c in counts.items() if c > 1], counts.most_common(5)
 
 
 def test_keys_are_declared_at_a_modules_top_level_only():
     """A key made inside a function or a class would escape the checks here."""
     stray = [f"{_rel(p)}:{line}" for p in MODULES
-             for line in _declarations_in(ast.parse(p.read_text()), _rel(p))[1]]
+             for line in _declarations_in(_tree(p), _rel(p))[1]]
     assert not stray, stray
 
 
@@ -242,7 +255,7 @@ def test_no_module_spells_an_undeclared_key():
     """Every key (or key prefix) spelled where a key goes is declared (in keys.py or by its owner):
     together with the test above, no module of the app spells a session key as a literal."""
     found = [f"{_rel(p)}:{line}: {name!r}" for p in COVERED
-             for line, name in _literal_keys(p.read_text()) if name not in DECLARED]
+             for line, name in _literal_keys(_source(p)) if name not in DECLARED]
     assert not found, f"{len(found)} undeclared literal keys: {found}"
 
 
@@ -293,7 +306,7 @@ def test_keys_py_holds_only_keys_more_than_one_module_uses():
 def test_no_module_uses_a_key_another_module_owns():
     """A key two modules use is moved to keys.py; an owner's key is its own."""
     owned = _owned()
-    found = [u for p in COVERED for u in _foreign_uses(ast.parse(p.read_text()), _rel(p), owned)]
+    found = [u for p in COVERED for u in _foreign_uses(_tree(p), _rel(p), owned)]
     assert not found, found
 
 
@@ -327,15 +340,15 @@ def test_every_declared_key_is_used_by_its_module():
         if d.module == _rel(KEYS_PY):
             used = bool(users.get(d.name))
         else:
-            used = len(re.findall(rf"\b{d.name}\b", (APP.parent / d.module).read_text())) > 1
+            used = len(re.findall(rf"\b{d.name}\b", _source(APP.parent / d.module))) > 1
         if not used:
             unused.append(f"{d.module}: {d.name}")
     assert not unused, unused
 
 
 def test_the_key_list_in_main_names_keys_that_exist():
-    doc = ast.get_docstring(ast.parse((APP / "main.py").read_text()))
+    doc = ast.get_docstring(_tree(APP / "main.py"))
     listed = set(re.findall(r"``([a-z_]+)``", doc[doc.index("Stable widget keys"):]))
-    code = "\n".join(p.read_text() for p in MODULES)
+    code = "\n".join(_source(p) for p in MODULES)
     missing = sorted(k for k in listed if f'"{k}"' not in code and k not in DECLARED)
     assert not missing, missing
