@@ -321,13 +321,14 @@ def cmd_run(args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- fit
 
 
-def summarize_cells(records: list[dict], variants: bool = False) -> list[dict]:
+def summarize_cells(records: list[dict], variants: bool = False, keep: tuple[str, ...] = ()) -> list[dict]:
     """Per (cell, ε): each label's median and 90th-percentile loss over the cell's (data seed,
     draw) runs (a timeout counts as +inf), its median time ratio and the run counts. Without
-    ``variants`` only the registered defaults are kept (labels without ``[…]``)."""
+    ``variants`` only the registered defaults are kept (labels without ``[…]``) and the public
+    variants named in ``keep`` (issue 44: ``best_of[also=rc_lloyd]``)."""
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in records:
-        if not variants and "[" in r["label"]:
+        if not variants and "[" in r["label"] and r["label"] not in keep:
             continue
         key = (r["recipe"], r["n"], r["d"], r["k"], r["epsilon"])
         groups.setdefault(key, {}).setdefault(r["label"], []).append(r)
@@ -413,7 +414,7 @@ def leave_one_out(cells_: list[dict], neighbours: int, regret_cap: float | None 
 def cmd_loo(args: argparse.Namespace) -> None:
     """Leave-one-shape-out check of the rule for each ``--neighbours`` count (calibration only)."""
     records, files, _ = _records(args)
-    cells_ = summarize_cells(records, args.variants)
+    cells_ = summarize_cells(records, args.variants, tuple(args.keep))
     print(f"# leave-one-shape-out over {len(cells_)} calibration cells from {files}")
     print("| neighbours | regret cap | region | cells | ≤ 1.25× best (median) | ≤ 1.25× best (p90) | both | "
           "geometric-mean risk regret |")
@@ -434,20 +435,28 @@ def cmd_loo(args: argparse.Namespace) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> None:
     records, files, alias = _records(args)
-    cells_ = summarize_cells(records, args.variants)
+    cells_ = summarize_cells(records, args.variants, tuple(args.keep))
     labs = sorted({lab for c in cells_ for lab in c["median_excess_loss"]})
     rule = {
         "how": ("bench/auto_calibrate.py: per cell, each label's median and 90th-percentile relative "
                 f"excess k-means loss over its runs: the mixture grid (recipes {list(RECIPES)} and "
                 f"small_std, data seeds {list(SEEDS)}, one draw each) and issue 35's small standardized "
-                f"tables ({list(TABLE_RECIPES)}, data seed {list(SMALL_SEEDS)}, 10 algorithm draws); "
+                f"tables ({list(TABLE_RECIPES)}, data seed {list(SMALL_SEEDS)}, 10 algorithm draws; issue 44 "
+                "adds a second design of them, --design 44, data seed 202); "
                 f"row-level δ = {DELTA:g}, n public; streams, loss and ⊥ scoring from bench/harness.py "
                 "(reference: dpviz.metrics.reference_kmeans). Candidates: every registered private "
-                "algorithm at its defaults, origin included. A query takes the label with the smallest "
+                "algorithm at its defaults, origin included"
+                + (f", and the public variants {list(args.keep)}" if args.keep else "")
+                + ". A query takes the label with the smallest "
                 "weighted geometric-mean risk regret (per cell, the larger of median / cell best and "
                 f"p90 / cell best) over the {args.neighbours} nearest cells in (log nε, log d, log k), among "
                 f"labels whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1) when "
                 "n ≥ 100,000."
+                + (f" Each cell's regret is capped at {args.regret_cap:g}." if args.regret_cap else "")
+                + (" Where a later file re-measured a (cell, label) (a code change), its runs replace the "
+                   "earlier ones." if args.supersede else "")
+                + " Neighbour count and cap chosen by bench/auto_calibrate.py loo (leave one calibration "
+                  "shape out; calibration cells only)."
                 + "".join(f" {name}'s runs are those labelled {label} (its registered defaults); a label "
                           "is a candidate only where all the nearest cells measured it."
                           for label, name in alias.items())),
@@ -496,6 +505,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
     ap.add_argument("--only-in", default=None, metavar="FILE",
                     help="run: only the cells FILE has records of (a new label on an earlier grid)")
+    ap.add_argument("--keep", nargs="*", default=[], metavar="LABEL",
+                    help="fit/loo: public variants that are candidates too (e.g. best_of[also=rc_lloyd])")
     ap.add_argument("--max-d", type=int, default=0, help="run: only the cells with d ≤ this (0: all)")
     ap.add_argument("--supersede", action="store_true",
                     help="fit/loo: a (cell, label) in a later file replaces its runs in earlier files")

@@ -223,14 +223,46 @@ def table(records: list[dict]) -> str:
 
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
-    records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
+    by_file = [[json.loads(line) for line in Path(f).read_text().splitlines()] for f in files]
+    if args.supersede:  # a later file's runs of a (table, label) replace the earlier files' (a code change)
+        later: set[tuple] = set()
+        for i in range(len(by_file) - 1, -1, -1):
+            keys = {(r["table"], r["label"]) for r in by_file[i]}
+            by_file[i] = [r for r in by_file[i] if (r["table"], r["label"]) not in later]
+            later |= keys
+    records = [r for rs in by_file for r in rs]
     print(f"From {files} (commits {sorted({r['commit'] for r in records})}; {len(records)} runs)\n")
     print(table(records))
 
 
+#: The large rows of docs/peers.md and the default lesson (Fig. 6 blobs): (name, n, d, k).
+LARGE = (("google", 100_000, 100, 64), ("unbal", 200_000, 10, 5), ("large", 1_000_000, 20, 16),
+         ("held_mid", 50_000, 50, 32), ("held_unbal", 30_000, 30, 10), ("default lesson", 150_000, 2, 8))
+
+
+def cmd_choices(args: argparse.Namespace) -> None:
+    """``auto``'s choice under the shipped rule and under ``--old-rule`` (a rule file from before a
+    refit) on every row here and the large rows: a row whose choice is unchanged runs exactly as
+    before (same algorithm, same streams), so the large-table regression check is needed only where
+    it changed."""
+    from dpviz.clustering.auto import choose_from
+
+    old = json.loads(Path(args.old_rule).read_text())
+    shapes = [(name, *ROWS[name].data(0)[0].shape, ROWS[name].data(0)[1]) for name in ROWS]
+    print("| row | n | d | k | ε | before | after | changed |\n|---|---|---|---|---|---|---|---|")
+    for name, n, d, k in [*shapes, *LARGE]:
+        for e in args.eps:
+            a = choose_from(None, n, d, k, e, DELTA, table=old).cell["label"]
+            b = choose_from(None, n, d, k, e, DELTA).cell["label"]
+            print(f"| {name} | {n:,} | {d} | {k} | {e:g} | {a} | {b} | {'**yes**' if a != b else 'no'} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("run", "table", "time"))
+    ap.add_argument("command", choices=("run", "table", "time", "choices"))
+    ap.add_argument("--supersede", action="store_true",
+                    help="table: a later file's runs of a (table, label) replace the earlier files' ones")
+    ap.add_argument("--old-rule", default=None, help="choices: the rule file before a refit")
     ap.add_argument("--repeats", type=int, default=15, help="time: interleaved repeats")
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
@@ -240,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="bench/results/small_tables.jsonl")
     ap.add_argument("--files", nargs="*", default=None)
     args = ap.parse_args(argv)
-    {"run": cmd_run, "table": cmd_table, "time": cmd_time}[args.command](args)
+    {"run": cmd_run, "table": cmd_table, "time": cmd_time, "choices": cmd_choices}[args.command](args)
 
 
 if __name__ == "__main__":
