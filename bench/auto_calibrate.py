@@ -382,12 +382,15 @@ def _small(cell: dict) -> bool:
     return cell["n"] <= 5000 and cell["d"] <= 64 and cell["k"] <= 10
 
 
-def leave_one_out(cells_: list[dict], neighbours: int, regret_cap: float | None = None) -> list[dict]:
+def leave_one_out(cells_: list[dict], neighbours: int, regret_cap: float | None = None,
+                  withhold: tuple[str, ...] = ()) -> list[dict]:
     """Issue 44: each calibration shape (recipe, n, d, k; both its ε) answered by the rule built
     from the *other* shapes' cells with ``neighbours`` nearest cells, and the chosen label's
     median and 90th-percentile loss in the left-out cell over that cell's best (loss floor as the
-    rule's; a label the cell did not measure → inf). Calibration cells only: this is how the
-    rule's neighbour count is chosen, never on an evaluation table."""
+    rule's; a label the cell did not measure → inf). ``withhold``: labels the rule may not choose
+    (still counted in the left-out cell's best, so rules with and without them compare on one
+    scale). Calibration cells only: this is how the rule's neighbour count is chosen, never on an
+    evaluation table."""
     from dpviz.clustering.auto import LOSS_FLOOR, choose_from
 
     def shape(c: dict) -> tuple:
@@ -395,10 +398,13 @@ def leave_one_out(cells_: list[dict], neighbours: int, regret_cap: float | None 
 
     out = []
     for c in cells_:
-        others = [o for o in cells_ if shape(o) != shape(c)]
+        others = [o | {key: {a: v for a, v in o[key].items() if a not in withhold}
+                       for key in ("median_excess_loss", "p90_excess_loss")}
+                  for o in cells_ if shape(o) != shape(c)]
         try:
             won = choose_from(None, c["n"], c["d"], c["k"], c["epsilon"], DELTA,
                               table={"cells": others, "neighbours": neighbours, "regret_cap": regret_cap,
+                                     "big": {"neighbours": NEIGHBOURS, "regret_cap": None},
                                      "max_time_ratio": MAX_TIME_RATIO}).cell["label"]
         except ValueError:
             continue
@@ -420,7 +426,7 @@ def cmd_loo(args: argparse.Namespace) -> None:
           "geometric-mean risk regret |")
     print("|---|---|---|---|---|---|---|---|")
     for nb, cap in ((nb, cap) for nb in args.neighbours_grid for cap in args.cap_grid):
-        res = leave_one_out(cells_, nb, cap or None)
+        res = leave_one_out(cells_, nb, cap or None, tuple(args.withhold))
         for region, rs in (("small tables", [r for r in res if r["small"]]), ("all", res)):
             risk = [min(max(r["median"], r["p90"]), 1e3) for r in rs]
             print(f"| {nb} | {cap or '—'} | {region} | {len(rs)} | {sum(r['median'] <= 1.25 for r in rs)} | "
@@ -456,13 +462,16 @@ def cmd_fit(args: argparse.Namespace) -> None:
                 + (" Where a later file re-measured a (cell, label) (a code change), its runs replace the "
                    "earlier ones." if args.supersede else "")
                 + " Neighbour count and cap chosen by bench/auto_calibrate.py loo (leave one calibration "
-                  "shape out; calibration cells only)."
+                  f"shape out; calibration cells only) for n < 100,000; at n ≥ 100,000 {NEIGHBOURS} "
+                  "neighbours and no cap, as before issue 44."
                 + "".join(f" {name}'s runs are those labelled {label} (its registered defaults); a label "
                           "is a candidate only where all the nearest cells measured it."
                           for label, name in alias.items())),
         "kind": "risk",
         "neighbours": args.neighbours,
         "regret_cap": args.regret_cap or None,
+        # n ≥ 100,000: issue 35's setting (8 big cells only: no leave-one-out there)
+        "big": {"neighbours": NEIGHBOURS, "regret_cap": None},
         "max_time_ratio": MAX_TIME_RATIO,
         "provenance": {"commit": commit(), "command": " ".join(["bench/auto_calibrate.py", *sys.argv[1:]]),
                        "records": len(records), "grid_files": [str(f) for f in files]},
@@ -507,6 +516,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="run: only the cells FILE has records of (a new label on an earlier grid)")
     ap.add_argument("--keep", nargs="*", default=[], metavar="LABEL",
                     help="fit/loo: public variants that are candidates too (e.g. best_of[also=rc_lloyd])")
+    ap.add_argument("--withhold", nargs="*", default=[], metavar="LABEL",
+                    help="loo: labels the rule may not choose (still in each cell's best)")
     ap.add_argument("--max-d", type=int, default=0, help="run: only the cells with d ≤ this (0: all)")
     ap.add_argument("--supersede", action="store_true",
                     help="fit/loo: a (cell, label) in a later file replaces its runs in earlier files")
