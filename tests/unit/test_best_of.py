@@ -37,7 +37,8 @@ def _spends(ledger: Ledger) -> dict[str, list]:
 
 
 @pytest.mark.parametrize("runs, share, clip, also", [(1, 0.1, 1.0, "none"), (3, 0.25, 1 / 64, "none"),
-                                                     (1, 0.1, 1 / 16, "rc_lloyd"), (2, 0.2, 1 / 16, "gauss_fit")])
+                                                     (1, 0.1, 1 / 16, "rc_lloyd"),
+                                                     (2, 0.2, 1 / 16, "gauss_fit")])
 def test_ledger_books_exactly_rho_and_the_selection_noise_scale(runs, share, clip, also):
     X, rho, radius = _blobs(), 0.4, 1.5
     p = BestOfParams(runs=runs, select_share=share, score_clip=clip, also=also)
