@@ -158,10 +158,12 @@ TABLE_RECIPES = ("table_balanced", "table_unbalanced", "table_heavy", "table_ani
 SMALL_SEEDS = (201,)  # data seed of the small-table cells (10 algorithm draws each)
 
 
-def table_cells(count: int) -> list[tuple[str, int, int, int]]:
+def table_cells(count: int, design: int = 35) -> list[tuple[str, int, int, int]]:
     """Issue 35's small-table design: ``count`` cells, n 100–5,000 (log-uniform), d 2–64, k 2–10,
-    cycling through :data:`TABLE_RECIPES`; never an evaluation row's (n, d, k)."""
-    rng = np.random.default_rng(np.random.SeedSequence(2035, spawn_key=(35,)))  # the design's own
+    cycling through :data:`TABLE_RECIPES`; never an evaluation row's (n, d, k). ``design`` keys
+    the design's own stream: issue 44's second design (``design=44``, data seed 202) adds cells
+    to the same region (a query there otherwise read one data seed per cell)."""
+    rng = np.random.default_rng(np.random.SeedSequence(2035, spawn_key=(design,)))  # the design's own
     out = []
     for i in range(count):
         n = round(10 ** rng.uniform(2.0, math.log10(5000)))
@@ -283,13 +285,17 @@ def cmd_run(args: argparse.Namespace) -> None:
         for line in path.read_text().splitlines():
             r = json.loads(line)
             done.add((r["recipe"], r["n"], r["d"], r["k"]))
-    grid = (table_cells(args.tables) if args.tables else big_cells(args.big) if args.big
+    grid = (table_cells(args.tables, args.design) if args.tables else big_cells(args.big) if args.big
             else cells(args.cells, args.small))
     if args.only_in:  # issue 44: a new label on exactly the cells an earlier (partial) file measured
         measured = {(r["recipe"], r["n"], r["d"], r["k"])
                     for r in map(json.loads, Path(args.only_in).read_text().splitlines())}
         grid = [c for c in grid if c in measured]
+    if args.max_d:  # issue 44: re-measure a label whose code changed below some d (tree_coreset, d ≤ 5)
+        grid = [c for c in grid if c[2] <= args.max_d]
     seeds, draws = (SMALL_SEEDS, args.draws) if args.tables or args.big else (SEEDS, 1)
+    if args.seeds:
+        seeds = tuple(args.seeds)
     print(f"# {len(grid)} cells × {len(seeds)} seeds × {draws} draws × ε {EPSILONS} × {len(labs)} labels; "
           f"commit {commit()}; {load_text()}", flush=True)
     print(f"# labels: {labs}", flush=True)
@@ -315,13 +321,14 @@ def cmd_run(args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- fit
 
 
-def summarize_cells(records: list[dict], variants: bool = False) -> list[dict]:
+def summarize_cells(records: list[dict], variants: bool = False, keep: tuple[str, ...] = ()) -> list[dict]:
     """Per (cell, ε): each label's median and 90th-percentile loss over the cell's (data seed,
     draw) runs (a timeout counts as +inf), its median time ratio and the run counts. Without
-    ``variants`` only the registered defaults are kept (labels without ``[…]``)."""
+    ``variants`` only the registered defaults are kept (labels without ``[…]``) and the public
+    variants named in ``keep`` (issue 44: ``best_of[also=rc_lloyd]``)."""
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in records:
-        if not variants and "[" in r["label"]:
+        if not variants and "[" in r["label"] and r["label"] not in keep:
             continue
         key = (r["recipe"], r["n"], r["d"], r["k"], r["epsilon"])
         groups.setdefault(key, {}).setdefault(r["label"], []).append(r)
@@ -347,33 +354,124 @@ def _default_label(label: str) -> str:
     return name if all(getattr(default, k) == v for k, v in params.items()) else ""
 
 
-def cmd_fit(args: argparse.Namespace) -> None:
+def _records(args: argparse.Namespace) -> tuple[list[dict], list[str], dict[str, str]]:
+    """The records of ``--files`` with ``--alias`` applied (and ``--supersede``), the files, the aliases."""
     files = args.files or [args.out]
-    records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
     alias = dict(a.split("=", 1)[::-1] for a in args.alias)  # label → name ("best_of=best_of[…]")
     for label, name in alias.items():
         if _default_label(label) != name:
             raise SystemExit(f"--alias {name}={label}: {label} is not {name}'s registered default")
-    records = [r | {"label": alias.get(r["label"], r["label"])} for r in records]
-    cells_ = summarize_cells(records, args.variants)
+    by_file = [[(r := json.loads(line)) | {"label": alias.get(r["label"], r["label"])}
+                for line in Path(f).read_text().splitlines()] for f in files]
+    if args.supersede:  # issue 44: a later file's runs of a (cell, label) replace the earlier files' ones
+        later: set[tuple] = set()
+        for i in range(len(by_file) - 1, -1, -1):
+            keys = {_key(r) for r in by_file[i]}
+            by_file[i] = [r for r in by_file[i] if _key(r) not in later]
+            later |= keys
+    return [r for rs in by_file for r in rs], files, alias
+
+
+def _key(r: dict) -> tuple:
+    """A record's (cell, label)."""
+    return (r["recipe"], r["n"], r["d"], r["k"], r["label"])
+
+
+def _small(cell: dict) -> bool:
+    """A cell of issue 44's small-table region (n ≤ 5,000, d ≤ 64, k ≤ 10)."""
+    return cell["n"] <= 5000 and cell["d"] <= 64 and cell["k"] <= 10
+
+
+def leave_one_out(cells_: list[dict], neighbours: int, regret_cap: float | None = None,
+                  withhold: tuple[str, ...] = ()) -> list[dict]:
+    """Issue 44: each calibration shape (recipe, n, d, k; both its ε) answered by the rule built
+    from the *other* shapes' cells with ``neighbours`` nearest cells, and the chosen label's
+    median and 90th-percentile loss in the left-out cell over that cell's best (loss floor as the
+    rule's; a label the cell did not measure → inf). ``withhold``: labels the rule may not choose
+    (still counted in the left-out cell's best, so rules with and without them compare on one
+    scale). Calibration cells only: this is how the rule's neighbour count is chosen, never on an
+    evaluation table."""
+    from dpviz.clustering.auto import LOSS_FLOOR, choose_from
+
+    def shape(c: dict) -> tuple:
+        return (c["recipe"], c["n"], c["d"], c["k"])
+
+    out = []
+    for c in cells_:
+        others = [o | {key: {a: v for a, v in o[key].items() if a not in withhold}
+                       for key in ("median_excess_loss", "p90_excess_loss")}
+                  for o in cells_ if shape(o) != shape(c)]
+        try:
+            won = choose_from(None, c["n"], c["d"], c["k"], c["epsilon"], DELTA,
+                              table={"cells": others, "neighbours": neighbours, "regret_cap": regret_cap,
+                                     "big": {"neighbours": NEIGHBOURS, "regret_cap": None},
+                                     "max_time_ratio": MAX_TIME_RATIO}).cell["label"]
+        except ValueError:
+            continue
+        ratios = []
+        for key in ("median_excess_loss", "p90_excess_loss"):
+            losses = {a: math.inf if v is None else max(float(v), 0.0) for a, v in c[key].items()}
+            ratios.append((losses.get(won, math.inf) + LOSS_FLOOR) / (min(losses.values()) + LOSS_FLOOR))
+        out.append(dict(cell=(*shape(c), c["epsilon"]), label=won, median=ratios[0], p90=ratios[1],
+                        small=_small(c)))
+    return out
+
+
+def cmd_loo(args: argparse.Namespace) -> None:
+    """Leave-one-shape-out check of the rule for each ``--neighbours`` count (calibration only)."""
+    records, files, _ = _records(args)
+    cells_ = summarize_cells(records, args.variants, tuple(args.keep))
+    print(f"# leave-one-shape-out over {len(cells_)} calibration cells from {files}")
+    print("| neighbours | regret cap | region | cells | ≤ 1.25× best (median) | ≤ 1.25× best (p90) | both | "
+          "geometric-mean risk regret |")
+    print("|---|---|---|---|---|---|---|---|")
+    for nb, cap in ((nb, cap) for nb in args.neighbours_grid for cap in args.cap_grid):
+        res = leave_one_out(cells_, nb, cap or None, tuple(args.withhold))
+        for region, rs in (("small tables", [r for r in res if r["small"]]), ("all", res)):
+            risk = [min(max(r["median"], r["p90"]), 1e3) for r in rs]
+            print(f"| {nb} | {cap or '—'} | {region} | {len(rs)} | {sum(r['median'] <= 1.25 for r in rs)} | "
+                  f"{sum(r['p90'] <= 1.25 for r in rs)} | "
+                  f"{sum(max(r['median'], r['p90']) <= 1.25 for r in rs)} | "
+                  f"{math.exp(statistics.fmean(math.log(x) for x in risk)):.3f} |", flush=True)
+        if args.verbose:
+            for r in res:
+                if r["small"] and max(r["median"], r["p90"]) > 1.25:
+                    print(f"    miss {r['cell']}: {r['label']} median ×{r['median']:.2f} p90 ×{r['p90']:.2f}")
+
+
+def cmd_fit(args: argparse.Namespace) -> None:
+    records, files, alias = _records(args)
+    cells_ = summarize_cells(records, args.variants, tuple(args.keep))
     labs = sorted({lab for c in cells_ for lab in c["median_excess_loss"]})
     rule = {
         "how": ("bench/auto_calibrate.py: per cell, each label's median and 90th-percentile relative "
                 f"excess k-means loss over its runs: the mixture grid (recipes {list(RECIPES)} and "
                 f"small_std, data seeds {list(SEEDS)}, one draw each) and issue 35's small standardized "
-                f"tables ({list(TABLE_RECIPES)}, data seed {list(SMALL_SEEDS)}, 10 algorithm draws); "
+                f"tables ({list(TABLE_RECIPES)}, data seed {list(SMALL_SEEDS)}, 10 algorithm draws; issue 44 "
+                "adds a second design of them, --design 44, data seed 202); "
                 f"row-level δ = {DELTA:g}, n public; streams, loss and ⊥ scoring from bench/harness.py "
                 "(reference: dpviz.metrics.reference_kmeans). Candidates: every registered private "
-                "algorithm at its defaults, origin included. A query takes the label with the smallest "
+                "algorithm at its defaults, origin included"
+                + (f", and the public variants {list(args.keep)}" if args.keep else "")
+                + ". A query takes the label with the smallest "
                 "weighted geometric-mean risk regret (per cell, the larger of median / cell best and "
-                f"p90 / cell best) over the {NEIGHBOURS} nearest cells in (log nε, log d, log k), among "
+                f"p90 / cell best) over the {args.neighbours} nearest cells in (log nε, log d, log k), among "
                 f"labels whose median time there is ≤ {MAX_TIME_RATIO}× one KMeans(n_init=1) when "
                 "n ≥ 100,000."
+                + (f" Each cell's regret is capped at {args.regret_cap:g}." if args.regret_cap else "")
+                + (" Where a later file re-measured a (cell, label) (a code change), its runs replace the "
+                   "earlier ones." if args.supersede else "")
+                + " Neighbour count and cap chosen by bench/auto_calibrate.py loo (leave one calibration "
+                  f"shape out; calibration cells only) for n < 100,000; at n ≥ 100,000 {NEIGHBOURS} "
+                  "neighbours and no cap, as before issue 44."
                 + "".join(f" {name}'s runs are those labelled {label} (its registered defaults); a label "
                           "is a candidate only where all the nearest cells measured it."
                           for label, name in alias.items())),
         "kind": "risk",
-        "neighbours": NEIGHBOURS,
+        "neighbours": args.neighbours,
+        "regret_cap": args.regret_cap or None,
+        # n ≥ 100,000: issue 35's setting (8 big cells only: no leave-one-out there)
+        "big": {"neighbours": NEIGHBOURS, "regret_cap": None},
         "max_time_ratio": MAX_TIME_RATIO,
         "provenance": {"commit": commit(), "command": " ".join(["bench/auto_calibrate.py", *sys.argv[1:]]),
                        "records": len(records), "grid_files": [str(f) for f in files]},
@@ -391,7 +489,14 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("run", "fit"))
+    ap.add_argument("command", choices=("run", "fit", "loo"))
+    ap.add_argument("--neighbours", type=int, default=NEIGHBOURS, help="fit: the rule's neighbour count")
+    ap.add_argument("--neighbours-grid", type=int, nargs="*", default=[2, 3, 4, 6, 8],
+                    help="loo: neighbour counts to check")
+    ap.add_argument("--verbose", action="store_true", help="loo: list the small-table misses")
+    ap.add_argument("--regret-cap", type=float, default=0.0, help="fit: the rule's regret cap (0: none)")
+    ap.add_argument("--cap-grid", type=float, nargs="*", default=[0.0, 2.0, 3.0, 4.0, 8.0],
+                    help="loo: regret caps to check (0: none)")
     ap.add_argument("--out", default="bench/results/auto_grid.jsonl")
     ap.add_argument("--cells", type=int, default=30)
     ap.add_argument("--small", type=int, default=8)
@@ -403,17 +508,26 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variants", action="store_true", help="also each algorithm's public variants")
     ap.add_argument("--tables", type=int, default=0,
                     help="run issue 35's small-table design of this many cells instead (10 draws)")
+    ap.add_argument("--design", type=int, default=35, help="--tables: the design's key (44: issue 44's)")
+    ap.add_argument("--seeds", type=int, nargs="*", default=None, help="run: data seeds")
     ap.add_argument("--draws", type=int, default=10, help="algorithm draws per data seed (--tables, --big)")
     ap.add_argument("--big", type=int, default=0, help="run this many big mixture cells (10⁵–4·10⁵ rows)")
     ap.add_argument("--only-in", default=None, metavar="FILE",
                     help="run: only the cells FILE has records of (a new label on an earlier grid)")
+    ap.add_argument("--keep", nargs="*", default=[], metavar="LABEL",
+                    help="fit/loo: public variants that are candidates too (e.g. best_of[also=rc_lloyd])")
+    ap.add_argument("--withhold", nargs="*", default=[], metavar="LABEL",
+                    help="loo: labels the rule may not choose (still in each cell's best)")
+    ap.add_argument("--max-d", type=int, default=0, help="run: only the cells with d ≤ this (0: all)")
+    ap.add_argument("--supersede", action="store_true",
+                    help="fit/loo: a (cell, label) in a later file replaces its runs in earlier files")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--files", nargs="*", default=None, help="fit: JSONL files to read (default --out)")
     ap.add_argument("--alias", nargs="*", default=[], metavar="NAME=LABEL",
                     help="fit: read LABEL's runs as NAME's (LABEL must equal NAME's registered defaults, "
                          "e.g. best_of=best_of[score_clip=0.015625] once that is best_of's default)")
     args = ap.parse_args(argv)
-    (cmd_run if args.command == "run" else cmd_fit)(args)
+    {"run": cmd_run, "fit": cmd_fit, "loo": cmd_loo}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -170,9 +170,10 @@ def table(records: list[dict]) -> str:
     keys = sorted({(t, e) for t, e, _ in by}, key=lambda x: (list(ROWS).index(x[0]), x[1]))
     out = ["| table | ε | auto median / p90 (choice) | best registered median / p90 | Google median / p90 "
            "(quoted) | FastLloyd median / p90 (quoted) | origin | auto ÷ best (median, p90) | "
-           "Google ÷ auto | draws |", "|---|---|---|---|---|---|---|---|---|---|"]
+           "choice's own run ÷ best (median, p90) | Google ÷ auto | draws |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     goals = dict(cells=0, held=0, two_x=0, below_google=0, below_fl=0, google_cells=0, fl_cells=0,
-                 within_med=0, within_p90=0, origin_ok=0)
+                 within_med=0, within_p90=0, origin_ok=0, choice_med=0, choice_p90=0)
     misses: list[str] = []
     for t, e in keys:
         regs = [lab for (tt, ee, lab) in by
@@ -192,15 +193,24 @@ def table(records: list[dict]) -> str:
         g_txt = "not run" if math.isnan(gm) else f"{gm:.3g} / {gp:.3g}"
         f_txt = "not run" if math.isnan(fm) else f"{fm:.3g} / {fp:.3g}"
         rm, rp = _ratio(am, bm), _ratio(ap, bp)
+        # The choice's quality apart from draw-to-draw spread: the chosen label's own registered
+        # run (same algorithm and budget as auto's, other streams) over the best registered.
+        chosen = choice.get((t, e), set())
+        own = [_stats(by[(t, e, c)]) for c in chosen if (t, e, c) in by]
+        cm, cp = (max(_ratio(m, bm) for m, _ in own), max(_ratio(q, bp) for _, q in own)) if own else (
+            math.nan, math.nan)
         out.append(f"| {t} | {e:g} | {am:.3g} / {ap:.3g} ({', '.join(sorted(choice.get((t, e), [])))}) | "
                    f"{bm:.3g} ({bm_lab}) / {bp:.3g} ({bp_lab}) | {g_txt}{gq} | {f_txt}{fq} | {om:.3g} | "
-                   f"{rm:.2f}, {rp:.2f} | {'—' if math.isnan(gm) else f'{_ratio(gm, am):.2f}'} | "
+                   f"{rm:.2f}, {rp:.2f} | {cm:.2f}, {cp:.2f} | "
+                   f"{'—' if math.isnan(gm) else f'{_ratio(gm, am):.2f}'} | "
                    f"{len(by[(t, e, 'auto')])} |")
         goals["cells"] += 1
         goals["held"] += t in HELD_OUT
         goals["within_med"] += rm <= 1.25
         goals["within_p90"] += rp <= 1.25
         goals["origin_ok"] += am <= om
+        goals["choice_med"] += cm <= 1.25
+        goals["choice_p90"] += cp <= 1.25
         if rm > 1.25 or rp > 1.25:
             misses.append(f"{t} ε={e:g}: auto {am:.3g}/{ap:.3g} vs best {bm:.3g} ({bm_lab}) / "
                           f"{bp:.3g} ({bp_lab})")
@@ -213,7 +223,9 @@ def table(records: list[dict]) -> str:
             goals["below_fl"] += am < fm
     g = goals
     out += ["", f"cells {g['cells']} ({g['held']} held out); auto within 1.25× of the best registered: "
-            f"median {g['within_med']}/{g['cells']}, p90 {g['within_p90']}/{g['cells']}; auto ≤ origin "
+            f"median {g['within_med']}/{g['cells']}, p90 {g['within_p90']}/{g['cells']} (the choice's own "
+            f"registered run: median {g['choice_med']}/{g['cells']}, p90 {g['choice_p90']}/{g['cells']}); "
+            f"auto ≤ origin "
             f"(median) {g['origin_ok']}/{g['cells']}; auto ≥ 2× better than Google (median) {g['two_x']}/"
             f"{g['google_cells']}; auto < Google {g['below_google']}/{g['google_cells']}; auto < FastLloyd "
             f"{g['below_fl']}/{g['fl_cells']}"]
@@ -223,14 +235,46 @@ def table(records: list[dict]) -> str:
 
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
-    records = [json.loads(line) for f in files for line in Path(f).read_text().splitlines()]
+    by_file = [[json.loads(line) for line in Path(f).read_text().splitlines()] for f in files]
+    if args.supersede:  # a later file's runs of a (table, label) replace the earlier files' (a code change)
+        later: set[tuple] = set()
+        for i in range(len(by_file) - 1, -1, -1):
+            keys = {(r["table"], r["label"]) for r in by_file[i]}
+            by_file[i] = [r for r in by_file[i] if (r["table"], r["label"]) not in later]
+            later |= keys
+    records = [r for rs in by_file for r in rs]
     print(f"From {files} (commits {sorted({r['commit'] for r in records})}; {len(records)} runs)\n")
     print(table(records))
 
 
+#: The large rows of docs/peers.md and the default lesson (Fig. 6 blobs): (name, n, d, k).
+LARGE = (("google", 100_000, 100, 64), ("unbal", 200_000, 10, 5), ("large", 1_000_000, 20, 16),
+         ("held_mid", 50_000, 50, 32), ("held_unbal", 30_000, 30, 10), ("default lesson", 150_000, 2, 8))
+
+
+def cmd_choices(args: argparse.Namespace) -> None:
+    """``auto``'s choice under the shipped rule and under ``--old-rule`` (a rule file from before a
+    refit) on every row here and the large rows: a row whose choice is unchanged runs exactly as
+    before (same algorithm, same streams), so the large-table regression check is needed only where
+    it changed."""
+    from dpviz.clustering.auto import choose_from
+
+    old = json.loads(Path(args.old_rule).read_text())
+    shapes = [(name, *ROWS[name].data(0)[0].shape, ROWS[name].data(0)[1]) for name in ROWS]
+    print("| row | n | d | k | ε | before | after | changed |\n|---|---|---|---|---|---|---|---|")
+    for name, n, d, k in [*shapes, *LARGE]:
+        for e in args.eps:
+            a = choose_from(None, n, d, k, e, DELTA, table=old).cell["label"]
+            b = choose_from(None, n, d, k, e, DELTA).cell["label"]
+            print(f"| {name} | {n:,} | {d} | {k} | {e:g} | {a} | {b} | {'**yes**' if a != b else 'no'} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("run", "table", "time"))
+    ap.add_argument("command", choices=("run", "table", "time", "choices"))
+    ap.add_argument("--supersede", action="store_true",
+                    help="table: a later file's runs of a (table, label) replace the earlier files' ones")
+    ap.add_argument("--old-rule", default=None, help="choices: the rule file before a refit")
     ap.add_argument("--repeats", type=int, default=15, help="time: interleaved repeats")
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
@@ -240,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="bench/results/small_tables.jsonl")
     ap.add_argument("--files", nargs="*", default=None)
     args = ap.parse_args(argv)
-    {"run": cmd_run, "table": cmd_table, "time": cmd_time}[args.command](args)
+    {"run": cmd_run, "table": cmd_table, "time": cmd_time, "choices": cmd_choices}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ no row) among them. A query (n, d, k, ε) takes the ``neighbours`` nearest cells
 (log nε, log d, log k) — private noise scales as 1/(nε), so a cell at (n, 3) informs a query at
 (3n, 1) — and picks the label with the smallest weighted geometric-mean *risk regret* there: in a
 cell, the larger of loss / the cell's best loss on the median and on the 90th percentile (issue 35:
-a method that is best on the median but sometimes far off loses to a steadier one). Where answering
+a method that is best on the median but sometimes far off loses to a steadier one), each cell's
+regret capped at the rule's ``regret_cap`` (issue 44: a single calibration shape where a method
+fails outvoted the other nearest cells; the cap and the neighbour count are chosen by a
+leave-one-shape-out check on the calibration cells, ``bench/auto_calibrate.py loo``, for
+queries below ``BIG_N`` rows; at n ≥ ``BIG_N`` the rule's ``big`` setting applies). Where answering
 the origin has the least risk (no private method beats it on the nearest cells), ``auto`` shrinks
 to the origin: a public rule, the answer reads no row and spends nothing. ``best_of`` (a
 tree_coreset draw and the origin, the exponential mechanism's pick: the private counterpart of that
@@ -88,15 +92,20 @@ def _regrets(cell: dict[str, Any]) -> dict[str, float]:
 
 
 def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, epsilon: float,
-                delta: float) -> Choice:
+                delta: float, table: dict[str, Any] | None = None) -> Choice:
     """:func:`choose` restricted to the registered algorithms ``names`` (None: all), e.g. the
-    streamed ones (``dpviz.large.run``). Public inputs only."""
-    table = rule()
+    streamed ones (``dpviz.large.run``). Public inputs only. ``table`` replaces the shipped rule
+    (``bench/auto_calibrate.py``'s leave-one-out check answers each calibration cell from the
+    others)."""
+    table = rule() if table is None else table
     cells = table["cells"]
     here = _coords(n_declared, d, k, epsilon)
     dist = np.array([float(np.linalg.norm(here - _coords(c["n"], c["d"], c["k"], c["epsilon"])))
                      for c in cells])
-    order = np.argsort(dist, kind="stable")[: int(table.get("neighbours", 4))]
+    # Issue 44: the neighbour count and regret cap were chosen by a leave-one-out check below
+    # BIG_N; at n ≥ BIG_N the rule keeps its own ("big": only 8 big cells, none to leave out).
+    setting = table.get("big", table) if n_declared >= BIG_N else table
+    order = np.argsort(dist, kind="stable")[: int(setting.get("neighbours", 4))]
     near = [cells[i] for i in order]
     weights = [1.0 / (1.0 + float(dist[i])) for i in order]
     labels = set.intersection(*(set(c["median_excess_loss"]) for c in near))
@@ -104,9 +113,13 @@ def choose_from(names: tuple[str, ...] | None, n_declared: int, d: int, k: int, 
     labels = {lab for lab in labels if lab.split("[")[0] in _registered(d)}
     if not labels:
         raise ValueError(f"auto: no calibrated algorithm among {names} for these inputs.")
+    # Issue 44: one cell's regret counts at most ``regret_cap`` (the rule's; none in an older rule),
+    # so a single shape where a method fails cannot outvote the other nearest cells.
+    cap_r = float(setting.get("regret_cap") or math.inf)
     regrets = [_regrets(c) for c in near]
-    score = {lab: math.exp(sum(w * math.log(r[lab]) for r, w in zip(regrets, weights, strict=True))
-                           / sum(weights)) for lab in labels}
+    score = {lab: math.exp(sum(w * math.log(min(r[lab], cap_r))
+                               for r, w in zip(regrets, weights, strict=True)) / sum(weights))
+             for lab in labels}
     eligible = set(labels)
     cap = table.get("max_time_ratio")
     if cap is not None and n_declared >= BIG_N:

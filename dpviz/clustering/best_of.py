@@ -3,10 +3,13 @@
 A variance-reduction step around a row-level zCDP algorithm (the *base*). With the run's budget
 ρ-zCDP (own δ) and the public share s (``select_share``):
 
-1. **Candidates.** The base runs ``runs`` = m times on the rows, each with ρ_b = (1 − s)·ρ/m and
-   δ/m, on the run's one stream (independent draws). A candidate that answered ⊥ is dropped (its
-   ⊥ is a private output). With ``origin`` the data-free answer (every center at 0) is one more
-   candidate: it reads no row, so the step can shrink a bad draw to the origin.
+1. **Candidates.** The base runs ``runs`` times on the rows and, with ``also`` (issue 44), a
+   second registered algorithm once: m = runs (+ 1) private draws, each with ρ_b = (1 − s)·ρ/m
+   and δ/m, on the run's one stream (independent draws). A candidate that answered ⊥ is dropped
+   (its ⊥ is a private output). With ``origin`` the data-free answer (every center at 0) is one
+   more candidate: it reads no row, so the step can shrink a bad draw to the origin. (Issue 44:
+   on small tables ``rc_lloyd`` wins where clusters overlap and ``tree_coreset`` where they are
+   well separated, and n, d, k, ε do not tell which; one draw of each lets the scores tell.)
 2. **Scores.** The k-means cost of each candidate on the rows clipped to the Λ-ball, with the
    candidate's centers clipped to the ball too (post-processing; projecting onto a convex set
    containing the rows only shortens distances), each row's squared distance capped at the public
@@ -21,7 +24,7 @@ A variance-reduction step around a row-level zCDP algorithm (the *base*). With t
    ε_s²/8 = s·ρ-zCDP (Cesar & Rogers 2021, Lemma 3.2), booked on the ledger as a zCDP spend of
    s·ρ (as ε_s-DP it would count ε_s²/2, four times more). Only the chosen candidate is released.
 
-The whole is ρ-zCDP with own δ (sequential composition of m base runs and the selection, Bun &
+The whole is ρ-zCDP with own δ (sequential composition of the m draws and the selection, Bun &
 Steinke 2016, Lemma 2.3; the δ/m parts add up to δ), stated from public inputs only. Bases are
 those whose guarantee is exactly the zCDP conversion of their budget (``BASES``; a test checks it).
 The draws that are not released stay internal: the trace keeps the chosen one's steps only.
@@ -46,7 +49,7 @@ from dpviz.result import Result, Trace
 
 #: Bases whose row-level guarantee is ``approx_zcdp_to_dp(ZCDP(ρ, 0), δ′)`` of their budget, so m
 #: of them and the selection compose in zCDP (tests/unit/test_best_of.py checks each).
-BASES = ("tree_coreset", "grid_coreset", "gauss_fit", "dp_lloyd")
+BASES = ("tree_coreset", "grid_coreset", "gauss_fit", "dp_lloyd", "rc_lloyd")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class BestOfParams:
     select_share: float = field(default=0.1, metadata=hint(
         low=0.01, high=0.5, step=0.01, label="selection share",
         help="share of ρ spent scoring the candidates (exponential mechanism on their k-means cost)"))
+    also: str = field(default="none", metadata=hint(
+        choices=("none", *BASES), label="second algorithm",
+        help="one draw of this registered algorithm is a candidate too (its share of ρ as a base draw's)"))
     origin: bool = field(default=True, metadata=hint(
         help="the data-free answer (every center at the origin) is a candidate too"))
     score_clip: float = field(default=0.0625, metadata=hint(
@@ -116,18 +122,25 @@ def best_of(X: np.ndarray, k: int, *, rho: float, delta: float, radius: float, p
     rng, _ = check_rng(rng, "algorithm:best_of")
     spec = get(params.base)
     base_params = spec.make_params()
-    rho_b = (1.0 - params.select_share) * rho / params.runs
+    draws = [(spec, base_params, f"{params.base} draw {j + 1}") for j in range(params.runs)]
+    if params.also != "none":
+        also = get(params.also)
+        draws.append((also, also.make_params(), f"{params.also} draw"))
+    m = len(draws)
+    rho_b = (1.0 - params.select_share) * rho / m
     ledger = Ledger("best_of", ZCDP(rho, delta),
-                    note=f"{params.runs} draw(s) of {params.base} and a private selection")
+                    note=f"{params.runs} draw(s) of {params.base}"
+                         + (f", one of {params.also}" if params.also != "none" else "")
+                         + " and a private selection")
     names: list[str] = []
     candidates: list[np.ndarray] = []
     results: list[Result | None] = []
-    for j in range(params.runs):
-        res = spec.private(X, k, ZCDP(rho_b, delta / params.runs), radius=radius, rng=rng, pub=pub,
-                           params=base_params, stage=None)
+    for draw_spec, draw_params, name in draws:
+        res = draw_spec.private(X, k, ZCDP(rho_b, delta / m), radius=radius, rng=rng, pub=pub,
+                                params=draw_params, stage=None)
         ledger.children.append(res.ledger)
         if res.centers is not None:
-            names.append(f"{params.base} draw {j + 1}")
+            names.append(name)
             candidates.append(np.asarray(res.centers, dtype=np.float64))
             results.append(res)
     if params.origin:
@@ -152,8 +165,8 @@ def best_of(X: np.ndarray, k: int, *, rho: float, delta: float, radius: float, p
 
 
 def _params(p: BestOfParams) -> dict[str, Any]:
-    return {"algorithm": "best_of", "base": p.base, "runs": p.runs, "select_share": p.select_share,
-            "origin": p.origin, "score_clip": p.score_clip}
+    return {"algorithm": "best_of", "base": p.base, "runs": p.runs, "also": p.also,
+            "select_share": p.select_share, "origin": p.origin, "score_clip": p.score_clip}
 
 
 def _private(X: np.ndarray, k: int, budget: ZCDP, *, radius: float, rng: np.random.Generator,

@@ -156,3 +156,37 @@ def test_rc_lloyd_is_a_calibrated_candidate_and_chosen_on_small_tables():
     small = [c for c in table["cells"] if c["recipe"].startswith("table_") or c["recipe"] == "small_std"]
     assert small and all("rc_lloyd" in c["median_excess_loss"] for c in small)
     assert auto.choose(320, 8, 4, 1.0, 1e-6).algorithm == "rc_lloyd"
+
+
+def test_one_cell_where_a_method_fails_is_capped_at_the_rules_regret_cap(monkeypatch):
+    """Issue 44: on digits-like queries one mixture cell where rc_lloyd failed (regret 18) outvoted
+    three cells where it was best; with the rule's cap a single cell counts at most ``regret_cap``."""
+    cells = [_cell(1000, {"rc_lloyd": 0.1, "tree_coreset": 0.25, "origin": 3.0}),
+             _cell(1100, {"rc_lloyd": 0.1, "tree_coreset": 0.25, "origin": 3.0}),
+             _cell(1200, {"rc_lloyd": 1.8, "tree_coreset": 0.1, "origin": 3.0})]
+    _rule(cells, monkeypatch, neighbours=3)
+    # no cap: exp(mean log) of (1, 1, 18) = 2.62 > (2.5, 2.5, 1) = 1.84
+    assert auto.choose(1100, 4, 3, 1.0, 1e-6).algorithm == "tree_coreset"
+    _rule(cells, monkeypatch, neighbours=3, regret_cap=4.0)
+    # capped: (1, 1, 4) → 1.59 < 1.84 (weights 1 / (1 + distance) are nearly equal here)
+    assert auto.choose(1100, 4, 3, 1.0, 1e-6).algorithm == "rc_lloyd"
+
+
+def test_big_inputs_use_the_rules_big_setting(monkeypatch):
+    """Issue 44: the neighbour count and cap fitted below BIG_N rows do not apply above it."""
+    cells = [_cell(200_000, {"tree_coreset": 0.1, "grid_coreset": 0.2}),
+             _cell(20_000, {"tree_coreset": 0.5, "grid_coreset": 0.1}),
+             _cell(10_000, {"tree_coreset": 0.5, "grid_coreset": 0.1})]
+    _rule(cells, monkeypatch, neighbours=3, big={"neighbours": 1, "regret_cap": None})
+    assert auto.choose(auto.BIG_N * 2, 4, 3, 1.0, 1e-6).algorithm == "tree_coreset"  # its 1 nearest
+    assert auto.choose(auto.BIG_N // 2, 4, 3, 1.0, 1e-6).algorithm == "grid_coreset"  # 3 nearest
+
+
+def test_shipped_rule_neighbours_and_cap_are_the_leave_one_out_choice():
+    """The shipped rule states how its setting was chosen (bench/auto_calibrate.py loo) and keeps
+    issue 35's setting above BIG_N rows (docs/peers.md: large tables' choices unchanged)."""
+    table = auto.rule()
+    assert table["neighbours"] == 8 and table["regret_cap"] == 4.0
+    assert table["big"] == {"neighbours": 4, "regret_cap": None}
+    assert "loo" in table["how"] and "leave one calibration shape out" in table["how"]
+    assert auto.choose(150_000, 2, 8, 3.0, 1e-6).algorithm == "grid_coreset"  # the default lesson

@@ -36,10 +36,13 @@ def _spends(ledger: Ledger) -> dict[str, list]:
     return out
 
 
-@pytest.mark.parametrize("runs, share, clip", [(1, 0.1, 1.0), (3, 0.25, 1 / 64)])
-def test_ledger_books_exactly_rho_and_the_selection_noise_scale(runs, share, clip):
+@pytest.mark.parametrize("runs, share, clip, also", [(1, 0.1, 1.0, "none"), (3, 0.25, 1 / 64, "none"),
+                                                     (1, 0.1, 1 / 16, "rc_lloyd"),
+                                                     (2, 0.2, 1 / 16, "gauss_fit")])
+def test_ledger_books_exactly_rho_and_the_selection_noise_scale(runs, share, clip, also):
     X, rho, radius = _blobs(), 0.4, 1.5
-    p = BestOfParams(runs=runs, select_share=share, score_clip=clip)
+    p = BestOfParams(runs=runs, select_share=share, score_clip=clip, also=also)
+    m = runs + (also != "none")
     res = best_of(X, 3, rho=rho, delta=1e-7, radius=radius, pub=Public(600, 2, 3, radius), params=p, rng=0)
     assert res.ledger.total().rho == pytest.approx(rho, rel=1e-12)
     res.ledger.check()
@@ -49,10 +52,15 @@ def test_ledger_books_exactly_rho_and_the_selection_noise_scale(runs, share, cli
     assert sel.sensitivity == pytest.approx(clip * 4 * radius**2, rel=1e-15)
     assert sel.noise_scale == pytest.approx(2 * clip * 4 * radius**2 / eps, rel=1e-12)
     draws = [c for c in res.ledger.children if isinstance(c, Ledger)]
-    assert len(draws) == runs
-    for node in draws:  # each draw of the base: (1 − s)·ρ / m
-        assert node.total().rho == pytest.approx((1 - share) * rho / runs, rel=1e-12)
-    assert res.find("best_of_choice").data["chosen"] in res.find("best_of_choice").data["candidates"]
+    assert len(draws) == m
+    for node in draws:  # each draw of the base (and of ``also``, issue 44): (1 − s)·ρ / m
+        assert node.total().rho == pytest.approx((1 - share) * rho / m, rel=1e-12)
+    names = res.find("best_of_choice").data["candidates"]
+    assert res.find("best_of_choice").data["chosen"] in names
+    assert names[:runs] == [f"tree_coreset draw {j + 1}" for j in range(runs)]
+    assert (f"{also} draw" in names) == (also != "none")
+    if also != "none":  # the second algorithm's own ledger, at the draw's budget
+        assert draws[-1].name == get(also).name
 
 
 def test_selection_eps_is_the_bounded_range_conversion():
