@@ -228,3 +228,67 @@ def test_the_cli_door_reads_the_declared_size_only(tmp_path) -> None:
     with pytest.raises(SystemExit):  # no declared size: refused by the parser, nothing read
         main(["run", str(tmp_path / "d0.csv"), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius",
               "1", "--algorithm", "grid_coreset", "--out", str(tmp_path / "x.json"), "--unbooked"])
+
+
+# ----------------------------------------------------------------------------- sequential audit
+# dpviz.privacy.audit.sequential_audit (issue 45): the fixed-count audit above, stopped early only
+# when its verdict is decided. A Laplace count released at the claimed ε = 1 (scale 1/ε, the count
+# of D is 0 and of D′ is 1) and the same count deliberately under-noised (scale 1/(3ε): true ε = 3).
+
+
+def _laplace_count(scale: float, seed: int):
+    g = np.random.default_rng(seed)
+
+    def hits(j: int, i: int) -> list[bool]:
+        out = j + g.laplace(0.0, scale)
+        return [out > 0.5, out > 2.0]  # the optimal threshold, and one far in the tail
+
+    return hits
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sequential_audit_flags_an_under_noised_laplace_count(seed) -> None:
+    """Scale 1/3 where ε = 1 needs 1: the audit flags it (its bound exceeds the claim) before the
+    maximum count, as the fixed-count audit would at the maximum."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(_laplace_count(1 / 3, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert audit.leak and audit.eps_lower > 1.0 and audit.runs < audit.max_runs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sequential_audit_passes_the_correct_count(seed) -> None:
+    """Scale 1/ε: no leak (its threshold event's true ratio is e^0.83, close to the claim, so the
+    audit may need every run); scale 2/ε (true ε = 0.5): no leak, decided well before the 2000
+    runs, and the same runs drawn to the end say "no leak" too."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(_laplace_count(1.0, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert not audit.leak and audit.eps_lower <= 1.0
+    early = sequential_audit(_laplace_count(2.0, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert not early.leak and early.runs <= 1000
+    full = sequential_audit(_laplace_count(2.0, seed), 2, claim_eps=1.0, max_runs=2000, looks=1)
+    assert full.runs == 2000 and not full.leak
+
+
+def test_sequential_audit_without_looks_is_the_fixed_count_audit() -> None:
+    """``looks=1`` draws every run and reports eps_lower_bound's bound at α/(number of events)."""
+    from dpviz.privacy.audit import sequential_audit
+
+    hits = _laplace_count(1 / 3, 7)
+    audit = sequential_audit(hits, 2, claim_eps=1.0, max_runs=500, looks=1)
+    replay, counts = _laplace_count(1 / 3, 7), np.zeros((2, 2), dtype=int)
+    for i in range(500):
+        for j in (0, 1):
+            counts[:, j] += replay(j, i)
+    want = max(eps_lower_bound(int(a), int(b), 500, alpha=0.025).eps_lower for a, b in counts)
+    assert audit.runs == 500 and audit.eps_lower == want and audit.hits == tuple(map(tuple, counts))
+
+
+def test_sequential_audit_never_stops_a_leak_as_no_leak_on_a_deterministic_distinguisher() -> None:
+    """The old boundary bug's shape: one side always answers differently. Flagged, and the
+    early stop is the certain one (no remaining runs could bring the bound under the claim)."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(lambda j, i: [j == 1, False], 2, claim_eps=1.0, max_runs=2000)
+    assert audit.leak and audit.hits[0] == (0, audit.runs) and audit.runs < 2000
