@@ -62,7 +62,7 @@ def _one_direction(a: int, b: int, runs: int, delta: float, alpha: float) -> flo
     bound of one direction in :func:`eps_lower_bound`; it grows with ``a`` and falls with ``b``."""
     lo_a, _ = clopper_pearson(a, runs, alpha / 2)
     _, hi_b = clopper_pearson(b, runs, alpha / 2)
-    return math.log((lo_a - delta) / hi_b) if lo_a - delta > 0 and hi_b > 0 else 0.0
+    return max(0.0, math.log((lo_a - delta) / hi_b)) if lo_a - delta > 0 and hi_b > 0 else 0.0
 
 
 # ----------------------------------------------------------------------------- sequential
