@@ -299,7 +299,7 @@ def test_the_noise_cloud_keeps_one_scale_when_rho_moves():
 def test_a_k_set_on_the_data_page_is_not_called_the_datasets_suggestion():
     """Issue 43: Iris chosen and k = 4 set on the Data page; Explore said "k changed … the
     dataset's suggested number of clusters" (Iris suggests 3)."""
-    at = open_app("data", **{**SMALL, "k": "8"})  # Explore showed k = 8 first
+    at = open_app("data", via_explore=True, **{**SMALL, "k": "8"})  # Explore showed k = 8 first
     at.radio(key="source_radio").set_value("builtin").run()
     assert at.session_state["params"]["k"] == 3  # Iris's suggestion, applied by Data
     at.number_input(key="data_k").set_value(4).run()

@@ -10,8 +10,9 @@ server). Its page (browser context, so its sessions) stays its own; what it then
 other modules is server-wide: the release ledger directory, the job registry (sweeps on public
 data, keyed by what they compute), the release locks (keyed by dataset identity), the caches and
 the speculation worker. So opt in only a module that releases nothing (or only under dataset
-identities no other module declares), that does not need a cold server (a "fresh load" measured
-from the first byte) and that does not test prefetching: a shared server runs with
+identities no other module declares, and waits for each of its releases to end: Release's,
+Release cancel's and the README walk's say which), that does not need a cold server (a "fresh
+load" measured from the first byte) and that does not test prefetching: a shared server runs with
 ``DPVIZ_PREFETCH=0``. (The speculation worker is one SCHED_IDLE thread that keeps a closed
 session's queued runs; on a shared server they ran on into the next module, and on a loaded
 machine a descheduled SCHED_IDLE thread holding the GIL stalls the server: a first page load of

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from st_e2e import RERUN_TIMEOUT_MS, assert_no_exception, new_app_page, open_app, widget
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 PRECOMPUTED = True  # the default comparison opens drawn (tests/e2e/conftest.py pins the sweeps)
 
 W, H = 1280, 720

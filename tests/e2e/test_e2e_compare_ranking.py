@@ -21,6 +21,7 @@ from dpviz.compare_set import default_methods, named_by_check
 from dpviz.ranking import rank_methods
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 #: A cell: the median and its q10–q90 spread, two decimals at most ("0.76 (0.1–0.96)", "0 (0–0)").
 CELL = r"\d(\.\d{1,2})? \(\d(\.\d{1,2})?–\d(\.\d{1,2})?\)"
 PRECOMPUTED = True

@@ -36,6 +36,7 @@ from st_e2e import (
 from test_e2e_journeys import BOUNDS, _fill_all  # the analyst's bounds and how to type them
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 PRECOMPUTED = True  # the server reads the presets' precomputed sweeps (tests/e2e/conftest.py)
 
 W, H = 1280, 720

@@ -38,6 +38,7 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
+SHARED_SERVER = True  # this worker's server (tests/e2e/conftest.py): releases nothing, needs no cold server
 
 WIDTH, HEIGHT = 1280, 720
 SLOW_MS = 240_000  # a new dataset's tuple stage (1,500 pieces) on a loaded 2-core machine

@@ -37,6 +37,9 @@ from st_e2e import (
 )
 
 pytestmark = pytest.mark.e2e
+#: This worker's server (tests/e2e/conftest.py): it releases only under "iris readme walk", an
+#: identity no other browser module declares.
+SHARED_SERVER = True
 PRECOMPUTED = True  # as a served app: the presets' sweeps are precomputed
 
 W, H = 1280, 720
@@ -101,8 +104,15 @@ def test_first_five_minutes_in_order(page: Page, app_url: str, tmp_path) -> None
     assert_no_exception(page)
     expect(page.get_by_text("Press Run sweep")).to_have_count(0)
     chart = widget(page, "budget_accuracy")
-    expect(chart.locator(".js-plotly-plot")).to_be_visible(timeout=SLOW_MS)
-    expect(chart).to_contain_text("row-level ε", timeout=SLOW_MS)
+    expect(chart.locator(".js-plotly-plot").first).to_be_visible(timeout=SLOW_MS)
+    # The sweep runs as a job whose poller reruns the page: while a rerun is under way a stale copy
+    # of the chart can sit beside the new one (on a shared server a loaded run matched both). Read
+    # it once the job has ended (its progress bar gone) and the page's last run has finished.
+    expect(widget(page, "budget_progress")).to_have_count(0, timeout=SLOW_MS)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=SLOW_MS)
+    expect(page.locator(".st-key-budget_accuracy:not([data-stale='true'])")).to_contain_text(
+        "row-level ε", timeout=SLOW_MS)
     assert_no_exception(page)
 
     # 4. Compare: the shape's default methods (dpviz.compare_set, at least auto, the calibration's

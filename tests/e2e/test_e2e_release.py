@@ -14,6 +14,9 @@ from playwright.sync_api import Page, expect
 from st_e2e import assert_no_exception, click_button, fill_number, open_app, rerun_after, widget
 
 pytestmark = pytest.mark.e2e
+#: This worker's server (tests/e2e/conftest.py): it releases only under "blobs e2e", an identity
+#: no other browser module declares, so the shared ledger directory holds nothing else of it.
+SHARED_SERVER = True
 
 
 def _check(page: Page, key: str) -> None:

@@ -19,6 +19,10 @@ from playwright.sync_api import Page, expect
 from st_e2e import assert_no_exception, click_button, fill_number, open_app, rerun_after, widget
 
 pytestmark = pytest.mark.e2e
+#: This worker's server (tests/e2e/conftest.py): it releases only under "progress e2e", "cancel
+#: e2e" and "reload e2e", identities no other browser module declares, and every test waits for
+#: its release to end, so no job of this module runs on into the next one.
+SHARED_SERVER = True
 
 N = 500_000
 #: The only progress lines the page may show (no stage name; whole minutes only).

@@ -22,22 +22,21 @@ from dpviz.clustering.friendlycore.pipeline import fc_private_stage
 from dpviz.clustering.tuples import compute_tuples
 from dpviz.data.generators import fig6_blobs
 from dpviz.privacy.accounting import row_level_statement, zcdp_to_dp
-from dpviz.privacy.audit import clopper_pearson, eps_lower_bound
+from dpviz.privacy.audit import SequentialAudit, clopper_pearson, eps_lower_bound, sequential_audit
 
 ALPHA = 0.05
 SCALE = int(os.environ.get("DPVIZ_AUDIT_SCALE", "1"))  # multiply the number of runs
 
 
-def _audit(run, events, runs: int, delta: float) -> float:
-    """max over events of the ε lower bound; ``run(dataset_index, i)`` returns one output."""
-    hits = np.zeros((len(events), 2), dtype=int)
-    for i in range(runs):
-        for j in (0, 1):
-            out = run(j, i)
-            hits[:, j] += [bool(e(out)) for e in events]
-    alpha = ALPHA / len(events)
-    return max(eps_lower_bound(int(h[0]), int(h[1]), runs, delta=delta, alpha=alpha).eps_lower
-               for h in hits)
+def _audit(run, events, runs: int, delta: float, claim: float) -> SequentialAudit:
+    """The audit of ``claim`` over ``events`` with at most ``runs`` runs per side, stopped as soon
+    as its verdict is decided (dpviz.privacy.audit.sequential_audit: α over all events, Bonferroni;
+    its ``eps_lower`` is the bound of the runs drawn); ``run(dataset_index, i)`` returns one output."""
+    def hits(j: int, i: int) -> list[bool]:
+        out = run(j, i)
+        return [bool(e(out)) for e in events]
+
+    return sequential_audit(hits, len(events), claim_eps=claim, max_runs=runs, delta=delta, alpha=ALPHA)
 
 
 def test_clopper_pearson_matches_known_values() -> None:
@@ -55,7 +54,7 @@ CORNER = np.array([[1.0, 1.0]])
 X_DPL = np.zeros((200, 2))  # every row at the origin: a second cluster is empty on D
 
 
-def _diffprivlib_audit(patched: bool, runs: int) -> float:
+def _diffprivlib_audit(patched: bool, runs: int) -> SequentialAudit:
     data = (X_DPL, np.vstack([X_DPL, CORNER]))
 
     def run(j, i):
@@ -64,16 +63,17 @@ def _diffprivlib_audit(patched: bool, runs: int) -> float:
 
     # Unpatched, an empty cluster keeps its initial center, which diffprivlib draws at least
     # 0.25·(box width) inside the box; a noised center reaches the outer band.
-    return _audit(run, [lambda c: np.any(np.abs(c) > 0.8)], runs, delta=0.0)
+    return _audit(run, [lambda c: np.any(np.abs(c) > 0.8)], runs, delta=0.0, claim=1.0)
 
 
 def test_audit_detects_the_unpatched_diffprivlib_leak() -> None:
-    assert _diffprivlib_audit(patched=False, runs=250 * SCALE) > 1.0  # claimed ε = 1
+    audit = _diffprivlib_audit(patched=False, runs=250 * SCALE)
+    assert audit.leak and audit.eps_lower > 1.0  # claimed ε = 1
 
 
 @pytest.mark.slow
 def test_audit_of_the_patched_diffprivlib_adapter() -> None:
-    assert _diffprivlib_audit(patched=True, runs=250 * SCALE) <= 1.0
+    assert not _diffprivlib_audit(patched=True, runs=250 * SCALE).leak
 
 
 # ----------------------------------------------------------------------------- DP-Lloyd
@@ -93,7 +93,7 @@ def test_audit_of_dp_lloyd() -> None:
                                   .ledger, delta_prime).row
     assert claimed.eps == pytest.approx(zcdp_to_dp(rho, delta_prime))
     events = [lambda o: o[0] > 301.0, lambda o: o[1] > 0.003]
-    assert _audit(run, events, 800 * SCALE, delta=claimed.delta) <= claimed.eps
+    assert not _audit(run, events, 800 * SCALE, delta=claimed.delta, claim=claimed.eps).leak
 
 
 # ----------------------------------------------------------------------------- FriendlyCore
@@ -121,7 +121,7 @@ def test_audit_of_the_friendlycore_private_stage() -> None:
     claimed = row_level_statement(run(0, 0).ledger, delta_prime).row
     events = [lambda r: r.centers is None,
               lambda r: r.centers is not None and np.max(r.centers[:, 0]) > 0.9]
-    assert _audit(run, events, 60 * SCALE, delta=claimed.delta) <= claimed.eps
+    assert not _audit(run, events, 60 * SCALE, delta=claimed.delta, claim=claimed.eps).leak
 
 
 @pytest.mark.slow
@@ -184,7 +184,8 @@ def test_audit_of_the_grid_level_count_with_a_declared_size() -> None:
         return _levels(grid_coreset(GRID_DATA[j], 3, rho=GRID_RHO, radius=1.0, n_declared=1_160,
                                     rng=SecureRNG()))
 
-    assert _audit(run, [lambda lv: lv == 2], 200 * SCALE, delta=0.0) == 0.0
+    audit = _audit(run, [lambda lv: lv == 2], 200 * SCALE, delta=0.0, claim=0.0)
+    assert audit.eps_lower == 0.0 and not audit.leak
 
 
 @pytest.mark.slow
@@ -203,7 +204,7 @@ def test_audit_of_the_grid_level_count_through_dpviz_run() -> None:
 
     claim = dpviz.run("grid_coreset", GRID_DATA[0], 3, epsilon=eps, delta=1e-6, radius=1.0,
                       rng=SecureRNG()).guarantee
-    assert _audit(run, [lambda lv: lv >= 2], 200 * SCALE, delta=claim.delta) <= claim.eps
+    assert not _audit(run, [lambda lv: lv >= 2], 200 * SCALE, delta=claim.delta, claim=claim.eps).leak
 
 
 def test_the_cli_door_reads_the_declared_size_only(tmp_path) -> None:
@@ -228,3 +229,67 @@ def test_the_cli_door_reads_the_declared_size_only(tmp_path) -> None:
     with pytest.raises(SystemExit):  # no declared size: refused by the parser, nothing read
         main(["run", str(tmp_path / "d0.csv"), "--k", "3", "--epsilon", "1", "--delta", "1e-6", "--radius",
               "1", "--algorithm", "grid_coreset", "--out", str(tmp_path / "x.json"), "--unbooked"])
+
+
+# ----------------------------------------------------------------------------- sequential audit
+# dpviz.privacy.audit.sequential_audit (issue 45): the fixed-count audit above, stopped early only
+# when its verdict is decided. A Laplace count released at the claimed ε = 1 (scale 1/ε, the count
+# of D is 0 and of D′ is 1) and the same count deliberately under-noised (scale 1/(3ε): true ε = 3).
+
+
+def _laplace_count(scale: float, seed: int):
+    g = np.random.default_rng(seed)
+
+    def hits(j: int, i: int) -> list[bool]:
+        out = j + g.laplace(0.0, scale)
+        return [out > 0.5, out > 2.0]  # the optimal threshold, and one far in the tail
+
+    return hits
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sequential_audit_flags_an_under_noised_laplace_count(seed) -> None:
+    """Scale 1/3 where ε = 1 needs 1: the audit flags it (its bound exceeds the claim) before the
+    maximum count, as the fixed-count audit would at the maximum."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(_laplace_count(1 / 3, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert audit.leak and audit.eps_lower > 1.0 and audit.runs < audit.max_runs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sequential_audit_passes_the_correct_count(seed) -> None:
+    """Scale 1/ε: no leak (its threshold event's true ratio is e^0.83, close to the claim, so the
+    audit may need every run); scale 2/ε (true ε = 0.5): no leak, decided well before the 2000
+    runs, and the same runs drawn to the end say "no leak" too."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(_laplace_count(1.0, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert not audit.leak and audit.eps_lower <= 1.0
+    early = sequential_audit(_laplace_count(2.0, seed), 2, claim_eps=1.0, max_runs=2000)
+    assert not early.leak and early.runs <= 1000
+    full = sequential_audit(_laplace_count(2.0, seed), 2, claim_eps=1.0, max_runs=2000, looks=1)
+    assert full.runs == 2000 and not full.leak
+
+
+def test_sequential_audit_without_looks_is_the_fixed_count_audit() -> None:
+    """``looks=1`` draws every run and reports eps_lower_bound's bound at α/(number of events)."""
+    from dpviz.privacy.audit import sequential_audit
+
+    hits = _laplace_count(1 / 3, 7)
+    audit = sequential_audit(hits, 2, claim_eps=1.0, max_runs=500, looks=1)
+    replay, counts = _laplace_count(1 / 3, 7), np.zeros((2, 2), dtype=int)
+    for i in range(500):
+        for j in (0, 1):
+            counts[:, j] += replay(j, i)
+    want = max(eps_lower_bound(int(a), int(b), 500, alpha=0.025).eps_lower for a, b in counts)
+    assert audit.runs == 500 and audit.eps_lower == want and audit.hits == tuple(map(tuple, counts))
+
+
+def test_sequential_audit_never_stops_a_leak_as_no_leak_on_a_deterministic_distinguisher() -> None:
+    """The old boundary bug's shape: one side always answers differently. Flagged, and the
+    early stop is the certain one (no remaining runs could bring the bound under the claim)."""
+    from dpviz.privacy.audit import sequential_audit
+
+    audit = sequential_audit(lambda j, i: [j == 1, False], 2, claim_eps=1.0, max_runs=2000)
+    assert audit.leak and audit.hits[0] == (0, audit.runs) and audit.runs < 2000
