@@ -16,6 +16,13 @@
   users asked for. ``DPVIZ_MAX_RUNS=C`` also caps those computations at C at once across all
   sessions (a session whose run must wait says so: "busy: queued"); off by default, because on
   the shared VM it made moves slower (docs/hostile.md).
+- Public data (issue 46): a value computed only from a public dataset (a generated recipe, a
+  built-in table) and public parameters, e.g. a seeded simulation of the lesson and its figures'
+  JSON, is the same for every session that asks, so ``memo(..., public=True)`` keeps it in one
+  bounded process-wide LRU (:data:`PUBLIC`) and computes it once for the server, while other
+  sessions asking at the same time wait for that one computation. Callers pass ``public=True``
+  only for a dataset whose ``source`` is public (``simulation.is_public``); nothing derived from
+  an upload is ever put there. The idle server empties it (:func:`_janitor`).
 - Memory: when sessions are dropped, :func:`release_memory` returns the freed heap to the system.
 """
 
@@ -55,13 +62,22 @@ def session_lru(name: str) -> OrderedDict:
     return st.session_state[key]
 
 
-def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
+def memo(name: str, key: Hashable, compute: Callable[[], T], *, public: bool = False) -> T:
     """Return the cached value for ``key`` in the session cache ``name``, computing it once.
 
     A value :func:`speculate` started is waited for if the worker is on it. If it is still
     queued (behind other speculation), it is cancelled and computed here at once; if it
     failed, it is computed here too, so the error is raised in the script thread.
+
+    ``public=True`` (a value of public data only, see the module's docstring): the value comes
+    from the server-wide :data:`PUBLIC` cache when another session computed it, and is computed
+    into it otherwise (once for all sessions asking).
     """
+    if public:
+        hit = PUBLIC.get(name, key)
+        if hit is not _MISSING:
+            return hit
+        compute = functools.partial(PUBLIC.get_or_compute, name, key, compute)
     lru = session_lru(name)
     if key in lru:
         lru.move_to_end(key)
@@ -82,8 +98,11 @@ def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-def peek(name: str, key: Hashable) -> Any | None:
-    """The cached value or None (no computation; a speculation still running counts as None)."""
+def peek(name: str, key: Hashable, *, public: bool = False) -> Any | None:
+    """The cached value or None (no computation; a speculation still running counts as None).
+    ``public=True``: the server-wide public cache is looked at first."""
+    if public and (hit := PUBLIC.get(name, key)) is not _MISSING:
+        return hit
     value = session_lru(name).get(key)
     if isinstance(value, Future):
         if not value.done() or value.cancelled() or value.exception() is not None:
@@ -130,15 +149,21 @@ def cancel_queued(*names: str) -> None:
             del lru[key]
 
 
-def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | None:
+def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
+              public: bool = False) -> Future | None:
     """Start ``compute`` in the background unless ``key`` is cached or started already.
 
     ``compute`` must be a pure function of values captured from the script thread. Returns
     the (new or existing) future, or None if the value is cached or speculation is off
     (``DPVIZ_PREFETCH=0`` in the server's environment, e.g. on a server short of cores).
+    ``public=True``: as :func:`memo`'s (a value another session computed is not computed again).
     """
     if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
         return None
+    if public:
+        if PUBLIC.get(name, key) is not _MISSING:
+            return None
+        compute = functools.partial(PUBLIC.get_or_compute, name, key, compute)
     lru = session_lru(name)
     if key in lru and not (isinstance(lru[key], Future) and lru[key].cancelled()):
         value = lru[key]
@@ -146,6 +171,69 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | No
     future = _WORKER.submit(compute)
     put(name, key, future)
     return future
+
+
+# ------------------------------------------------------------- public values (issue 46) ---
+
+_MISSING = object()
+#: Entries of the server-wide caches of public values, per cache name (others: 16). The lesson's
+#: ε slider has 17 stops and 8 δ stops: a class moving both stays within these.
+PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "figures": 16, "core_eps": 8,
+                "refcost": 4}
+
+
+class PublicCache:
+    """Bounded process-wide LRUs (one per cache name) of values computed from public data only,
+    each computed once: sessions asking for a key that is being computed wait for it (one lock
+    per key) instead of computing it again (issue 46: a class of 100 on the default lesson)."""
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+        self._lrus: dict[str, OrderedDict] = {}
+        self._lock = threading.Lock()
+        self._computing: dict[tuple[str, Hashable], list] = {}  # [lock, users]
+
+    def get(self, name: str, key: Hashable) -> Any:
+        """The value, or ``_MISSING``."""
+        with self._lock:
+            lru = self._lrus.get(name)
+            if lru is None or key not in lru:
+                return _MISSING
+            lru.move_to_end(key)
+            return lru[key]
+
+    def get_or_compute(self, name: str, key: Hashable, compute: Callable[[], T]) -> T:
+        with self._lock:
+            one = self._computing.setdefault((name, key), [threading.Lock(), 0])
+            one[1] += 1  # sessions holding or waiting for this key's lock
+        try:
+            with one[0]:  # a second session asking now waits for the first one's computation
+                value = self.get(name, key)
+                if value is _MISSING:
+                    value = compute()
+                    with self._lock:
+                        lru = self._lrus.setdefault(name, OrderedDict())
+                        lru[key] = value
+                        while len(lru) > self.sizes.get(name, 16):
+                            lru.popitem(last=False)
+                return value
+        finally:
+            with self._lock:
+                one[1] -= 1
+                if not one[1]:
+                    del self._computing[(name, key)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(lru) for lru in self._lrus.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lrus.clear()
+
+
+#: THE server-wide cache of public values (:func:`memo` with ``public=True``).
+PUBLIC = PublicCache(PUBLIC_SIZES)
 
 
 # ------------------------------------------------------------------------ load (issue 19) ---
@@ -255,7 +343,9 @@ def _session_count() -> int | None:
 
 def _janitor(period: float) -> None:
     """Every ``period`` s: when the server holds fewer sessions than at the last look (closed
-    sessions were dropped), :func:`release_memory`."""
+    sessions were dropped), :func:`release_memory`; when it holds none, the public values'
+    cache is emptied first (:data:`PUBLIC`: an idle server gives that memory back, and the next
+    class's first session computes them again)."""
     last, again = _session_count(), 0
     while True:
         time.sleep(period)
@@ -263,6 +353,8 @@ def _janitor(period: float) -> None:
         dropped = now is not None and last is not None and now < last
         if dropped or again == 1:
             before = _rss_mb()
+            if now == 0:
+                PUBLIC.clear()
             release_memory()
             _log(f"janitor sessions={last}->{now} rss={before:.0f}->{_rss_mb():.0f}MB")
         # Once more a few periods later: a dropped session's script thread and messages are

@@ -26,7 +26,7 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, keys, state
+from app.components import cache, controls, keys, simulation, state
 from app.components import run as shared
 from app.components.friendlycore import run
 
@@ -43,7 +43,7 @@ def projection(ds):
     """The data's 2-D projection, built once per dataset (every panel and cloud shares it)."""
     viz = dpviz.viz
     return shared.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
-        ds.X, feature_names=ds.feature_names))
+        ds.X, feature_names=ds.feature_names), public=simulation.is_public(ds))
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,8 @@ def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:
     """:func:`live_figure_json`, cached per run (a prefetched one is waited for)."""
     proj = projection(ds)
     return cache.memo("live_figures", ("live", result_key, vector),
-                      lambda: live_figure_json(result, ds, ref, proj, vector=vector))
+                      lambda: live_figure_json(result, ds, ref, proj, vector=vector),
+                      public=simulation.is_public(ds))
 
 
 def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
@@ -148,7 +149,8 @@ def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
         if figure and get_result is not None:
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
                             lambda get=get_result: live_figure_json(get(), ds, ref, proj,
-                                                                    vector=vector))
+                                                                    vector=vector),
+                            public=simulation.is_public(ds))
     # Then the plans of every ε of the slider at this δ (public inputs only; ~0.1 s each the first
     # time, process-wide cache): a jump of several steps then computes only its run and figure.
     cache.speculate("plans", cfg.at_eps(1.0).private_key(ds), lambda: _plan_grid(ds, cfg, eps))

@@ -37,6 +37,7 @@ from app.components import (
     modes,
     rerun_timing,
     safe,
+    simulation,
     state,
 )
 from app.components import run as shared
@@ -70,7 +71,8 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
                           title=dict(font=dict(size=13)))
         return fig.to_json()
 
-    live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build),
+    live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build,
+                                             public=simulation.is_public(ds)),
                           key=f"{keys.STORYBOARD_PANEL}{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 

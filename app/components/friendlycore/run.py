@@ -188,7 +188,7 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     if not started:
         return None
     key, get = started[0]
-    simulation.prefetch_statement(key, get)
+    simulation.prefetch_statement(key, get, public=simulation.is_public(ds))
     return get
 
 
@@ -232,7 +232,8 @@ def core_eps(ds, stage, cfg: RunConfig, grid: tuple[float, ...]) -> float | None
             lo, hi = (lo, mid) if ok(mid) else (mid, hi)
         return float(grid[hi])
 
-    return cache.memo("core_eps", (*cfg.at_eps(1.0).private_key(ds), grid), compute)
+    return cache.memo("core_eps", (*cfg.at_eps(1.0).private_key(ds), grid), compute,
+                      public=simulation.is_public(ds))
 
 
 @dataclass(frozen=True)
@@ -314,4 +315,5 @@ def statement(ds, cfg: RunConfig, result, *, key: tuple | None = None):
     """The run's row-level statement with its explanation lines (:func:`simulation.statement_lines`):
     its ``row`` is the run's re-accounted ``Result.statement``, the number every surface shows.
     Cached per run (and prefetched with the neighbouring runs)."""
-    return simulation.statement_lines(result, cfg.private_key(ds) if key is None else key)
+    return simulation.statement_lines(result, cfg.private_key(ds) if key is None else key,
+                                      public=simulation.is_public(ds))
