@@ -280,7 +280,7 @@ def main() -> None:
                          pct(lat, 50), pct(lat, 99), max(lat, default=float("nan")),
                          pct(server, 50), pct(server, 99), base, peak, after, wall,
                          max(loads, default=float("nan")), out["cpu_open"], out["cpu_move"],
-                         (peak - base) / n_sess))
+                         (peak - base) / n_sess, pct(loads, 95), pct(lat, 95)))
             raw[n_sess] = dict(latency=lat, page_load=loads, server_live=server, rss=[base, peak, after],
                                cpu_open=out["cpu_open"], cpu_move=out["cpu_move"])
     finally:
@@ -298,8 +298,8 @@ def main() -> None:
     print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
           "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "
           "| RSS after close (MB) | wall (s) | page load max (s) | server CPU per page load (s) "
-          "| server CPU per move (s) | RSS per session (MB) |")
-    print("|" + "---|" * 17)
+          "| server CPU per move (s) | RSS per session (MB) | page load p95 (s) | move p95 (s) |")
+    print("|" + "---|" * 19)
     for r in rows:
         print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
     janitor = [ln for ln in (timing.read_text().splitlines() if timing.exists() else [])

@@ -33,6 +33,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import math
 import os
 import threading
 import time
@@ -50,7 +51,7 @@ T = TypeVar("T")
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
 #: n = 10⁵), a noise cloud N of them: the sizes bound a session to a few tens of MB.
 SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4, "cloud": 2,
-         "figures": 8, "live_figures": 8, "statement": 10,
+         "figures": 8, "live_figures": 8, "statement": 10, "diagnostics": 24,
          "demo_data": 2}
 
 
@@ -76,6 +77,7 @@ def memo(name: str, key: Hashable, compute: Callable[[], T], *, public: bool = F
     if public:
         hit = PUBLIC.get(name, key)
         if hit is not _MISSING:
+            put(name, key, hit)  # a reference: the session keeps what it shows, at no copy
             return hit
         compute = functools.partial(PUBLIC.get_or_compute, name, key, compute)
     lru = session_lru(name)
@@ -178,8 +180,8 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
 _MISSING = object()
 #: Entries of the server-wide caches of public values, per cache name (others: 16). The lesson's
 #: ε slider has 17 stops and 8 δ stops: a class moving both stays within these.
-PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "figures": 16, "core_eps": 8,
-                "refcost": 4}
+PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "diagnostics": 48, "figures": 16,
+                "core_eps": 8, "refcost": 4}
 
 
 class PublicCache:
@@ -236,6 +238,34 @@ class PublicCache:
 PUBLIC = PublicCache(PUBLIC_SIZES)
 
 
+_WARMING: dict[tuple[str, Hashable], Future] = {}
+_WARM_LOCK = threading.Lock()
+
+
+def warm(name: str, key: Hashable, compute: Callable[[], T]) -> Callable[[], T] | None:
+    """Compute a public value (see :func:`memo`'s ``public``) on the background worker for the
+    whole server, unless it is computed or being computed already (by any session): a class's
+    later moves anywhere on the slider then find it done. Returns a function giving the value
+    (waiting for it), or None when speculation is off or the server is busy (:func:`speculate`).
+    Unlike :func:`speculate` nothing is put in the session's LRU (whose bound would cancel it)."""
+    if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
+        return None
+    if (hit := PUBLIC.get(name, key)) is not _MISSING:
+        return lambda: hit
+    with _WARM_LOCK:
+        future = _WARMING.get((name, key))
+        if future is None:
+            def job() -> T:
+                try:
+                    return PUBLIC.get_or_compute(name, key, compute)
+                finally:
+                    with _WARM_LOCK:
+                        _WARMING.pop((name, key), None)
+
+            future = _WARMING[(name, key)] = _WORKER.submit(job)
+    return future.result
+
+
 # ------------------------------------------------------------------------ load (issue 19) ---
 
 
@@ -257,6 +287,9 @@ class Admission:
         self._queue: list[int] = []  # tickets of the waiting threads, in arrival order
         self._next = 0
         self._mine = threading.local()
+        #: Recent mean seconds a computation held its slot (None until one finished): the wait
+        #: the queue message announces.
+        self.mean_s: float | None = None
 
     def busy(self) -> bool:
         """``busy_at`` computations running, or someone waiting: no room for speculation."""
@@ -282,30 +315,76 @@ class Admission:
             if ahead:
                 self._queue.append(ticket)
         if ahead:
-            with _queued_notice(len(self._queue)), self._cond:
-                self._cond.wait_for(lambda: self._running < self.limit
-                                    and self._queue[0] == ticket)
-                self._queue.pop(0)
-                self._running += 1
-                self._cond.notify_all()
+            self._wait_turn(ticket)
         else:
             with self._cond:
                 self._running += 1
+        started = time.perf_counter()
         try:
             yield
         finally:
             with self._cond:
                 self._running -= 1
+                took = time.perf_counter() - started
+                self.mean_s = took if self.mean_s is None else 0.7 * self.mean_s + 0.3 * took
                 self._cond.notify_all()
 
+    def _wait_turn(self, ticket: int) -> None:
+        """Wait in line (first come, first served), saying every second when this run starts
+        (:func:`queue_message`, from the place in line and the recent computations' mean time)."""
+        notice = _QueueNotice()
+        try:
+            while True:
+                with self._cond:
+                    if self._running < self.limit and self._queue[0] == ticket:
+                        self._queue.pop(0)
+                        self._running += 1
+                        self._cond.notify_all()
+                        return
+                    text = queue_message(self._queue.index(ticket), self.limit, self.mean_s)
+                notice.show(text)  # outside the lock: it writes to the page
+                with self._cond:
+                    self._cond.wait(timeout=1.0)
+        finally:
+            notice.clear()
 
-def _queued_notice(waiting: int):
-    """The message a queued session shows while it waits (nothing outside a script run)."""
-    try:
-        return st.spinner(f"The server is busy: your run is queued ({waiting} waiting; at most "
-                          f"{ADMISSION.limit} run at once). It starts as soon as one finishes.")
-    except Exception:  # no script run context (e.g. a test calling memo directly)
-        return contextlib.nullcontext()
+
+def queue_message(ahead: int, limit: int, mean_s: float | None) -> str:
+    """What a session waiting for a slot reads: how many wait before it and, once the server has
+    timed a computation, when its run starts (its place in line times the recent mean time of a
+    computation, over the ``limit`` that run at once; at least 1 s)."""
+    when = ("as soon as one of them finishes" if mean_s is None
+            else f"in about {max(1, math.ceil((ahead + 1) * mean_s / limit))} s")
+    before = "no other run waits" if ahead == 0 else f"{ahead} other run{'s' * (ahead > 1)} wait"
+    return (f"The server is busy: {limit} run{'s' * (limit > 1)} of this class are computing and "
+            f"{before} before yours. Your run starts {when}.")
+
+
+class _QueueNotice:
+    """The queue message on the waiting session's page (nothing outside a script run, e.g. on
+    the background worker or in a test calling :func:`memo` directly)."""
+
+    def __init__(self) -> None:
+        self._slot = None
+        self._text = ""
+        try:
+            from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+            if get_script_run_ctx(suppress_warning=True) is not None:
+                self._slot = st.empty()
+        except Exception:  # Streamlit's internals moved: no message, the run still waits
+            self._slot = None
+
+    def show(self, text: str) -> None:
+        if self._slot is not None and text != self._text:
+            self._text = text
+            with contextlib.suppress(Exception):  # a session gone mid-wait: nothing to show
+                self._slot.info(text, icon=":material/hourglass_top:")
+
+    def clear(self) -> None:
+        if self._slot is not None:
+            with contextlib.suppress(Exception):
+                self._slot.empty()
 
 
 #: No limit by default: on the shared 2-core VM a limit of 2 made a ρ move's p50 slower at

@@ -209,6 +209,27 @@ def prefetch(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilons, delta: f
     return started
 
 
+def warm(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float, seed: int,
+         budget_plan: BudgetPlan | None = None) -> tuple[RunKey, Callable[[], Any]] | None:
+    """Start the run at ``epsilon`` of a public dataset (:func:`is_public`) on the background
+    worker for the whole server, with its statement lines (:func:`cache.warm`): a class moving
+    anywhere on the slider then finds it done (issue 46). Its key and a function giving the run
+    (waiting for it); None for an upload (never shared), when speculation is off, or for inputs
+    the stage refuses."""
+    if not is_public(ds):
+        return None
+    try:
+        key, compute = _call(ds, spec, p, pub, epsilon=float(epsilon), delta=float(delta), seed=seed,
+                             public=None, draw=0, budget_plan=budget_plan)
+    except ValueError:
+        return None
+    get = cache.warm("run", key, compute)
+    if get is None:
+        return None
+    cache.warm("statement", key, lambda: _lines(get()))
+    return key, get
+
+
 def stated(result) -> Any:
     """THE row-level (ε, δ) of a run that every surface shows: its re-accounted statement
     (``Result.statement``, :func:`dpviz.privacy.accounting.check_ledger`'s value), else its plan's

@@ -154,6 +154,26 @@ def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
     # Then the plans of every ε of the slider at this δ (public inputs only; ~0.1 s each the first
     # time, process-wide cache): a jump of several steps then computes only its run and figure.
     cache.speculate("plans", cfg.at_eps(1.0).private_key(ds), lambda: _plan_grid(ds, cfg, eps))
+    if simulation.is_public(ds):
+        warm_slider(ds, stage, cfg, ref, eps, vector=vector if figure else None)
+
+
+def warm_slider(ds, stage, cfg: run.RunConfig, ref, eps: float, *, vector: bool | None) -> None:
+    """On a public dataset, every other ε of the slider at this δ: its run, statement, tiles and
+    (``vector`` not None) live figure, computed once for the whole server on the background worker
+    (:func:`cache.warm`, nearest ε first): a class of 100 moving anywhere on the slider then finds
+    them done instead of each first visitor of an ε computing it while the others wait (issue 46)."""
+    proj = projection(ds)
+    for e in sorted(controls.EPS_GRID, key=lambda e: abs(math.log(e / eps))):
+        step = cfg.at_eps(e)
+        get = run.warm(ds, stage, step)
+        if get is None:
+            continue
+        key = step.private_key(ds)
+        cache.warm("diagnostics", key, lambda get=get: run.diagnostics(ds, stage, get(), ref))
+        if vector is not None:
+            cache.warm("live_figures", ("live", key, vector),
+                       lambda get=get: live_figure_json(get(), ds, ref, proj, vector=vector))
 
 
 def _plan_grid(ds, cfg: run.RunConfig, eps: float) -> int:

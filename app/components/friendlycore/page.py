@@ -403,7 +403,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
                               key=keys.MAIN_PANEL_CHART)
     lap("main panel")
-    _tiles(run.diagnostics(ds, stage, result, ref), result)
+    _tiles(run.diagnostics(ds, stage, result, ref, key=result_key), result)
     lap("tiles")
 
     view = _view_picker()

@@ -192,6 +192,16 @@ def prefetch(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
     return get
 
 
+def warm(ds, stage, cfg: RunConfig) -> Callable[[], Any] | None:
+    """Start the run for ``cfg`` on a public dataset for the whole server (:func:`simulation.warm`;
+    None for an upload or when speculation is off): a function giving the run."""
+    spec, p, pub = _inputs(ds, cfg)
+    target = _target(ds, cfg)
+    started = simulation.warm(ds, spec, p, pub, epsilon=target["epsilon"], delta=target["delta"],
+                              seed=int(cfg.seed), budget_plan=target["budget_plan"])
+    return None if started is None else started[1]
+
+
 def redraw(ds, stage, cfg: RunConfig, draw: int):
     """The ``draw``-th re-draw of the run for ``cfg`` (:func:`simulation.run` with ``draw``): the
     same tuples and plan, fresh noise. Registered explorations get it as ``ctx.simulate(draw=i)``."""
@@ -249,7 +259,12 @@ class Diagnostics:
     reference_note: str = ""
 
 
-def diagnostics(ds, stage, result, ref: Reference | None) -> Diagnostics:
+def diagnostics(ds, stage, result, ref: Reference | None, *, key: tuple | None = None) -> Diagnostics:
+    """The tiles' diagnostics of ``result``; with the run's ``key`` cached per run (once for the
+    server on a public dataset: the normalized loss reads every row, ~20 ms at 150,000 rows)."""
+    if key is not None:
+        return cache.memo("diagnostics", key, lambda: diagnostics(ds, stage, result, ref),
+                          public=simulation.is_public(ds))
     metrics = dpviz.metrics
     kept = None
     for s in result.trace:
