@@ -14,8 +14,8 @@
 - Admission control (issue 19, load): speculation is skipped while as many computations that
   :func:`memo` started are running as there are cores, so a busy server spends its cores on what
   users asked for. ``DPVIZ_MAX_RUNS=C`` also caps those computations at C at once across all
-  sessions (a session whose run must wait says so: "busy: queued"); off by default, because on
-  the shared VM it made moves slower (docs/hostile.md).
+  sessions (a session whose run must wait is told when it starts: :func:`queue_message`); off
+  by default, because on the shared VM it made moves slower (docs/hostile.md, docs/deploy.md).
 - Public data (issue 46): a value computed only from a public dataset (a generated recipe, a
   built-in table) and public parameters, e.g. a seeded simulation of the lesson and its figures'
   JSON, is the same for every session that asks, so ``memo(..., public=True)`` keeps it in one
@@ -275,8 +275,8 @@ class Admission:
     Streamlit runs each session's script in its own thread; on a small machine twenty sessions
     computing at once share the cores (and the GIL) and all finish late. Here the first
     ``limit`` run and the others wait their turn (first come, first served), each showing a
-    "busy: queued" message. A thread that holds a slot and computes something nested does not
-    take a second one (no deadlock).
+    message saying when its run starts (:func:`queue_message`). A thread that holds a slot and
+    computes something nested does not take a second one (no deadlock).
     """
 
     def __init__(self, limit: int | None, busy_at: int | None = None) -> None:
