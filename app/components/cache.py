@@ -151,6 +151,12 @@ def cancel_queued(*names: str) -> None:
             del lru[key]
 
 
+def speculating() -> bool:
+    """Whether work ahead is started now: not with ``DPVIZ_PREFETCH=0`` in the server's
+    environment (e.g. a server short of cores), nor while the server is busy (:class:`Admission`)."""
+    return os.environ.get("DPVIZ_PREFETCH", "1") != "0" and not ADMISSION.busy()
+
+
 def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
               public: bool = False) -> Future | None:
     """Start ``compute`` in the background unless ``key`` is cached or started already.
@@ -160,7 +166,7 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
     (``DPVIZ_PREFETCH=0`` in the server's environment, e.g. on a server short of cores).
     ``public=True``: as :func:`memo`'s (a value another session computed is not computed again).
     """
-    if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
+    if not speculating():
         return None
     if public:
         if PUBLIC.get(name, key) is not _MISSING:
@@ -194,6 +200,7 @@ class PublicCache:
         self._lrus: dict[str, OrderedDict] = {}
         self._lock = threading.Lock()
         self._computing: dict[tuple[str, Hashable], list] = {}  # [lock, users]
+        self._done: set[Hashable] = set()  # tokens of :meth:`first_time`
 
     def get(self, name: str, key: Hashable) -> Any:
         """The value, or ``_MISSING``."""
@@ -229,9 +236,19 @@ class PublicCache:
         with self._lock:
             return sum(len(lru) for lru in self._lrus.values())
 
+    def first_time(self, token: Hashable) -> bool:
+        """True the first time ``token`` is asked about since the cache was last emptied (work
+        started once for the server, e.g. a slider's warm-up, is not started again per move)."""
+        with self._lock:
+            if token in self._done:
+                return False
+            self._done.add(token)
+            return True
+
     def clear(self) -> None:
         with self._lock:
             self._lrus.clear()
+            self._done.clear()
 
 
 #: THE server-wide cache of public values (:func:`memo` with ``public=True``).
@@ -248,7 +265,7 @@ def warm(name: str, key: Hashable, compute: Callable[[], T]) -> Callable[[], T] 
     later moves anywhere on the slider then find it done. Returns a function giving the value
     (waiting for it), or None when speculation is off or the server is busy (:func:`speculate`).
     Unlike :func:`speculate` nothing is put in the session's LRU (whose bound would cancel it)."""
-    if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
+    if not speculating():
         return None
     if (hit := PUBLIC.get(name, key)) is not _MISSING:
         return lambda: hit

@@ -194,3 +194,30 @@ def test_the_queue_message_is_on_the_waiting_sessions_page():
     at = AppTest.from_string(_NOTICE_PAGE, default_timeout=30).run()
     assert [e.value for e in at.info] == [cache.queue_message(3, 2, 1.5)]
     assert "Your run starts in about 3 s." in at.info[0].value
+
+
+def test_the_slider_is_warmed_once_for_the_server_and_never_for_an_upload(fresh, monkeypatch):
+    monkeypatch.setenv("DPVIZ_PREFETCH", "1")
+    monkeypatch.setattr(controls, "EPS_GRID", (1.0, 3.0, 10.0))
+    ds = dpviz.data.GENERATORS["fig3_three"](2_000, rng=0)
+    cfg = _cfg(ds)
+    stage, ref = run.tuple_stage(ds, cfg), shared.reference(ds, cfg.k)
+    live.warm_slider(ds, stage, cfg, ref, 3.0, vector=False)
+    deadline = time.monotonic() + 3 * WAIT
+    while cache._WARMING:  # the worker has finished every job it was given
+        assert time.monotonic() < deadline, "the warm-up did not finish"
+        time.sleep(0.05)
+    for eps in controls.EPS_GRID:
+        key = cfg.at_eps(eps).private_key(ds)
+        result = cache.PUBLIC.get("run", key)
+        assert result is not cache._MISSING, eps
+        assert cache.PUBLIC.get("live_figures", ("live", key, False)) is not cache._MISSING, eps
+        assert cache.PUBLIC.get("statement", key) is not cache._MISSING, eps
+        _new_session()  # another session's move there computes nothing: it gets the same run
+        assert run.private_run(ds, stage, cfg.at_eps(eps)) is result
+    live.warm_slider(ds, stage, cfg, ref, 10.0, vector=False)
+    assert not cache._WARMING  # once for the server: nothing started again
+    upload = replace(ds, source="upload")
+    before = len(cache.PUBLIC)
+    assert run.warm(upload, stage, _cfg(upload)) is None
+    assert not cache._WARMING and len(cache.PUBLIC) == before

@@ -163,11 +163,15 @@ def warm_slider(ds, stage, cfg: run.RunConfig, ref, eps: float, *, vector: bool 
     (``vector`` not None) live figure, computed once for the whole server on the background worker
     (:func:`cache.warm`, nearest ε first): a class of 100 moving anywhere on the slider then finds
     them done instead of each first visitor of an ε computing it while the others wait (issue 46)."""
+    token = ("slider", cfg.at_eps(1.0).private_key(ds), vector)
+    # once for the server (a later move, while it is busy, starts it instead): nothing per move
+    if not cache.speculating() or not cache.PUBLIC.first_time(token):
+        return
     proj = projection(ds)
     for e in sorted(controls.EPS_GRID, key=lambda e: abs(math.log(e / eps))):
         step = cfg.at_eps(e)
         get = run.warm(ds, stage, step)
-        if get is None:
+        if get is None:  # an ε no budget meets (its move says so), or the server got busy
             continue
         key = step.private_key(ds)
         cache.warm("diagnostics", key, lambda get=get: run.diagnostics(ds, stage, get(), ref))
