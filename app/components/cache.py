@@ -317,6 +317,7 @@ class Admission:
         if getattr(self._mine, "depth", 0):  # nested in a computation that holds a slot
             return compute()
         with self._slot():
+            _test_hold_first_slot()
             self._mine.depth = 1
             try:
                 return compute()
@@ -366,15 +367,35 @@ class Admission:
             notice.clear()
 
 
+#: Test hook (tests/e2e/test_e2e_queue.py): a file path. The server process's first computation
+#: that takes a slot holds it until that file exists (at most 120 s), after writing
+#: ``<path>.held``, so that a browser test sees a second session wait in line, deterministically.
+TEST_HOLD_FIRST_SLOT = "DPVIZ_TEST_HOLD_FIRST_SLOT"
+_first_slot_taken = threading.Event()
+
+
+def _test_hold_first_slot() -> None:
+    path = os.environ.get(TEST_HOLD_FIRST_SLOT, "")
+    if not path or _first_slot_taken.is_set():
+        return
+    _first_slot_taken.set()
+    with contextlib.suppress(OSError), open(f"{path}.held", "w") as fh:
+        fh.write("held\n")
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def queue_message(ahead: int, limit: int, mean_s: float | None) -> str:
     """What a session waiting for a slot reads: how many wait before it and, once the server has
     timed a computation, when its run starts (its place in line times the recent mean time of a
     computation, over the ``limit`` that run at once; at least 1 s)."""
     when = ("as soon as one of them finishes" if mean_s is None
             else f"in about {max(1, math.ceil((ahead + 1) * mean_s / limit))} s")
-    before = "no other run waits" if ahead == 0 else f"{ahead} other run{'s' * (ahead > 1)} wait"
-    return (f"The server is busy: {limit} run{'s' * (limit > 1)} of this class are computing and "
-            f"{before} before yours. Your run starts {when}.")
+    before = ("no other run waits" if ahead == 0 else
+              f"{ahead} other run{'s wait' if ahead > 1 else ' waits'}")
+    running = f"{limit} runs are" if limit > 1 else "1 run is"
+    return f"The server is busy: {running} computing and {before} before yours. Your run starts {when}."
 
 
 class _QueueNotice:

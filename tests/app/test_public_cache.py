@@ -136,8 +136,10 @@ def test_the_public_cache_is_bounded_and_empties():
 
 def test_the_queue_message_says_when_the_run_starts():
     assert cache.queue_message(0, 2, None) == (
-        "The server is busy: 2 runs of this class are computing and no other run waits before "
-        "yours. Your run starts as soon as one of them finishes.")
+        "The server is busy: 2 runs are computing and no other run waits before yours. Your run "
+        "starts as soon as one of them finishes.")
+    assert cache.queue_message(1, 1, None).startswith(
+        "The server is busy: 1 run is computing and 1 other run waits before yours.")
     # third in line behind two slots, 2 s a computation: (2 + 1) × 2 / 2 = 3 s
     assert cache.queue_message(2, 2, 2.0).endswith("2 other runs wait before yours. Your run starts "
                                                    "in about 3 s.")
