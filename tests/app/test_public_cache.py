@@ -19,6 +19,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import dpviz.data
+import dpviz.viz.main_panel
 from app.components import cache, controls, simulation
 from app.components import run as shared
 from app.components.friendlycore import live, run
@@ -223,3 +224,28 @@ def test_the_slider_is_warmed_once_for_the_server_and_never_for_an_upload(fresh,
     before = len(cache.PUBLIC)
     assert run.warm(upload, stage, _cfg(upload)) is None
     assert not cache._WARMING and len(cache.PUBLIC) == before
+
+
+def test_the_main_panel_is_built_once_but_a_sessions_earlier_draws_stay_its_own(fresh):
+    ds = dpviz.data.GENERATORS["fig3_three"](2_000, rng=0)
+    cfg3, cfg10 = _cfg(ds), _cfg(ds, eps=10.0)
+    stage, ref = run.tuple_stage(ds, cfg3), shared.reference(ds, cfg3.k)
+    r3, r10 = run.private_run(ds, stage, cfg3), run.private_run(ds, stage, cfg10)
+    k3, k10 = cfg3.private_key(ds), cfg10.private_key(ds)
+    earlier = dpviz.viz.main_panel.EARLIER_NAME.split(" (")[0]  # the faint trace's name (wrapped)
+
+    def new_session():
+        _new_session()
+        for key in (live.DRAWS, live.MAGNIFICATION):
+            st.session_state.pop(key, None)
+
+    new_session()
+    assert earlier not in live.main_panel(r3, k3, ds, ref, cfg3)  # session A opens at ε = 3 ...
+    mine = live.main_panel(r10, k10, ds, ref, cfg10)  # ... and moves to 10: 3's centers drawn faintly
+    assert earlier in mine
+    new_session()  # session B opens at ε = 3 too: the same shared panel, none of A's draws
+    theirs = live.main_panel(r3, k3, ds, ref, cfg3)
+    assert earlier not in theirs
+    shared_panels = [v for v in cache.PUBLIC._lrus["main_panel"].values()]
+    assert any(text is theirs for _, text in shared_panels)  # the very string, built once
+    assert not any(earlier in text for _, text in shared_panels)  # no session's draws in it

@@ -227,10 +227,20 @@ def magnification(ds, k: int, result, proj) -> float | None:
 def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
     """The main panel's figure (JSON) for the run on screen: data, private centers, the noise
     cloud ×M and the earlier draws of this tuple stage."""
+    mp = dpviz.viz.main_panel
     proj = projection(ds)
     earlier = remember_draw(cfg.stage_key(ds), result_key, result)
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    spec = dpviz.viz.main_panel.main_panel_spec(
-        result, ds.X, projector=proj, reference_centers=ref_centers, earlier=earlier,
-        magnification=magnification(ds, cfg.k, result, proj))
-    return pio.to_json(spec, validate=False)
+    M = magnification(ds, cfg.k, result, proj)
+
+    def build() -> tuple[dict, str]:
+        spec = mp.main_panel_spec(result, ds.X, projector=proj, reference_centers=ref_centers,
+                                  magnification=M)
+        return spec, pio.to_json(spec, validate=False)
+
+    # The run's panel without the earlier draws (the data and cloud image, its centers) is the
+    # same for every session seeing this run at this M: built once (for the server on public
+    # data, issue 46); this session's earlier draws are added to it.
+    spec, text = cache.memo("main_panel", ("main", result_key, M), build,
+                            public=simulation.is_public(ds))
+    return text if not earlier else pio.to_json(mp.with_earlier(spec, earlier, proj), validate=False)
