@@ -51,7 +51,7 @@ T = TypeVar("T")
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
 #: n = 10⁵), a noise cloud N of them: the sizes bound a session to a few tens of MB.
 SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4, "cloud": 2,
-         "figures": 8, "live_figures": 8, "statement": 10, "diagnostics": 24, "main_panel": 8,
+         "figures": 8, "live_figures": 8, "statement": 10, "diagnostics": 24, "main_panels": 8,
          "demo_data": 2}
 
 
@@ -186,7 +186,7 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
 _MISSING = object()
 #: Entries of the server-wide caches of public values, per cache name (others: 16). The lesson's
 #: ε slider has 17 stops and 8 δ stops: a class moving both stays within these.
-PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "diagnostics": 48, "main_panel": 48,
+PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "diagnostics": 48, "main_panels": 48,
                 "figures": 16, "core_eps": 8, "refcost": 4}
 
 

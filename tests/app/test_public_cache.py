@@ -246,6 +246,6 @@ def test_the_main_panel_is_built_once_but_a_sessions_earlier_draws_stay_its_own(
     new_session()  # session B opens at ε = 3 too: the same shared panel, none of A's draws
     theirs = live.main_panel(r3, k3, ds, ref, cfg3)
     assert earlier not in theirs
-    shared_panels = [v for v in cache.PUBLIC._lrus["main_panel"].values()]
+    shared_panels = [v for v in cache.PUBLIC._lrus["main_panels"].values()]
     assert any(text is theirs for _, text in shared_panels)  # the very string, built once
     assert not any(earlier in text for _, text in shared_panels)  # no session's draws in it

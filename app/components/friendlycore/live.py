@@ -241,6 +241,6 @@ def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
     # The run's panel without the earlier draws (the data and cloud image, its centers) is the
     # same for every session seeing this run at this M: built once (for the server on public
     # data, issue 46); this session's earlier draws are added to it.
-    spec, text = cache.memo("main_panel", ("main", result_key, M), build,
+    spec, text = cache.memo("main_panels", ("main", result_key, M), build,
                             public=simulation.is_public(ds))
     return text if not earlier else pio.to_json(mp.with_earlier(spec, earlier, proj), validate=False)
