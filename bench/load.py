@@ -1,13 +1,13 @@
 """N concurrent sessions moving the ρ slider: server-side latency and server memory (issue 19).
 
     PYTHONPATH=. .venv/bin/python bench/load.py [--sessions 1,10,20] [--moves 10] [--n 20000]
-        [--think 1.0] [--ttl 10] [--quick] [--json PATH]
+        [--t 200] [--think 1.0] [--ttl 10] [--quick] [--json PATH]
 
 Starts ``streamlit run app/main.py`` on a free loopback port (``DPVIZ_TIMING`` set, so every
 rerun's server-side time is logged by ``app.components.rerun_timing.Laps``), then for each N drives N
 sessions at once with a light client: Streamlit's own websocket protocol (protobuf ``BackMsg``
 / ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this process, no
-browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows), waits for its first run
+browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows, ``t`` pieces), waits for its first run
 (page load), then makes ``--moves`` ρ moves to seeded random slider positions, each sent as the
 browser sends it (a fragment rerun with the slider's formatted value), with a think time of
 ``--think`` s on average between moves.
@@ -164,8 +164,8 @@ class Session:
 
 
 async def drive(url: str, n_sessions: int, moves: int, n: int, think: float, seed: int,
-                pid: int | None = None, arrive: float = 0.0) -> dict:
-    query = f"src=generate&gen=fig6_blobs&n={n}&gk=8&k=8&t=200&seed=1"
+                pid: int | None = None, arrive: float = 0.0, t: int = 200) -> dict:
+    query = f"src=generate&gen=fig6_blobs&n={n}&gk=8&k=8&t={t}&seed=1"
     sessions = [Session(url, query) for _ in range(n_sessions)]
     starts = np.random.default_rng([seed, 10**6]).uniform(0.0, arrive, n_sessions)
 
@@ -234,6 +234,8 @@ def main() -> None:
     ap.add_argument("--sessions", default="1,10,20", help="comma-separated N values")
     ap.add_argument("--moves", type=int, default=10, help="ρ moves per session")
     ap.add_argument("--n", type=int, default=20_000, help="rows of the Fig. 6 blobs")
+    ap.add_argument("--t", type=int, default=200,
+                    help="FriendlyCore's pieces t (the app's default lesson: --n 150000 --t 1500)")
     ap.add_argument("--think", type=float, default=1.0, help="mean think time between moves (s)")
     ap.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL (s)")
     ap.add_argument("--seed", type=int, default=0)
@@ -262,13 +264,14 @@ def main() -> None:
     rows, raw = [], {}
     try:
         # Warm-up: imports and the shared generated dataset (a public recipe, cached process-wide).
-        asyncio.run(drive(url, 1, args.warmup_moves, args.n, 0.0, args.seed + 1))
+        asyncio.run(drive(url, 1, args.warmup_moves, args.n, 0.0, args.seed + 1, t=args.t))
         settle(url, args, proc.pid)
         for n_sess in ns:
             base = rss_mb(proc.pid)
             start = len(timing.read_text().splitlines()) if timing.exists() else 0
             t0 = time.perf_counter()
-            out = asyncio.run(drive(url, n_sess, moves, args.n, args.think, args.seed, proc.pid, args.arrive))
+            out = asyncio.run(drive(url, n_sess, moves, args.n, args.think, args.seed, proc.pid, args.arrive,
+                                    args.t))
             wall = time.perf_counter() - t0
             peak = out["peak"]
             if out["failures"]:
@@ -280,7 +283,7 @@ def main() -> None:
                          pct(lat, 50), pct(lat, 99), max(lat, default=float("nan")),
                          pct(server, 50), pct(server, 99), base, peak, after, wall,
                          max(loads, default=float("nan")), out["cpu_open"], out["cpu_move"],
-                         (peak - base) / n_sess))
+                         (peak - base) / n_sess, pct(loads, 95), pct(lat, 95)))
             raw[n_sess] = dict(latency=lat, page_load=loads, server_live=server, rss=[base, peak, after],
                                cpu_open=out["cpu_open"], cpu_move=out["cpu_move"])
     finally:
@@ -289,8 +292,8 @@ def main() -> None:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-    print(f"n = {args.n:,} rows, {moves} moves per session, think {args.think} s, arrivals within "
-          f"{args.arrive} s, {'classroom mode, ' if args.classroom else ''}"
+    print(f"n = {args.n:,} rows, t = {args.t:,}, {moves} moves per session, think {args.think} s, "
+          f"arrivals within {args.arrive} s, {'classroom mode, ' if args.classroom else ''}"
           f"disconnectedSessionTTL {args.ttl} s, {os.cpu_count()} CPUs, MALLOC_ARENA_MAX "
           f"{args.malloc_arena_max or 'unset'}, warm-up {args.warmup_moves} moves, load average "
           f"(1, 5, 15 min) at the start {' '.join(f'{x:.1f}' for x in load_start)}, at the end "
@@ -298,8 +301,8 @@ def main() -> None:
     print("| N | moves | errors | page load p50 (s) | move p50 (s) | move p99 (s) | move max (s) "
           "| server live p50 (s) | server live p99 (s) | RSS before (MB) | RSS at end (MB) "
           "| RSS after close (MB) | wall (s) | page load max (s) | server CPU per page load (s) "
-          "| server CPU per move (s) | RSS per session (MB) |")
-    print("|" + "---|" * 17)
+          "| server CPU per move (s) | RSS per session (MB) | page load p95 (s) | move p95 (s) |")
+    print("|" + "---|" * 19)
     for r in rows:
         print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
     janitor = [ln for ln in (timing.read_text().splitlines() if timing.exists() else [])

@@ -14,8 +14,15 @@
 - Admission control (issue 19, load): speculation is skipped while as many computations that
   :func:`memo` started are running as there are cores, so a busy server spends its cores on what
   users asked for. ``DPVIZ_MAX_RUNS=C`` also caps those computations at C at once across all
-  sessions (a session whose run must wait says so: "busy: queued"); off by default, because on
-  the shared VM it made moves slower (docs/hostile.md).
+  sessions (a session whose run must wait is told when it starts: :func:`queue_message`); off
+  by default, because on the shared VM it made moves slower (docs/hostile.md, docs/deploy.md).
+- Public data (issue 46): a value computed only from a public dataset (a generated recipe, a
+  built-in table) and public parameters, e.g. a seeded simulation of the lesson and its figures'
+  JSON, is the same for every session that asks, so ``memo(..., public=True)`` keeps it in one
+  bounded process-wide LRU (:data:`PUBLIC`) and computes it once for the server, while other
+  sessions asking at the same time wait for that one computation. Callers pass ``public=True``
+  only for a dataset whose ``source`` is public (``simulation.is_public``); nothing derived from
+  an upload is ever put there. The idle server empties it (:func:`_janitor`).
 - Memory: when sessions are dropped, :func:`release_memory` returns the freed heap to the system.
 """
 
@@ -26,6 +33,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import math
 import os
 import threading
 import time
@@ -47,7 +55,7 @@ T = TypeVar("T")
 #: LRU sizes of the per-session caches. A private run holds an (n,) label array (0.8 MB at
 #: n = 10⁵), a noise cloud N of them: the sizes bound a session to a few tens of MB.
 SIZES = {"stage": 3, "run": 24, "refcost": 8, "sweep": 8, "upload": 2, "csv": 4, "cloud": 2,
-         "figures": 8, "live_figures": 8, "statement": 10,
+         "figures": 8, "live_figures": 8, "statement": 10, "diagnostics": 24, "main_panels": 8,
          "demo_data": 2}
 
 
@@ -59,13 +67,23 @@ def session_lru(name: str) -> OrderedDict:
     return st.session_state[key]
 
 
-def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
+def memo(name: str, key: Hashable, compute: Callable[[], T], *, public: bool = False) -> T:
     """Return the cached value for ``key`` in the session cache ``name``, computing it once.
 
     A value :func:`speculate` started is waited for if the worker is on it. If it is still
     queued (behind other speculation), it is cancelled and computed here at once; if it
     failed, it is computed here too, so the error is raised in the script thread.
+
+    ``public=True`` (a value of public data only, see the module's docstring): the value comes
+    from the server-wide :data:`PUBLIC` cache when another session computed it, and is computed
+    into it otherwise (once for all sessions asking).
     """
+    if public:
+        hit = PUBLIC.get(name, key)
+        if hit is not _MISSING:
+            put(name, key, hit)  # a reference: the session keeps what it shows, at no copy
+            return hit
+        compute = functools.partial(PUBLIC.get_or_compute, name, key, compute)
     lru = session_lru(name)
     if key in lru:
         lru.move_to_end(key)
@@ -86,8 +104,11 @@ def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-def peek(name: str, key: Hashable) -> Any | None:
-    """The cached value or None (no computation; a speculation still running counts as None)."""
+def peek(name: str, key: Hashable, *, public: bool = False) -> Any | None:
+    """The cached value or None (no computation; a speculation still running counts as None).
+    ``public=True``: the server-wide public cache is looked at first."""
+    if public and (hit := PUBLIC.get(name, key)) is not _MISSING:
+        return hit
     value = session_lru(name).get(key)
     if isinstance(value, Future):
         if not value.done() or value.cancelled() or value.exception() is not None:
@@ -134,15 +155,27 @@ def cancel_queued(*names: str) -> None:
             del lru[key]
 
 
-def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | None:
+def speculating() -> bool:
+    """Whether work ahead is started now: not with ``DPVIZ_PREFETCH=0`` in the server's
+    environment (e.g. a server short of cores), nor while the server is busy (:class:`Admission`)."""
+    return os.environ.get("DPVIZ_PREFETCH", "1") != "0" and not ADMISSION.busy()
+
+
+def speculate(name: str, key: Hashable, compute: Callable[[], T], *,
+              public: bool = False) -> Future | None:
     """Start ``compute`` in the background unless ``key`` is cached or started already.
 
     ``compute`` must be a pure function of values captured from the script thread. Returns
     the (new or existing) future, or None if the value is cached or speculation is off
     (``DPVIZ_PREFETCH=0`` in the server's environment, e.g. on a server short of cores).
+    ``public=True``: as :func:`memo`'s (a value another session computed is not computed again).
     """
-    if os.environ.get("DPVIZ_PREFETCH", "1") == "0" or ADMISSION.busy():
+    if not speculating():
         return None
+    if public:
+        if PUBLIC.get(name, key) is not _MISSING:
+            return None
+        compute = functools.partial(PUBLIC.get_or_compute, name, key, compute)
     lru = session_lru(name)
     if key in lru and not (isinstance(lru[key], Future) and lru[key].cancelled()):
         value = lru[key]
@@ -150,6 +183,108 @@ def speculate(name: str, key: Hashable, compute: Callable[[], T]) -> Future | No
     future = _WORKER.submit(compute)
     put(name, key, future)
     return future
+
+
+# ------------------------------------------------------------- public values (issue 46) ---
+
+_MISSING = object()
+#: Entries of the server-wide caches of public values, per cache name (others: 16). The lesson's
+#: ε slider has 17 stops and 8 δ stops: a class moving both stays within these.
+PUBLIC_SIZES = {"run": 48, "statement": 48, "live_figures": 48, "diagnostics": 48, "main_panels": 48,
+                "figures": 16, "core_eps": 8, "refcost": 4}
+
+
+class PublicCache:
+    """Bounded process-wide LRUs (one per cache name) of values computed from public data only,
+    each computed once: sessions asking for a key that is being computed wait for it (one lock
+    per key) instead of computing it again (issue 46: a class of 100 on the default lesson)."""
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+        self._lrus: dict[str, OrderedDict] = {}
+        self._lock = threading.Lock()
+        self._computing: dict[tuple[str, Hashable], list] = {}  # [lock, users]
+        self._done: set[Hashable] = set()  # tokens of :meth:`first_time`
+
+    def get(self, name: str, key: Hashable) -> Any:
+        """The value, or ``_MISSING``."""
+        with self._lock:
+            lru = self._lrus.get(name)
+            if lru is None or key not in lru:
+                return _MISSING
+            lru.move_to_end(key)
+            return lru[key]
+
+    def get_or_compute(self, name: str, key: Hashable, compute: Callable[[], T]) -> T:
+        with self._lock:
+            one = self._computing.setdefault((name, key), [threading.Lock(), 0])
+            one[1] += 1  # sessions holding or waiting for this key's lock
+        try:
+            with one[0]:  # a second session asking now waits for the first one's computation
+                value = self.get(name, key)
+                if value is _MISSING:
+                    value = compute()
+                    with self._lock:
+                        lru = self._lrus.setdefault(name, OrderedDict())
+                        lru[key] = value
+                        while len(lru) > self.sizes.get(name, 16):
+                            lru.popitem(last=False)
+                return value
+        finally:
+            with self._lock:
+                one[1] -= 1
+                if not one[1]:
+                    del self._computing[(name, key)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(lru) for lru in self._lrus.values())
+
+    def first_time(self, token: Hashable) -> bool:
+        """True the first time ``token`` is asked about since the cache was last emptied (work
+        started once for the server, e.g. a slider's warm-up, is not started again per move)."""
+        with self._lock:
+            if token in self._done:
+                return False
+            self._done.add(token)
+            return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lrus.clear()
+            self._done.clear()
+
+
+#: THE server-wide cache of public values (:func:`memo` with ``public=True``).
+PUBLIC = PublicCache(PUBLIC_SIZES)
+
+
+_WARMING: dict[tuple[str, Hashable], Future] = {}
+_WARM_LOCK = threading.Lock()
+
+
+def warm(name: str, key: Hashable, compute: Callable[[], T]) -> Callable[[], T] | None:
+    """Compute a public value (see :func:`memo`'s ``public``) on the background worker for the
+    whole server, unless it is computed or being computed already (by any session): a class's
+    later moves anywhere on the slider then find it done. Returns a function giving the value
+    (waiting for it), or None when speculation is off or the server is busy (:func:`speculate`).
+    Unlike :func:`speculate` nothing is put in the session's LRU (whose bound would cancel it)."""
+    if not speculating():
+        return None
+    if (hit := PUBLIC.get(name, key)) is not _MISSING:
+        return lambda: hit
+    with _WARM_LOCK:
+        future = _WARMING.get((name, key))
+        if future is None:
+            def job() -> T:
+                try:
+                    return PUBLIC.get_or_compute(name, key, compute)
+                finally:
+                    with _WARM_LOCK:
+                        _WARMING.pop((name, key), None)
+
+            future = _WARMING[(name, key)] = _WORKER.submit(job)
+    return future.result
 
 
 # ------------------------------------------------------------------------ load (issue 19) ---
@@ -161,8 +296,8 @@ class Admission:
     Streamlit runs each session's script in its own thread; on a small machine twenty sessions
     computing at once share the cores (and the GIL) and all finish late. Here the first
     ``limit`` run and the others wait their turn (first come, first served), each showing a
-    "busy: queued" message. A thread that holds a slot and computes something nested does not
-    take a second one (no deadlock).
+    message saying when its run starts (:func:`queue_message`). A thread that holds a slot and
+    computes something nested does not take a second one (no deadlock).
     """
 
     def __init__(self, limit: int | None, busy_at: int | None = None) -> None:
@@ -173,6 +308,9 @@ class Admission:
         self._queue: list[int] = []  # tickets of the waiting threads, in arrival order
         self._next = 0
         self._mine = threading.local()
+        #: Recent mean seconds a computation held its slot (None until one finished): the wait
+        #: the queue message announces.
+        self.mean_s: float | None = None
 
     def busy(self) -> bool:
         """``busy_at`` computations running, or someone waiting: no room for speculation."""
@@ -183,6 +321,7 @@ class Admission:
         if getattr(self._mine, "depth", 0):  # nested in a computation that holds a slot
             return compute()
         with self._slot():
+            _test_hold_first_slot()
             self._mine.depth = 1
             try:
                 return compute()
@@ -198,30 +337,96 @@ class Admission:
             if ahead:
                 self._queue.append(ticket)
         if ahead:
-            with _queued_notice(len(self._queue)), self._cond:
-                self._cond.wait_for(lambda: self._running < self.limit
-                                    and self._queue[0] == ticket)
-                self._queue.pop(0)
-                self._running += 1
-                self._cond.notify_all()
+            self._wait_turn(ticket)
         else:
             with self._cond:
                 self._running += 1
+        started = time.perf_counter()
         try:
             yield
         finally:
             with self._cond:
                 self._running -= 1
+                took = time.perf_counter() - started
+                self.mean_s = took if self.mean_s is None else 0.7 * self.mean_s + 0.3 * took
                 self._cond.notify_all()
 
+    def _wait_turn(self, ticket: int) -> None:
+        """Wait in line (first come, first served), saying every second when this run starts
+        (:func:`queue_message`, from the place in line and the recent computations' mean time)."""
+        notice = _QueueNotice()
+        try:
+            while True:
+                with self._cond:
+                    if self._running < self.limit and self._queue[0] == ticket:
+                        self._queue.pop(0)
+                        self._running += 1
+                        self._cond.notify_all()
+                        return
+                    text = queue_message(self._queue.index(ticket), self.limit, self.mean_s)
+                notice.show(text)  # outside the lock: it writes to the page
+                with self._cond:
+                    self._cond.wait(timeout=1.0)
+        finally:
+            notice.clear()
 
-def _queued_notice(waiting: int):
-    """The message a queued session shows while it waits (nothing outside a script run)."""
-    try:
-        return st.spinner(f"The server is busy: your run is queued ({waiting} waiting; at most "
-                          f"{ADMISSION.limit} run at once). It starts as soon as one finishes.")
-    except Exception:  # no script run context (e.g. a test calling memo directly)
-        return contextlib.nullcontext()
+
+#: Test hook (tests/e2e/test_e2e_queue.py): a file path. The server process's first computation
+#: that takes a slot holds it until that file exists (at most 120 s), after writing
+#: ``<path>.held``, so that a browser test sees a second session wait in line, deterministically.
+TEST_HOLD_FIRST_SLOT = "DPVIZ_TEST_HOLD_FIRST_SLOT"
+_first_slot_taken = threading.Event()
+
+
+def _test_hold_first_slot() -> None:
+    path = os.environ.get(TEST_HOLD_FIRST_SLOT, "")
+    if not path or _first_slot_taken.is_set():
+        return
+    _first_slot_taken.set()
+    with contextlib.suppress(OSError), open(f"{path}.held", "w") as fh:
+        fh.write("held\n")
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def queue_message(ahead: int, limit: int, mean_s: float | None) -> str:
+    """What a session waiting for a slot reads: how many wait before it and, once the server has
+    timed a computation, when its run starts (its place in line times the recent mean time of a
+    computation, over the ``limit`` that run at once; at least 1 s)."""
+    when = ("as soon as one of them finishes" if mean_s is None
+            else f"in about {max(1, math.ceil((ahead + 1) * mean_s / limit))} s")
+    before = ("no other run waits" if ahead == 0 else
+              f"{ahead} other run{'s wait' if ahead > 1 else ' waits'}")
+    running = f"{limit} runs are" if limit > 1 else "1 run is"
+    return f"The server is busy: {running} computing and {before} before yours. Your run starts {when}."
+
+
+class _QueueNotice:
+    """The queue message on the waiting session's page (nothing outside a script run, e.g. on
+    the background worker or in a test calling :func:`memo` directly)."""
+
+    def __init__(self) -> None:
+        self._slot = None
+        self._text = ""
+        try:
+            from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+            if get_script_run_ctx(suppress_warning=True) is not None:
+                self._slot = st.empty()
+        except Exception:  # Streamlit's internals moved: no message, the run still waits
+            self._slot = None
+
+    def show(self, text: str) -> None:
+        if self._slot is not None and text != self._text:
+            self._text = text
+            with contextlib.suppress(Exception):  # a session gone mid-wait: nothing to show
+                self._slot.info(text, icon=":material/hourglass_top:")
+
+    def clear(self) -> None:
+        if self._slot is not None:
+            with contextlib.suppress(Exception):
+                self._slot.empty()
 
 
 #: No limit by default: on the shared 2-core VM a limit of 2 made a ρ move's p50 slower at
@@ -259,7 +464,9 @@ def _session_count() -> int | None:
 
 def _janitor(period: float) -> None:
     """Every ``period`` s: when the server holds fewer sessions than at the last look (closed
-    sessions were dropped), :func:`release_memory`."""
+    sessions were dropped), :func:`release_memory`; when it holds none, the public values'
+    cache is emptied first (:data:`PUBLIC`: an idle server gives that memory back, and the next
+    class's first session computes them again)."""
     last, again = _session_count(), 0
     while True:
         time.sleep(period)
@@ -267,6 +474,8 @@ def _janitor(period: float) -> None:
         dropped = now is not None and last is not None and now < last
         if dropped or again == 1:
             before = _rss_mb()
+            if now == 0:
+                PUBLIC.clear()
             release_memory()
             _log(f"janitor sessions={last}->{now} rss={before:.0f}->{_rss_mb():.0f}MB")
         # Once more a few periods later: a dropped session's script thread and messages are

@@ -16,7 +16,7 @@ import numpy as np
 
 import dpviz.clustering.baselines
 import dpviz.metrics
-from app.components import cache, safe
+from app.components import cache, safe, simulation
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,8 @@ def reference(ds, k: int) -> Reference:
         ref = dpviz.metrics.reference_kmeans(ds.X, k, rng=0)
         return Reference(ref.centers, ref.cost, time.perf_counter() - t0, ref.recipe)
 
-    return cache.memo("refcost", (ds.content_hash, int(k)), compute)
+    return cache.memo("refcost", (ds.content_hash, int(k)), compute,
+                      public=simulation.is_public(ds))
 
 
 def loss_tile(raw: float | None) -> tuple[str, str]:
@@ -87,6 +88,7 @@ def error_text(exc: BaseException) -> str:
             "not in your settings; the previous result stays on screen.")
 
 
-def memo_figure(key: Hashable, build):
-    """Figures that depend only on cached inputs (e.g. panels (a), (b)) are built once."""
-    return cache.memo("figures", key, build)
+def memo_figure(key: Hashable, build, *, public: bool = False):
+    """Figures that depend only on cached inputs (e.g. panels (a), (b)) are built once (once for
+    the server with ``public``: the figure's dataset is public, ``simulation.is_public``)."""
+    return cache.memo("figures", key, build, public=public)

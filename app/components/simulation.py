@@ -14,7 +14,10 @@ call this module, with (dataset, spec, params, public inputs, seed, ε, δ, draw
   every session; an upload's stays in its session (DESIGN.md).
 - **The run** goes through ``dpviz.run(stage=…, budget_plan=…)``: the registry plans it from the
   row-level target (or takes a given plan, an old link's own budget), runs the private stage on
-  the cached stage and re-accounts its ledger. Cached per session (:func:`run`).
+  the cached stage and re-accounts its ledger. Cached per session (:func:`run`); a public
+  dataset's seeded run is a function of public inputs only, the same for every session, so it is
+  computed once for the server (``cache.memo(..., public=True)``, issue 46), as are its statement
+  lines. An upload's runs never leave its session.
 - **Prefetch** (:func:`prefetch`) starts the same calls for the neighbouring slider positions on
   the background worker; **redraw** is :func:`run` with ``draw`` ≥ 1.
 - **Privacy readout.** The number every surface shows is the run's re-accounted statement,
@@ -68,6 +71,12 @@ def rows(ds, public: PublicHoldout | None = None) -> tuple[np.ndarray, np.ndarra
     return public.split(ds.X)
 
 
+def is_public(ds) -> bool:
+    """Whether ``ds``'s rows are a public recipe or table (:data:`PUBLIC_SOURCES`): what is
+    computed from them alone may be shared by every session (never an upload's)."""
+    return getattr(ds, "source", None) in PUBLIC_SOURCES
+
+
 def _split_key(public: PublicHoldout | None) -> tuple:
     return () if public is None else ("public", public.fraction, PUBLIC_SPLIT_SEED)
 
@@ -107,7 +116,7 @@ def stage(ds, spec: AlgorithmSpec, p: Any, pub: Public, seed: int,
         return spec.stage(X, pub.k, radius=pub.radius, rng=np.random.default_rng(seeds(seed)[0]), pub=pub,
                           params=p)
 
-    if getattr(ds, "source", None) in PUBLIC_SOURCES and public is None:
+    if is_public(ds) and public is None:
         return cache.memo("stage", key, lambda: _shared_stage(key, compute))
     return cache.memo("stage", key, compute)
 
@@ -163,7 +172,8 @@ def _call(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta
 
 def run(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float, seed: int,
         public: PublicHoldout | None = None, draw: int = 0, budget_plan: BudgetPlan | None = None):
-    """One seeded simulation of ``spec`` at the row-level target (ε, δ) (cached per session).
+    """One seeded simulation of ``spec`` at the row-level target (ε, δ) (cached per session; on a
+    public dataset computed once for the server).
 
     With ``public`` (a declared public split) the run sees only the private rows and receives the
     public ones as ``public_X``; ``pub.n_declared`` is then the private part's size. With
@@ -172,7 +182,7 @@ def run(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: 
     """
     key, compute = _call(ds, spec, p, pub, epsilon=epsilon, delta=delta, seed=seed, public=public,
                          draw=draw, budget_plan=budget_plan)
-    return cache.memo("run" if not draw else "redraw", key, compute)
+    return cache.memo("run" if not draw else "redraw", key, compute, public=is_public(ds))
 
 
 def prefetch(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilons, delta: float, seed: int,
@@ -191,12 +201,33 @@ def prefetch(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilons, delta: f
                                  public=public, draw=0, budget_plan=budget_plan)
         except ValueError:  # a stage these inputs refuse: the move itself will say so
             continue
-        pending = cache.speculate("run", key, compute)
-        done = cache.peek("run", key)
+        pending = cache.speculate("run", key, compute, public=is_public(ds))
+        done = cache.peek("run", key, public=is_public(ds))
         if pending is None and done is None:  # speculation is off
             continue
         started.append((key, pending.result if pending is not None else (lambda done=done: done)))
     return started
+
+
+def warm(ds, spec: AlgorithmSpec, p: Any, pub: Public, *, epsilon: float, delta: float, seed: int,
+         budget_plan: BudgetPlan | None = None) -> tuple[RunKey, Callable[[], Any]] | None:
+    """Start the run at ``epsilon`` of a public dataset (:func:`is_public`) on the background
+    worker for the whole server, with its statement lines (:func:`cache.warm`): a class moving
+    anywhere on the slider then finds it done (issue 46). Its key and a function giving the run
+    (waiting for it); None for an upload (never shared), when speculation is off, or for inputs
+    the stage refuses."""
+    if not is_public(ds):
+        return None
+    try:
+        key, compute = _call(ds, spec, p, pub, epsilon=float(epsilon), delta=float(delta), seed=seed,
+                             public=None, draw=0, budget_plan=budget_plan)
+    except ValueError:
+        return None
+    get = cache.warm("run", key, compute)
+    if get is None:
+        return None
+    cache.warm("statement", key, lambda: _lines(get()))
+    return key, get
 
 
 def stated(result) -> Any:
@@ -211,13 +242,14 @@ def _lines(result) -> Any:
     return explained_statement(result.ledger, result.plan.delta_prime, result.statement)
 
 
-def statement_lines(result, key: tuple):
+def statement_lines(result, key: tuple, *, public: bool = False):
     """The row-level statement of ``result``'s ledger with its explanation lines (the paper's
     zCDP total, the tuple stage through group privacy), its ``row`` being :func:`stated`'s number.
-    ~10 ms (the δ′ split), so cached per run key and prefetched (:func:`prefetch_statement`)."""
-    return cache.memo("statement", key, lambda: _lines(result))
+    ~10 ms (the δ′ split), so cached per run key and prefetched (:func:`prefetch_statement`);
+    ``public``: the run's dataset :func:`is_public` (then computed once for the server)."""
+    return cache.memo("statement", key, lambda: _lines(result), public=public)
 
 
-def prefetch_statement(key: tuple, get: Callable[[], Any]) -> None:
+def prefetch_statement(key: tuple, get: Callable[[], Any], *, public: bool = False) -> None:
     """Start :func:`statement_lines` of a prefetched run on the worker, after it."""
-    cache.speculate("statement", key, lambda: _lines(get()))
+    cache.speculate("statement", key, lambda: _lines(get()), public=public)

@@ -153,12 +153,6 @@ def main_panel_spec(
     else:
         color_of = np.zeros(0, dtype=int)
     ccolor = [colors.cluster_color(int(c)) for c in color_of]
-    E = [np.asarray(e, dtype=float) for e in earlier if e is not None and np.size(e)]
-    if E:
-        E2 = proj.transform(np.vstack(E))
-        svg.append(dict(centers_trace(E2, name=EARLIER_NAME, color="#7F8C8D", symbol="x-thin",
-                                      size=8, line_color="#7F8C8D", opacity=0.45),
-                        hoverinfo="skip"))
     noise = released_noise(result)
     if noise is not None and magnification:
         Cn, sigma = noise
@@ -189,6 +183,8 @@ def main_panel_spec(
         stubs[-1]["marker"]["color"] = ccolor[0] if ccolor else colors.DATA
     traces = [dict(tr, name=wrap(tr["name"], 24)) for tr in stubs + [dict(t, type="scatter") for t in svg]]
     layout = dict(
+        # where :func:`with_earlier` puts the earlier draws: under this run's centers
+        meta=dict(earlier_at=len(stubs)),
         template=colors.TEMPLATE, height=height, showlegend=True,
         margin=dict(l=MARGIN_LEFT, r=legend_width, t=6, b=MARGIN_BOTTOM, autoexpand=False),
         legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top",
@@ -205,4 +201,20 @@ def main_panel_spec(
                           x=1.02, y=0.0, xanchor="left", yanchor="bottom", align="left",
                           showarrow=False, font=dict(size=9))] if note else [],
     )
-    return dict(data=traces, layout=layout)
+    return with_earlier(dict(data=traces, layout=layout), earlier, proj)
+
+
+def with_earlier(spec: dict, earlier: Sequence[np.ndarray], projector: Projector) -> dict:
+    """``spec`` (a :func:`main_panel_spec`) with the centers of ``earlier`` runs drawn faintly
+    (grey) under this run's centers. A new dict: ``spec`` itself is left as it is, so the panel of
+    a run can be built once and shared, each viewer adding the earlier draws it has seen."""
+    E = [np.asarray(e, dtype=float) for e in earlier if e is not None and np.size(e)]
+    if not E:
+        return spec
+    E2 = projector.transform(np.vstack(E))
+    trace = dict(centers_trace(E2, name=EARLIER_NAME, color="#7F8C8D", symbol="x-thin", size=8,
+                               line_color="#7F8C8D", opacity=0.45), hoverinfo="skip", type="scatter")
+    trace["name"] = wrap(trace["name"], 24)
+    data = list(spec["data"])
+    data.insert(spec["layout"]["meta"]["earlier_at"], trace)
+    return dict(spec, data=data)

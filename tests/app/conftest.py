@@ -40,3 +40,15 @@ def speculation_gets_cpu_under_load():
     yield
     cache._WORKER.shutdown(wait=False, cancel_futures=True)
     cache._WORKER = idle
+
+
+@pytest.fixture(autouse=True)
+def fresh_public_values(monkeypatch):
+    """Each test starts on a server that has computed nothing public yet (issue 46: the seeded runs
+    and figures of public data are shared by every session of the process, ``cache.PUBLIC``), so
+    that what a test computes does not depend on which tests ran before it in the same process."""
+    from app.components import cache
+
+    for queued in list(cache._WARMING.values()):  # an earlier test's warm-up not started yet
+        queued.cancel()
+    monkeypatch.setattr(cache, "PUBLIC", cache.PublicCache(cache.PUBLIC_SIZES))

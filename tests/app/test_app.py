@@ -19,6 +19,7 @@ from apptest_helpers import (
     texts,
 )
 
+from app.components import cache
 from dpviz.privacy import row_level_statement
 
 GOOD_CSV = b"height,weight,name\n" + b"".join(
@@ -366,6 +367,9 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
     assert (30.0, 1e-6) in by_step and not isinstance(by_step[15.0, 1e-6], Future)
 
     monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+    # a server that has computed nothing public yet (issue 46: otherwise the first session's run
+    # and figure, shared with every session, would be shown, not computed on the move)
+    monkeypatch.setattr(cache, "PUBLIC", cache.PublicCache(cache.PUBLIC_SIZES))
     cold = open_app(**SMALL, eps="20")
     assert not _pending(cold, "run") and not _pending(cold, "live_figures")
     cold_key, computed = cold.session_state["_explore_last_result"]

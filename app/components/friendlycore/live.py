@@ -26,7 +26,7 @@ import streamlit as st
 import dpviz.viz.data
 import dpviz.viz.main_panel
 import dpviz.viz.storyboard
-from app.components import cache, controls, keys, state
+from app.components import cache, controls, keys, simulation, state
 from app.components import run as shared
 from app.components.friendlycore import run
 from app.components.keys import Key
@@ -51,7 +51,7 @@ def projection(ds):
     """The data's 2-D projection, built once per dataset (every panel and cloud shares it)."""
     viz = dpviz.viz
     return shared.memo_figure(("proj", ds.content_hash), lambda: viz.data.project_2d(
-        ds.X, feature_names=ds.feature_names))
+        ds.X, feature_names=ds.feature_names), public=simulation.is_public(ds))
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,8 @@ def live_figure(result, result_key, ds, ref, *, vector: bool) -> str:
     """:func:`live_figure_json`, cached per run (a prefetched one is waited for)."""
     proj = projection(ds)
     return cache.memo("live_figures", ("live", result_key, vector),
-                      lambda: live_figure_json(result, ds, ref, proj, vector=vector))
+                      lambda: live_figure_json(result, ds, ref, proj, vector=vector),
+                      public=simulation.is_public(ds))
 
 
 def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
@@ -156,10 +157,35 @@ def prefetch_next(ds, stage, cfg: run.RunConfig, ref, *, figure: bool) -> None:
         if figure and get_result is not None:
             cache.speculate("live_figures", ("live", step.private_key(ds), vector),
                             lambda get=get_result: live_figure_json(get(), ds, ref, proj,
-                                                                    vector=vector))
+                                                                    vector=vector),
+                            public=simulation.is_public(ds))
     # Then the plans of every ε of the slider at this δ (public inputs only; ~0.1 s each the first
     # time, process-wide cache): a jump of several steps then computes only its run and figure.
     cache.speculate("plans", cfg.at_eps(1.0).private_key(ds), lambda: _plan_grid(ds, cfg, eps))
+    if simulation.is_public(ds):
+        warm_slider(ds, stage, cfg, ref, eps, vector=vector if figure else None)
+
+
+def warm_slider(ds, stage, cfg: run.RunConfig, ref, eps: float, *, vector: bool | None) -> None:
+    """On a public dataset, every other ε of the slider at this δ: its run, statement, tiles and
+    (``vector`` not None) live figure, computed once for the whole server on the background worker
+    (:func:`cache.warm`, nearest ε first): a class of 100 moving anywhere on the slider then finds
+    them done instead of each first visitor of an ε computing it while the others wait (issue 46)."""
+    token = ("slider", cfg.at_eps(1.0).private_key(ds), vector)
+    # once for the server (a later move, while it is busy, starts it instead): nothing per move
+    if not cache.speculating() or not cache.PUBLIC.first_time(token):
+        return
+    proj = projection(ds)
+    for e in sorted(controls.EPS_GRID, key=lambda e: abs(math.log(e / eps))):
+        step = cfg.at_eps(e)
+        get = run.warm(ds, stage, step)
+        if get is None:  # an ε no budget meets (its move says so), or the server got busy
+            continue
+        key = step.private_key(ds)
+        cache.warm("diagnostics", key, lambda get=get: run.diagnostics(ds, stage, get(), ref))
+        if vector is not None:
+            cache.warm("live_figures", ("live", key, vector),
+                       lambda get=get: live_figure_json(get(), ds, ref, proj, vector=vector))
 
 
 def _plan_grid(ds, cfg: run.RunConfig, eps: float) -> int:
@@ -209,10 +235,20 @@ def magnification(ds, k: int, result, proj) -> float | None:
 def main_panel(result, result_key, ds, ref, cfg: run.RunConfig) -> str:
     """The main panel's figure (JSON) for the run on screen: data, private centers, the noise
     cloud ×M and the earlier draws of this tuple stage."""
+    mp = dpviz.viz.main_panel
     proj = projection(ds)
     earlier = remember_draw(cfg.stage_key(ds), result_key, result)
     ref_centers = ref.centers if ref is not None else ds.true_centers
-    spec = dpviz.viz.main_panel.main_panel_spec(
-        result, ds.X, projector=proj, reference_centers=ref_centers, earlier=earlier,
-        magnification=magnification(ds, cfg.k, result, proj))
-    return pio.to_json(spec, validate=False)
+    M = magnification(ds, cfg.k, result, proj)
+
+    def build() -> tuple[dict, str]:
+        spec = mp.main_panel_spec(result, ds.X, projector=proj, reference_centers=ref_centers,
+                                  magnification=M)
+        return spec, pio.to_json(spec, validate=False)
+
+    # The run's panel without the earlier draws (the data and cloud image, its centers) is the
+    # same for every session seeing this run at this M: built once (for the server on public
+    # data, issue 46); this session's earlier draws are added to it.
+    spec, text = cache.memo("main_panels", ("main", result_key, M), build,
+                            public=simulation.is_public(ds))
+    return text if not earlier else pio.to_json(mp.with_earlier(spec, earlier, proj), validate=False)

@@ -37,6 +37,7 @@ from app.components import (
     modes,
     rerun_timing,
     safe,
+    simulation,
     state,
 )
 from app.components import run as shared
@@ -90,7 +91,8 @@ def _panel(key: str, fn, result, ds, proj, ref_centers, stage_key) -> None:
                           title=dict(font=dict(size=13)))
         return fig.to_json()
 
-    live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build),
+    live_chart.live_chart(shared.memo_figure(("panel", key, stage_key), build,
+                                             public=simulation.is_public(ds)),
                           key=f"{STORYBOARD_PANEL}{key}")
     st.caption(f"({key}) {PANEL_TEXT[key]}")
 
@@ -420,7 +422,7 @@ def live(ds, stage, cfg: run.RunConfig) -> None:
         live_chart.live_chart(explore_live.main_panel(result, result_key, ds, ref, cfg),
                               key=MAIN_PANEL_CHART)
     lap("main panel")
-    _tiles(run.diagnostics(ds, stage, result, ref), result)
+    _tiles(run.diagnostics(ds, stage, result, ref, key=result_key), result)
     lap("tiles")
 
     view = _view_picker()
