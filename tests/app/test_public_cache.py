@@ -201,6 +201,14 @@ def test_the_queue_message_is_on_the_waiting_sessions_page():
 
 def test_the_slider_is_warmed_once_for_the_server_and_never_for_an_upload(fresh, monkeypatch):
     monkeypatch.setenv("DPVIZ_PREFETCH", "1")
+    # A worker of its own and an empty register of warm-ups: the app's one speculation worker may
+    # still hold jobs an earlier test on this pytest worker queued, and the loop below waits until
+    # the register is empty (a fresh-clone run timed out here behind test_two_sessions' jobs).
+    from concurrent.futures import ThreadPoolExecutor
+
+    own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-speculate-test")
+    monkeypatch.setattr(cache, "_WORKER", own)
+    monkeypatch.setattr(cache, "_WARMING", {})  # and only this test's warm-ups to wait for
     monkeypatch.setattr(controls, "EPS_GRID", (1.0, 3.0, 10.0))
     ds = dpviz.data.GENERATORS["fig3_three"](2_000, rng=0)
     cfg = _cfg(ds)

@@ -81,7 +81,8 @@ def test_lecturer_sees_the_whole_eps_table_at_1280(page: Page, app_url: str) -> 
     assert_no_exception(page)
     expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
     expect(plotly_charts(page)).to_have_count(2, timeout=120_000)
-    expect(page.get_by_text("ε = 0.3", exact=True)).to_be_visible()
+    # each side's heading: its ε (and the loss, issue 43's one-sentence panels)
+    expect(page.get_by_role("heading", name=re.compile(r"^ε = 0\.3(?![\d.])"))).to_be_visible()
     _shot(page, "journey_lecturer_present")
 
 
