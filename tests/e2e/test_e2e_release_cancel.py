@@ -76,10 +76,14 @@ def test_cancel_books_the_target_and_shows_nothing(page: Page, app_url: str, sho
     cancel = widget(page, "release_cancel").get_by_role("button", name="Cancel")
     expect(cancel).to_be_visible(timeout=30_000)
     cancel.click()
-    expect(widget(page, "release_progress")).to_contain_text("Cancelling at the next stage boundary",
-                                                           timeout=10_000)
     message = page.get_by_text("Cancelled: the attempt was booked at ε = 1, δ = 1e-06, because the run "
                                "had started reading the data")
+    # The click lands in one of two explicit states: the bar says it is cancelling, or the run
+    # already reached its next stage boundary and the page says it was cancelled (CI run of stop
+    # 48: the boundary came before the next half-second poll, so "Cancelling" was never drawn).
+    # The "Cancelling" line itself is checked without a browser in tests/app/test_release_cancel.py.
+    cancelling = widget(page, "release_progress").get_by_text("Cancelling at the next stage boundary")
+    expect(cancelling.or_(message).first).to_be_visible(timeout=10_000)
     expect(message).to_be_visible(timeout=120_000)
     shoot("release_cancelled")
     # the ledger total rose by the target (it was 0) ...
