@@ -23,8 +23,10 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
 # MALLOC_ARENA_MAX=2: glibc keeps up to 8 heap arenas per core, one per busy session thread,
 # and holds their freed pages; with 2 the server's RSS peaked ~80 MB lower at 20 sessions and
 # returned closer to its baseline after they closed (docs/hostile.md, bench/load.py).
+# app.launch = `streamlit run app/main.py` with the library and the app's components imported
+# before the server listens, so the first visitor does not wait for them (issue 43).
 run: $(VENV)/.runtime
-	MALLOC_ARENA_MAX=2 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.headless true \
+	MALLOC_ARENA_MAX=2 $(PY) -m app.launch --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false
 
 # Debian's chromium for the browser tests (Playwright cannot download browsers here).

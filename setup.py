@@ -8,7 +8,7 @@ The wheel holds two top-level directories, mirroring the repository (whose layou
 - ``dpviz_app/``: the web app as the repository lays it out — ``dpviz_app/app/`` (the ``app``
   package, its page scripts ``views/*.py``, ``precomputed/*.json`` and ``favicon.svg``) and
   ``dpviz_app/.streamlit/config.toml``. ``dpviz app`` (:mod:`dpviz.serve`) runs
-  ``streamlit run dpviz_app/app/main.py`` from ``dpviz_app/``, as ``make run`` does from the
+  ``python -m app.launch`` (``streamlit run app/main.py`` after its imports) from ``dpviz_app/``, as ``make run`` does from the
   repository root, so Streamlit reads the same settings and ``app/main.py`` puts ``dpviz_app/``
   on ``sys.path`` for ``import app``. The app is not installed as a top-level ``app`` package:
   that name belongs to no one and would shadow (or be shadowed by) any other ``app``.

@@ -5,7 +5,7 @@
         [--json PATH]
     PYTHONPATH=. .venv/bin/python bench/app_latency.py --compare [OPENS]   # Compare's default view
 
-Starts ``streamlit run app/main.py`` on a free loopback port (or uses ``--url``), opens Explore
+Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses ``--url``), opens Explore
 on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16; with ``--slider
 delta``, ρ = 1 and δ starts at 10⁻³), waits for the tuple stage, makes one warm-up move, then
 presses ArrowLeft on the slider ``--moves`` times. Each move lands on a value not shown before.

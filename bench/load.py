@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/load.py [--sessions 1,10,20] [--moves 10] [--n 20000]
         [--t 200] [--think 1.0] [--ttl 10] [--quick] [--json PATH]
 
-Starts ``streamlit run app/main.py`` on a free loopback port (``DPVIZ_TIMING`` set, so every
+Starts the app (``python -m app.launch``, as ``make run``) on a free loopback port (``DPVIZ_TIMING`` set, so every
 rerun's server-side time is logged by ``app.components.rerun_timing.Laps``), then for each N drives N
 sessions at once with a light client: Streamlit's own websocket protocol (protobuf ``BackMsg``
 / ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this process, no
@@ -64,7 +64,7 @@ def free_port() -> int:
 
 def start_server(port: int, timing: Path, ttl: int, arenas: int = 2,
                  classroom: bool = False) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+    cmd = [sys.executable, "-m", "app.launch",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
            "--server.disconnectedSessionTTL", str(ttl)]

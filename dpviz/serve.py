@@ -4,9 +4,10 @@
 
 The wheel installs the app next to the library as ``dpviz_app/`` (``app/`` and
 ``.streamlit/config.toml``, the repository's layout; see ``setup.py``). This command runs
-``python -m streamlit run dpviz_app/app/main.py`` with ``dpviz_app/`` as its working directory,
-exactly as ``make run`` runs ``app/main.py`` from the repository root: Streamlit reads the same
-``.streamlit/config.toml``, and ``app/main.py`` puts ``dpviz_app/`` on ``sys.path``. From a
+``python -m app.launch`` (``streamlit run app/main.py`` with the app's imports done before the
+server listens, ``app/launch.py``) with ``dpviz_app/`` as its working directory, exactly as
+``make run`` does from the repository root: Streamlit reads the same ``.streamlit/config.toml``,
+and ``app/main.py`` puts ``dpviz_app/`` on ``sys.path``. From a
 checkout (``dpviz`` imported from the repository) it serves the checkout's ``app/``.
 
 Classroom mode (``--classroom``, or ``DPVIZ_CLASSROOM=1`` in the environment) is a read-only
@@ -63,8 +64,9 @@ def app_root() -> Path:
 
 def command(root: Path, port: int | None = None, address: str | None = None, classroom: bool = False,
             extra: Sequence[str] = (), python: str = sys.executable) -> list[str]:
-    """The ``python -m streamlit run`` command line that serves the app under ``root``."""
-    cmd = [python, "-m", "streamlit", "run", str(root / "app" / "main.py")]
+    """The command line that serves the app under ``root`` (run with ``root`` as the working
+    directory): ``python -m app.launch``, i.e. ``streamlit run app/main.py`` after its imports."""
+    cmd = [python, "-m", "app.launch"]
     if port is not None:
         cmd += ["--server.port", str(port)]
     if address is not None:

@@ -157,10 +157,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def serve_command(script: str | Path) -> list[str]:
+    """How ``script`` is served: the app's own ``app/main.py`` as ``make run`` serves it
+    (``python -m app.launch``: its imports done before the server listens, issue 43), any other
+    script (a test's toy page) by ``python -m streamlit run``."""
+    if Path(script).resolve() == ROOT / "app" / "main.py":
+        return [sys.executable, "-m", "app.launch"]
+    return [sys.executable, "-m", "streamlit", "run", str(script)]
+
+
 @contextmanager
 def streamlit_server(script: str | Path, *, timeout: float = 60.0, log: Path | None = None,
                      env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``streamlit run <script>`` on a free loopback port; yield its base URL; always kill it.
+    """Serve ``script`` (:func:`serve_command`) on a free loopback port; yield its base URL; always
+    kill it.
 
     ``env`` adds variables to the server's environment (e.g. ``DPVIZ_PREFETCH=0``).
     Polls ``/_stcore/health`` until it answers 200. The server's output goes to ``log`` (or is
@@ -168,7 +178,7 @@ def streamlit_server(script: str | Path, *, timeout: float = 60.0, log: Path | N
     """
     port = free_port()
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(script),
+        *serve_command(script),
         "--server.port", str(port), "--server.address", "127.0.0.1",
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none", "--server.runOnSave", "false",

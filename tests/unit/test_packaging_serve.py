@@ -26,10 +26,10 @@ def test_app_root_in_a_checkout_is_the_repository():
 def test_command_runs_streamlit_on_the_app_with_the_options():
     cmd = serve.command(Path("/x"), port=8600, address="127.0.0.1", classroom=True,
                         extra=["--", "--server.disconnectedSessionTTL", "30"], python="py")
-    assert cmd == ["py", "-m", "streamlit", "run", "/x/app/main.py", "--server.port", "8600",
+    assert cmd == ["py", "-m", "app.launch", "--server.port", "8600",
                    "--server.address", "127.0.0.1", "--server.maxUploadSize", "0",
                    "--server.disconnectedSessionTTL", "30"]
-    assert serve.command(Path("/x"), python="py") == ["py", "-m", "streamlit", "run", "/x/app/main.py"]
+    assert serve.command(Path("/x"), python="py") == ["py", "-m", "app.launch"]  # run in /x
 
 
 def test_environment_sets_classroom_and_makes_paths_absolute(tmp_path):
