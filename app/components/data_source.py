@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 import dpviz.data
-from app.components import cache, classroom, safe, state
+from app.components import cache, classroom, keys, safe, state
 from app.components.keys import Key
 from dpviz.data import columns as _columns
 
@@ -119,7 +119,37 @@ def current() -> DataChoice:
     except ValueError as exc:
         return DataChoice(last, error=safe.md(exc))  # may quote a URL value: shown as text
     st.session_state[_LAST_GOOD] = ds
+    _apply_link_suggestions(ds)
     return DataChoice(ds)
+
+
+def _apply_link_suggestions(ds) -> None:
+    """The knobs a link to a built-in table left out (:func:`state._note_link_suggestions`),
+    set once to the table's :func:`suggestions` (t at the link's k when it gave one)."""
+    missing = st.session_state.pop(keys.LINK_SUGGESTS, ())
+    if not missing or ds.source != "builtin":
+        return
+    sg = suggestions(ds, None if "k" in missing else int(state.get("k")))
+    state.update(**{name: sg[name] for name in missing if name in sg})
+
+
+def suggestions(ds, k: int | None = None) -> dict:
+    """A dataset's public suggestions for the run knobs: k (its classes or generated clusters),
+    r_min = 10⁻³·Λ and t (with ``k``, default the suggested or current k); Λ back to the declared."""
+    out: dict = {"radius": None}
+    if ds.k:
+        out["k"] = int(ds.k)
+    if ds.radius:
+        out["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
+    k = k if k is not None else out.get("k", state.get("k"))
+    # The paper's t = 200, but keep at least ~5k rows per piece so the oracle can find k clusters
+    # (small data gets fewer pieces; FriendlyCore may then fail and say so). Only from a PUBLIC
+    # size: a recipe's n (generated, built-in) or the n the user declared for an upload. An
+    # upload's row count is a statistic of its rows (issue 25, finding 4): without a declared n,
+    # t stays at the paper's public default 200.
+    n_public = ds.n if ds.source != "upload" else ds.params.get("n_declared")
+    out["t"] = min(200, max(2, int(n_public) // (5 * k))) if n_public else 200
+    return out
 
 
 def radius_for(ds, p: dict[str, Any] | None = None) -> float | None:

@@ -80,23 +80,8 @@ def _after_data_change() -> None:
     st.session_state[keys.DATA_CHANGED] = True
 
 
-def suggestions(ds, k: int | None = None) -> dict:
-    """A dataset's public suggestions for the run knobs: k (its classes or generated clusters),
-    r_min = 10⁻³·Λ and t (with ``k``, default the suggested or current k); Λ back to the declared."""
-    out: dict = {"radius": None}
-    if ds.k:
-        out["k"] = int(ds.k)
-    if ds.radius:
-        out["rmin"] = float(f"{ds.radius * 1e-3:.3g}")
-    k = k if k is not None else out.get("k", state.get("k"))
-    # The paper's t = 200, but keep at least ~5k rows per piece so the oracle can find k clusters
-    # (small data gets fewer pieces; FriendlyCore may then fail and say so). Only from a PUBLIC
-    # size: a recipe's n (generated, built-in) or the n the user declared for an upload. An
-    # upload's row count is a statistic of its rows (issue 25, finding 4): without a declared n,
-    # t stays at the paper's public default 200.
-    n_public = ds.n if ds.source != "upload" else ds.params.get("n_declared")
-    out["t"] = min(200, max(2, int(n_public) // (5 * k))) if n_public else 200
-    return out
+#: A dataset's public suggestions for the run knobs (moved to data_source: a link applies them).
+suggestions = data_source.suggestions
 
 
 def sync_run_defaults(ds) -> None:

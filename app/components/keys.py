@@ -67,6 +67,9 @@ GOTO_EXPLORE: Key[bool] = _declare(
 DATA_CHANGED: Key[bool] = _declare(
     "_data_changed", bool, "the dataset changed (Data's picker, Explore's form): apply its suggested "
     "k, t, r_min on the next run")
+LINK_SUGGESTS: Key[tuple] = _declare(
+    "_link_suggests", tuple, "a link named a built-in table without some of k, t, r_min: those take "
+    "the table's suggestions once the table is loaded (state.init → data_source.current)")
 
 # ----------------------------------------------------------------------------- Explore: both views
 # The generic view (algorithm_view.py) and FriendlyCore's (friendlycore/page.py) draw these under

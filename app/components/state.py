@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 import dpviz
+from app.components import keys
 from app.components.friendlycore import knobs as fc_knobs
 from app.components.keys import Key
 
@@ -366,15 +367,31 @@ def init() -> dict[str, Any]:
         params = defaults()
         values, notices = parse_query(query)
         _keep_link_rho(values)
+        _note_link_suggestions(values)
         params.update(values)
         st.session_state[_PARAMS_KEY] = params
         st.session_state[_NOTICES_KEY] = notices
     elif query and query != st.session_state.get(_LAST_QUERY_KEY):
         values, notices = parse_query(query)
         _keep_link_rho(values)
+        _note_link_suggestions(values)
         st.session_state[_PARAMS_KEY].update(values)
         st.session_state[_NOTICES_KEY] = notices
     return st.session_state[_PARAMS_KEY]
+
+
+#: The run knobs a dataset suggests (app.components.data_source.suggestions).
+SUGGESTED_KNOBS = ("k", "t", "rmin")
+
+
+def _note_link_suggestions(values: Mapping[str, Any]) -> None:
+    """A link naming a built-in table but not all of k, t, r_min (typed by hand: the app writes
+    them all): those take the table's suggestions once it is loaded, as choosing the table on the
+    Data page does, instead of the lesson's k = 8, t = 1,500 (with which FriendlyCore refused
+    Iris: "needs at least 12000 rows"; issue 43)."""
+    missing = tuple(name for name in SUGGESTED_KNOBS if name not in values)
+    if values.get("src") == "builtin" and missing:
+        st.session_state[keys.LINK_SUGGESTS] = missing
 
 
 def _keep_link_rho(values: dict[str, Any]) -> None:

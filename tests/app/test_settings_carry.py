@@ -44,3 +44,21 @@ def test_compare_takes_the_apps_delta_and_gives_it_back_and_a_links_own_delta_st
     assert at.select_slider(key="release_delta").value == 1e-8
     link = open_app("compare", **SMALL, cdelta="1e-09")  # a shared Compare link's own δ
     assert link.select_slider(key="compare_delta").value == 1e-9
+
+
+def test_a_hand_typed_link_to_a_built_in_table_takes_its_suggested_k_t_and_r_min():
+    """Issue 43: /?src=builtin&builtin=iris kept the lesson's k = 8, t = 1,500 and Explore opened
+    on FriendlyCore's "needs at least 12000 rows"; the knobs a link leaves out now take the
+    table's suggestions, as choosing Iris on the Data page does (k = 3 classes, t = 150 // 15)."""
+    at = open_app(None, src="builtin", builtin="iris")
+    assert not at.exception, [e.value for e in at.exception]
+    p = at.session_state["params"]
+    assert (p["k"], p["t"], p["rmin"]) == (3, 10, 0.002)  # Λ = √4 = 2: r_min = 10⁻³·Λ
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+    # a knob the link gives stands (t then follows the link's k: 150 // (5·4) = 7)
+    p = open_app(None, src="builtin", builtin="iris", k="4").session_state["params"]
+    assert (p["k"], p["t"]) == (4, 7)
+    # a generated recipe's link keeps the lesson's defaults (Learn: a page that runs nothing)
+    p = open_app("learn", src="generate", n="20000").session_state["params"]
+    assert (p["k"], p["t"]) == (8, 1500)
+    assert "_link_suggests" not in at.session_state  # applied once, then gone

@@ -88,6 +88,9 @@ DISCOVERY: dict[str, tuple[str, ...]] = {
     # a family folder's parts (Explore's live page, form, hand-off, triage, lesson), imported when
     # a page asks for them (app/components/families.py)
     "app.components.families": ("app.components",),
+    # the launcher imports every component before the server listens (a script: components are
+    # below it; no page is imported, tests/app/test_launch.py)
+    "app.launch": ("app.components",),
 }
 
 
