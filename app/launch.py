@@ -24,9 +24,11 @@ from pathlib import Path
 
 #: The app's entry point (what ``streamlit run`` is given).
 MAIN = Path(__file__).resolve().with_name("main.py")
-#: The heavy libraries every page reaches (through :mod:`dpviz` or the app's components).
+#: The heavy libraries every page reaches (through :mod:`dpviz` or the app's components), and
+#: Streamlit's emoji catalog (compiled when a page first shows a message with a non-ASCII
+#: character: 0.8 s of Compare's first open on a busy machine, py-spy).
 LIBRARIES = ("dpviz", "dpviz.registry", "sklearn.cluster", "scipy.stats", "pandas",
-             "plotly.graph_objects", "plotly.io")
+             "plotly.graph_objects", "plotly.io", "streamlit.emojis")
 
 
 def preload() -> list[str]:
