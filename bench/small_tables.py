@@ -104,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     for name in args.rows:
         row = ROWS[name]
         runner = PeerRunner(epsilons=tuple(args.eps), delta=DELTA, timeout_factor=args.timeout_factor,
-                            draws=args.draws, verbose=False)
+                            draws=args.draws, first_draw=args.first_draw, verbose=False)
         serves = {s.name for s in dpviz.algorithms(applicable_to=row.data(0)[0].shape[1])}
         row_labs = [lab for lab in labs if lab in ("google", "fastlloyd") or lab.split("[")[0] in serves]
 
@@ -112,7 +112,8 @@ def cmd_run(args: argparse.Namespace) -> None:
             with path.open("a") as fh:
                 fh.write(json.dumps(rec.__dict__ | {"table": name, "commit": commit()}) + "\n")
 
-        print(f"# {name}: {row.description}; {args.draws} draws; {load_text()}", flush=True)
+        print(f"# {name}: {row.description}; draws {args.first_draw}–{args.first_draw + args.draws - 1}; "
+              f"{load_text()}", flush=True)
         runner.run_row(row, (0,), row_labs, on_record=write)
 
 
@@ -279,6 +280,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--first-draw", type=int, default=0,
+                    help="run: index of the first draw (a second batch continues the first's streams)")
     ap.add_argument("--algorithms", nargs="*", default=None)
     ap.add_argument("--timeout-factor", type=float, default=10.0)
     ap.add_argument("--out", default="bench/results/small_tables.jsonl")
