@@ -160,6 +160,34 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else (1.0 if a <= b else math.inf)
 
 
+#: Bootstrap replicates of the 1.25× ratios, and their stream (analysis only: no algorithm or data
+#: stream shares it).
+BOOT = 2000
+BOOT_SEED = 44
+
+
+def _boot_stats(xs: list[float], gen: np.random.Generator) -> np.ndarray:
+    """(BOOT, 2) medians and 90th percentiles of resamples (with replacement) of one label's draws;
+    a stopped run (inf) stays above every finite loss."""
+    a = np.asarray(xs, dtype=np.float64)
+    a = np.where(np.isinf(a), 1e300, a)
+    s = a[gen.integers(a.size, size=(BOOT, a.size))]
+    return np.stack([np.median(s, axis=1), np.percentile(s, 90, axis=1)], axis=1)
+
+
+def ratio_interval(auto: list[float], regs: list[list[float]], seed: int = BOOT_SEED) -> np.ndarray:
+    """95% percentile-bootstrap intervals of auto ÷ best registered at the median and at p90, as
+    [[lo, hi] (median), [lo, hi] (p90)]: every label's draws are resampled independently and the
+    best is re-chosen in each replicate (so the min over labels' selection bias is in the interval).
+    An interval that straddles 1.25 means the draws cannot tell a miss from a hit."""
+    gen = np.random.default_rng(seed)
+    a = _boot_stats(auto, gen)
+    best = np.min(np.stack([_boot_stats(x, gen) for x in regs]), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(best > 0, a / np.where(best > 0, best, 1.0), np.where(a <= best, 1.0, np.inf))
+    return np.percentile(r, [2.5, 97.5], axis=0).T
+
+
 def table(records: list[dict]) -> str:
     """The issue-44 table and its goals, from the records."""
     by: dict[tuple[str, float, str], list[float]] = {}
@@ -171,10 +199,12 @@ def table(records: list[dict]) -> str:
     keys = sorted({(t, e) for t, e, _ in by}, key=lambda x: (list(ROWS).index(x[0]), x[1]))
     out = ["| table | ε | auto median / p90 (choice) | best registered median / p90 | Google median / p90 "
            "(quoted) | FastLloyd median / p90 (quoted) | origin | auto ÷ best (median, p90) | "
-           "choice's own run ÷ best (median, p90) | Google ÷ auto | draws |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "95% interval of auto ÷ best (median; p90) | choice's own run ÷ best (median, p90) | "
+           "Google ÷ auto | draws |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     goals = dict(cells=0, held=0, two_x=0, below_google=0, below_fl=0, google_cells=0, fl_cells=0,
-                 within_med=0, within_p90=0, origin_ok=0, choice_med=0, choice_p90=0)
+                 within_med=0, within_p90=0, origin_ok=0, choice_med=0, choice_p90=0, sure_med=0, sure_p90=0,
+                 open_med=0, open_p90=0)
     misses: list[str] = []
     for t, e in keys:
         regs = [lab for (tt, ee, lab) in by
@@ -200,9 +230,11 @@ def table(records: list[dict]) -> str:
         own = [_stats(by[(t, e, c)]) for c in chosen if (t, e, c) in by]
         cm, cp = (max(_ratio(m, bm) for m, _ in own), max(_ratio(q, bp) for _, q in own)) if own else (
             math.nan, math.nan)
+        ci = ratio_interval(by[(t, e, "auto")], [by[(t, e, lab)] for lab in regs])
         out.append(f"| {t} | {e:g} | {am:.3g} / {ap:.3g} ({', '.join(sorted(choice.get((t, e), [])))}) | "
                    f"{bm:.3g} ({bm_lab}) / {bp:.3g} ({bp_lab}) | {g_txt}{gq} | {f_txt}{fq} | {om:.3g} | "
-                   f"{rm:.2f}, {rp:.2f} | {cm:.2f}, {cp:.2f} | "
+                   f"{rm:.2f}, {rp:.2f} | {ci[0, 0]:.2f}–{ci[0, 1]:.2f}; {ci[1, 0]:.2f}–{ci[1, 1]:.2f} | "
+                   f"{cm:.2f}, {cp:.2f} | "
                    f"{'—' if math.isnan(gm) else f'{_ratio(gm, am):.2f}'} | "
                    f"{len(by[(t, e, 'auto')])} |")
         goals["cells"] += 1
@@ -212,6 +244,10 @@ def table(records: list[dict]) -> str:
         goals["origin_ok"] += am <= om
         goals["choice_med"] += cm <= 1.25
         goals["choice_p90"] += cp <= 1.25
+        goals["sure_med"] += ci[0, 1] <= 1.25  # within 1.25× over the whole interval
+        goals["sure_p90"] += ci[1, 1] <= 1.25
+        goals["open_med"] += ci[0, 0] <= 1.25 < ci[0, 1]  # the draws cannot decide
+        goals["open_p90"] += ci[1, 0] <= 1.25 < ci[1, 1]
         if rm > 1.25 or rp > 1.25:
             misses.append(f"{t} ε={e:g}: auto {am:.3g}/{ap:.3g} vs best {bm:.3g} ({bm_lab}) / "
                           f"{bp:.3g} ({bp_lab})")
@@ -226,6 +262,9 @@ def table(records: list[dict]) -> str:
     out += ["", f"cells {g['cells']} ({g['held']} held out); auto within 1.25× of the best registered: "
             f"median {g['within_med']}/{g['cells']}, p90 {g['within_p90']}/{g['cells']} (the choice's own "
             f"registered run: median {g['choice_med']}/{g['cells']}, p90 {g['choice_p90']}/{g['cells']}); "
+            f"95% interval wholly ≤ 1.25: median {g['sure_med']}/{g['cells']}, "
+            f"p90 {g['sure_p90']}/{g['cells']}, "
+            f"straddling 1.25: median {g['open_med']}, p90 {g['open_p90']}; "
             f"auto ≤ origin "
             f"(median) {g['origin_ok']}/{g['cells']}; auto ≥ 2× better than Google (median) {g['two_x']}/"
             f"{g['google_cells']}; auto < Google {g['below_google']}/{g['google_cells']}; auto < FastLloyd "
