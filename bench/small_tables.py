@@ -299,11 +299,13 @@ def table(records: list[dict]) -> str:
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     by_file = [[json.loads(line) for line in Path(f).read_text().splitlines()] for f in files]
-    if args.supersede:  # a later file's runs of a (table, label) replace the earlier files' (a code change)
+    if args.supersede:  # a later file's run of the same streams replaces an earlier file's (a code change)
+        def run_key(r: dict) -> tuple:
+            return r["table"], r["label"], r["epsilon"], r.get("draw", 0)
         later: set[tuple] = set()
         for i in range(len(by_file) - 1, -1, -1):
-            keys = {(r["table"], r["label"]) for r in by_file[i]}
-            by_file[i] = [r for r in by_file[i] if (r["table"], r["label"]) not in later]
+            keys = {run_key(r) for r in by_file[i]}
+            by_file[i] = [r for r in by_file[i] if run_key(r) not in later]
             later |= keys
     records = [r for rs in by_file for r in rs]
     print(f"From {files} (commits {sorted({r['commit'] for r in records})}; {len(records)} runs)\n")
@@ -336,7 +338,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=("run", "table", "time", "choices"))
     ap.add_argument("--supersede", action="store_true",
-                    help="table: a later file's runs of a (table, label) replace the earlier files' ones")
+                    help="table: a later file's run of a (table, label, ε, draw), the same streams, "
+                         "replaces an earlier file's (re-run every draw of a label whose code changed)")
     ap.add_argument("--old-rule", default=None, help="choices: the rule file before a refit")
     ap.add_argument("--repeats", type=int, default=15, help="time: interleaved repeats")
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
