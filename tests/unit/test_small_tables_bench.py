@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from bench.harness import Row, Runner
-from bench.small_tables import null_within, ratio_interval, table
+from bench.small_tables import chance_at_least, null_within, ratio_interval, table
 
 
 def _row() -> Row:
@@ -55,3 +55,10 @@ def test_the_table_counts_a_miss_and_prints_the_interval() -> None:
     assert "median 0/1, p90 0/1" in text
     assert "2.50–2.50; 2.50–2.50" in text
     assert "missed 1.25×: iris ε=1" in text
+
+
+def test_chance_at_least_is_the_poisson_binomial_tail() -> None:
+    assert chance_at_least([0.5, 0.5], 1) == 0.75
+    assert chance_at_least([1.0, 1.0, 0.0], 2) == 1.0
+    assert chance_at_least([1.0, 1.0, 0.0], 3) == 0.0
+    assert abs(chance_at_least([0.9] * 18, 17) - (0.9 ** 18 + 18 * 0.9 ** 17 * 0.1)) < 1e-12
