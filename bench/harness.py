@@ -281,6 +281,9 @@ class Runner:
     #: Independent algorithm draws per (data seed, ε, label) (issue 35: medians of three hid the
     #: spread); draw j ≥ 1 takes the stream key ``…:draw<j>``, draw 0 the historical one.
     draws: int = 1
+    #: The first draw's index: a later batch (``first_draw`` = the earlier batch's ``draws``) adds
+    #: new independent draws to it without repeating any stream (issue 44: more draws for every label).
+    first_draw: int = 0
 
     def run_one(self, X: np.ndarray, k: int, radius: float, label: str, eps: float,
                 rng: np.random.Generator) -> tuple[np.ndarray | None, str, str]:
@@ -313,7 +316,7 @@ class Runner:
                 for label in algorithms:
                     if label == "google" and google_adapter() is None:
                         continue
-                    for draw in range(self.draws):
+                    for draw in range(self.first_draw, self.first_draw + self.draws):
                         rec = self._measure(row, seed, X, k, radius, ref, label, eps, draw)
                         out.append(rec)
                         if on_record is not None:

@@ -104,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     for name in args.rows:
         row = ROWS[name]
         runner = PeerRunner(epsilons=tuple(args.eps), delta=DELTA, timeout_factor=args.timeout_factor,
-                            draws=args.draws, verbose=False)
+                            draws=args.draws, first_draw=args.first_draw, verbose=False)
         serves = {s.name for s in dpviz.algorithms(applicable_to=row.data(0)[0].shape[1])}
         row_labs = [lab for lab in labs if lab in ("google", "fastlloyd") or lab.split("[")[0] in serves]
 
@@ -112,7 +112,8 @@ def cmd_run(args: argparse.Namespace) -> None:
             with path.open("a") as fh:
                 fh.write(json.dumps(rec.__dict__ | {"table": name, "commit": commit()}) + "\n")
 
-        print(f"# {name}: {row.description}; {args.draws} draws; {load_text()}", flush=True)
+        print(f"# {name}: {row.description}; draws {args.first_draw}–{args.first_draw + args.draws - 1}; "
+              f"{load_text()}", flush=True)
         runner.run_row(row, (0,), row_labs, on_record=write)
 
 
@@ -159,6 +160,56 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else (1.0 if a <= b else math.inf)
 
 
+#: Bootstrap replicates of the 1.25× ratios, and their stream (analysis only: no algorithm or data
+#: stream shares it).
+BOOT = 2000
+BOOT_SEED = 44
+
+
+def _boot_stats(xs: list[float], gen: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """(BOOT, 2) medians and 90th percentiles of resamples (with replacement, of ``size`` draws,
+    default as many as given) of one label's draws; a stopped run (inf) stays above every finite loss."""
+    a = np.asarray(xs, dtype=np.float64)
+    a = np.where(np.isinf(a), 1e300, a)
+    s = a[gen.integers(a.size, size=(BOOT, size or a.size))]
+    return np.stack([np.median(s, axis=1), np.percentile(s, 90, axis=1)], axis=1)
+
+
+def ratio_interval(auto: list[float], regs: list[list[float]], seed: int = BOOT_SEED) -> np.ndarray:
+    """95% percentile-bootstrap intervals of auto ÷ best registered at the median and at p90, as
+    [[lo, hi] (median), [lo, hi] (p90)]: every label's draws are resampled independently and the
+    best is re-chosen in each replicate (so the min over labels' selection bias is in the interval).
+    An interval that straddles 1.25 means the draws cannot tell a miss from a hit."""
+    gen = np.random.default_rng(seed)
+    a = _boot_stats(auto, gen)
+    best = np.min(np.stack([_boot_stats(x, gen) for x in regs]), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(best > 0, a / np.where(best > 0, best, 1.0), np.where(a <= best, 1.0, np.inf))
+    return np.percentile(r, [2.5, 97.5], axis=0).T
+
+
+def null_within(auto: list[float], own: list[float], others: list[list[float]],
+                seed: int = BOOT_SEED) -> np.ndarray:
+    """P(auto within 1.25× of the best registered) at the median and at p90 *if auto's draws and its
+    choice's own registered draws came from one distribution* (they run the same algorithm at the
+    same budget on other streams): both samples are redrawn, at their sizes, from the two pooled;
+    every other label is resampled from its own draws. The sum over cells is the count of cells
+    within 1.25× that independent draws of this size can be expected to show when auto chooses
+    as well as it can."""
+    gen = np.random.default_rng(seed)
+    a, c = _boot_stats(auto + own, gen, len(auto)), _boot_stats(auto + own, gen, len(own))
+    best = np.min(np.stack([c] + [_boot_stats(x, gen) for x in others]), axis=0)
+    return np.mean(a <= 1.25 * best, axis=0)
+
+
+def chance_at_least(ps: list[float], m: int) -> float:
+    """P(at least m of independent events with probabilities ``ps``): the Poisson-binomial tail."""
+    dist = np.array([1.0])
+    for p in ps:  # loop over cells (≤ a few dozen)
+        dist = np.convolve(dist, [1.0 - p, p])
+    return float(dist[m:].sum())
+
+
 def table(records: list[dict]) -> str:
     """The issue-44 table and its goals, from the records."""
     by: dict[tuple[str, float, str], list[float]] = {}
@@ -170,10 +221,13 @@ def table(records: list[dict]) -> str:
     keys = sorted({(t, e) for t, e, _ in by}, key=lambda x: (list(ROWS).index(x[0]), x[1]))
     out = ["| table | ε | auto median / p90 (choice) | best registered median / p90 | Google median / p90 "
            "(quoted) | FastLloyd median / p90 (quoted) | origin | auto ÷ best (median, p90) | "
+           "95% interval of auto ÷ best (median; p90) | P(within 1.25×) if auto ≡ its choice (median, p90) | "
            "choice's own run ÷ best (median, p90) | Google ÷ auto | draws |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     goals = dict(cells=0, held=0, two_x=0, below_google=0, below_fl=0, google_cells=0, fl_cells=0,
-                 within_med=0, within_p90=0, origin_ok=0, choice_med=0, choice_p90=0)
+                 within_med=0, within_p90=0, origin_ok=0, choice_med=0, choice_p90=0, sure_med=0, sure_p90=0,
+                 open_med=0, open_p90=0, null_cells=0)
+    null_p: list[np.ndarray] = []
     misses: list[str] = []
     for t, e in keys:
         regs = [lab for (tt, ee, lab) in by
@@ -197,11 +251,17 @@ def table(records: list[dict]) -> str:
         # run (same algorithm and budget as auto's, other streams) over the best registered.
         chosen = choice.get((t, e), set())
         own = [_stats(by[(t, e, c)]) for c in chosen if (t, e, c) in by]
+        pw = (null_within(by[(t, e, "auto")], by[(t, e, next(iter(chosen)))],
+                          [by[(t, e, lab)] for lab in regs if lab not in chosen])
+              if len(chosen) == 1 and len(own) == 1 else np.array([math.nan, math.nan]))
         cm, cp = (max(_ratio(m, bm) for m, _ in own), max(_ratio(q, bp) for _, q in own)) if own else (
             math.nan, math.nan)
+        ci = ratio_interval(by[(t, e, "auto")], [by[(t, e, lab)] for lab in regs])
         out.append(f"| {t} | {e:g} | {am:.3g} / {ap:.3g} ({', '.join(sorted(choice.get((t, e), [])))}) | "
                    f"{bm:.3g} ({bm_lab}) / {bp:.3g} ({bp_lab}) | {g_txt}{gq} | {f_txt}{fq} | {om:.3g} | "
-                   f"{rm:.2f}, {rp:.2f} | {cm:.2f}, {cp:.2f} | "
+                   f"{rm:.2f}, {rp:.2f} | {ci[0, 0]:.2f}–{ci[0, 1]:.2f}; {ci[1, 0]:.2f}–{ci[1, 1]:.2f} | "
+                   f"{pw[0]:.2f}, {pw[1]:.2f} | "
+                   f"{cm:.2f}, {cp:.2f} | "
                    f"{'—' if math.isnan(gm) else f'{_ratio(gm, am):.2f}'} | "
                    f"{len(by[(t, e, 'auto')])} |")
         goals["cells"] += 1
@@ -211,6 +271,13 @@ def table(records: list[dict]) -> str:
         goals["origin_ok"] += am <= om
         goals["choice_med"] += cm <= 1.25
         goals["choice_p90"] += cp <= 1.25
+        goals["sure_med"] += ci[0, 1] <= 1.25  # within 1.25× over the whole interval
+        goals["sure_p90"] += ci[1, 1] <= 1.25
+        goals["open_med"] += ci[0, 0] <= 1.25 < ci[0, 1]  # the draws cannot decide
+        goals["open_p90"] += ci[1, 0] <= 1.25 < ci[1, 1]
+        if not math.isnan(pw[0]):
+            goals["null_cells"] += 1
+            null_p.append(pw)
         if rm > 1.25 or rp > 1.25:
             misses.append(f"{t} ε={e:g}: auto {am:.3g}/{ap:.3g} vs best {bm:.3g} ({bm_lab}) / "
                           f"{bp:.3g} ({bp_lab})")
@@ -225,6 +292,13 @@ def table(records: list[dict]) -> str:
     out += ["", f"cells {g['cells']} ({g['held']} held out); auto within 1.25× of the best registered: "
             f"median {g['within_med']}/{g['cells']}, p90 {g['within_p90']}/{g['cells']} (the choice's own "
             f"registered run: median {g['choice_med']}/{g['cells']}, p90 {g['choice_p90']}/{g['cells']}); "
+            f"95% interval wholly ≤ 1.25: median {g['sure_med']}/{g['cells']}, "
+            f"p90 {g['sure_p90']}/{g['cells']}, "
+            f"straddling 1.25: median {g['open_med']}, p90 {g['open_p90']}; expected within if auto ≡ its "
+            f"choice (over {g['null_cells']} cells): median {sum(p[0] for p in null_p):.1f}, p90 "
+            f"{sum(p[1] for p in null_p):.1f}, and the chance of ≥ 90% of them: median "
+            f"{chance_at_least([p[0] for p in null_p], math.ceil(0.9 * len(null_p))):.2f}, p90 "
+            f"{chance_at_least([p[1] for p in null_p], math.ceil(0.9 * len(null_p))):.2f}; "
             f"auto ≤ origin "
             f"(median) {g['origin_ok']}/{g['cells']}; auto ≥ 2× better than Google (median) {g['two_x']}/"
             f"{g['google_cells']}; auto < Google {g['below_google']}/{g['google_cells']}; auto < FastLloyd "
@@ -236,11 +310,13 @@ def table(records: list[dict]) -> str:
 def cmd_table(args: argparse.Namespace) -> None:
     files = args.files or [args.out]
     by_file = [[json.loads(line) for line in Path(f).read_text().splitlines()] for f in files]
-    if args.supersede:  # a later file's runs of a (table, label) replace the earlier files' (a code change)
+    if args.supersede:  # a later file's run of the same streams replaces an earlier file's (a code change)
+        def run_key(r: dict) -> tuple:
+            return r["table"], r["label"], r["epsilon"], r.get("draw", 0)
         later: set[tuple] = set()
         for i in range(len(by_file) - 1, -1, -1):
-            keys = {(r["table"], r["label"]) for r in by_file[i]}
-            by_file[i] = [r for r in by_file[i] if (r["table"], r["label"]) not in later]
+            keys = {run_key(r) for r in by_file[i]}
+            by_file[i] = [r for r in by_file[i] if run_key(r) not in later]
             later |= keys
     records = [r for rs in by_file for r in rs]
     print(f"From {files} (commits {sorted({r['commit'] for r in records})}; {len(records)} runs)\n")
@@ -273,12 +349,15 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=("run", "table", "time", "choices"))
     ap.add_argument("--supersede", action="store_true",
-                    help="table: a later file's runs of a (table, label) replace the earlier files' ones")
+                    help="table: a later file's run of a (table, label, ε, draw), the same streams, "
+                         "replaces an earlier file's (re-run every draw of a label whose code changed)")
     ap.add_argument("--old-rule", default=None, help="choices: the rule file before a refit")
     ap.add_argument("--repeats", type=int, default=15, help="time: interleaved repeats")
     ap.add_argument("--rows", nargs="*", default=list(ROWS))
     ap.add_argument("--eps", nargs="*", type=float, default=[1.0, 3.0])
     ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--first-draw", type=int, default=0,
+                    help="run: index of the first draw (a second batch continues the first's streams)")
     ap.add_argument("--algorithms", nargs="*", default=None)
     ap.add_argument("--timeout-factor", type=float, default=10.0)
     ap.add_argument("--out", default="bench/results/small_tables.jsonl")
