@@ -88,7 +88,8 @@ $(DOCS_STAMP): $(DOCS_SOURCES) | $(VENV)/.dev
 # pytest-xdist workers (requirements-dev.txt): `auto` is one per core. Test modules stay whole on
 # one worker (--dist loadfile), so a browser module keeps its one server and page; they are handed
 # out heaviest first (tests/conftest.py HEAVY_FIRST, kept by --no-loadscope-reorder) so both
-# cores stay busy to the end.
+# cores stay busy to the end. Each worker, and what it starts, runs one BLAS/OpenMP thread
+# (tests/conftest.py ONE_THREAD): the workers are the parallelism.
 JOBS ?= auto
 XDIST := -n $(JOBS) --dist loadfile --no-loadscope-reorder
 PYTEST := $(PY) -m pytest

@@ -6,8 +6,21 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+# ----------------------------------------------------------------- one native thread per worker ---
+#: Under pytest-xdist the workers are the suite's parallelism (one per core). numpy's BLAS and
+#: scikit-learn's OpenMP each start one thread per core in every process besides, so on 2 cores
+#: two workers (and the app servers, dask workers and command lines they start, which inherit
+#: this environment) ran several spinning native threads per core: 20 ``KMeans`` fits of
+#: tests/unit/test_reference_unbalanced.py took 8.6 s on a loaded machine, 0.44 s with one thread
+#: (issue 45 item 5). Set before numpy is imported here; a value already set is kept.
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ONE_THREAD:
+        os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402  (after the thread limits above)
 
 _SEEDS = [int(s) for s in os.environ.get("DPVIZ_SEEDS", "0").split(",") if s.strip()]
 
