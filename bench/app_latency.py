@@ -5,16 +5,16 @@
         [--json PATH]
     PYTHONPATH=. .venv/bin/python bench/app_latency.py --compare [OPENS]   # Compare's default view
 
-Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses ``--url``), opens Explore
-on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16; with ``--slider
-delta``, ρ = 1 and δ starts at 10⁻³), waits for the tuple stage, makes one warm-up move, then
-presses ArrowLeft on the slider ``--moves`` times. Each move lands on a value not shown before.
-The app has usually prefetched it (the runs one step away on either slider are started after
-each move, docs/app.md); ``--no-prefetch`` starts the app with
-``DPVIZ_PREFETCH=0`` so that every move computes its private run, as a jump of several steps
-does. ``--plotly-chart`` starts it with static serving off, so the storyboard falls back to
-``st.plotly_chart``, which the browser rebuilds on every move (the design before the live
-chart of app/components/live_chart.py, kept for comparison).
+Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses
+``--url``), opens Explore on the Fig. 6 blobs at n = 1e5 through the query string (ρ starts at 3.16;
+with ``--slider delta``, ρ = 1 and δ starts at 10⁻³), waits for the tuple stage, makes one warm-up
+move, then presses ArrowLeft on the slider ``--moves`` times. Each move lands on a value not shown
+before. The app has usually prefetched it (the runs one step away on either slider are started after
+each move, docs/app.md); ``--no-prefetch`` starts the app with ``DPVIZ_PREFETCH=0`` so that every
+move computes its private run, as a jump of several steps does. ``--plotly-chart`` starts it with
+static serving off, so the storyboard falls back to ``st.plotly_chart``, which the browser rebuilds
+on every move (the design before the live chart of app/components/live_chart.py, kept for
+comparison).
 
 Per move, all times in the page's own clock (``performance.now()``), from the ``keydown``:
 

@@ -3,14 +3,14 @@
     PYTHONPATH=. .venv/bin/python bench/load.py [--sessions 1,10,20] [--moves 10] [--n 20000]
         [--t 200] [--think 1.0] [--ttl 10] [--quick] [--json PATH]
 
-Starts the app (``python -m app.launch``, as ``make run``) on a free loopback port (``DPVIZ_TIMING`` set, so every
-rerun's server-side time is logged by ``app.components.rerun_timing.Laps``), then for each N drives N
-sessions at once with a light client: Streamlit's own websocket protocol (protobuf ``BackMsg``
-/ ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this process, no
-browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows, ``t`` pieces), waits for its first run
-(page load), then makes ``--moves`` ρ moves to seeded random slider positions, each sent as the
-browser sends it (a fragment rerun with the slider's formatted value), with a think time of
-``--think`` s on average between moves.
+Starts the app (``python -m app.launch``, as ``make run``) on a free loopback port (``DPVIZ_TIMING``
+set, so every rerun's server-side time is logged by ``app.components.rerun_timing.Laps``), then for
+each N drives N sessions at once with a light client: Streamlit's own websocket protocol (protobuf
+``BackMsg`` / ``ForwardMsg`` over ``/_stcore/stream``), one asyncio task per session in this
+process, no browser. Each session opens Explore on the Fig. 6 blobs (``n`` rows, ``t`` pieces),
+waits for its first run (page load), then makes ``--moves`` ρ moves to seeded random slider
+positions, each sent as the browser sends it (a fragment rerun with the slider's formatted value),
+with a think time of ``--think`` s on average between moves.
 
 Per move the client measures the round trip from sending the new value to the server's
 ``script_finished`` (loopback, so this is the server's queueing plus compute); the server's own

@@ -2,13 +2,13 @@
 
     PYTHONPATH=. .venv/bin/python bench/present_latency.py [--url URL] [--moves 6] [--pause 0]
 
-Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses ``--url``), opens Present
-on the default lesson (Fig. 6 blobs, n = 150,000, k = 8, t = 1,500; left ε = 0.02, right ε = 10),
-waits for its first screen (both panels say who answered), then presses ArrowLeft on the right
-slider ``--moves`` times (10 → 3 → 1 → 0.3 → 0.1 → 0.05 → 0.02), ``--pause`` seconds apart (a
-lecturer talking). Per move: from the key press to the page's next finished script run, idle,
-with the right panel's sentence at the new ε and its chart drawn (Playwright's clock, so a few
-tens of ms of driver overhead are included), and the server's CPU over that time. Prints the
+Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses
+``--url``), opens Present on the default lesson (Fig. 6 blobs, n = 150,000, k = 8, t = 1,500; left ε
+= 0.02, right ε = 10), waits for its first screen (both panels say who answered), then presses
+ArrowLeft on the right slider ``--moves`` times (10 → 3 → 1 → 0.3 → 0.1 → 0.05 → 0.02), ``--pause``
+seconds apart (a lecturer talking). Per move: from the key press to the page's next finished script
+run, idle, with the right panel's sentence at the new ε and its chart drawn (Playwright's clock, so
+a few tens of ms of driver overhead are included), and the server's CPU over that time. Prints the
 table, median and max, and the load average (the machine is shared: CPU says what the app spent).
 """
 
