@@ -80,15 +80,11 @@ def _after_data_change() -> None:
     st.session_state[keys.DATA_CHANGED] = True
 
 
-#: A dataset's public suggestions for the run knobs (moved to data_source: a link applies them).
-suggestions = data_source.suggestions
-
-
 def sync_run_defaults(ds) -> None:
     """Apply a dataset's public suggestions (k, r_min) once after the dataset changed."""
     if not st.session_state.pop(keys.DATA_CHANGED, False) or ds is None:
         return
-    state.update(**suggestions(ds))
+    state.update(**data_source.suggestions(ds))
 
 
 def source_radio() -> str:

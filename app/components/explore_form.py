@@ -158,8 +158,8 @@ def sync_run_defaults(ds) -> list[str]:
     data_changed = data_changed or seen.get("_dataset") != current_option()
     notes = []
     # what the dataset suggests (t by its rule at the suggested k, or at the k now)
-    suggested = [] if ds is None else [dataset_picker.suggestions(ds),
-                                       dataset_picker.suggestions(ds, int(now["k"]))]
+    suggested = [] if ds is None else [data_source.suggestions(ds),
+                                       data_source.suggestions(ds, int(now["k"]))]
     for name, value in now.items():
         if value == seen.get(name):
             continue
