@@ -546,17 +546,31 @@ def _registry_names(frame: pd.DataFrame) -> pd.DataFrame:
 
 def load_precomputed(path: Path | None = None) -> list[tuple[Spec, tuple[pd.DataFrame, ...]]]:
     """The precomputed sweeps of ``path`` (default :func:`precomputed_path`); none if it is
-    missing or was made under another :func:`code_hash`."""
+    missing or was made under another :func:`code_hash`. Parsed once per file version (its path,
+    size and modification time) for the process: ``python -m app.launch`` reads the shipped file
+    before the server listens, so Compare's first visitor does not wait for it (issue 43 item 4)."""
     path = precomputed_path() if path is None else path
     if path is None:
         return []
     try:
+        stat = path.stat()
+    except OSError:
+        return []
+    return list(_parsed_precomputed(path.resolve(), stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_precomputed(path: Path, size: int, mtime_ns: int
+                        ) -> tuple[tuple[Spec, tuple[pd.DataFrame, ...]], ...]:
+    """:func:`load_precomputed`'s parse of one version of a file (``size`` and ``mtime_ns`` key
+    the cache: a file rewritten by ``make precompute`` is read again)."""
+    try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
-        return []
+        return ()
     if doc.get("code_hash") != running_code_hash():
-        return []
-    return read_precomputed(path, doc)[1]
+        return ()
+    return tuple(read_precomputed(path, doc)[1])
 
 
 def save_precomputed(entries: list[tuple[Spec, list[pd.DataFrame]]], recipes: list[dict],
