@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/app_latency.py [--n 100000] [--slider eps|delta]
         [--moves 10] [--url URL] [--no-prefetch] [--plotly-chart] [--vector] [--net]
-        [--json PATH]
+        [--json PATH] [--browser-metrics]
     PYTHONPATH=. .venv/bin/python bench/app_latency.py --compare [OPENS]   # Compare's default view
 
 Starts the app as ``make run`` does (``python -m app.launch``) on a free loopback port (or uses
@@ -199,6 +199,30 @@ def measure_move(page: Page, slider: str = "eps_slider", *, net: bool = False, p
         net_done = next(x for x in log.finished_times() if x > net_sent)
         out["server_ms"] = 1000 * (net_done - net_sent)
     return out
+
+
+class BrowserMetrics:
+    """The page's main-thread time by kind between its creation and :meth:`report`, from
+    chromium's DevTools ``Performance.getMetrics`` (cumulative seconds of the renderer's main
+    thread: all tasks, script, layout, style recalculation). Thread time, not wall time: on a
+    busy machine it says what the page itself spends on each move."""
+
+    KINDS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+
+    def __init__(self, page: Page) -> None:
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Performance.enable")
+        self.start = self._read()
+
+    def _read(self) -> dict[str, float]:
+        return {m["name"]: m["value"] for m in self.cdp.send("Performance.getMetrics")["metrics"]}
+
+    def report(self, moves: int) -> str:
+        end = self._read()
+        per = {k: 1000 * (end[k] - self.start[k]) / moves for k in self.KINDS}
+        return ("page main thread per move (Performance.getMetrics, mean over the moves and their "
+                "400 ms quiet waits): " + ", ".join(f"{k.removesuffix('Duration').lower()} "
+                                                      f"{v:.0f} ms" for k, v in per.items()))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -565,6 +589,9 @@ def main(argv: list[str] | None = None) -> int:
                     "ρ, 8 for δ)")
     ap.add_argument("--url", help="use a running app at this base URL instead of starting one")
     ap.add_argument("--json", type=Path, help="also write the raw timings here")
+    ap.add_argument("--browser-metrics", action="store_true",
+                    help="also print the page's main-thread time per move by kind (script, "
+                         "layout, style), from chromium's Performance.getMetrics over the moves")
     ap.add_argument("--net", action="store_true",
                     help="also report the network-level server time (Playwright records every "
                          "websocket frame, which costs CPU next to the page being timed)")
@@ -665,10 +692,13 @@ def main(argv: list[str] | None = None) -> int:
             _vector_points(page)
         measure_move(page, key, net=args.net, presses=args.jump, server=proc)  # warm-up: imports
         probe = [cpu_probe_ms()]
+        metrics = BrowserMetrics(page) if args.browser_metrics else None
         moves = []
         for _ in range(args.moves):
             time.sleep(args.pause)
             moves.append(measure_move(page, key, net=args.net, presses=args.jump, server=proc))
+        if metrics is not None:
+            print(metrics.report(len(moves)))
         probe.append(cpu_probe_ms())
         if args.second_visit:
             other = new_app_page(browser, height=1400, track=False)
