@@ -143,3 +143,36 @@ def test_registered_run_meets_the_target_and_finds_separated_blobs():
     truth = np.array([[0.6, 0.0, 0.0], [-0.6, 0.0, 0.0], [0.0, 0.6, 0.0]])
     err = np.linalg.norm(res.centers[:, None, :] - truth[None], axis=2).min(axis=0)
     assert err.max() < 0.15, err
+
+
+def _three_on_a_line(n: int, d: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Three clusters spaced along one random direction, standardized as the app standardizes a
+    table (z-scores / 3, Λ = √d): iris-sized, where gauss_fit's fit often keeps no direction."""
+    u = gen.standard_normal(d)
+    truth = np.outer([-1.0, 0.0, 1.0], u / np.linalg.norm(u))
+    X = truth[gen.integers(0, 3, n)] + 0.3 * gen.standard_normal((n, d))
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    return (X - mu) / sd / 3, (truth - mu) / sd / 3
+
+
+def test_the_axis_split_merges_fewer_clusters_after_a_collapsed_start():
+    """Issue 44: after a collapsed start, a split along public random directions merged two
+    clusters (two true centers nearest one answer center) on this table at 7ea29ee in 24 of 200
+    draws, 21 of the 91 collapsed ones (23%; measured with this test's streams). Along the noisy
+    Σ̂'s axes: 7 of 200, 4 of the 91 collapsed (4%). Tolerance: ≤ 14 of 200 draws (7%; binomial sd
+    at 3.5% ≈ 1.3%) and ≤ 10% of the collapsed draws."""
+    data_seq, algo_seq = np.random.SeedSequence(44).spawn(2)
+    X, truth = _three_on_a_line(200, 4, np.random.default_rng(data_seq))
+    merged, collapsed, merged_collapsed = 0, 0, 0
+    for seq in algo_seq.spawn(200):
+        res = dpviz.run("rc_lloyd", X, 3, epsilon=3.0, delta=1e-6, radius=2.0, n_declared=200,
+                        rng=np.random.default_rng(seq))
+        near = np.argmin(((truth[:, None, :] - res.centers[None]) ** 2).sum(axis=2), axis=1)
+        merge = np.unique(near).size < 3
+        collapse = res.find("gaussian_fit").data["directions"] == 0
+        merged += merge
+        collapsed += collapse
+        merged_collapsed += merge and collapse
+    assert collapsed >= 80, collapsed  # the case under test happens in ≥ 40% of draws
+    assert merged <= 14, merged
+    assert merged_collapsed <= 0.10 * collapsed, (merged_collapsed, collapsed)
