@@ -22,10 +22,13 @@ a short step. This module combines both:
    the Λ-ball, is c_j plus that step; a cluster whose noisy count is below ``MIN_COUNT`` keeps its
    center (post-processing).
    R = ``step_frac``·Λ, shrinking by ``step_decay`` each step (public schedule; FastLloyd's
-   ``diagonal_then_frac`` also starts wide and narrows). The defaults (T = 4, R_0 = 0.2·Λ, decay
-   0.8, start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables
-   only (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
-   tables. Centers of the start that coincide
+   ``diagonal_then_frac`` also starts wide and narrows). The defaults (R_0 = 0.2·Λ, decay 0.8,
+   start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables only
+   (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
+   tables. T = 8 (4 until issue 44's fourth stop) was chosen among T ∈ {4, 5, 6, 8, 10}, with the
+   axis split below, on ``auto``'s calibration cells only, by the rule's own leave-one-shape-out
+   check (``bench/auto_calibrate.py loo``: most small-table cells within 1.25× of the best on
+   median and p90, then the geometric-mean risk regret; docs/peers.md). Centers of the start that coincide
    (gauss_fit's answer when its fit is under the noise edge) are first moved apart by R_0/2 along
    ± the top eigenvectors of gauss_fit's released noisy second moment (:func:`split_coincident`;
    post-processing, no budget; issue 44's fourth stop, which replaced a public random split).
@@ -113,7 +116,7 @@ def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
     return labels, sums, counts
 
 
-def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 4,
+def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 8,
              start_share: float = 0.3, count_share: float = 0.2, step_frac: float = 0.2,
              step_decay: float = 0.8, delta: float = 0.0, rng: Any = None) -> Result:
     """Radius-constrained noisy Lloyd from gauss_fit's private start (module docstring).

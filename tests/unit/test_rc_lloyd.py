@@ -159,8 +159,8 @@ def test_the_axis_split_merges_fewer_clusters_after_a_collapsed_start():
     """Issue 44: after a collapsed start, a split along public random directions merged two
     clusters (two true centers nearest one answer center) on this table at 7ea29ee in 24 of 200
     draws, 21 of the 91 collapsed ones (23%; measured with this test's streams). Along the noisy
-    Σ̂'s axes: 7 of 200, 4 of the 91 collapsed (4%). Tolerance: ≤ 14 of 200 draws (7%; binomial sd
-    at 3.5% ≈ 1.3%) and ≤ 10% of the collapsed draws."""
+    Σ̂'s axes: 7 of 200, 4 of the 91 collapsed, with 4 steps; 4 of 200, 1 of 91, with the shipped 8.
+    Tolerance: ≤ 14 of 200 draws (7%; binomial sd at 3.5% ≈ 1.3%) and ≤ 10% of the collapsed."""
     data_seq, algo_seq = np.random.SeedSequence(44).spawn(2)
     X, truth = _three_on_a_line(200, 4, np.random.default_rng(data_seq))
     merged, collapsed, merged_collapsed = 0, 0, 0
