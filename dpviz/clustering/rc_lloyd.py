@@ -90,7 +90,8 @@ def split_coincident(C: np.ndarray, scale: float, axes: np.ndarray) -> tuple[np.
     Issue 44: a public random direction cut the data through the mean at random and merged two
     clusters in up to half the draws on iris-sized tables; the noisy Σ̂'s eigenvectors, though their
     eigenvalues are under the edge, still lean toward the spread. Free: it reads only gauss_fit's
-    release (post-processing, Dwork & Roth 2014, Prop. 2.1; Bun & Steinke 2016, Lemma 1.8)."""
+    release (post-processing: Dwork & Roth 2014, Prop. 2.1; zCDP is closed under it too, Bun &
+    Steinke 2016)."""
     C = C.copy()
     _, first = np.unique(C, axis=0, return_index=True)
     repeat = np.setdiff1d(np.arange(C.shape[0]), first)
