@@ -11,6 +11,8 @@ centers that best quantize the fitted Gaussian N(μ̂, Σ̂) — post-processing
   (2√d·σ_S/n, the spectral norm of the noise matrix) and clipped at 0, then the k-means centers of
   a sample from N(0, Σ̂) restricted to its top min(k, d) directions, shifted by μ̂. When every
   eigenvalue is under the noise edge the answer is the noisy mean (the fit degrades to 1-means).
+  The trace keeps those top min(k, d) eigenvectors of the noisy Σ̂ (``axes``, before shrinking;
+  post-processing of the release): ``rc_lloyd`` splits a collapsed start along them.
 
 The denominator is the declared size n (public), not a noisy count. Rows are clipped to the
 declared ball first, so one row moves the sum by ≤ Λ and the upper triangle of Σxxᵀ by ≤ Λ² in
@@ -92,19 +94,28 @@ def lloyd_quantizer(Z: np.ndarray, k: int, gen: np.random.Generator) -> np.ndarr
     return best
 
 
+def top_axes(cov: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the m largest eigenvalues of the symmetrized ``cov``, descending; their unit eigenvectors as
+    the columns of a d × m matrix). Post-processing of a released covariance."""
+    lam, vec = np.linalg.eigh((cov + cov.T) / 2.0)
+    order = np.argsort(lam)[::-1][:m]
+    return lam[order], vec[:, order]
+
+
 def quantize_gaussian(mean: np.ndarray, cov: np.ndarray, k: int, edge: float,
-                      gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                      gen: np.random.Generator,
+                      axes: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """k centers quantizing N(mean, cov) after shrinking its eigenvalues by ``edge``.
 
+    ``axes``: ``top_axes(cov, min(k, d))`` when the caller has it already.
     Returns (centers, shrunk eigenvalues of the kept directions). Post-processing only.
     """
-    lam, vec = np.linalg.eigh((cov + cov.T) / 2.0)
-    order = np.argsort(lam)[::-1][: min(k, cov.shape[0])]
-    lam = np.maximum(lam[order] - edge, 0.0)
+    lam, vec = axes if axes is not None else top_axes(cov, min(k, cov.shape[0]))
+    lam = np.maximum(lam - edge, 0.0)
     keep = lam > 0
     if k == 1 or not np.any(keep):
         return np.repeat(mean[None, :], k, axis=0), lam[keep]
-    basis = vec[:, order[keep]] * np.sqrt(lam[keep])
+    basis = vec[:, keep] * np.sqrt(lam[keep])
     Z = gen.standard_normal((min(SAMPLE_PER_CENTER * k, SAMPLE_MAX), basis.shape[1]))
     return mean[None, :] + lloyd_quantizer(Z, k, gen) @ basis.T, lam[keep]
 
@@ -155,10 +166,11 @@ def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: i
         sigma_cov = gaussian_sigma_zcdp(radius**2, rho_cov)
         edge = noise_edge(d, sigma_cov, n_declared)
         cov = Sn / n_declared - np.outer(mean, mean)
-        centers, lam = quantize_gaussian(mean, cov, k, edge, gen)
+        axes = top_axes(cov, min(k, d))
+        centers, lam = quantize_gaussian(mean, cov, k, edge, gen, axes=axes)
         centers = clip_to_ball(centers, radius)
         trace.add("gaussian_fit", released=True, eigenvalues=lam, noise_edge=edge, sigma_cov=sigma_cov,
-                  directions=int(lam.size))
+                  directions=int(lam.size), axes=axes[1])
     if delta > 0:
         ledger.record("unused δ", "reserved", ZCDP(0.0, delta), note="gauss_fit is pure ρ-zCDP.")
     trace.add("gauss_fit_centers", released=True, centers=centers.copy())

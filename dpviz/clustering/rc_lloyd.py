@@ -22,12 +22,16 @@ a short step. This module combines both:
    the Λ-ball, is c_j plus that step; a cluster whose noisy count is below ``MIN_COUNT`` keeps its
    center (post-processing).
    R = ``step_frac``·Λ, shrinking by ``step_decay`` each step (public schedule; FastLloyd's
-   ``diagonal_then_frac`` also starts wide and narrows). The defaults (T = 4, R_0 = 0.2·Λ, decay
-   0.8, start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables
-   only (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
-   tables. Centers of the start that coincide
-   (gauss_fit's answer when its fit is under the noise edge) are first moved apart by public noise
-   of norm R_0/2 (:func:`split_coincident`).
+   ``diagonal_then_frac`` also starts wide and narrows). The defaults (R_0 = 0.2·Λ, decay 0.8,
+   start 0.3·ρ, counts 0.2 of a step) were chosen on ``auto``'s generated calibration tables only
+   (table recipes of ``bench/auto_calibrate.py``, data seeds 301–302), never on the bundled
+   tables. T = 8 (4 until issue 44's fourth stop) was chosen among T ∈ {4, 5, 6, 8, 10}, with the
+   axis split below, on ``auto``'s calibration cells only, by the rule's own leave-one-shape-out
+   check (``bench/auto_calibrate.py loo``: most small-table cells within 1.25× of the best on
+   median and p90, then the geometric-mean risk regret; docs/peers.md). Centers of the start that coincide
+   (gauss_fit's answer when its fit is under the noise edge) are first moved apart by R_0/2 along
+   ± the top eigenvectors of gauss_fit's released noisy second moment (:func:`split_coincident`;
+   post-processing, no budget; issue 44's fourth stop, which replaced a public random split).
 
 Rows are clipped to the declared Λ-ball first (as everywhere in dpviz), so the start's
 sensitivities are gauss_fit's. The denominator of the start's moments is the declared size n.
@@ -75,17 +79,26 @@ def step_radii(radius: float, step_frac: float, step_decay: float, iters: int) -
     return step_frac * radius * step_decay ** np.arange(iters)
 
 
-def split_coincident(C: np.ndarray, scale: float, gen: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Centers with every repeat moved by ``scale`` along a public random direction, and how many
-    moved. gauss_fit answers k copies of the noisy mean when its fit is under the noise edge; a
-    Lloyd step cannot separate identical centers (every row goes to the first), a random split
-    can (each step then acts as a noisy power iteration on the split). Post-processing."""
+def split_coincident(C: np.ndarray, scale: float, axes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Centers with every repeat moved along ± the start's principal axes, and how many moved.
+
+    gauss_fit answers k copies of the noisy mean when every eigenvalue of its noisy second moment
+    is under the noise edge; a Lloyd step cannot separate identical centers (every row goes to
+    the first). The i-th repeat (i = 0, 1, …) moves by (1 + ⌊i/2m⌋)·``scale`` along
+    (−1)^i·v_{⌊i/2⌋ mod m}, where v_1 … v_m are the columns of ``axes`` (gauss_fit's top
+    eigenvectors of the noisy Σ̂, largest first): mean ± v₁, ± v₂, …, and no two repeats coincide.
+    Issue 44: a public random direction cut the data through the mean at random and merged two
+    clusters in up to half the draws on iris-sized tables; the noisy Σ̂'s eigenvectors, though their
+    eigenvalues are under the edge, still lean toward the spread. Free: it reads only gauss_fit's
+    release (post-processing: Dwork & Roth 2014, Prop. 2.1; zCDP is closed under it too, Bun &
+    Steinke 2016)."""
     C = C.copy()
     _, first = np.unique(C, axis=0, return_index=True)
     repeat = np.setdiff1d(np.arange(C.shape[0]), first)
-    if repeat.size:
-        U = gen.standard_normal((repeat.size, C.shape[1]))
-        C[repeat] += scale * U / np.linalg.norm(U, axis=1, keepdims=True)
+    i = np.arange(repeat.size)
+    m = axes.shape[1]
+    length = scale * (1 + i // (2 * m)) * np.where(i % 2 == 0, 1.0, -1.0)
+    C[repeat] += length[:, None] * axes[:, (i // 2) % m].T
     return C, int(repeat.size)
 
 
@@ -104,7 +117,7 @@ def clipped_displacements(Xc: np.ndarray, C: np.ndarray,
     return labels, sums, counts
 
 
-def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 4,
+def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: int, iters: int = 8,
              start_share: float = 0.3, count_share: float = 0.2, step_frac: float = 0.2,
              step_decay: float = 0.8, delta: float = 0.0, rng: Any = None) -> Result:
     """Radius-constrained noisy Lloyd from gauss_fit's private start (module docstring).
@@ -138,9 +151,13 @@ def rc_lloyd(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: in
     ledger.children.append(start.ledger)
     trace.extend(start.trace)
     radii = step_radii(radius, step_frac, step_decay, iters)
-    C, split = split_coincident(np.asarray(start.centers, dtype=np.float64), 0.5 * float(radii[0]), gen)
+    fit = start.find("gaussian_fit")
+    assert fit is not None  # gauss_fit with its default moments = 2 always records its fit
+    axes = fit.data["axes"]
+    C, split = split_coincident(np.asarray(start.centers, dtype=np.float64), 0.5 * float(radii[0]), axes)
     trace.add("rc_start", released=True, centers=C.copy(), rho=rho_start, split=split,
-              note="gauss_fit's centers (coincident ones moved apart by public noise): the private start")
+              note="gauss_fit's centers (coincident ones moved apart along its noisy Σ̂'s top "
+                   "eigenvectors): the private start")
     Xc = clip_to_ball(X, radius)
     for t, R in enumerate(radii):
         _, sums, counts = clipped_displacements(Xc, C, float(R))

@@ -20,7 +20,7 @@ from dpviz.result import Result
 class RCLloydParams:
     """The steps, the start's share of ρ, the counts' share of a step, the step radius schedule."""
 
-    iters: int = field(default=4, metadata=hint(low=1, high=10, step=1, label="steps",
+    iters: int = field(default=8, metadata=hint(low=1, high=10, step=1, label="steps",
                                                 help="radius-constrained noisy Lloyd steps after the start"))
     start_share: float = field(default=0.3, metadata=hint(
         low=0.05, high=0.95, step=0.05, label="start share",
