@@ -109,9 +109,10 @@ def pick(Xc: np.ndarray, cands: list[np.ndarray], radius: float, clip: float, rh
 
 
 def variant(X: np.ndarray, k: int, rho: float, radius: float, gen: np.random.Generator, kind: str,
-            share: float, clip: float) -> tuple[np.ndarray, bool]:
-    """(centers, whether a non-default candidate was chosen) of ``kind`` ∈ {repair, restarts}[-oracle];
-    the ledger is checked to book exactly ρ (the oracle's selection is not private and books nothing)."""
+            share: float, clip: float) -> tuple[np.ndarray, bool, Ledger]:
+    """(centers, whether a non-default candidate was chosen, ledger) of ``kind`` ∈ {repair,
+    restarts}[-oracle]; the ledger is checked to book exactly ρ (the oracle's selection is not
+    private and books nothing, so its ledger holds (1 − share)·ρ)."""
     oracle = kind.endswith("-oracle")
     ledger = Ledger(kind, ZCDP(rho, 0.0))
     sel = None if oracle else ledger
@@ -143,7 +144,7 @@ def variant(X: np.ndarray, k: int, rho: float, radius: float, gen: np.random.Gen
     spent = ledger.total().rho + (share * rho if oracle else 0.0)
     if abs(spent - rho) > 1e-9 * rho:
         raise RuntimeError(f"{kind} booked ρ = {spent!r}, not {rho!r}")
-    return C, chosen > 0
+    return C, chosen > 0, ledger
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
                         C, m = dpviz.run("rc_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius,
                                          n_declared=n, rng=gen).centers, False
                     else:
-                        C, m = variant(X, k, rho, radius, gen, kind, args.share, args.clip)
+                        C, m, _ = variant(X, k, rho, radius, gen, kind, args.share, args.clip)
                     loss.append(excess_loss(X, C, ref.cost))
                     merged.append(covered(ref.centers, C) < k)
                     moved.append(m)
