@@ -20,6 +20,10 @@ exactly the run's ρ (the script fails otherwise); none is shipped.
 * ``restarts``: the start is shared; two step sequences (the second from the collapsed start split
   along the axes in reverse order) each at half the per-step budget; the exponential mechanism on
   the same capped cost picks one final answer. Budget 0.3·ρ + 2·8·(0.7 − s)·ρ/16 + s·ρ = ρ.
+* ``--signals``: instead, for ``base`` only, what a *free* repair (post-processing of released
+  centers and counts) could read: the median over merged and over whole draws of the closest
+  released pair's distance (÷ Λ) and of the last step's smallest noisy count (÷ n). If they do not
+  differ, no rule on released values can tell a merged answer from a whole one.
 * ``…-oracle``: the same candidates chosen by their exact (non-private) capped cost: a ceiling that
   says whether the candidate set could help at all, never a private method.
 
@@ -147,18 +151,51 @@ def variant(X: np.ndarray, k: int, rho: float, radius: float, gen: np.random.Gen
     return C, chosen > 0, ledger
 
 
+def split_medians(a: np.ndarray, merged: np.ndarray) -> str:
+    """"median over merged draws / median over whole draws" (– for an empty group)."""
+    return " / ".join(f"{np.median(a[s]):.3g}" if s.any() else "–" for s in (merged, ~merged))
+
+
+def signals(cells: list, draws: int) -> None:
+    """The ``--signals`` table (module docstring)."""
+    print(f"{draws} draws of rc_lloyd per cell; median over merged / whole draws\n")
+    print("| cell (data seed) | ε | merged | closest released pair ÷ Λ | smallest noisy count ÷ n |\n"
+          "|---|---|---|---|---|")
+    for (recipe, n, d, k), seed in cells:
+        row = recipe_row(recipe, n, d, k)
+        X, k, radius = row.data(seed)
+        ref = reference_kmeans(X, k, rng=stream(seed, "reference", row.name))
+        for eps in (1.0, 3.0):
+            merged, gap, low = [], [], []
+            for j in range(draws):
+                res = dpviz.run("rc_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius, n_declared=n,
+                                rng=stream(seed, "variants", row.name, f"{eps:g}", f"draw{j}"))
+                D = np.sqrt(((res.centers[:, None] - res.centers[None]) ** 2).sum(-1))
+                merged.append(covered(ref.centers, res.centers) < k)
+                gap.append(D[np.triu_indices(k, 1)].min() / radius)
+                low.append(min([s for s in res.trace if s.name == "rc_step"][-1].data["noisy_counts"]) / n)
+            m = np.array(merged)
+            g, c = (split_medians(np.array(a), m) for a in (gap, low))
+            print(f"| {row.name} ({seed}) | {eps:g} | {m.mean():.0%} | {g} | {c} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--share", type=float, default=0.1, help="the selection's share of ρ")
     ap.add_argument("--clip", type=float, default=0.0625, help="score cap as a fraction of (2Λ)²")
+    ap.add_argument("--signals", action="store_true", help="the released-value signals of base (docstring)")
     args = ap.parse_args(argv)
+    cells = [(c, SEED) for c in CELLS] + list(DESIGN_CELLS)
+    if args.signals:
+        signals(cells, args.draws)
+        return
     kinds = ("base", "repair", "restarts", "repair-oracle", "restarts-oracle")
     print(f"{args.draws} draws per cell; selection share {args.share:g}, score cap {args.clip:g}·(2Λ)²; "
           "loss median / p90, share of draws merged, share choosing a non-default candidate\n")
     print("| cell (data seed) | ε | " + " | ".join(kinds) + " |\n|---|---|" + "---|" * len(kinds))
     tally = {kind: [0, 0, 0] for kind in kinds[1:]}  # p90 lower, median ≤ 1.1× base, cells
-    for (recipe, n, d, k), seed in [(c, SEED) for c in CELLS] + list(DESIGN_CELLS):
+    for (recipe, n, d, k), seed in cells:
         row = recipe_row(recipe, n, d, k)
         X, k, radius = row.data(seed)
         ref = reference_kmeans(X, k, rng=stream(seed, "reference", row.name))
