@@ -23,7 +23,9 @@ exactly the run's ρ (the script fails otherwise); none is shipped.
 * ``--signals``: instead, for ``base`` only, what a *free* repair (post-processing of released
   centers and counts) could read: the median over merged and over whole draws of the closest
   released pair's distance (÷ Λ) and of the last step's smallest noisy count (÷ n). If they do not
-  differ, no rule on released values can tell a merged answer from a whole one.
+  differ, no rule on released values can tell a merged answer from a whole one. And the gap between
+  the medians of the capped cost of merged and whole answers, in units of the selection's noise
+  scale 2τ/ε_s (at ``--share``, ``--clip``): the signal a private choice has to see.
 * ``…-oracle``: the same candidates chosen by their exact (non-private) capped cost: a ceiling that
   says whether the candidate set could help at all, never a private method.
 
@@ -51,6 +53,7 @@ from dpviz.clustering.best_of import clipped_cost, score_sensitivity
 from dpviz.clustering.gauss_fit import gauss_fit
 from dpviz.data.bounds import clip_to_ball
 from dpviz.metrics import reference_kmeans
+from dpviz.privacy.accounting import bounded_range_eps
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import exponential_zcdp, gaussian
@@ -156,17 +159,17 @@ def split_medians(a: np.ndarray, merged: np.ndarray) -> str:
     return " / ".join(f"{np.median(a[s]):.3g}" if s.any() else "–" for s in (merged, ~merged))
 
 
-def signals(cells: list, draws: int) -> None:
+def signals(cells: list, draws: int, share: float, clip: float) -> None:
     """The ``--signals`` table (module docstring)."""
     print(f"{draws} draws of rc_lloyd per cell; median over merged / whole draws\n")
-    print("| cell (data seed) | ε | merged | closest released pair ÷ Λ | smallest noisy count ÷ n |\n"
-          "|---|---|---|---|---|")
+    print("| cell (data seed) | ε | merged | closest released pair ÷ Λ | smallest noisy count ÷ n | "
+          "capped-cost gap ÷ selection noise scale |\n|---|---|---|---|---|---|")
     for (recipe, n, d, k), seed in cells:
         row = recipe_row(recipe, n, d, k)
         X, k, radius = row.data(seed)
         ref = reference_kmeans(X, k, rng=stream(seed, "reference", row.name))
         for eps in (1.0, 3.0):
-            merged, gap, low = [], [], []
+            merged, gap, low, cost = [], [], [], []
             for j in range(draws):
                 res = dpviz.run("rc_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius, n_declared=n,
                                 rng=stream(seed, "variants", row.name, f"{eps:g}", f"draw{j}"))
@@ -174,9 +177,13 @@ def signals(cells: list, draws: int) -> None:
                 merged.append(covered(ref.centers, res.centers) < k)
                 gap.append(D[np.triu_indices(k, 1)].min() / radius)
                 low.append(min([s for s in res.trace if s.name == "rc_step"][-1].data["noisy_counts"]) / n)
+                cost.append(clipped_cost(clip_to_ball(X, radius), res.centers, radius, clip))
             m = np.array(merged)
             g, c = (split_medians(np.array(a), m) for a in (gap, low))
-            print(f"| {row.name} ({seed}) | {eps:g} | {m.mean():.0%} | {g} | {c} |", flush=True)
+            a = np.array(cost)
+            scale = 2 * score_sensitivity(radius, clip) / bounded_range_eps(share * res.params["rho"])
+            snr = (np.median(a[m]) - np.median(a[~m])) / scale if m.any() and (~m).any() else np.nan
+            print(f"| {row.name} ({seed}) | {eps:g} | {m.mean():.0%} | {g} | {c} | {snr:.2g} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -188,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cells = [(c, SEED) for c in CELLS] + list(DESIGN_CELLS)
     if args.signals:
-        signals(cells, args.draws)
+        signals(cells, args.draws, args.share, args.clip)
         return
     kinds = ("base", "repair", "restarts", "repair-oracle", "restarts-oracle")
     print(f"{args.draws} draws per cell; selection share {args.share:g}, score cap {args.clip:g}·(2Λ)²; "
