@@ -51,13 +51,18 @@ HEAVY_FIRST = (
     "tests/unit/test_clustering_verdict.py",
     "tests/app/test_two_sessions.py",
     "tests/app/test_app.py",
+    # the two SAME_WORKER groups below (each handed out as one unit, where its first module is)
+    "tests/e2e/test_e2e_readme_walk.py",
+    "tests/e2e/test_e2e_journeys_second.py",
+    "tests/e2e/test_e2e_compare_first_screen.py",
+    "tests/e2e/test_e2e_compare_ranking.py",
+    "tests/e2e/test_e2e_lesson.py",
+    "tests/e2e/test_e2e_main_panel.py",
     "tests/e2e/test_e2e_explore.py",
     "tests/e2e/test_e2e_offline.py",
-    "tests/e2e/test_e2e_journeys_second.py",
     "tests/e2e/test_e2e_a11y.py",
     "tests/e2e/test_e2e_journeys.py",
     "tests/e2e/test_e2e_release_cancel.py",
-    "tests/e2e/test_e2e_main_panel.py",
     "tests/e2e/test_e2e_clipping.py",
     "tests/e2e/test_e2e_compare.py",
     "tests/unit/test_metrics.py",
@@ -74,8 +79,26 @@ SPLIT_BY_TEST = frozenset({
 })
 
 
+#: Browser modules that open the default lesson (150,000 rows) on their worker's shared server
+#: (tests/e2e/conftest.py: one per APP_SCRIPT and PRECOMPUTED), by group: a group runs on one
+#: worker, so that server computes the lesson once and the group's later modules read it from its
+#: server-wide public cache (app/components/cache.PUBLIC; a first open of / cost ~5 s of server
+#: CPU, a second session's ~0.3 s), and the precomputed-sweeps server is started on one worker
+#: only. Which module runs first in a group is fixed (collection order), so is which one pays the
+#: cold lesson. (issue 45)
+SAME_WORKER = {
+    "tests/e2e/test_e2e_lesson.py": "group: the default lesson",
+    "tests/e2e/test_e2e_main_panel.py": "group: the default lesson",
+    "tests/e2e/test_e2e_readme_walk.py": "group: the default lesson, precomputed sweeps",
+    "tests/e2e/test_e2e_journeys_second.py": "group: the default lesson, precomputed sweeps",
+    "tests/e2e/test_e2e_compare_first_screen.py": "group: the default lesson, precomputed sweeps",
+    "tests/e2e/test_e2e_compare_ranking.py": "group: the default lesson, precomputed sweeps",
+}
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """``--dist loadfile``, except that the modules in SPLIT_BY_TEST are split by test."""
+    """``--dist loadfile``, except that the modules in SPLIT_BY_TEST are split by test and those in
+    SAME_WORKER go to one worker by group."""
     if config.getoption("dist", None) != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -83,7 +106,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class FilesAndSplitModules(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return nodeid if path in SPLIT_BY_TEST else path
+            return nodeid if path in SPLIT_BY_TEST else SAME_WORKER.get(path, path)
 
     return FilesAndSplitModules(config, log)
 

@@ -91,7 +91,7 @@ def test_easy_instances_runs_at_its_defaults_on_its_papers_instance_uploaded():
     X = means[labels] + g.normal(size=(n, d))
     buf = io.StringIO()
     np.savetxt(buf, X, delimiter=",", header=",".join(f"x{i}" for i in range(d)), comments="", fmt="%.6f")
-    at = open_app("data")
+    at = open_app("data", n=SMALL["n"])  # small generated rows before the upload, not the lesson's 150,000
     at.radio(key="source_radio").set_value("upload").run()
     at.file_uploader(key="csv_upload").upload("easy.csv", buf.getvalue().encode(), "text/csv")
     at.run()

@@ -92,8 +92,11 @@ def test_generate_page_cancel_button_stops_a_running_training():
 
 
 def test_the_data_page_generator_and_the_generate_page_do_not_share_widget_keys():
-    at = open_app("data", gk="40")  # the Data page's generator form holds k = 40 (> Generate's 10)
+    # The Data page's generator form holds k = 40 (> Generate's 10), on SMALL's 3,000 rows: the keys
+    # do not depend on the rows (the default lesson's 150,000 rows with 40 clusters took ~14 s).
+    at = open_app("data", n=SMALL["n"], gk="40")
     assert not at.exception
+    assert at.number_input(key="gen_k").value == 40
     at.switch_page("views/generate.py").run()
     assert not at.exception
     assert at.number_input(key="dpgm_k").value == 2

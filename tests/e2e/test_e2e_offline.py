@@ -64,31 +64,40 @@ def _blocker(netloc: str, got: list[str]):
     return block
 
 
+def _visit(browser: Browser, url: str, netloc: str, got: list[str]) -> Page:
+    """Open ``url`` in a fresh tab (nothing cached, the favicon asked again) that records in ``got``
+    (and aborts) every request to another host, wait for its first run, its live charts and the
+    network to settle, and check that the icon font loaded from the app's server. The page is
+    returned open; the caller closes its context."""
+    page = new_app_page(browser)
+    page.context.route("**/*", _blocker(netloc, got))
+    page.on("request", lambda request: _outside(request.url, netloc)
+            and request.url not in got and got.append(request.url))
+    page.on("websocket", lambda ws: _outside(ws.url.replace("ws", "http", 1), netloc)
+            and got.append(ws.url))
+    open_app(page, url)
+    assert_no_exception(page)
+    page.wait_for_load_state("networkidle")
+    icon_font = page.evaluate(_ICON_FONT_JS)
+    assert icon_font["drawn"] and "loaded" in icon_font["faces"], (
+        f"{url}: the Material Symbols font did not load from the app's server: {icon_font}")
+    return page
+
+
 @pytest.fixture(scope="module")
 def outside_requests(browser: Browser, app_url: str) -> dict[str, list[str]]:
-    """Per page path: the requests the page made to any other host (each one aborted)."""
+    """Per page path: the requests the page made to any other host (each one aborted). The first
+    page (the app's default, ``/``) is opened like every other and also gives the navigation's
+    paths (issue 45: it used to be opened once more, unwatched, only for them)."""
     netloc = urlsplit(app_url).netloc
-    first = new_app_page(browser)
-    open_app(first, f"{app_url}/?{Q}")
+    seen: dict[str, list[str]] = {"/": []}
+    first = _visit(browser, f"{app_url}/?{Q}", netloc, seen["/"])
     paths = _nav_paths(first, app_url)
     first.context.close()
-    seen: dict[str, list[str]] = {}
+    assert "/" in paths, f"the default page is not in the navigation: {paths}"
     for path in paths:
-        page = new_app_page(browser)  # a fresh tab: nothing cached, the favicon asked again
-        got = seen.setdefault(path, [])
-
-        page.context.route("**/*", _blocker(netloc, got))
-        page.on("request", lambda request, got=got: _outside(request.url, netloc)
-                and request.url not in got and got.append(request.url))
-        page.on("websocket", lambda ws, got=got: _outside(ws.url.replace("ws", "http", 1), netloc)
-                and got.append(ws.url))
-        open_app(page, f"{app_url}{path}?{Q}")
-        assert_no_exception(page)
-        page.wait_for_load_state("networkidle")
-        icon_font = page.evaluate(_ICON_FONT_JS)
-        page.context.close()
-        assert icon_font["drawn"] and "loaded" in icon_font["faces"], (
-            f"{path}: the Material Symbols font did not load from the app's server: {icon_font}")
+        if path not in seen:
+            _visit(browser, f"{app_url}{path}?{Q}", netloc, seen.setdefault(path, [])).context.close()
     return seen
 
 

@@ -242,7 +242,7 @@ def test_app_server_path_on_a_real_cluster_equals_in_memory(cluster, rows, tmp_p
     """The Data page's server-path release with ``DPVIZ_SCHEDULER`` set (AppTest, this process):
     it runs on the cluster and equals the in-memory DP-Lloyd release of the same seed."""
     sys.path.insert(0, str(ROOT / "tests" / "app"))
-    from apptest_helpers import open_app
+    from apptest_helpers import SMALL, open_app
 
     from app.components import server_path
 
@@ -252,7 +252,7 @@ def test_app_server_path_on_a_real_cluster_equals_in_memory(cluster, rows, tmp_p
     monkeypatch.setenv(server_path.ENV, str(base))
     monkeypatch.setenv(server_path.SCHEDULER_ENV, cluster.address)
     monkeypatch.setattr("dpviz.privacy.release.SecureRNG", _seeded)
-    at = open_app("data")
+    at = open_app("data", n=SMALL["n"])  # the page's own generated rows: small (the panel never reads them)
     at.text_input(key="srv_path").input("t.parquet").run()
     at.text_input(key="srv_dataset_id").input(DATASET)
     at.selectbox(key="srv_algorithm").set_value("dp_lloyd")
