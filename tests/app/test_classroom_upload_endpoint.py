@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -27,20 +26,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))  # the browser tests' server helpers
+from st_e2e import free_port, stop_server  # noqa: E402
+
 CSV = b"x,y\n1,2\n3,4\n"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _serve(classroom: bool) -> tuple[subprocess.Popen, str]:
     """``streamlit run app/main.py`` with nothing but the environment saying classroom mode."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DPVIZ_CLASSROOM"}
     env["PYTHONPATH"] = str(ROOT)
     if classroom:
@@ -132,13 +126,8 @@ def server(request):
     proc, url = _serve(classroom=request.param)
     try:
         yield url
-    finally:  # as st_e2e.stop_server: nothing is checked at exit, and a server with prefetching on
-        proc.terminate()  # waits 2-3 s for its speculation thread (5.7 and 6.2 s teardowns here)
-        try:
-            proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # its own session (start_new_session)
-            proc.wait(timeout=10)
+    finally:  # nothing is checked at exit; a server with prefetching on waits 2-3 s for its
+        stop_server(proc)  # speculation thread (5.7 and 6.2 s teardowns here): killed after 1 s
 
 
 @pytest.mark.parametrize("server", [True], indirect=True, ids=["DPVIZ_CLASSROOM=1"])
