@@ -12,18 +12,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# --no-compile: pip byte-compiles every file it installs, one core, ~18 s of a fresh `make test`'s
-# ~33 s install (plotly's, scipy's, sklearn's and pandas' trees, mostly never imported). Python
-# compiles a module the first time it is imported and writes its .pyc then, so only what runs is
-# compiled (issue 45: the suite's imports measured 7.2 s on a fresh --no-compile venv, 7.0 s after).
-PIP_INSTALL := $(PY) -m pip install --quiet --no-compile
-
 $(VENV)/.runtime: requirements.txt | $(PY)
-	$(PIP_INSTALL) -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
-	$(PIP_INSTALL) -r requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(VENV)/.runtime $@
 
 # MALLOC_ARENA_MAX=2: glibc keeps up to 8 heap arenas per core, one per busy session thread,
