@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
 #: Small data so each test stays well under 20 s on two shared cores.
 SMALL = {"n": "3000", "t": "60", "k": "4", "gk": "4", "seed": "1"}
 TIMEOUT = 90
+
+
+def scan_components_once() -> None:
+    """Scan the installed distributions for Streamlit component manifests once per process.
+
+    Every new ``AppTest`` makes its own component registry, and that scans the metadata of every
+    installed distribution (``streamlit/testing/v1/app_test.py`` ``_run`` →
+    ``discover_and_register_components`` → ``manifest_scanner.scan_component_manifests``): about
+    300 packages here, 0.3–0.9 s of CPU per app opened, 370 opens in ``tests/app`` (341 s of a
+    loaded run's workers; issue 45). A server scans once when it starts. Nothing is installed
+    into this interpreter while the tests run, so one scan per process gives every ``AppTest``
+    the same manifests; each caller gets its own list. Idempotent."""
+    scan = manifest_scanner.scan_component_manifests
+    if hasattr(scan, "cache_info"):
+        return
+    cached = functools.cache(scan)
+
+    @functools.wraps(scan)
+    def scan_once(max_workers: int | None = None):
+        return list(cached(max_workers))
+
+    scan_once.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    manifest_scanner.scan_component_manifests = scan_once
+
+
+scan_components_once()
 
 
 def open_app(page: str | None = None, *, via_explore: bool = False, **query: str) -> AppTest:

@@ -4,6 +4,7 @@ depends on whether that file is current (tests/app/test_budget_shared.py checks 
 
 from __future__ import annotations
 
+import apptest_helpers  # noqa: F401  (its import scans Streamlit's components once for every AppTest here)
 import pytest
 
 from dpviz.privacy.ledger_store import ENV
