@@ -19,6 +19,18 @@ def ledger_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def prefetch_only_where_tested(request, monkeypatch):
+    """Work ahead (the speculation worker's neighbouring runs, figures and warm-ups) only in the
+    tests marked ``prefetch``, whose subject it is; the others run as a server with
+    ``DPVIZ_PREFETCH=0`` does. Here the worker is an ordinary thread (below), so in every Explore
+    open it computed the neighbouring ε that no test looked at: 20–30 % of the CPU of app opens
+    in a py-spy sample (issue 45). The browser modules with their own server (Explore's, the
+    journeys') still run the app with prefetching on."""
+    if request.node.get_closest_marker("prefetch") is None:
+        monkeypatch.setenv("DPVIZ_PREFETCH", "0")
+
+
+@pytest.fixture(autouse=True)
 def no_precomputed_sweeps(monkeypatch):
     """Sweeps come from the session or the server's sessions, never from the committed file."""
     monkeypatch.setenv("DPVIZ_PRECOMPUTED", "0")

@@ -345,6 +345,7 @@ def _step(key: tuple) -> tuple[float, float]:
 EPS = "15"
 
 
+@pytest.mark.prefetch
 def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_the_move(
         monkeypatch):
     at = open_app(**SMALL, eps=EPS)
@@ -379,6 +380,7 @@ def test_neighbouring_runs_and_figures_are_prefetched_and_equal_those_made_on_th
     assert figure == cold.session_state["_cache_live_figures"][("live", key, False)]  # JSON
 
 
+@pytest.mark.prefetch
 def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move(monkeypatch):
     at = open_app(**SMALL, eps=EPS)
     runs = _pending(at, "run")
@@ -400,6 +402,7 @@ def test_a_delta_move_uses_the_prefetched_run_and_it_equals_one_made_on_the_move
     assert prefetched.ledger.total() == computed.ledger.total()
 
 
+@pytest.mark.prefetch
 def test_prefetched_statement_is_the_statement_of_the_run_shown():
     at = open_app(**SMALL, eps=EPS)
     pending = _pending(at, "statement")

@@ -109,6 +109,7 @@ def test_other_families_explorations_use_the_same_renderer(toy_views, name):
     assert algorithm == name and eps == 2.0 and other <= 4.0 + 1e-9
 
 
+@pytest.mark.prefetch
 def test_other_algorithms_prefetch_the_runs_one_eps_step_away_and_they_equal_runs_made_on_the_move(
         monkeypatch):
     """FriendlyCore's page prefetched its neighbouring ρ runs; every algorithm now does for ε."""

@@ -199,6 +199,7 @@ def test_the_queue_message_is_on_the_waiting_sessions_page():
     assert "Your run starts in about 3 s." in at.info[0].value
 
 
+@pytest.mark.prefetch
 def test_the_slider_is_warmed_once_for_the_server_and_never_for_an_upload(fresh, monkeypatch):
     monkeypatch.setenv("DPVIZ_PREFETCH", "1")
     # A worker of its own and an empty register of warm-ups: the app's one speculation worker may
