@@ -37,7 +37,7 @@ def _spends(ledger: Ledger) -> dict[str, list]:
 def test_ledger_books_exactly_rho_and_every_noise_scale(iters, start, count, frac, decay):
     X, rho, radius = _blobs(), 0.3, 1.5
     res = rc_lloyd(X, 3, rho=rho, delta=1e-7, radius=radius, n_declared=600, iters=iters, start_share=start,
-                   count_share=count, step_frac=frac, step_decay=decay, rng=0)
+                   start="gauss", count_share=count, step_frac=frac, step_decay=decay, rng=0)
     res.ledger.check()
     assert res.ledger.total().rho == pytest.approx(rho, rel=1e-12)
     sp = _spends(res.ledger)
@@ -109,7 +109,7 @@ def test_coincident_start_centers_are_split_along_plus_minus_the_axes_exactly():
 
 def test_a_collapsed_start_is_split_along_gauss_fits_released_axes_and_spends_nothing_more():
     X = _blobs(60, seed=5)  # ρ so small that every noisy eigenvalue is under the edge
-    res = rc_lloyd(X, 3, rho=1e-4, radius=1.5, n_declared=60, rng=1)
+    res = rc_lloyd(X, 3, rho=1e-4, radius=1.5, n_declared=60, start="gauss", rng=1)
     fit = res.find("gaussian_fit").data
     assert fit["directions"] == 0
     start = res.find("rc_start").data
@@ -165,7 +165,7 @@ def test_the_axis_split_merges_fewer_clusters_after_a_collapsed_start():
     X, truth = _three_on_a_line(200, 4, np.random.default_rng(data_seq))
     merged, collapsed, merged_collapsed = 0, 0, 0
     for seq in algo_seq.spawn(200):
-        res = dpviz.run("rc_lloyd", X, 3, epsilon=3.0, delta=1e-6, radius=2.0, n_declared=200,
+        res = dpviz.run("rc_lloyd", X, 3, epsilon=3.0, delta=1e-6, radius=2.0, n_declared=200, start="gauss",
                         rng=np.random.default_rng(seq))
         near = np.argmin(((truth[:, None, :] - res.centers[None]) ** 2).sum(axis=2), axis=1)
         merge = np.unique(near).size < 3
@@ -176,3 +176,82 @@ def test_the_axis_split_merges_fewer_clusters_after_a_collapsed_start():
     assert collapsed >= 80, collapsed  # the case under test happens in ≥ 40% of draws
     assert merged <= 14, merged
     assert merged_collapsed <= 0.10 * collapsed, (merged_collapsed, collapsed)
+
+
+def test_the_sign_start_books_exactly_rho_with_every_noise_scale():
+    """start="sign": the mean (0.5), the mean distance (0.1) and the spatial sign covariance (0.4)
+    of the start's ρ, then the same steps as the gauss start."""
+    X, rho, radius, start = _blobs(), 0.3, 1.5, 0.3
+    res = rc_lloyd(X, 3, rho=rho, delta=1e-7, radius=radius, n_declared=600, iters=2, start="sign", rng=0)
+    res.ledger.check()
+    assert res.ledger.total().rho == pytest.approx(rho, rel=1e-12)
+    sp = _spends(res.ledger)
+    rho_s = start * rho
+    (_, s_sum), = sp["sum"]
+    (_, s_dist), = sp["sum of distances"]
+    (_, s_cov), = sp["spatial sign covariance"]
+    assert s_sum.noise_scale == pytest.approx(radius / math.sqrt(2 * 0.5 * rho_s), rel=1e-12)
+    assert s_dist.sensitivity == pytest.approx(2 * radius) and \
+        s_dist.noise_scale == pytest.approx(2 * radius / math.sqrt(2 * 0.1 * rho_s), rel=1e-12)
+    assert s_cov.sensitivity == 1.0
+    assert s_cov.noise_scale == pytest.approx(1 / math.sqrt(2 * 0.4 * rho_s), rel=1e-12)
+    assert "second moment" not in sp and res.find("gaussian_fit") is None
+    rho_step = (1 - start) * rho / 2
+    for j in range(3):
+        for path, s in sp[f"sum[{j}]"]:
+            t = int(path[1].split()[1]) - 1
+            R = 0.2 * radius * 0.8**t
+            assert s.noise_scale == pytest.approx(R / math.sqrt(2 * 0.8 * rho_step), rel=1e-12)
+    assert res.find("rc_start").data["start"] == "sign" and res.params["start"] == "sign"
+
+
+def test_an_unknown_start_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match=r"'start' parameter of rc_lloyd must be one of \['sign', 'gauss'\]"):
+        rc_lloyd(_blobs(), 3, rho=0.1, radius=1.5, n_declared=600, start="pca", rng=0)
+    with pytest.raises(ValueError, match="start"):
+        dpviz.run("rc_lloyd", _blobs(), 3, epsilon=1.0, delta=1e-6, radius=1.5, n_declared=600, start="pca",
+                  rng=0)
+
+
+def test_the_sign_starts_top_axis_stays_on_the_clusters_line_where_gauss_fits_strays():
+    """Issue 44, sixth stop: on the iris-sized table above (200 × 4, ε = 3), gauss_fit's released top
+    axis (its second moment's noise scales with Λ²) strays from the line the clusters lie on in a
+    tenth of the draws; the spatial signs' does not. Measured with these streams (200 draws): |cos|
+    to the line, median / 10th percentile, 0.80 / 0.26 (gauss, 91 collapsed starts) against
+    0.986 / 0.972 (sign, none collapsed); answers merging two clusters: 4 and 4. Tolerance: the sign
+    axis's 10th percentile ≥ 0.9 and gauss's ≤ 0.5 (so the test sees the difference); the sign
+    start merges in ≤ 10 of 200 draws."""
+    data_seq, algo_seq = np.random.SeedSequence(44).spawn(2)
+    X, truth = _three_on_a_line(200, 4, np.random.default_rng(data_seq))
+    line = (truth[2] - truth[0]) / np.linalg.norm(truth[2] - truth[0])
+    cos: dict[str, list[float]] = {"gauss": [], "sign": []}
+    merged = 0
+    for seq in algo_seq.spawn(200):
+        for start in ("gauss", "sign"):
+            res = dpviz.run("rc_lloyd", X, 3, epsilon=3.0, delta=1e-6, radius=2.0, n_declared=200,
+                            start=start, rng=np.random.default_rng(seq))
+            axes = res.find("gaussian_fit" if start == "gauss" else "sign_axes").data["axes"]
+            cos[start].append(abs(float(axes[:, 0] @ line)))
+            if start == "sign":
+                near = np.argmin(((truth[:, None, :] - res.centers[None]) ** 2).sum(axis=2), axis=1)
+                merged += np.unique(near).size < 3
+    g, s = np.percentile(cos["gauss"], 10), np.percentile(cos["sign"], 10)
+    assert s >= 0.9 and g <= 0.5, (g, s)
+    assert merged <= 10, merged
+
+
+def test_auto_on_a_small_table_runs_rc_lloyds_default_sign_start():
+    """The shipped rule's rc_lloyd cells are the sign start's runs (rc_lloyd[start=sign], its default
+    since the sixth stop); on a wine-sized query auto runs it: its ledger books the spatial sign
+    covariance and no second moment, within the target guarantee."""
+    from dpviz.clustering import auto
+
+    assert "rc_lloyd's runs are those labelled rc_lloyd[start=sign]" in auto.rule()["how"]
+    choice = auto.choose(178, 13, 3, 1.0, 1e-6)
+    assert (choice.algorithm, choice.params) == ("rc_lloyd", {}), choice
+    X = np.random.default_rng(0).uniform(-1, 1, (178, 13)) / 3
+    res = dpviz.run("auto", X, 3, epsilon=1.0, delta=1e-6, radius=math.sqrt(13), n_declared=178, rng=0)
+    assert res.params["auto_choice"] == "rc_lloyd" and res.params["start"] == "sign"
+    names = {s.name for _, s in res.ledger.spends()}
+    assert "spatial sign covariance" in names and "second moment" not in names
+    assert res.guarantee.eps <= 1.0 + 1e-9 and res.guarantee.delta <= 1e-6
