@@ -6,7 +6,8 @@ designs (their own data seeds 201 and 202). Never iris, wine, breast cancer, dig
 table. Each variant below is ρ-zCDP and books every spend on a ledger that is checked to sum to
 exactly the run's ρ (the script fails otherwise); none is shipped.
 
-* ``base``: the shipped ``rc_lloyd`` (gauss_fit start at 0.3·ρ, axis split, 8 steps).
+* ``base``: the fifth stop's shipped ``rc_lloyd`` (gauss_fit start at 0.3·ρ, axis split, 8 steps;
+  ``start="gauss"`` since the sixth stop made the sign start the default).
 * ``repair``: after step 2 of 8, the exponential mechanism chooses among the current centers and
   the *split candidates* built from released values only: for each center j of the closest
   released pair and each other center i, and each of gauss_fit's two top released axes v,
@@ -172,7 +173,7 @@ def signals(cells: list, draws: int, share: float, clip: float) -> None:
             merged, gap, low, cost = [], [], [], []
             for j in range(draws):
                 res = dpviz.run("rc_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius, n_declared=n,
-                                rng=stream(seed, "variants", row.name, f"{eps:g}", f"draw{j}"))
+                                start="gauss", rng=stream(seed, "variants", row.name, f"{eps:g}", f"draw{j}"))
                 D = np.sqrt(((res.centers[:, None] - res.centers[None]) ** 2).sum(-1))
                 merged.append(covered(ref.centers, res.centers) < k)
                 gap.append(D[np.triu_indices(k, 1)].min() / radius)
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
                     gen = stream(seed, "variants", row.name, f"{eps:g}", f"draw{j}")
                     if kind == "base":
                         C, m = dpviz.run("rc_lloyd", X, k, epsilon=eps, delta=DELTA, radius=radius,
-                                         n_declared=n, rng=gen).centers, False
+                                         n_declared=n, start="gauss", rng=gen).centers, False
                     else:
                         C, m, _ = variant(X, k, rho, radius, gen, kind, args.share, args.clip)
                     loss.append(excess_loss(X, C, ref.cost))

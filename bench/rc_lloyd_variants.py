@@ -1,12 +1,14 @@
 """Exploration only (issue 44, third and fourth stops): ``rc_lloyd`` against variants of its start
 and steps, on calibration-recipe tables (data seed 301; never an evaluation or held-out table).
 
-* ``base``: the shipped ``rc_lloyd`` (since the fourth stop: coincident start centers moved along
-  ± the noisy second moment's top eigenvectors, :func:`dpviz.clustering.rc_lloyd.split_coincident`,
-  and 8 steps);
+* ``base``: the fourth and fifth stops' ``rc_lloyd`` (the gauss start, ``start="gauss"``;
+  coincident start centers moved along ± the noisy second moment's top eigenvectors,
+  :func:`dpviz.clustering.rc_lloyd.split_coincident`, and 8 steps);
 * ``third_stop``: the third stop's ``rc_lloyd`` (repeats moved along public random directions,
   patched in here from a public stream of its own; 4 steps);
-* ``axis_split_4``: the axis split with 4 steps; ``random_split_8``: the random split with 8 steps.
+* ``axis_split_4``: the axis split with 4 steps; ``random_split_8``: the random split with 8 steps;
+* ``sign``: the sixth stop's default, the sign start (:func:`dpviz.clustering.rc_lloyd.sign_start`)
+  with 8 steps.
 
 A variant patched in here is not shipped: a change to ``rc_lloyd`` must be re-measured on every
 calibration cell and refitted before ``auto`` may choose it.
@@ -29,8 +31,9 @@ from dpviz.metrics import reference_kmeans
 
 CELLS = (("table_balanced", 160, 4, 3), ("table_aniso", 180, 13, 3), ("table_heavy", 250, 6, 4),
          ("table_unbalanced", 400, 10, 4), ("table_balanced", 300, 20, 5))
-VARIANTS: dict[str, dict] = {"base": {}, "third_stop": dict(iters=4), "axis_split_4": dict(iters=4),
-                             "random_split_8": {}}
+VARIANTS: dict[str, dict] = {"base": dict(start="gauss"), "third_stop": dict(iters=4, start="gauss"),
+                             "axis_split_4": dict(iters=4, start="gauss"),
+                             "random_split_8": dict(start="gauss"), "sign": dict(start="sign")}
 RANDOM_SPLIT = ("third_stop", "random_split_8")
 SEED = 301
 
