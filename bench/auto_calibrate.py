@@ -439,6 +439,26 @@ def cmd_loo(args: argparse.Namespace) -> None:
                     print(f"    miss {r['cell']}: {r['label']} median ×{r['median']:.2f} p90 ×{r['p90']:.2f}")
 
 
+def cmd_pair(args: argparse.Namespace) -> None:
+    """Issue 44: label B against label A (``--pair A B``) cell by cell over the cells both measured
+    (calibration files only): on how many B's median and 90th percentile are lower, and the
+    geometric means of B ÷ A (loss floor as the rule's)."""
+    from dpviz.clustering.auto import LOSS_FLOOR
+
+    a, b = args.pair
+    records, files, _ = _records(args)
+    cells_ = [c for c in summarize_cells(records, variants=True)
+              if a in c["median_excess_loss"] and b in c["median_excess_loss"]]
+    print(f"# {b} against {a} on {len(cells_)} calibration cells from {files}")
+    print("| statistic | B lower | B > 1.25 × A | B < 0.8 × A | geometric mean of B ÷ A |")
+    print("|---|---|---|---|---|")
+    for key, name in (("median_excess_loss", "median"), ("p90_excess_loss", "p90")):
+        r = [(max(c[key][b], 0.0) + LOSS_FLOOR) / (max(c[key][a], 0.0) + LOSS_FLOOR) for c in cells_]
+        lower, worse, better = sum(x < 1 for x in r), sum(x > 1.25 for x in r), sum(x < 0.8 for x in r)
+        gm = math.exp(statistics.fmean(math.log(x) for x in r))
+        print(f"| {name} | {lower} | {worse} | {better} | {gm:.3f} |")
+
+
 def cmd_fit(args: argparse.Namespace) -> None:
     records, files, alias = _records(args)
     cells_ = summarize_cells(records, args.variants, tuple(args.keep))
@@ -489,7 +509,8 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("run", "fit", "loo"))
+    ap.add_argument("command", choices=("run", "fit", "loo", "pair"))
+    ap.add_argument("--pair", nargs=2, metavar=("A", "B"), help="pair: the two labels to compare")
     ap.add_argument("--neighbours", type=int, default=NEIGHBOURS, help="fit: the rule's neighbour count")
     ap.add_argument("--neighbours-grid", type=int, nargs="*", default=[2, 3, 4, 6, 8],
                     help="loo: neighbour counts to check")
@@ -527,7 +548,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="fit: read LABEL's runs as NAME's (LABEL must equal NAME's registered defaults, "
                          "e.g. best_of=best_of[score_clip=0.015625] once that is best_of's default)")
     args = ap.parse_args(argv)
-    {"run": cmd_run, "fit": cmd_fit, "loo": cmd_loo}[args.command](args)
+    {"run": cmd_run, "fit": cmd_fit, "loo": cmd_loo, "pair": cmd_pair}[args.command](args)
 
 
 if __name__ == "__main__":
