@@ -35,10 +35,14 @@ from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
 
 
 def spatial_signs(Xc: np.ndarray, center: np.ndarray) -> np.ndarray:
-    """(x − center)/‖x − center‖ per row; a row at the center gives 0 (it adds nothing)."""
+    """(x − center)/‖x − center‖ per row; a row at the center gives 0 (it adds nothing). Each row is
+    first divided by its largest |coordinate|, so the norm neither underflows nor overflows and every
+    nonzero row has norm 1 to rounding, however close to the center it lies."""
     U = Xc - center[None, :]
-    norm = np.sqrt(np.einsum("ij,ij->i", U, U))
-    return U / np.where(norm > 0, norm, 1.0)[:, None]
+    scale = np.max(np.abs(U), axis=1, initial=0.0)
+    V = U / np.where(scale > 0, scale, 1.0)[:, None]
+    norm = np.sqrt(np.einsum("ij,ij->i", V, V))
+    return V / np.where(norm > 0, norm, 1.0)[:, None]
 
 
 def mean_distance(Xc: np.ndarray, center: np.ndarray, radius: float, *, rho: float, n_declared: int,
