@@ -94,6 +94,28 @@ def lloyd_quantizer(Z: np.ndarray, k: int, gen: np.random.Generator) -> np.ndarr
     return best
 
 
+def noisy_mean(Xc: np.ndarray, radius: float, *, rho: float, n_declared: int, rng: np.random.Generator,
+               ledger: Ledger, trace: Trace) -> np.ndarray:
+    """The noisy mean of the clipped rows ``Xc``: their sum with Gaussian noise at ρ (sensitivity Λ),
+    ÷ the declared n, projected into the Λ-ball; booked on ``ledger``, traced as "mean"."""
+    mean = gaussian(Xc.sum(axis=0), sensitivity=radius, rho=rho, rng=rng, ledger=ledger,
+                    name="sum", note="one row moves the sum of clipped rows by ≤ Λ") / n_declared
+    mean = clip_to_ball(mean[None, :], radius)[0]
+    trace.add("mean", released=True, mean=mean.copy(), sigma_sum=gaussian_sigma_zcdp(radius, rho),
+              n_declared=n_declared)
+    return mean
+
+
+def noisy_symmetric(S: np.ndarray, *, sensitivity: float, rho: float, rng: np.random.Generator,
+                    ledger: Ledger, name: str, note: str) -> np.ndarray:
+    """The symmetric matrix ``S`` released as its upper triangle with Gaussian noise at ρ (ℓ2
+    ``sensitivity``), mirrored below the diagonal (post-processing)."""
+    iu = np.triu_indices(S.shape[0])
+    out = np.zeros_like(S, dtype=np.float64)
+    out[iu] = gaussian(S[iu], sensitivity=sensitivity, rho=rho, rng=rng, ledger=ledger, name=name, note=note)
+    return out + np.triu(out, 1).T
+
+
 def top_axes(cov: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(the m largest eigenvalues of the symmetrized ``cov``, descending; their unit eigenvectors as
     the columns of a d × m matrix). Post-processing of a released covariance."""
@@ -102,15 +124,18 @@ def top_axes(cov: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return lam[order], vec[:, order]
 
 
-def quantize_gaussian(mean: np.ndarray, cov: np.ndarray, k: int, edge: float,
+def quantize_gaussian(mean: np.ndarray, cov: np.ndarray | None, k: int, edge: float,
                       gen: np.random.Generator,
                       axes: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """k centers quantizing N(mean, cov) after shrinking its eigenvalues by ``edge``.
 
-    ``axes``: ``top_axes(cov, min(k, d))`` when the caller has it already.
+    ``axes``: ``top_axes(cov, min(k, d))`` when the caller has it already (then ``cov`` may be None).
     Returns (centers, shrunk eigenvalues of the kept directions). Post-processing only.
     """
-    lam, vec = axes if axes is not None else top_axes(cov, min(k, cov.shape[0]))
+    if axes is None:
+        assert cov is not None
+        axes = top_axes(cov, min(k, cov.shape[0]))
+    lam, vec = axes
     lam = np.maximum(lam - edge, 0.0)
     keep = lam > 0
     if k == 1 or not np.any(keep):
@@ -147,22 +172,13 @@ def gauss_fit(X: np.ndarray, k: int, *, rho: float, radius: float, n_declared: i
     ledger = Ledger(func, ZCDP(rho, delta))
     trace = Trace()
     rho_mean = rho if moments == 1 else rho * MEAN_SHARE
-    mean = gaussian(Xc.sum(axis=0), sensitivity=radius, rho=rho_mean, rng=gen, ledger=ledger,
-                    name="sum", note="one row moves the sum of clipped rows by ≤ Λ") / n_declared
-    mean = clip_to_ball(mean[None, :], radius)[0]
-    sigma_sum = gaussian_sigma_zcdp(radius, rho_mean)
-    trace.add("mean", released=True, mean=mean.copy(), sigma_sum=sigma_sum, n_declared=n_declared)
+    mean = noisy_mean(Xc, radius, rho=rho_mean, n_declared=n_declared, rng=gen, ledger=ledger, trace=trace)
     if moments == 1:
         centers = np.repeat(mean[None, :], k, axis=0)
     else:
         rho_cov = rho - rho_mean
-        iu = np.triu_indices(d)
-        S = Xc.T @ Xc
-        noisy = gaussian(S[iu], sensitivity=radius**2, rho=rho_cov, rng=gen, ledger=ledger,
-                         name="second moment", note="upper triangle of Σxxᵀ; one row moves it by ≤ Λ²")
-        Sn = np.zeros((d, d))
-        Sn[iu] = noisy
-        Sn = Sn + np.triu(Sn, 1).T
+        Sn = noisy_symmetric(Xc.T @ Xc, sensitivity=radius**2, rho=rho_cov, rng=gen, ledger=ledger,
+                             name="second moment", note="upper triangle of Σxxᵀ; one row moves it by ≤ Λ²")
         sigma_cov = gaussian_sigma_zcdp(radius**2, rho_cov)
         edge = noise_edge(d, sigma_cov, n_declared)
         cov = Sn / n_declared - np.outer(mean, mean)

@@ -69,7 +69,7 @@ from dpviz._validation import (
     check_scalar,
     is_simulation,
 )
-from dpviz.clustering.gauss_fit import MEAN_SHARE, gauss_fit, quantize_gaussian
+from dpviz.clustering.gauss_fit import MEAN_SHARE, gauss_fit, noisy_mean, quantize_gaussian
 from dpviz.clustering.sign_axes import mean_distance, sign_axes
 from dpviz.data.bounds import clip_to_ball
 from dpviz.geometry import nearest_center
@@ -154,17 +154,12 @@ def sign_start(Xc: np.ndarray, k: int, rho: float, radius: float, n_declared: in
     eigenvectors by ``scale`` (:func:`split_coincident`). Post-processing after the releases."""
     node = ledger.child("sign start", ZCDP(rho))
     rho_mean, rho_scale = MEAN_SHARE * rho, SIGN_SCALE_SHARE * rho
-    mean = gaussian(Xc.sum(axis=0), sensitivity=radius, rho=rho_mean, rng=gen, ledger=node, name="sum",
-                    note="one row moves the sum of clipped rows by ≤ Λ") / n_declared
-    mean = clip_to_ball(mean[None, :], radius)[0]
-    trace.add("mean", released=True, mean=mean.copy(), sigma_sum=gaussian_sigma_zcdp(radius, rho_mean),
-              n_declared=n_declared)
+    mean = noisy_mean(Xc, radius, rho=rho_mean, n_declared=n_declared, rng=gen, ledger=node, trace=trace)
     s = mean_distance(Xc, mean, radius, rho=rho_scale, n_declared=n_declared, rng=gen, ledger=node)
     rho_axes = rho - rho_mean - rho_scale
     lam, axes, edge = sign_axes(Xc, mean, min(k, Xc.shape[1]), rho=rho_axes, n_declared=n_declared,
                                 rng=gen, ledger=node)
-    C, kept = quantize_gaussian(mean, s**2 * (axes * lam) @ axes.T, k, s**2 * edge, gen,
-                                axes=(s**2 * lam, axes))
+    C, kept = quantize_gaussian(mean, None, k, s**2 * edge, gen, axes=(s**2 * lam, axes))
     trace.add("sign_axes", released=True, eigenvalues=lam, noise_edge=edge, axes=axes, mean_distance=s,
               directions=int(kept.size), sigma=gaussian_sigma_zcdp(1.0, rho_axes))
     return split_coincident(clip_to_ball(C, radius), scale, axes)

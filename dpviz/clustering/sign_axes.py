@@ -25,11 +25,9 @@ whose sum moves by ≤ 2Λ when one row is added or removed (x and μ both lie i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from dpviz.clustering.gauss_fit import top_axes
+from dpviz.clustering.gauss_fit import noise_edge, noisy_symmetric, top_axes
 from dpviz.privacy.ledger import Ledger
 from dpviz.privacy.mechanisms import gaussian, gaussian_sigma_zcdp
 
@@ -65,15 +63,9 @@ def sign_axes(Xc: np.ndarray, center: np.ndarray, m: int, *, rho: float, n_decla
 
     ``Xc`` are the rows already clipped to the declared ball; ``center`` is a released point.
     """
-    d = Xc.shape[1]
     U = spatial_signs(Xc, center)
-    iu = np.triu_indices(d)
-    noisy = gaussian((U.T @ U)[iu], sensitivity=1.0, rho=rho, rng=rng, ledger=ledger,
-                     name="spatial sign covariance",
-                     note="upper triangle of Σ uuᵀ, u = (x − μ̂)/‖x − μ̂‖; one row moves it by ≤ 1")
-    S = np.zeros((d, d))
-    S[iu] = noisy
-    S = (S + np.triu(S, 1).T) / n_declared
-    lam, vec = top_axes(S, m)
-    edge = 2.0 * math.sqrt(d) * gaussian_sigma_zcdp(1.0, rho) / n_declared
-    return lam, vec, edge
+    M = noisy_symmetric(U.T @ U, sensitivity=1.0, rho=rho, rng=rng, ledger=ledger,
+                        name="spatial sign covariance",
+                        note="upper triangle of Σ uuᵀ, u = (x − μ̂)/‖x − μ̂‖; one row moves it by ≤ 1")
+    lam, vec = top_axes(M / n_declared, m)
+    return lam, vec, noise_edge(Xc.shape[1], gaussian_sigma_zcdp(1.0, rho), n_declared)

@@ -15,6 +15,13 @@ from dpviz.privacy.audit import sequential_audit
 from dpviz.privacy.budget import ZCDP
 from dpviz.privacy.ledger import Ledger
 
+#: The audits' data and runs draw from different keys (never one integer for both).
+DATA_SEQ = np.random.SeedSequence(44, spawn_key=(0,))
+
+
+def _run_rng(j: int, i: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(44, spawn_key=(1, j, i)))
+
 
 def _ledger(rho: float) -> Ledger:
     return Ledger("test", ZCDP(rho, 0.0))
@@ -76,17 +83,17 @@ def test_audit_of_the_sign_release():
     can move it. The second eigenvalue's threshold events must not show more than the claimed ε
     (α = 0.05 over both events; seeded, so the verdict is reproducible)."""
     rho, delta_prime, n = 0.05, 1e-6, 300
-    gen = np.random.default_rng(0)
+    gen = np.random.default_rng(DATA_SEQ)
     X = np.column_stack([gen.choice([-0.5, 0.5], n), np.zeros(n)])
     data = (X, np.vstack([X, [[0.0, 0.9]]]))
 
     def run(j: int, i: int) -> float:
         lam, _, _ = sign_axes(data[j], np.zeros(2), 2, rho=rho, n_declared=n,
-                              rng=np.random.default_rng(40_000 * j + i), ledger=_ledger(rho))
+                              rng=_run_rng(j, i), ledger=_ledger(rho))
         return float(lam[1])
 
     led = _ledger(rho)
-    sign_axes(X, np.zeros(2), 2, rho=rho, n_declared=n, rng=np.random.default_rng(0), ledger=led)
+    sign_axes(X, np.zeros(2), 2, rho=rho, n_declared=n, rng=_run_rng(9, 9), ledger=led)
     claimed = row_level_statement(led, delta_prime).row
     assert claimed.eps == pytest.approx(zcdp_to_dp(rho, delta_prime))
     events = [lambda v: v > 0.0, lambda v: v > 5.0 / n]
@@ -102,19 +109,20 @@ def test_audit_of_the_sign_release():
 
 def test_the_same_audit_flags_a_sign_release_noised_for_a_twentieth_of_its_sensitivity(monkeypatch):
     """The audit above can fail: with σ computed for sensitivity 1/20 it finds a leak."""
+    import dpviz.clustering.gauss_fit as gf
     import dpviz.clustering.sign_axes as sa
 
-    real = sa.gaussian
-    monkeypatch.setattr(sa, "gaussian",
+    real = gf.gaussian  # the release is gauss_fit.noisy_symmetric's Gaussian mechanism
+    monkeypatch.setattr(gf, "gaussian",
                         lambda v, sensitivity, **kw: real(v, sensitivity=sensitivity / 20, **kw))
     rho, delta_prime, n = 0.05, 1e-6, 300
-    gen = np.random.default_rng(0)
+    gen = np.random.default_rng(DATA_SEQ)
     X = np.column_stack([gen.choice([-0.5, 0.5], n), np.zeros(n)])
     data = (X, np.vstack([X, [[0.0, 0.9]]]))
 
     def hits(j: int, i: int) -> list[bool]:
         lam, _, _ = sa.sign_axes(data[j], np.zeros(2), 2, rho=rho, n_declared=n,
-                                 rng=np.random.default_rng(40_000 * j + i), ledger=_ledger(rho))
+                                 rng=_run_rng(j, i), ledger=_ledger(rho))
         return [bool(lam[1] > 0.0), bool(lam[1] > 0.5 / n)]
 
     audit = sequential_audit(hits, 2, claim_eps=zcdp_to_dp(rho, delta_prime), max_runs=1500,
